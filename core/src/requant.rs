@@ -1,0 +1,356 @@
+//! Fixed-point requantization, bit-exact with TensorFlow Lite's integer kernels.
+//!
+//! An int32 accumulator is scaled by a real multiplier `M` (for a conv: `input_scale *
+//! filter_scale / output_scale`) without floating point: `M` is stored as a Q31 fraction
+//! `m ∈ [0.5, 1)` and a power-of-two exponent `shift`, `M ≈ m · 2^shift`
+//! ([`quantize_multiplier`]), and an accumulator `x` becomes `round(x · m · 2^shift)`.
+//!
+//! TFLite has two ways to round that product, and they differ by one in some results:
+//!
+//! | rounding | definition | used by |
+//! |---|---|---|
+//! | [`Rounding::Double`] (default) | `RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x · 2^max(shift,0), m), max(-shift,0))`: two roundings (the first ties toward +∞, the second ties away from zero) | TFLite Micro, CMSIS-NN, the TFLite interpreter's conv and depthwise |
+//! | [`Rounding::Single`] | `(x · m + 2^(30-shift)) >> (31 - shift)` in 64 bits: one rounding, half up | TFLite built with `TFLITE_SINGLE_ROUNDING`, the TFLite interpreter's per-channel fully connected reference kernel |
+//!
+//! Contracts (as in TFLite, checked with `debug_assert!`): `shift ∈ [-31, 30]`; single rounding
+//! needs `m ≥ 0`; the 64-bit variant needs `|x| < 2^47` and `shift ∈ [-31, 7]`.
+#![forbid(unsafe_code)]
+
+use fixed::types::I1F31;
+
+/// A Q31 fixed-point fraction in [-1, 1): the mantissa of a quantized multiplier.
+pub type Q31 = I1F31;
+
+/// How [`QuantizedMultiplier::apply`] rounds (see the module docs for the definitions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Rounding {
+    /// Two roundings, as TFLite Micro and CMSIS-NN: the default.
+    #[default]
+    Double,
+    /// One rounding, as TFLite with `TFLITE_SINGLE_ROUNDING`.
+    Single,
+}
+
+/// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^shift`, `multiplier` in Q31.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantizedMultiplier {
+    /// The Q31 mantissa, in [0.5, 1) for positive multipliers (0 for a zero or flushed one).
+    pub multiplier: i32,
+    /// The power-of-two exponent, in [-31, 30] (positive = left shift).
+    pub shift: i32,
+}
+
+impl QuantizedMultiplier {
+    /// The mantissa as a Q31 fixed-point number.
+    pub fn mantissa(&self) -> Q31 {
+        Q31::from_bits(self.multiplier)
+    }
+
+    /// The real value this stands for: `multiplier · 2^(shift - 31)`.
+    pub fn to_f64(&self) -> f64 {
+        self.multiplier as f64 * libm::exp2((self.shift - 31) as f64)
+    }
+
+    /// Scales `x` by this multiplier with the given rounding.
+    #[inline(always)]
+    pub fn apply(&self, x: i32, rounding: Rounding) -> i32 {
+        match rounding {
+            Rounding::Double => multiply_by_quantized_multiplier(x, self.multiplier, self.shift),
+            Rounding::Single => multiply_by_quantized_multiplier_single(x, self.multiplier, self.shift),
+        }
+    }
+}
+
+/// TFLite's `QuantizeMultiplier`, for double rounding: splits `real` into a Q31 mantissa and a
+/// shift with `frexp`, rounds the mantissa half away from zero, carries 2^31 into the shift, and
+/// flushes multipliers below about 2^-31 to zero (`multiplier = 0, shift = 0`).
+///
+/// The shift can exceed 30 for huge multipliers (> 2^30); such multipliers break the
+/// [`multiply_by_quantized_multiplier`] contract, as in TFLite.
+pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
+    if real == 0.0 {
+        return QuantizedMultiplier { multiplier: 0, shift: 0 };
+    }
+    let (q, mut shift) = libm::frexp(real);
+    // TfLiteRound = std::round: half away from zero.
+    let mut q_fixed = libm::round(q * (1u64 << 31) as f64) as i64;
+    debug_assert!(q_fixed <= 1 << 31);
+    if q_fixed == 1 << 31 {
+        q_fixed /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        shift = 0;
+        q_fixed = 0;
+    }
+    QuantizedMultiplier { multiplier: q_fixed as i32, shift }
+}
+
+/// TFLite's `QuantizeMultiplier` as compiled with `TFLITE_SINGLE_ROUNDING`: as
+/// [`quantize_multiplier`], and a shift above 30 saturates to `(2^31 - 1, 30)`.
+pub fn quantize_multiplier_single_rounding(real: f64) -> QuantizedMultiplier {
+    let mut qm = quantize_multiplier(real);
+    if qm.shift > 30 {
+        qm = QuantizedMultiplier { multiplier: i32::MAX, shift: 30 };
+    }
+    qm
+}
+
+/// gemmlowp's `SaturatingRoundingDoublingHighMul`: `round(a · b / 2^31)` with ties toward
+/// +infinity (its nudge of `2^30` or `1 - 2^30` then a truncating division amount to
+/// `floor((a·b + 2^30) / 2^31)`); the one overflow case (`a == b == i32::MIN`) saturates to
+/// `i32::MAX`.
+#[inline(always)]
+pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = a as i64 * b as i64;
+    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+    // C++ integer division truncates toward zero, as Rust's does.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// gemmlowp's `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest, ties away from zero.
+/// `exponent ∈ [0, 31]`.
+#[inline(always)]
+pub fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
+    debug_assert!((0..=31).contains(&exponent), "exponent {exponent} outside [0, 31]");
+    let mask = ((1i64 << exponent) - 1) as i32;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + (x < 0) as i32;
+    (x >> exponent) + (remainder > threshold) as i32
+}
+
+/// TFLite's double-rounding `MultiplyByQuantizedMultiplier(int32 x, multiplier, shift)`:
+/// `RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x · 2^left, multiplier), right)` with
+/// `left = max(shift, 0)`, `right = max(-shift, 0)`.
+///
+/// `x · 2^left` must fit in an i32 (TFLite's contract; it wraps there, as here, in release).
+#[inline(always)]
+pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
+    debug_assert!((-31..=30).contains(&shift), "shift {shift} outside [-31, 30]");
+    let left = if shift > 0 { shift } else { 0 };
+    let right = if shift > 0 { 0 } else { -shift };
+    debug_assert!(
+        (x as i64) << left == x.wrapping_shl(left as u32) as i64,
+        "x = {x} overflows when shifted left by {left}"
+    );
+    rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x.wrapping_shl(left as u32), multiplier), right)
+}
+
+/// TFLite's single-rounding `MultiplyByQuantizedMultiplier(int32 x, multiplier, shift)`:
+/// `(x · multiplier + 2^(30 - shift)) >> (31 - shift)`, in 64 bits (round half up).
+/// Needs `multiplier ≥ 0`.
+#[inline(always)]
+pub fn multiply_by_quantized_multiplier_single(x: i32, multiplier: i32, shift: i32) -> i32 {
+    debug_assert!(multiplier >= 0, "single rounding needs multiplier >= 0, got {multiplier}");
+    debug_assert!((-31..=30).contains(&shift), "shift {shift} outside [-31, 30]");
+    let total_shift = 31 - shift;
+    let round = 1i64 << (total_shift - 1);
+    let r = (x as i64 * multiplier as i64 + round) >> total_shift;
+    debug_assert!(r >= i32::MIN as i64 && r <= i32::MAX as i64);
+    r as i32
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier(int64 x, multiplier, shift)` used by the 16x8 kernels
+/// (the same in both rounding modes): the multiplier is first reduced to Q15, rounding half up,
+/// then `(x · m15 + 2^(14 - shift)) >> (15 - shift)`.
+/// Contracts: `|x| < 2^47`, `shift ∈ [-31, 7]`, `multiplier ≥ 0`.
+#[inline(always)]
+pub fn multiply_by_quantized_multiplier_i64(x: i64, multiplier: i32, shift: i32) -> i32 {
+    debug_assert!(multiplier >= 0);
+    debug_assert!((-31..8).contains(&shift), "shift {shift} outside [-31, 7]");
+    debug_assert!((-(1i64 << 47)..(1i64 << 47)).contains(&x), "x = {x} outside ±2^47");
+    let reduced = if multiplier < 0x7FFF_0000 { (multiplier + (1 << 15)) >> 16 } else { 0x7FFF };
+    let total_shift = 15 - shift;
+    let r = (x.wrapping_mul(reduced as i64) + (1i64 << (total_shift - 1))) >> total_shift;
+    r as i32
+}
+
+/// Saturating cast of a requantized value into `[min, max]` (the activation clamp).
+#[inline(always)]
+pub fn clamp_i32(x: i32, min: i32, max: i32) -> i32 {
+    if x < min { min } else if x > max { max } else { x }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each rounding rule restated with wide integers (i128), straight from TFLite's definition,
+    //! and checked against the implementation on named edge cases and random cases.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// round(a / 2^e), ties away from zero, exact in i128.
+    fn div_pow2_round_away(a: i128, e: u32) -> i128 {
+        if e == 0 {
+            return a;
+        }
+        let d = 1i128 << e;
+        let q = a.div_euclid(d);
+        let r = a.rem_euclid(d); // a = q·d + r, 0 <= r < d
+        let twice = 2 * r;
+        if twice > d || (twice == d && a > 0) { q + 1 } else { q }
+    }
+
+    fn srdhm_wide(a: i32, b: i32) -> i32 {
+        // gemmlowp: (a·b + nudge) / 2^31 truncated toward zero, nudge = 2^30 if a·b >= 0 else
+        // 1 - 2^30. Exactly: floor((a·b + 2^30) / 2^31), i.e. round(a·b / 2^31) with ties toward
+        // +inf; saturated to i32.
+        let v = (a as i128 * b as i128 + (1i128 << 30)).div_euclid(1i128 << 31);
+        v.clamp(i32::MIN as i128, i32::MAX as i128) as i32
+    }
+
+    fn double_wide(x: i32, m: i32, shift: i32) -> i32 {
+        let left = shift.max(0) as u32;
+        let right = (-shift).max(0) as u32;
+        let xs = ((x as i64) << left) as i32; // contract: fits
+        div_pow2_round_away(srdhm_wide(xs, m) as i128, right) as i32
+    }
+
+    fn single_wide(x: i32, m: i32, shift: i32) -> i32 {
+        // floor((x·m + 2^(30-shift)) / 2^(31-shift)) = round half up of x·m·2^(shift-31).
+        let t = (31 - shift) as u32;
+        ((x as i128 * m as i128 + (1i128 << (t - 1))).div_euclid(1i128 << t)) as i32
+    }
+
+    #[test]
+    fn rounding_divide_by_pot_ties_go_away_from_zero() {
+        assert_eq!(rounding_divide_by_pot(5, 1), 3); // 2.5 -> 3
+        assert_eq!(rounding_divide_by_pot(-5, 1), -3); // -2.5 -> -3
+        assert_eq!(rounding_divide_by_pot(3, 1), 2); // 1.5 -> 2
+        assert_eq!(rounding_divide_by_pot(-3, 1), -2);
+        assert_eq!(rounding_divide_by_pot(i32::MIN, 31), -1);
+        assert_eq!(rounding_divide_by_pot(i32::MAX, 31), 1);
+        assert_eq!(rounding_divide_by_pot(7, 0), 7);
+    }
+
+    #[test]
+    fn srdhm_saturates_the_one_overflow() {
+        assert_eq!(saturating_rounding_doubling_high_mul(i32::MIN, i32::MIN), i32::MAX);
+        assert_eq!(saturating_rounding_doubling_high_mul(i32::MIN, i32::MAX), -i32::MAX);
+        assert_eq!(saturating_rounding_doubling_high_mul(1 << 30, 1 << 30), 1 << 29);
+    }
+
+    #[test]
+    fn quantize_multiplier_edges() {
+        assert_eq!(quantize_multiplier(0.0), QuantizedMultiplier { multiplier: 0, shift: 0 });
+        assert_eq!(quantize_multiplier(1.0), QuantizedMultiplier { multiplier: 1 << 30, shift: 1 });
+        assert_eq!(quantize_multiplier(0.5), QuantizedMultiplier { multiplier: 1 << 30, shift: 0 });
+        assert_eq!(quantize_multiplier(0.75), QuantizedMultiplier { multiplier: 3 << 29, shift: 0 });
+        // Mantissa that rounds up to 2^31 carries into the shift.
+        let just_below_one = 1.0 - 1e-12;
+        assert_eq!(quantize_multiplier(just_below_one), QuantizedMultiplier { multiplier: 1 << 30, shift: 1 });
+        // Tiny multipliers flush to zero.
+        assert_eq!(quantize_multiplier(1e-12), QuantizedMultiplier { multiplier: 0, shift: 0 });
+        assert_eq!(quantize_multiplier(libm::exp2(-32.0)).multiplier, 1 << 30); // shift -31 kept
+        assert_eq!(quantize_multiplier(libm::exp2(-32.0)).shift, -31);
+        assert_eq!(quantize_multiplier(libm::exp2(-33.0)), QuantizedMultiplier { multiplier: 0, shift: 0 });
+        // Huge: single rounding saturates the shift at 30.
+        assert_eq!(quantize_multiplier(libm::exp2(40.0)).shift, 41);
+        assert_eq!(
+            quantize_multiplier_single_rounding(libm::exp2(40.0)),
+            QuantizedMultiplier { multiplier: i32::MAX, shift: 30 }
+        );
+        let m = quantize_multiplier(0.123456789);
+        assert!((m.to_f64() - 0.123456789).abs() < 1e-9);
+        assert_eq!(m.mantissa().to_bits(), m.multiplier);
+    }
+
+    #[test]
+    fn named_edge_cases_match_wide_reference() {
+        let xs = [0, 1, -1, 2, -2, 127, -128, 1 << 20, -(1 << 20), i32::MAX, i32::MIN, i32::MIN + 1];
+        let ms = [0, 1, 1 << 30, (1 << 30) + 1, i32::MAX, 1_518_500_250, 1_073_741_823];
+        for &x in &xs {
+            for &m in &ms {
+                for shift in -31..=0 {
+                    assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift), "double x={x} m={m} s={shift}");
+                    assert_eq!(multiply_by_quantized_multiplier_single(x, m, shift), single_wide(x, m, shift), "single x={x} m={m} s={shift}");
+                }
+            }
+        }
+        // Positive shifts where x << shift fits (TFLite's contract).
+        for shift in 1..=30 {
+            let lim = i32::MAX >> shift;
+            for &x in &[0, 1, -1, lim, -lim, lim / 3] {
+                for &m in &ms {
+                    assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift));
+                    let r = single_wide(x, m, shift) as i64;
+                    if r >= i32::MIN as i64 && r <= i32::MAX as i64 {
+                        assert_eq!(multiply_by_quantized_multiplier_single(x, m, shift), r as i32);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_ties() {
+        // x·m·2^(shift-31) = k + 1/2 exactly: double rounding goes away from zero, single goes up.
+        let m = 1 << 30; // 0.5 in Q31
+        // 3 * 0.5 * 2^0 = 1.5
+        assert_eq!(multiply_by_quantized_multiplier(3, m, 0), 2);
+        assert_eq!(multiply_by_quantized_multiplier_single(3, m, 0), 2);
+        // -1.5: the high multiply rounds its tie toward +inf as well.
+        assert_eq!(multiply_by_quantized_multiplier(-3, m, 0), -1);
+        assert_eq!(multiply_by_quantized_multiplier_single(-3, m, 0), -1);
+        // A tie in the final division rounds away from zero: SRDHM(-3, 0.5) = -1, then
+        // -1 / 2 = -0.5 -> -1; SRDHM(-6, 0.5) = -3, then -3 / 2 = -1.5 -> -2.
+        assert_eq!(multiply_by_quantized_multiplier(-3, m, -1), -1);
+        assert_eq!(multiply_by_quantized_multiplier(-6, m, -1), -2); // -3 / 2 = -1.5 -> -2
+        // Double rounding's two steps can differ from one: x = 5, m = 0.75·2^31, shift = -2:
+        // exact 5·0.75/4 = 0.9375 -> 1; both agree here, and the proptests cover the rest.
+        assert_eq!(multiply_by_quantized_multiplier(5, 3 << 29, -2), 1);
+    }
+
+    #[test]
+    fn i64_variant() {
+        let m = quantize_multiplier(0.25);
+        // 1000 * 0.25 = 250
+        assert_eq!(multiply_by_quantized_multiplier_i64(1000, m.multiplier, m.shift), 250);
+        assert_eq!(multiply_by_quantized_multiplier_i64(-1000, m.multiplier, m.shift), -250);
+        // reduced multiplier saturates at 0x7FFF
+        assert_eq!(multiply_by_quantized_multiplier_i64(1 << 20, i32::MAX, 0), ((1i64 << 20) * 0x7FFF + (1 << 14) >> 15) as i32);
+    }
+
+    fn x_and_shift() -> impl Strategy<Value = (i32, i32)> {
+        (-31i32..=30).prop_flat_map(|shift| {
+            let lim = if shift > 0 { i32::MAX >> shift } else { i32::MAX };
+            ((-lim..=lim), Just(shift))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: proptest_cases(), .. ProptestConfig::default() })]
+
+        #[test]
+        fn double_rounding_matches_wide((x, shift) in x_and_shift(), m in 0i32..=i32::MAX) {
+            prop_assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift));
+        }
+
+        #[test]
+        fn double_rounding_negative_multipliers((x, shift) in x_and_shift(), m in i32::MIN..0) {
+            prop_assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift));
+        }
+
+        #[test]
+        fn single_rounding_matches_wide(x in any::<i32>(), m in 0i32..=i32::MAX, shift in -31i32..=0) {
+            prop_assert_eq!(multiply_by_quantized_multiplier_single(x, m, shift), single_wide(x, m, shift));
+        }
+
+        #[test]
+        fn quantize_multiplier_is_close(real in 1e-9f64..1e3) {
+            let q = quantize_multiplier(real);
+            prop_assert!(q.multiplier >= 1 << 30);
+            prop_assert!(((q.to_f64() - real) / real).abs() <= 1.0 / (1u64 << 31) as f64);
+        }
+    }
+
+    /// Random cases per property: 10 million over the three rounding properties in release
+    /// runs (`MQ_PROPTEST_CASES`), fewer by default so `cargo test` stays quick.
+    fn proptest_cases() -> u32 {
+        option_env!("MQ_PROPTEST_CASES").and_then(|s| s.parse().ok()).unwrap_or(20_000)
+    }
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Every test of microquant, after set-up: (1) host unit + integration tests and the no_std builds,
+# (2) wasm tests in Node and in headless Chromium, (3) firmware tests under QEMU on Cortex-M4F
+# (mps2-an386) and Cortex-M0 (microbit), (4) the web demo end to end in headless Chromium.
+# Prints one summary line per kind; exits non-zero if any kind failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$ROOT/web-demo/node_modules/.bin:$PATH"   # wasm-opt from npm binaryen
+declare -a SUMMARY=()
+FAILED=0
+
+# run_kind NAME: runs one kind of test in its own bash process (so `set -e` holds inside it),
+# tees its log, records "NAME: ok|FAILED (time) detail".
+run_kind() {
+  local name=$1
+  local t0=$(date +%s) st=0
+  echo "=== $name"
+  LOGDIR=$LOGDIR bash "$ROOT/scripts/test.sh" --kind "$name" 2>&1 | tee "$LOGDIR/$name.log" || st=$?
+  local dt=$(( $(date +%s) - t0 ))
+  local detail
+  detail=$(detail_for "$name")
+  if [ $st = 0 ]; then SUMMARY+=("$name: ok (${dt}s) $detail"); else SUMMARY+=("$name: FAILED (exit $st, ${dt}s) $detail"); FAILED=1; fi
+}
+
+# Count "test result: ok. N passed" lines in a log.
+count_passed() { grep -Eo 'test result: ok\. [0-9]+ passed' "$1" | awk '{s+=$4} END {print s+0}'; }
+
+detail_for() {
+  case $1 in
+    host) echo "$(count_passed "$LOGDIR/host.log") tests passed" ;;
+    wasm) echo "node $(cat "$LOGDIR/wasm-node.count" 2>/dev/null || echo 0) + chromium $(cat "$LOGDIR/wasm-chrome.count" 2>/dev/null || echo 0) tests passed" ;;
+    firmware) echo "$(grep -c 'all tests passed' "$LOGDIR/firmware.log" || true) test binaries passed on QEMU" ;;
+    web-demo) grep -o 'web-demo e2e: .*' "$LOGDIR/web-demo.log" | tail -1 || true ;;
+  esac
+}
+
+host_tests() {
+  cargo test --workspace --exclude microquant-wasm
+  # core builds without std/alloc for every device target, and with alloc for wasm and the host.
+  for t in thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf wasm32-unknown-unknown x86_64-unknown-linux-gnu; do
+    echo "--- core, no default features, $t"; cargo build -q -p microquant --no-default-features --target "$t"
+  done
+  for t in wasm32-unknown-unknown x86_64-unknown-linux-gnu; do
+    echo "--- core, alloc, $t"; cargo build -q -p microquant --no-default-features --features alloc --target "$t"
+  done
+}
+
+wasm_tests() {
+  # --node runs the tests in Node. WASM_BINDGEN_USE_BROWSER=1 makes the same tests run in Chromium
+  # (without it, --chrome silently skips tests that are not configured for the browser), and the
+  # passed counts are checked so a silent skip fails.
+  wasm-pack test --node wasm 2>&1 | tee "$LOGDIR/wasm-node.out"
+  WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome wasm 2>&1 | tee "$LOGDIR/wasm-chrome.out"
+  local n c
+  n=$(count_passed "$LOGDIR/wasm-node.out"); c=$(count_passed "$LOGDIR/wasm-chrome.out")
+  echo "$n" > "$LOGDIR/wasm-node.count"; echo "$c" > "$LOGDIR/wasm-chrome.count"
+  if [ "$n" = 0 ] || [ "$c" != "$n" ]; then echo "wasm: node ran $n tests, chromium ran $c: expected the same, non-zero" >&2; return 1; fi
+  if grep -q 'skipping' "$LOGDIR/wasm-chrome.out"; then echo "wasm: chromium skipped tests" >&2; return 1; fi
+}
+
+firmware_tests() {
+  cd "$ROOT/firmware"
+  cargo test-an386
+  cargo test-microbit
+  cd "$ROOT"
+}
+
+web_demo_tests() {
+  (cd web-demo && npm run -s build && node e2e/run.mjs)
+}
+
+if [ "${1:-}" = "--kind" ]; then
+  case $2 in
+    host) host_tests ;; wasm) wasm_tests ;; firmware) firmware_tests ;; web-demo) web_demo_tests ;;
+    *) echo "unknown kind $2" >&2; exit 2 ;;
+  esac
+  exit 0
+fi
+
+bash scripts/setup.sh
+LOGDIR=$(mktemp -d)
+for kind in ${MQ_TEST_KINDS:-host wasm firmware web-demo}; do run_kind "$kind"; done
+
+echo
+echo "=== summary"
+printf '%s\n' "${SUMMARY[@]}"
+exit $FAILED
