@@ -81,9 +81,10 @@ impl AffineQuant {
         if r.is_nan() {
             return self.zero_point;
         }
-        // Clamp in float first: `r` may be far outside i32.
-        let v = r.clamp((lo - self.zero_point) as f32, (hi - self.zero_point) as f32);
-        (v as i32 + self.zero_point).clamp(lo, hi)
+        // Clamp in float first: `r` may be far outside i32. (`max`/`min`, not `clamp`, which
+        // asserts its bounds and would leave a panic path on the device.)
+        let v = r.max((lo - self.zero_point) as f32).min((hi - self.zero_point) as f32);
+        (v as i32 + self.zero_point).max(lo).min(hi)
     }
 
     /// Dequantizes one value: `(q - zero_point) * scale`.
