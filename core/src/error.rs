@@ -34,6 +34,14 @@ pub enum Error {
         /// The data type of the parameters.
         actual: crate::quant::QuantDType,
     },
+    /// A kernel was called with buffers or parameters that do not fit its shapes (a caller bug:
+    /// the interpreter validates everything at load, so it never sees this at run time).
+    BadKernelArgument {
+        /// The kernel, e.g. `"conv_s8"`.
+        kernel: &'static str,
+        /// What does not fit, e.g. `"output length != out_dims.len()"`.
+        reason: &'static str,
+    },
     /// A float input was NaN or infinite where only finite values are accepted.
     NonFinite {
         /// Index of the first non-finite element.
@@ -54,6 +62,7 @@ impl fmt::Display for Error {
             Error::DTypeMismatch { expected, actual } => {
                 write!(f, "data type mismatch: expected {expected:?}, got {actual:?}")
             }
+            Error::BadKernelArgument { kernel, reason } => write!(f, "{kernel}: {reason}"),
             Error::NonFinite { index } => write!(f, "non-finite value (NaN or Inf) at index {index}"),
         }
     }

@@ -26,6 +26,7 @@ extern crate alloc;
 extern crate std;
 
 mod error;
+pub mod kernels;
 pub mod requant;
 pub mod quant;
 

@@ -7,6 +7,9 @@
 
 use serde::Deserialize;
 
+pub mod golden;
+pub mod rng;
+
 /// One QuantizeLinear -> DequantizeLinear case (int8, per-tensor).
 #[derive(Debug, Clone, Deserialize)]
 pub struct QdqCase {
