@@ -1,9 +1,12 @@
 //! `microquant`: the command-line front end of the microquant toolkit.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use microquant::quant::{AffineQuant, QuantDType};
+
+mod inspect;
 
 #[derive(Parser)]
 #[command(name = "microquant", version, about = "int8 quantization for tiny devices")]
@@ -14,6 +17,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Show a .mq model's ops, tensors, quantization, MACs, arena and flash.
+    Inspect {
+        /// The .mq file.
+        model: PathBuf,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
     /// Quantize float values to int8 (ONNX QuantizeLinear) and dequantize them back.
     Qdq {
         /// Quantization scale (> 0).
@@ -28,6 +39,31 @@ enum Command {
     },
 }
 
+/// An error for the user: one line on stderr, non-zero exit.
+#[derive(Debug)]
+pub struct CliError(String);
+
+impl CliError {
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        CliError(format!("{}: {e}", path.display()))
+    }
+    pub fn model(path: &Path, e: microquant::Error) -> Self {
+        CliError(format!("{}: {e}", path.display()))
+    }
+}
+
+impl From<microquant::Error> for CliError {
+    fn from(e: microquant::Error) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -39,8 +75,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), microquant::Error> {
+fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        Command::Inspect { model, json } => inspect::run(&model, json),
         Command::Qdq { scale, zero_point, values } => {
             let p = AffineQuant::new(scale, zero_point, QuantDType::Int8)?;
             let mut q = vec![0i8; values.len()];
@@ -51,7 +88,7 @@ fn run(cli: Cli) -> Result<(), microquant::Error> {
             println!("x  = {values:?}");
             println!("q  = {q:?}");
             println!("dq = {dq:?}");
+            Ok(())
         }
     }
-    Ok(())
 }

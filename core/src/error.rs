@@ -42,6 +42,85 @@ pub enum Error {
         /// What does not fit, e.g. `"output length != out_dims.len()"`.
         reason: &'static str,
     },
+    /// A model file is shorter than it must be (or than its header says).
+    Truncated {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes present.
+        actual: u64,
+    },
+    /// A model file does not start with the `.mq` magic bytes.
+    BadMagic,
+    /// A model file has a format major version this reader does not know.
+    UnsupportedVersion {
+        /// The file's major version.
+        found: u16,
+        /// The major version this reader supports.
+        supported: u16,
+    },
+    /// A model header field is invalid.
+    BadHeader {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A model file's CRC-32 does not match its bytes (corruption).
+    CrcMismatch {
+        /// CRC stored in the header.
+        stored: u32,
+        /// CRC of the bytes.
+        computed: u32,
+    },
+    /// Data is not aligned as it must be.
+    Misaligned {
+        /// What is misaligned.
+        what: &'static str,
+        /// Its byte offset.
+        offset: u64,
+    },
+    /// An offset and length point outside the model file.
+    OutOfBounds {
+        /// What was being read.
+        what: &'static str,
+        /// Byte offset.
+        offset: u64,
+        /// Byte length.
+        len: u64,
+    },
+    /// A tensor record of a model is invalid.
+    BadTensor {
+        /// Tensor index.
+        index: u32,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// An op record of a model is invalid.
+    BadOp {
+        /// Op index.
+        index: u32,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A model uses an op kind this build does not support.
+    UnsupportedOp {
+        /// Op index.
+        index: u32,
+        /// The op kind code.
+        code: u16,
+    },
+    /// An index (of a tensor, op, input...) is out of range.
+    BadIndex {
+        /// What was indexed.
+        what: &'static str,
+        /// The index.
+        index: u32,
+    },
+    /// The arena given is smaller than the model needs.
+    ArenaTooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes given.
+        available: usize,
+    },
     /// A float input was NaN or infinite where only finite values are accepted.
     NonFinite {
         /// Index of the first non-finite element.
@@ -63,6 +142,28 @@ impl fmt::Display for Error {
                 write!(f, "data type mismatch: expected {expected:?}, got {actual:?}")
             }
             Error::BadKernelArgument { kernel, reason } => write!(f, "{kernel}: {reason}"),
+            Error::Truncated { needed, actual } => {
+                write!(f, "model truncated: {actual} bytes, expected {needed}")
+            }
+            Error::BadMagic => f.write_str("not a .mq model (bad magic bytes)"),
+            Error::UnsupportedVersion { found, supported } => {
+                write!(f, "unsupported .mq format version {found} (this reader supports version {supported})")
+            }
+            Error::BadHeader { reason } => write!(f, "bad model header: {reason}"),
+            Error::CrcMismatch { stored, computed } => {
+                write!(f, "model corrupted: CRC-32 {computed:#010x} does not match the stored {stored:#010x}")
+            }
+            Error::Misaligned { what, offset } => write!(f, "{what} at byte offset {offset} is misaligned"),
+            Error::OutOfBounds { what, offset, len } => {
+                write!(f, "{what} at byte offset {offset} (length {len}) lies outside the model")
+            }
+            Error::BadTensor { index, reason } => write!(f, "tensor {index}: {reason}"),
+            Error::BadOp { index, reason } => write!(f, "op {index}: {reason}"),
+            Error::UnsupportedOp { index, code } => write!(f, "op {index}: unsupported op kind code {code}"),
+            Error::BadIndex { what, index } => write!(f, "{what} index {index} out of range"),
+            Error::ArenaTooSmall { needed, available } => {
+                write!(f, "arena too small: the model needs {needed} bytes, {available} given")
+            }
             Error::NonFinite { index } => write!(f, "non-finite value (NaN or Inf) at index {index}"),
         }
     }

@@ -28,6 +28,7 @@ extern crate std;
 mod error;
 pub mod kernels;
 pub mod requant;
+pub mod model;
 pub mod quant;
 
 pub use error::Error;

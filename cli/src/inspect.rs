@@ -1,0 +1,141 @@
+//! `microquant inspect`: what a `.mq` model holds and what it needs.
+
+use microquant::model::{AlignedBytes, Model, Quant, Storage, TensorInfo};
+use serde_json::{Value, json};
+
+use crate::CliError;
+
+fn dims(t: &TensorInfo) -> String {
+    let d: Vec<String> = t.dims().iter().map(|d| d.to_string()).collect();
+    format!("[{}]", d.join(","))
+}
+
+fn quant_text(q: &Quant) -> String {
+    match q {
+        Quant::None => "-".into(),
+        Quant::PerTensor { scale, zero_point } => format!("scale {scale:e} zp {zero_point}"),
+        Quant::PerChannel { scales, axis, .. } => {
+            let (lo, hi) = scales.iter().fold((f32::MAX, f32::MIN), |(l, h), &s| (l.min(s), h.max(s)));
+            format!("per-channel axis {axis} ({} scales {lo:e}..{hi:e})", scales.len())
+        }
+    }
+}
+
+fn quant_json(q: &Quant) -> Value {
+    match q {
+        Quant::None => Value::Null,
+        Quant::PerTensor { scale, zero_point } => json!({"scale": scale, "zero_point": zero_point}),
+        Quant::PerChannel { scales, zero_points, axis } => {
+            json!({"axis": axis, "scales": scales, "zero_points": zero_points})
+        }
+    }
+}
+
+/// Summary figures of a model.
+pub struct Summary {
+    pub file_len: usize,
+    pub const_bytes: usize,
+    pub arena_len: usize,
+    pub macs: u64,
+}
+
+pub fn summary(m: &Model) -> Result<Summary, CliError> {
+    let mut macs = 0u64;
+    for i in 0..m.num_ops() as u32 {
+        macs += m.op_macs(i)?;
+    }
+    Ok(Summary { file_len: m.bytes().len(), const_bytes: m.const_bytes(), arena_len: m.arena_len(), macs })
+}
+
+pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
+    let raw = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
+    let bytes = AlignedBytes::new(&raw);
+    let m = Model::parse(&bytes).map_err(|e| CliError::model(path, e))?;
+    let s = summary(&m)?;
+    if as_json {
+        let mut tensors = Vec::new();
+        for i in 0..m.num_tensors() as u32 {
+            let t = m.tensor(i)?;
+            let (storage, offset) = match t.storage {
+                Storage::Arena(o) => ("arena", o),
+                Storage::Const(o) => ("const", o),
+            };
+            tensors.push(json!({"index": i, "name": t.name(), "dtype": format!("{:?}", t.dtype), "shape": t.dims(),
+                "storage": storage, "offset": offset, "bytes": t.byte_len, "quant": quant_json(&t.quant)}));
+        }
+        let mut ops = Vec::new();
+        for i in 0..m.num_ops() as u32 {
+            let op = m.op(i)?;
+            let ins: Vec<Value> = (0..op.num_inputs())
+                .map(|k| op.input(k).map(|t| if t == microquant::model::ABSENT { Value::Null } else { json!(t) }))
+                .collect::<Result<_, _>>()?;
+            let outs: Vec<u32> = (0..op.num_outputs()).map(|k| op.output(k)).collect::<Result<_, _>>()?;
+            ops.push(json!({"index": i, "op": op.kind.name(), "name": op.name(), "inputs": ins, "outputs": outs,
+                "in_place": op.in_place(), "scratch_bytes": op.scratch_len, "macs": m.op_macs(i)?}));
+        }
+        let io = |n: usize, f: &dyn Fn(usize) -> Result<u32, microquant::Error>| -> Result<Vec<u32>, CliError> {
+            (0..n).map(|i| f(i).map_err(CliError::from)).collect()
+        };
+        let meta: serde_json::Map<String, Value> = (0..m.num_meta() as u32)
+            .filter_map(|i| m.meta(i).ok())
+            .map(|e| (e.key.to_string(), json!(e.value)))
+            .collect();
+        let doc = json!({
+            "file_bytes": s.file_len, "const_bytes": s.const_bytes, "arena_bytes": s.arena_len, "macs": s.macs,
+            "single_rounding": m.single_rounding(),
+            "inputs": io(m.num_inputs(), &|i| m.input_index(i))?,
+            "outputs": io(m.num_outputs(), &|i| m.output_index(i))?,
+            "metadata": meta, "tensors": tensors, "ops": ops,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(());
+    }
+    println!("model      {}", path.display());
+    for i in 0..m.num_meta() as u32 {
+        if let Ok(e) = m.meta(i) {
+            println!("{:<10} {}", e.key, e.value);
+        }
+    }
+    println!("rounding   {}", if m.single_rounding() { "single (TFLite interpreter)" } else { "double (TFLite Micro)" });
+    println!("file       {} bytes ({} bytes of weights and tables)", s.file_len, s.const_bytes);
+    println!("arena      {} bytes (RAM for activations and scratch)", s.arena_len);
+    println!("MACs       {}", s.macs);
+    println!();
+    println!("{:>3}  {:<18} {:<24} {:>12}  {:>8}  {:>10}", "#", "op", "inputs -> outputs", "MACs", "scratch", "name");
+    for i in 0..m.num_ops() as u32 {
+        let op = m.op(i)?;
+        let ins: Vec<String> = (0..op.num_inputs())
+            .map(|k| op.input(k).map(|t| if t == microquant::model::ABSENT { "-".to_string() } else { t.to_string() }))
+            .collect::<Result<_, _>>()?;
+        let outs: Vec<String> = (0..op.num_outputs()).map(|k| op.output(k).map(|t| t.to_string())).collect::<Result<_, _>>()?;
+        println!(
+            "{:>3}  {:<18} {:<24} {:>12}  {:>8}  {}",
+            i,
+            op.kind.name(),
+            format!("{} -> {}", ins.join(","), outs.join(",")),
+            m.op_macs(i)?,
+            op.scratch_len,
+            op.name()
+        );
+    }
+    println!();
+    println!("{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} {}", "#", "dtype", "shape", "storage", "bytes", "quantization", "name");
+    for i in 0..m.num_tensors() as u32 {
+        let t = m.tensor(i)?;
+        let st = match t.storage {
+            Storage::Arena(o) => format!("arena@{o}"),
+            Storage::Const(_) => "const".into(),
+        };
+        println!(
+            "{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} {}",
+            i,
+            format!("{:?}", t.dtype),
+            dims(&t),
+            st,
+            t.byte_len,
+            quant_text(&t.quant),
+            t.name()
+        );
+    }
+    Ok(())
+}

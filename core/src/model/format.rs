@@ -1,0 +1,175 @@
+//! Constants of format version 1 (`docs/FORMAT.md`).
+
+/// The first four bytes of every `.mq` file.
+pub const MAGIC: [u8; 4] = *b"MQNT";
+/// Format major version this crate reads and writes. Bump on any change a reader of the previous
+/// version would misread (header fields, record sizes or meanings, parameter blocks).
+pub const FORMAT_MAJOR: u16 = 1;
+/// Format minor version (additions a version-1 reader can ignore).
+pub const FORMAT_MINOR: u16 = 0;
+
+pub(crate) const HEADER_LEN: usize = 64;
+pub(crate) const TENSOR_RECORD_LEN: usize = 56;
+pub(crate) const OP_RECORD_LEN: usize = 40;
+pub(crate) const META_RECORD_LEN: usize = 16;
+pub(crate) const MAX_RANK: usize = 6;
+/// Alignment of tables and constant data in the file, and of tensors in the arena.
+pub(crate) const ALIGN: usize = 16;
+
+pub(crate) mod hdr {
+    pub const MAGIC: usize = 0;
+    pub const MAJOR: usize = 4;
+    pub const MINOR: usize = 6;
+    pub const HEADER_LEN: usize = 8;
+    pub const FILE_LEN: usize = 12;
+    pub const CRC: usize = 16;
+    pub const FLAGS: usize = 20;
+    pub const ARENA_LEN: usize = 24;
+    pub const TENSORS_OFF: usize = 28;
+    pub const N_TENSORS: usize = 32;
+    pub const OPS_OFF: usize = 36;
+    pub const N_OPS: usize = 40;
+    pub const IO_OFF: usize = 44;
+    pub const STRINGS_OFF: usize = 48;
+    pub const STRINGS_LEN: usize = 52;
+    pub const META_OFF: usize = 56;
+    pub const N_META: usize = 60;
+}
+
+/// Header flag: the model was converted for TFLite-interpreter (single) rounding.
+pub(crate) const FLAG_SINGLE_ROUNDING: u32 = 1;
+/// Op flag: the op writes its output over its first input.
+pub(crate) const OP_FLAG_IN_PLACE: u16 = 1;
+
+/// CRC-32/ISO-HDLC (zlib's).
+pub(crate) const CRC32: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+
+/// The file's CRC: CRC-32 of all its bytes with the CRC field itself read as zeros, so every
+/// other byte (the version fields included) is covered.
+pub(crate) fn file_crc(buf: &[u8]) -> u32 {
+    let mut d = CRC32.digest();
+    d.update(buf.get(..hdr::CRC).unwrap_or(buf));
+    d.update(&[0u8; 4]);
+    d.update(buf.get(hdr::CRC + 4..).unwrap_or(&[]));
+    d.finalize()
+}
+
+/// Element type of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum DType {
+    /// Signed 8-bit integer.
+    I8,
+    /// Unsigned 8-bit integer.
+    U8,
+    /// Signed 16-bit integer.
+    I16,
+    /// Signed 32-bit integer.
+    I32,
+    /// 32-bit float.
+    F32,
+    /// Signed 64-bit integer.
+    I64,
+}
+
+impl DType {
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 => 1,
+            DType::I16 => 2,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 => 8,
+        }
+    }
+    /// The code stored in the file.
+    pub const fn code(self) -> u8 {
+        match self {
+            DType::I8 => 1,
+            DType::U8 => 2,
+            DType::I16 => 3,
+            DType::I32 => 4,
+            DType::F32 => 5,
+            DType::I64 => 6,
+        }
+    }
+    /// The dtype of a stored code.
+    pub const fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            1 => DType::I8,
+            2 => DType::U8,
+            3 => DType::I16,
+            4 => DType::I32,
+            5 => DType::F32,
+            6 => DType::I64,
+            _ => return None,
+        })
+    }
+}
+
+macro_rules! op_kinds {
+    ($($(#[$doc:meta])* $name:ident = $code:expr, $str:expr;)*) => {
+        /// The kind of an op in a `.mq` model. Codes are stable: new kinds get new codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[non_exhaustive]
+        pub enum OpKind { $($(#[$doc])* $name,)* }
+
+        impl OpKind {
+            /// The code stored in the file.
+            pub const fn code(self) -> u16 { match self { $(OpKind::$name => $code,)* } }
+            /// The kind of a stored code, `None` if this reader does not know it.
+            pub const fn from_code(code: u16) -> Option<Self> {
+                match code { $($code => Some(OpKind::$name),)* _ => None }
+            }
+            /// The op's name, as TFLite spells it.
+            pub const fn name(self) -> &'static str { match self { $(OpKind::$name => $str,)* } }
+        }
+    };
+}
+
+op_kinds! {
+    /// 2-D convolution.
+    Conv2d = 1, "CONV_2D";
+    /// Depthwise 2-D convolution.
+    DepthwiseConv2d = 2, "DEPTHWISE_CONV_2D";
+    /// Fully connected (dense) layer.
+    FullyConnected = 3, "FULLY_CONNECTED";
+    /// 2-D max pooling.
+    MaxPool2d = 4, "MAX_POOL_2D";
+    /// 2-D average pooling.
+    AvgPool2d = 5, "AVERAGE_POOL_2D";
+    /// Elementwise addition.
+    Add = 6, "ADD";
+    /// Elementwise multiplication.
+    Mul = 7, "MUL";
+    /// Softmax.
+    Softmax = 8, "SOFTMAX";
+    /// Logistic (sigmoid).
+    Logistic = 9, "LOGISTIC";
+    /// Hyperbolic tangent.
+    Tanh = 10, "TANH";
+    /// Hard swish.
+    HardSwish = 11, "HARD_SWISH";
+    /// Concatenation.
+    Concatenation = 12, "CONCATENATION";
+    /// Padding.
+    Pad = 13, "PAD";
+    /// Mean over axes.
+    Mean = 14, "MEAN";
+    /// Reshape (aliases its input).
+    Reshape = 15, "RESHAPE";
+    /// Transpose.
+    Transpose = 16, "TRANSPOSE";
+    /// Float to integer quantization.
+    Quantize = 17, "QUANTIZE";
+    /// Integer to float dequantization.
+    Dequantize = 18, "DEQUANTIZE";
+    /// Elementwise subtraction.
+    Sub = 19, "SUB";
+    /// ReLU family as a clamp (RELU, RELU6, RELU_N1_TO_1) with requantization.
+    Relu = 20, "RELU";
+    /// Leaky ReLU.
+    LeakyRelu = 21, "LEAKY_RELU";
+}

@@ -1,0 +1,16 @@
+//! The `.mq` model format (see `docs/FORMAT.md`): a zero-copy reader for the device and, with
+//! `alloc`, a writer and the arena planner used at conversion time.
+
+mod bytes;
+mod format;
+mod reader;
+
+#[cfg(feature = "alloc")]
+pub mod planner;
+#[cfg(feature = "alloc")]
+mod writer;
+
+pub use format::{DType, OpKind, FORMAT_MAJOR, FORMAT_MINOR, MAGIC};
+pub use reader::{MetaEntry, Model, OpInfo, Quant, Storage, TensorInfo, ABSENT};
+#[cfg(feature = "alloc")]
+pub use writer::{AlignedBytes, ModelBuilder, OpSpec, TensorSpec};
