@@ -126,6 +126,16 @@ pub enum Error {
         /// Index of the first non-finite element.
         index: usize,
     },
+    /// An observer was asked for parameters before it saw any (finite) data.
+    NoData,
+    /// A range `[min, max]` with a non-finite bound or `min > max`.
+    InvalidRange,
+    /// An argument is invalid (an axis out of range, an unsupported scheme for a type,
+    /// observers that cannot be merged...).
+    InvalidArgument {
+        /// What is wrong.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -165,6 +175,9 @@ impl fmt::Display for Error {
                 write!(f, "arena too small: the model needs {needed} bytes, {available} given")
             }
             Error::NonFinite { index } => write!(f, "non-finite value (NaN or Inf) at index {index}"),
+            Error::NoData => f.write_str("no data observed: run the observer on calibration data first"),
+            Error::InvalidRange => f.write_str("invalid range: min and max must be finite with min <= max"),
+            Error::InvalidArgument { reason } => write!(f, "invalid argument: {reason}"),
         }
     }
 }

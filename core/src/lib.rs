@@ -28,7 +28,13 @@ extern crate std;
 mod error;
 pub mod kernels;
 pub mod requant;
+pub mod interp;
 pub mod model;
+pub mod observer;
 pub mod quant;
+#[cfg(feature = "alloc")]
+pub mod graph;
+#[cfg(feature = "alloc")]
+pub mod tflite;
 
 pub use error::Error;

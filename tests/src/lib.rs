@@ -8,6 +8,8 @@
 use serde::Deserialize;
 
 pub mod golden;
+pub mod kernels;
+pub mod models;
 pub mod rng;
 
 /// One QuantizeLinear -> DequantizeLinear case (int8, per-tensor).

@@ -23,6 +23,27 @@
 
 pub use crate::requant::Rounding;
 
+pub mod common;
+pub mod conv;
+pub mod depthwise_conv;
+pub mod fully_connected;
+pub mod pooling;
+// Elementwise, activation and data-movement kernels.
+pub mod add;
+pub mod concat;
+pub mod fixedpoint;
+pub mod hard_swish;
+pub mod logistic;
+pub mod lut;
+pub mod mul;
+pub mod pad;
+pub mod reduce;
+pub mod reshape;
+pub mod softmax;
+pub mod tanh;
+pub mod tensor;
+pub mod transpose;
+
 /// Shape of a 4-D NHWC tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -1,132 +1,79 @@
-//! Quantization parameters and float <-> integer conversion.
+//! Quantization parameters, quantized tensors and float <-> integer conversion.
 //!
-//! Rounding is half to even, as ONNX `QuantizeLinear` specifies
-//! (`y = saturate(round_half_even(x / scale) + zero_point)`), computed in `f32` like the
-//! ONNX reference implementation.
+//! # The affine map
+//! Every integer type uses `real = scale · (q - zero_point)` with `q` clamped to
+//! `[qmin, qmax]` (the type's range, or a narrower one). Parameters are per tensor
+//! ([`QParams`]), per channel along any axis, or per block of `block_size` indices along an
+//! axis as ONNX's `block_size` ([`ChannelQParams`]). float8 (E4M3FN, E5M2) and float4 (E2M1)
+//! types use `real = scale · decode(q)` with zero point 0.
+//!
+//! # Rounding
+//! By default ([`Convention::Onnx`]) quantization computes `x / scale` in `f32` and rounds
+//! **half to even** (`rint`), as ONNX `QuantizeLinear` specifies
+//! (`y = saturate(round(x / y_scale) + y_zero_point)`, "rounding to nearest ties to even"):
+//! 2.5 -> 2, 3.5 -> 4, -2.5 -> -2. The other tools differ on ties and on how they divide:
+//!
+//! | [`Convention`] | quantize | matches |
+//! |---|---|---|
+//! | `Onnx`, `OnnxRuntime` | `rint(x / scale) + zp` | ONNX `QuantizeLinear` (reference evaluator and ONNX Runtime) |
+//! | `PyTorch` | `rint(x · (1 / scale)) + zp` (`f32` reciprocal) | `torch.fake_quantize_per_tensor_affine` / `_per_channel_affine` |
+//! | `TfLite` | `round(x / scale) + zp`, ties **away from zero** | TFLite `QUANTIZE` (float input), `TfLiteRound` |
+//!
+//! Integer results saturate to `[qmin, qmax]`; float8 results saturate to the largest finite
+//! value (ONNX `saturate = 1`). Dequantization is `(q - zp) · scale` in `f32` everywhere.
+//! Requantization between integer types is integer-only, as TFLite: see [`requantize`].
+//!
+//! # Choosing parameters
+//! [`choose_qparams`] (PyTorch's formulas) and [`choose_qparams_with`] first widen the range to
+//! contain 0 (`min⁻ = min(min, 0)`, `max⁺ = max(max, 0)`), so 0.0 is exactly representable.
+//! With `amax = max(-min⁻, max⁺)` and `[qmin, qmax]` the range the scheme selects:
+//!
+//! | scheme | convention (peer) | scale | zero point | empty range (`min == max`) |
+//! |---|---|---|---|---|
+//! | [`QScheme::Affine`] | `PyTorch` (`MinMaxObserver`, `per_tensor_affine`) | `(max⁺ - min⁻) / (qmax - qmin)`, `f32`, then `max(scale, eps)` | `clamp(qmin - round_half_even(min⁻ / scale))` | `scale = eps` (1.19e-7) |
+//! | `Affine` | `OnnxRuntime` (`quant_utils.compute_scale_zp`) | same ratio in `f64`, stored as `f32` | `round_half_even(qmin - min⁻ / scale)` in `f64` | `scale = 1, zp = 0` |
+//! | `Affine` | `Onnx` (`DynamicQuantizeLinear`) | same ratio in `f32` | `rint(clamp(qmin - min⁻ / scale, qmin, qmax))` | `scale = 1` |
+//! | `Affine` | `TfLite` (converter, MLIR `getNudgedScaleAndZeroPoint`) | same ratio in `f64`, stored as `f32` | from the end (`min⁻` or `max⁺`) with the smaller error, `round` half away from zero | `scale = 1, zp = qmin` |
+//! | [`QScheme::Symmetric`] | `PyTorch` (`per_tensor_symmetric`, int8 `[-128, 127]`) | `amax / ((qmax - qmin) / 2)` = `amax / 127.5` | 0 (signed), 128 (uint8) | `scale = eps` |
+//! | [`QScheme::SymmetricRestricted`] | `TfLite` (int8 weights, `[-127, 127]`), `OnnxRuntime` (symmetric int8) | `amax / 127` (`2·amax / 254`) | 0 | `scale = 1` |
+//!
+//! The PyTorch/TFLite difference the table shows: PyTorch's default symmetric int8 divides by
+//! 127.5 and may produce -128; TFLite's restricted range divides by 127 and never does (its
+//! int8 kernels rely on it). Both are offered; `SymmetricRestricted` with the `PyTorch`
+//! convention is PyTorch's `quant_min=-127` observer and gives the same `amax / 127`.
+//!
+//! `reduce_range` (PyTorch) halves the range: int8 `[-64, 63]`, uint8 `[0, 127]`. float8 and
+//! float4 are symmetric only: `scale = amax / max_finite` (448, 57344, 6).
+//!
+//! # Views
+//! [`Tensor`] (floats) and [`QTensor`]/[`QTensorMut`] (quantized, typed by element:
+//! `i8`, `u8`, `i16`, `u16`, `i32`, [`I4`], [`U4`], [`I2`], [`U2`], [`F8E4M3FN`], [`F8E5M2`],
+//! [`F4E2M1`]) are distinct types; [`QTensor::dequantize`] is the explicit way back to floats.
+//!
+//! ```
+//! use microquant::quant::{quantize, ChannelQParams, QTensorMut, QuantDType, Shape, Tensor};
+//! // Per-channel int8 weights [2 channels, 3 values], axis 0.
+//! let w = [0.1f32, -0.2, 0.3, 1.0, -2.0, 0.5];
+//! let shape = Shape::new(&[2, 3]).unwrap();
+//! let scales = [0.3 / 127.0, 2.0 / 127.0];
+//! let params = ChannelQParams::per_axis(&scales, &[], QuantDType::Int8, 0).unwrap();
+//! let mut q = [0i8; 6];
+//! let mut qt = QTensorMut::<i8>::new(&mut q, shape, params.into()).unwrap();
+//! quantize(&Tensor::new(&w, shape).unwrap(), &mut qt).unwrap();
+//! assert_eq!(q, [42, -85, 127, 64, -127, 32]);
+//! ```
 
-use crate::Error;
+mod choose;
+mod convert;
+mod dtype;
+pub mod minifloat;
+mod params;
+mod tensor;
 
-/// An integer data type that float values are quantized to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum QuantDType {
-    /// Signed 8-bit, range [-128, 127].
-    Int8,
-    /// Unsigned 8-bit, range [0, 255].
-    UInt8,
-}
+pub use choose::{ChooseOptions, QScheme, choose_qparams, choose_qparams_with, dynamic_quantize_linear, quant_range};
+pub use convert::{fake_quantize, quantize, quantize_with_mask, requantize};
+pub use dtype::{F4E2M1, F8E4M3FN, F8E5M2, I2, I4, QuantDType, QuantElement, U2, U4, element_code, set_element_code};
+pub use params::{AffineQuant, ChannelQParams, Convention, QParams, QuantParams};
+pub use tensor::{MAX_RANK, QTensor, QTensorMut, Shape, Tensor};
 
-impl QuantDType {
-    /// The smallest representable value.
-    pub const fn min(self) -> i32 {
-        match self {
-            QuantDType::Int8 => i8::MIN as i32,
-            QuantDType::UInt8 => 0,
-        }
-    }
-    /// The largest representable value.
-    pub const fn max(self) -> i32 {
-        match self {
-            QuantDType::Int8 => i8::MAX as i32,
-            QuantDType::UInt8 => u8::MAX as i32,
-        }
-    }
-}
-
-/// Per-tensor affine quantization: `real = scale * (q - zero_point)`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct AffineQuant {
-    scale: f32,
-    zero_point: i32,
-    dtype: QuantDType,
-}
-
-impl AffineQuant {
-    /// Checks and builds the parameters.
-    ///
-    /// # Errors
-    /// [`Error::InvalidScale`] if `scale` is not finite and positive;
-    /// [`Error::ZeroPointOutOfRange`] if `zero_point` does not fit `dtype`.
-    pub fn new(scale: f32, zero_point: i32, dtype: QuantDType) -> Result<Self, Error> {
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(Error::InvalidScale);
-        }
-        if zero_point < dtype.min() || zero_point > dtype.max() {
-            return Err(Error::ZeroPointOutOfRange { zero_point, min: dtype.min(), max: dtype.max() });
-        }
-        Ok(Self { scale, zero_point, dtype })
-    }
-
-    /// The scale (real value of one integer step).
-    pub fn scale(&self) -> f32 {
-        self.scale
-    }
-    /// The integer that represents real 0.0.
-    pub fn zero_point(&self) -> i32 {
-        self.zero_point
-    }
-    /// The quantized data type.
-    pub fn dtype(&self) -> QuantDType {
-        self.dtype
-    }
-
-    /// Quantizes one value: `clamp(round_half_even(x / scale) + zero_point, min, max)`.
-    /// NaN maps to `zero_point` (as `np.rint` then a saturating cast would give no defined
-    /// value; callers who must reject NaN use the slice functions, which do).
-    pub fn quantize_one(&self, x: f32) -> i32 {
-        let r = libm::rintf(x / self.scale);
-        let (lo, hi) = (self.dtype.min(), self.dtype.max());
-        if r.is_nan() {
-            return self.zero_point;
-        }
-        // Clamp in float first: `r` may be far outside i32. (`max`/`min`, not `clamp`, which
-        // asserts its bounds and would leave a panic path on the device.)
-        let v = r.max((lo - self.zero_point) as f32).min((hi - self.zero_point) as f32);
-        (v as i32 + self.zero_point).max(lo).min(hi)
-    }
-
-    /// Dequantizes one value: `(q - zero_point) * scale`.
-    pub fn dequantize_one(&self, q: i32) -> f32 {
-        (q - self.zero_point) as f32 * self.scale
-    }
-
-    fn check_dtype(&self, expected: QuantDType) -> Result<(), Error> {
-        if self.dtype == expected { Ok(()) } else { Err(Error::DTypeMismatch { expected, actual: self.dtype }) }
-    }
-
-    /// Quantizes `input` into `out` (`dtype` must be [`QuantDType::Int8`]).
-    ///
-    /// # Errors
-    /// [`Error::DTypeMismatch`] for other data types; [`Error::LengthMismatch`] if the lengths
-    /// differ; [`Error::NonFinite`] on NaN or ±Inf.
-    pub fn quantize_i8(&self, input: &[f32], out: &mut [i8]) -> Result<(), Error> {
-        self.check_dtype(QuantDType::Int8)?;
-        check_len(input.len(), out.len())?;
-        for (i, (&x, o)) in input.iter().zip(out.iter_mut()).enumerate() {
-            if !x.is_finite() {
-                return Err(Error::NonFinite { index: i });
-            }
-            *o = self.quantize_one(x) as i8;
-        }
-        Ok(())
-    }
-
-    /// Dequantizes `input` into `out` (`dtype` must be [`QuantDType::Int8`]).
-    ///
-    /// # Errors
-    /// [`Error::DTypeMismatch`] for other data types; [`Error::LengthMismatch`] if the lengths differ.
-    pub fn dequantize_i8(&self, input: &[i8], out: &mut [f32]) -> Result<(), Error> {
-        self.check_dtype(QuantDType::Int8)?;
-        check_len(input.len(), out.len())?;
-        for (&q, o) in input.iter().zip(out.iter_mut()) {
-            *o = self.dequantize_one(q as i32);
-        }
-        Ok(())
-    }
-}
-
-fn check_len(expected: usize, actual: usize) -> Result<(), Error> {
-    if expected == actual { Ok(()) } else { Err(Error::LengthMismatch { expected, actual }) }
-}
+pub(crate) use params::qparams_unchecked;

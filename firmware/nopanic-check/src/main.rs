@@ -28,9 +28,172 @@ fn main() -> ! {
     black_box(microquant::requant::multiply_by_quantized_multiplier(black_box(12345), m.multiplier, m.shift));
     black_box(microquant::requant::multiply_by_quantized_multiplier_single(black_box(12345), m.multiplier, m.shift));
     black_box(microquant::requant::multiply_by_quantized_multiplier_i64(black_box(1 << 40), m.multiplier, black_box(-5)));
+    conv_fc_pool_kernels();
+    elementwise_activation_shape_kernels();
     loop {
         cortex_m::asm::wfi();
     }
+}
+
+/// Conv, depthwise conv, fully connected and pooling kernels and their prepare functions.
+#[inline(never)]
+fn conv_fc_pool_kernels() {
+    use microquant::kernels::common::{FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
+    use microquant::kernels::conv::{ConvParams, conv_s8, conv_s16};
+    use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s16};
+    use microquant::kernels::fully_connected::*;
+    use microquant::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
+    use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+    let bb = black_box::<usize>;
+    let hw = |h, w| Hw::new(bb(h), bb(w));
+    let dims = |n, h, w, c| Dims4::new(bb(n), bb(h), bb(w), bb(c));
+    let rounding = if black_box(true) { Rounding::Double } else { Rounding::Single };
+    let act = ActivationRange::from_fused(black_box(FusedActivation::Relu6), black_box(0.05), black_box(-3),
+        ActivationRange::INT8).unwrap_or(ActivationRange::INT8);
+    let window = compute_window(black_box(Padding::Same), hw(6, 6), hw(3, 3), hw(1, 1), hw(1, 1));
+    let padding = window.map(|w| w.padding).unwrap_or_default();
+    let (mut mult, mut shift) = ([0i32; 4], [0i32; 4]);
+    let _ = black_box(per_channel_multipliers(black_box(0.02), black_box(&[0.01, 0.02][..]), black_box(0.1),
+        &mut mult, &mut shift));
+    let quant = PerChannelQuant { multiplier: black_box(&mult[..]), shift: black_box(&shift[..]) };
+    let input: &[i8] = black_box(&[1; 144]);
+    let input16: &[i16] = black_box(&[1; 144]);
+    let filter: &[i8] = black_box(&[1; 144]);
+    let mut out = [0i8; 144];
+    let mut out16 = [0i16; 144];
+    let conv = ConvParams {
+        input: dims(1, 6, 6, 4), filter: dims(4, 3, 3, 4), output: dims(1, 6, 6, 4), stride: hw(1, 1),
+        dilation: hw(1, 1), padding, input_offset: black_box(3), output_offset: black_box(-2), activation: act, rounding,
+    };
+    let _ = black_box(conv_s8(&conv, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out));
+    let _ = black_box(conv_s16(&conv, &quant, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
+    let _ = black_box(conv_s16(&conv, &quant, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
+    let dw = DepthwiseConvParams {
+        input: dims(1, 6, 6, 2), filter: hw(3, 3), output: dims(1, 6, 6, 4), depth_multiplier: bb(2), stride: hw(1, 1),
+        dilation: hw(1, 1), padding, input_offset: black_box(3), output_offset: black_box(-2), activation: act, rounding,
+    };
+    let _ = black_box(depthwise_conv_s8(&dw, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out));
+    let _ = black_box(depthwise_conv_s16(&dw, &quant, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
+    let _ = black_box(depthwise_conv_s16(&dw, &quant, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
+    let fc = FullyConnectedParams {
+        batches: bb(2), input_depth: bb(8), output_depth: bb(4), input_offset: black_box(3),
+        output_offset: black_box(-2), activation: act, rounding,
+    };
+    let (mut fc_mult, mut fc_shift, mut exact) = ([0i32; 4], [0i32; 4], [ExactMultiplier::default(); 4]);
+    let _ = black_box(fully_connected_per_channel_multipliers(black_box(0.02), black_box(&[0.01, 0.02, 0.03, 0.04][..]),
+        black_box(0.1), &mut fc_mult, &mut fc_shift, &mut exact));
+    let fixed = PerChannelQuant { multiplier: black_box(&fc_mult[..]), shift: black_box(&fc_shift[..]) };
+    let pc = FullyConnectedPerChannelQuant { fixed, exact: black_box(&exact[..]) };
+    if let Ok(q) = fully_connected_multiplier(black_box(0.02), black_box(0.01), black_box(0.1)) {
+        let _ = black_box(fully_connected_s8(&fc, &q, input, filter, black_box(Some(&[7i32; 4][..])), &mut out));
+        let _ = black_box(fully_connected_s16(&fc, &q, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
+    }
+    let _ = black_box(fully_connected_per_channel_s8(&fc, &pc, input, filter, black_box(None), &mut out));
+    let _ = black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(None::<&[i64]>), &mut out16));
+    let _ = black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
+    let pool = PoolParams {
+        input: dims(1, 6, 6, 4), output: dims(1, 3, 3, 4), filter: hw(2, 2), stride: hw(2, 2),
+        padding: black_box(Default::default()), activation: act,
+    };
+    let _ = black_box(max_pool_s8(&pool, input, &mut out));
+    let _ = black_box(avg_pool_s8(&pool, input, &mut out));
+    let _ = black_box(max_pool_s16(&pool, input16, &mut out16));
+    let _ = black_box(avg_pool_s16(&pool, input16, &mut out16));
+    black_box((&out, &out16));
+}
+
+/// Elementwise, activation, softmax and data-movement kernels and their prepare functions (both
+/// rounding modes, so the float table generation is covered too).
+#[inline(never)]
+fn elementwise_activation_shape_kernels() {
+    use microquant::kernels::add::{AddParams, add_s8, add_s16};
+    use microquant::kernels::concat::{ConcatInput, ConcatParams, concat, concat_s8};
+    use microquant::kernels::hard_swish::{HardSwishParams, hard_swish_s8};
+    use microquant::kernels::logistic::{LogisticParams, logistic_s8};
+    use microquant::kernels::mul::{MulParams, mul_s8, mul_s16};
+    use microquant::kernels::pad::{PadParams, pad_s8, pad_s16};
+    use microquant::kernels::reduce::{MeanParams, mean_s8, mean_s16, mean_scratch_len};
+    use microquant::kernels::reshape::{reshape_output_shape, reshape_s8};
+    use microquant::kernels::softmax::*;
+    use microquant::kernels::tanh::{TanhParams, tanh_s8};
+    use microquant::kernels::tensor::TensorQuant;
+    use microquant::kernels::transpose::{TransposeParams, transpose_s8, transpose_s16, transpose_s32};
+    use microquant::kernels::{ActivationRange, Rounding};
+    let rounding = if black_box(true) { Rounding::Double } else { Rounding::Single };
+    let other = if black_box(false) { Rounding::Double } else { Rounding::Single };
+    let q = |s: f32, z: i32| TensorQuant::new(black_box(s), black_box(z));
+    let shape_a: &[usize] = black_box(&[2, 3, 4]);
+    let shape_b: &[usize] = black_box(&[3, 1]);
+    let a: &[i8] = black_box(&[3; 24]);
+    let b: &[i8] = black_box(&[-5; 3]);
+    let a16: &[i16] = black_box(&[300; 24]);
+    let b16: &[i16] = black_box(&[-500; 3]);
+    let mut out = [0i8; 64];
+    let mut out16 = [0i16; 64];
+    let mut out32 = [0i32; 64];
+    let act = black_box(ActivationRange::INT8);
+    for r in [rounding, other] {
+        if let Ok(p) = AddParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), act, shape_a, shape_b, r) {
+            let _ = black_box(add_s8(&p, a, b, &mut out[..24]));
+        }
+        if let Ok(p) = AddParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r) {
+            let _ = black_box(add_s16(&p, a16, b16, &mut out16[..24]));
+        }
+        if let Ok(p) = MulParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), act, shape_a, shape_b, r) {
+            let _ = black_box(mul_s8(&p, a, b, &mut out[..24]));
+        }
+        if let Ok(p) = MulParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r) {
+            let _ = black_box(mul_s16(&p, a16, b16, &mut out16[..24]));
+        }
+        if let Ok(p) = SoftmaxParams::prepare_s8(q(0.1, 3), q(1.0 / 256.0, -128), black_box(1.0), bb(4), r) {
+            let _ = black_box(softmax_s8(&p, a, &mut out[..24]));
+        }
+        if let Ok(p) = SoftmaxParams::prepare_s8_s16(q(0.1, 3), q(1.0 / 65536.0, -32768), black_box(1.0), bb(4), r) {
+            let _ = black_box(softmax_s8_s16(&p, a, &mut out16[..24]));
+        }
+        let luts = SoftmaxS16Luts::new(r);
+        if let Ok(p) = SoftmaxS16Params::prepare(q(0.001, 0), q(1.0 / 32768.0, 0), black_box(1.0), bb(4), r, &luts) {
+            let _ = black_box(softmax_s16(&p, a16, &mut out16[..24]));
+        }
+        if let Ok(p) = LogisticParams::prepare_s8(q(0.1, 3), q(1.0 / 256.0, -128), r) {
+            let _ = black_box(logistic_s8(&p, a, &mut out[..24]));
+        }
+        if let Ok(p) = TanhParams::prepare_s8(q(0.1, 3), q(1.0 / 128.0, 0), r) {
+            let _ = black_box(tanh_s8(&p, a, &mut out[..24]));
+        }
+        if let Ok(p) = HardSwishParams::prepare_s8(q(0.1, 3), q(0.05, -10), r) {
+            let _ = black_box(hard_swish_s8(&p, a, &mut out[..24]));
+        }
+        if let Ok(p) = MeanParams::prepare_s8(shape_a, black_box(&[1, -1][..]), q(0.1, 3), q(0.05, -10), r) {
+            let mut scratch = [0i32; 8];
+            let n = mean_scratch_len(shape_a, black_box(&[1, -1][..])).unwrap_or(0);
+            let _ = black_box(mean_s8(&p, a, &mut out[..n.min(64)], &mut scratch));
+            let _ = black_box(mean_s16(&p, a16, &mut out16[..n.min(64)], &mut scratch));
+        }
+    }
+    let inputs = [ConcatInput::copy(bb(2)), ConcatInput::prepare_s8(bb(1), q(0.1, 3), q(0.2, 0)).unwrap_or(ConcatInput::copy(1))];
+    if let Ok(p) = ConcatParams::new(black_box(&[4, 3, 2][..]), black_box(-2), &inputs) {
+        let (x, y): (&[i8], &[i8]) = (black_box(&[1; 16]), black_box(&[2; 8]));
+        let _ = black_box(concat_s8(&p, &[x, y], &mut out[..24]));
+        let (x, y): (&[i16], &[i16]) = (black_box(&[1; 16]), black_box(&[2; 8]));
+        let _ = black_box(concat(&p, &[x, y], &mut out16[..24]));
+    }
+    if let Ok(p) = PadParams::prepare_s8(shape_a, black_box(&[[1, 0], [0, 2], [1, 1]][..]), q(0.1, 3), black_box(None)) {
+        let _ = black_box(pad_s8(&p, a, &mut out[..]));
+        let _ = black_box(pad_s16(&p, a16, &mut out16[..]));
+    }
+    if let Ok(p) = TransposeParams::new(shape_a, black_box(&[2, 0, 1][..])) {
+        let _ = black_box(transpose_s8(&p, a, &mut out[..24]));
+        let _ = black_box(transpose_s16(&p, a16, &mut out16[..24]));
+        let _ = black_box(transpose_s32(&p, black_box(&[7i32; 24][..]), &mut out32[..24]));
+    }
+    let _ = black_box(reshape_output_shape(bb(24), black_box(&[-1, 6][..])));
+    let _ = black_box(reshape_s8(a, &mut out[..24]));
+    black_box((&out, &out16, &out32));
+}
+
+fn bb(x: usize) -> usize {
+    black_box(x)
 }
 
 #[panic_handler]

@@ -1,0 +1,503 @@
+//! The operators of the graph and their attributes.
+//!
+//! Layout conventions (the same as TFLite, CMSIS-NN and our kernels):
+//! - 4-D activations are **NHWC**.
+//! - Conv filters are **OHWI** `[out_c, kh, kw, in_c]`; depthwise filters `[1, kh, kw, in_c *
+//!   depth_multiplier]`; fully-connected weights `[out, in]`.
+//! - A bias is a 1-D tensor `[out_c]` and is optional (`None` in [`Node::inputs`](super::Node)).
+//!
+//! Attributes that TFLite or ONNX give as constant *input tensors* (reshape's shape, pad's
+//! paddings, mean's axes, transpose's permutation) are resolved by the importer into plain
+//! attributes of the op, with negative axes normalised; such inputs do not appear in the node.
+//! Each variant documents its inputs and outputs.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+/// How a convolution or pooling window is padded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Padding {
+    /// TFLite/TensorFlow `SAME`: output = ceil(input / stride); the total padding
+    /// `max((output - 1) * stride + effective_filter - input, 0)` is split with the smaller half
+    /// first (top/left).
+    Same,
+    /// No padding: output = (input - effective_filter) / stride + 1.
+    Valid,
+    /// Explicit padding in elements (ONNX `pads`).
+    Explicit {
+        /// Rows added above.
+        top: usize,
+        /// Rows added below.
+        bottom: usize,
+        /// Columns added on the left.
+        left: usize,
+        /// Columns added on the right.
+        right: usize,
+    },
+}
+
+/// Output extent and padding along one spatial axis, from [`Padding::resolve_h`] or
+/// [`Padding::resolve_w`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AxisWindow {
+    /// Output extent.
+    pub output: usize,
+    /// Padding before the first input element (top or left).
+    pub pad_before: usize,
+    /// Padding after the last input element (bottom or right).
+    pub pad_after: usize,
+}
+
+impl Padding {
+    /// Resolves the padding along the height axis (uses `top`/`bottom` of `Explicit`).
+    ///
+    /// Returns `None` if `stride`, `dilation` or `filter` is 0, if the window does not fit the
+    /// padded input (the output would be empty), or on arithmetic overflow.
+    pub fn resolve_h(&self, input: usize, filter: usize, stride: usize, dilation: usize) -> Option<AxisWindow> {
+        let explicit = match *self {
+            Padding::Explicit { top, bottom, .. } => Some((top, bottom)),
+            _ => None,
+        };
+        self.resolve(explicit, input, filter, stride, dilation)
+    }
+
+    /// Resolves the padding along the width axis (uses `left`/`right` of `Explicit`).
+    ///
+    /// Returns `None` in the same cases as [`Padding::resolve_h`].
+    pub fn resolve_w(&self, input: usize, filter: usize, stride: usize, dilation: usize) -> Option<AxisWindow> {
+        let explicit = match *self {
+            Padding::Explicit { left, right, .. } => Some((left, right)),
+            _ => None,
+        };
+        self.resolve(explicit, input, filter, stride, dilation)
+    }
+
+    fn resolve(
+        &self,
+        explicit: Option<(usize, usize)>,
+        input: usize,
+        filter: usize,
+        stride: usize,
+        dilation: usize,
+    ) -> Option<AxisWindow> {
+        if stride == 0 || dilation == 0 || filter == 0 || input == 0 {
+            return None;
+        }
+        let effective = (filter - 1).checked_mul(dilation)?.checked_add(1)?;
+        let (output, pad_before, pad_after) = match (self, explicit) {
+            (Padding::Same, _) => {
+                let output = input.div_ceil(stride);
+                let needed = (output - 1).checked_mul(stride)?.checked_add(effective)?;
+                let total = needed.saturating_sub(input);
+                (output, total / 2, total - total / 2)
+            }
+            (Padding::Valid, _) => {
+                let span = input.checked_sub(effective)?;
+                (span / stride + 1, 0, 0)
+            }
+            (Padding::Explicit { .. }, Some((before, after))) => {
+                let padded = input.checked_add(before)?.checked_add(after)?;
+                let span = padded.checked_sub(effective)?;
+                (span / stride + 1, before, after)
+            }
+            (Padding::Explicit { .. }, None) => return None,
+        };
+        Some(AxisWindow { output, pad_before, pad_after })
+    }
+}
+
+impl fmt::Display for Padding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Padding::Same => f.write_str("same"),
+            Padding::Valid => f.write_str("valid"),
+            Padding::Explicit { top, bottom, left, right } => {
+                write!(f, "explicit(t{top} b{bottom} l{left} r{right})")
+            }
+        }
+    }
+}
+
+/// An activation fused into the output of an op (a clamp of the output).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Activation {
+    /// No activation.
+    #[default]
+    None,
+    /// max(x, 0).
+    Relu,
+    /// min(max(x, 0), 6).
+    Relu6,
+    /// min(max(x, -1), 1).
+    ReluN1To1,
+}
+
+impl Activation {
+    /// The float range the activation clamps to (`None` for no activation).
+    pub fn float_range(self) -> Option<(f32, f32)> {
+        match self {
+            Activation::None => None,
+            Activation::Relu => Some((0.0, f32::INFINITY)),
+            Activation::Relu6 => Some((0.0, 6.0)),
+            Activation::ReluN1To1 => Some((-1.0, 1.0)),
+        }
+    }
+}
+
+impl fmt::Display for Activation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Activation::None => "none",
+            Activation::Relu => "relu",
+            Activation::Relu6 => "relu6",
+            Activation::ReluN1To1 => "relu_n1_to_1",
+        })
+    }
+}
+
+/// Attributes of [`Op::Conv2d`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Conv2d {
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Vertical dilation (>= 1; 1 = none).
+    pub dilation_h: usize,
+    /// Horizontal dilation (>= 1; 1 = none).
+    pub dilation_w: usize,
+    /// Padding.
+    pub padding: Padding,
+    /// Fused activation.
+    pub activation: Activation,
+}
+
+/// Attributes of [`Op::DepthwiseConv2d`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DepthwiseConv2d {
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Vertical dilation (>= 1).
+    pub dilation_h: usize,
+    /// Horizontal dilation (>= 1).
+    pub dilation_w: usize,
+    /// Output channels per input channel: `filter channels = input channels * depth_multiplier`.
+    pub depth_multiplier: usize,
+    /// Padding.
+    pub padding: Padding,
+    /// Fused activation.
+    pub activation: Activation,
+}
+
+/// Attributes of [`Op::FullyConnected`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FullyConnected {
+    /// Fused activation.
+    pub activation: Activation,
+    /// TFLite `keep_num_dims`: if true the output keeps the input's leading dimensions
+    /// (`[..., out]`); if false it is 2-D `[input elements / in, out]`.
+    pub keep_num_dims: bool,
+}
+
+/// Attributes of [`Op::MaxPool2d`] and [`Op::AvgPool2d`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pool2d {
+    /// Window height.
+    pub filter_h: usize,
+    /// Window width.
+    pub filter_w: usize,
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Padding (average pooling divides by the number of *unpadded* elements in the window, as
+    /// TFLite does).
+    pub padding: Padding,
+    /// Fused activation.
+    pub activation: Activation,
+}
+
+/// An operator. Inputs and outputs are listed per variant (`?` marks an optional input, `None` in
+/// the node when absent). Unless stated, the output has the data type of input 0.
+///
+/// Conv2d, DepthwiseConv2d and FullyConnected come in three data-type flavours: float (f32
+/// everything), quantized (i8 or i16 activations, i8 weights, i32 or i64 bias) and *hybrid*
+/// (f32 activations and bias, quantized i8 weights: TFLite's dynamic-range models, e.g. the
+/// convolutions of MLPerf Tiny's `kws_ref_model_float32.tflite`).
+/// [`Graph::dequantize_hybrid_weights`](super::Graph::dequantize_hybrid_weights) turns the
+/// last into the first.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Op {
+    /// 2-D convolution. Inputs: `x [n, h, w, in_c]`, `filter [out_c, kh, kw, in_c]` (OHWI),
+    /// `bias? [out_c]`. Output: `[n, oh, ow, out_c]`.
+    Conv2d(Conv2d),
+    /// Depthwise 2-D convolution. Inputs: `x [n, h, w, c]`, `filter [1, kh, kw, c * m]`,
+    /// `bias? [c * m]`. Output: `[n, oh, ow, c * m]`.
+    DepthwiseConv2d(DepthwiseConv2d),
+    /// Fully connected (dense). Inputs: `x [..., in]` (any shape whose element count is a
+    /// multiple of `in`), `weights [out, in]`, `bias? [out]`. Output: see
+    /// [`FullyConnected::keep_num_dims`].
+    FullyConnected(FullyConnected),
+    /// Max pooling. Input `x [n, h, w, c]`, output `[n, oh, ow, c]`.
+    MaxPool2d(Pool2d),
+    /// Average pooling. Input `x [n, h, w, c]`, output `[n, oh, ow, c]`.
+    AvgPool2d(Pool2d),
+    /// Elementwise `a + b` with NumPy broadcasting. Inputs `a`, `b`; output the broadcast shape.
+    Add {
+        /// Fused activation.
+        activation: Activation,
+    },
+    /// Elementwise `a - b` with NumPy broadcasting.
+    Sub {
+        /// Fused activation.
+        activation: Activation,
+    },
+    /// Elementwise `a * b` with NumPy broadcasting.
+    Mul {
+        /// Fused activation.
+        activation: Activation,
+    },
+    /// Softmax over the last axis: `exp(beta * x) / sum(exp(beta * x))`. Input `x`, output same
+    /// shape.
+    Softmax {
+        /// Input multiplier (1.0 for a plain softmax).
+        beta: f32,
+    },
+    /// Logistic sigmoid `1 / (1 + exp(-x))`, same shape.
+    Logistic,
+    /// Hyperbolic tangent, same shape.
+    Tanh,
+    /// Hard swish `x * relu6(x + 3) / 6`, same shape.
+    HardSwish,
+    /// max(x, 0) as a separate op, same shape.
+    Relu,
+    /// min(max(x, 0), 6) as a separate op, same shape.
+    Relu6,
+    /// `x` if `x >= 0` else `alpha * x`, same shape.
+    LeakyRelu {
+        /// Slope for negative inputs.
+        alpha: f32,
+    },
+    /// Concatenation of all inputs (at least one) along `axis`; all other extents must agree.
+    Concatenation {
+        /// The axis, in `0..rank` (negative source axes are normalised by the importer).
+        axis: usize,
+        /// Fused activation.
+        activation: Activation,
+    },
+    /// Constant padding. Inputs: `x`, `constant_value?` (a one-element tensor of x's data type
+    /// and quantization, TFLite `PADV2`). Without it the pad value is 0.0 for float tensors
+    /// and the output zero point for quantized ones (TFLite `PAD`). Output extent `i` is
+    /// `x[i] + paddings[i][0] + paddings[i][1]`.
+    ///
+    /// The paddings are an attribute (the importer resolves TFLite's/ONNX's constant paddings
+    /// input), so a planner knows every shape without reading tensor data.
+    Pad {
+        /// `[before, after]` per axis of `x`, `paddings.len() == rank`.
+        paddings: Vec<[usize; 2]>,
+    },
+    /// Mean over `axes`. Input `x`; output `x` with those axes removed, or kept as 1 if
+    /// `keep_dims`.
+    Mean {
+        /// Axes reduced: sorted, unique, each `< rank`.
+        axes: Vec<usize>,
+        /// Keep the reduced axes as extent 1.
+        keep_dims: bool,
+    },
+    /// Reshape (no data movement). Input `x`; output shape `new_shape`, fully static (the
+    /// importer resolves `-1` and the dynamic batch), same element count.
+    Reshape {
+        /// The output shape.
+        new_shape: Vec<usize>,
+    },
+    /// Axis permutation: output extent `i` is `x[perm[i]]`.
+    Transpose {
+        /// A permutation of `0..rank`.
+        perm: Vec<usize>,
+    },
+    /// Removes the listed axes, each of extent 1.
+    Squeeze {
+        /// Axes removed: sorted, unique, each `< rank` (the importer makes TFLite's "empty =
+        /// every axis of extent 1" explicit).
+        axes: Vec<usize>,
+    },
+    /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
+    /// integer tensor to other parameters or another integer type. Same shape.
+    Quantize,
+    /// Dequantizes `x` (integer with quantization, or f16) to f32. Same shape.
+    Dequantize,
+}
+
+/// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arity {
+    /// Fewest inputs (counting optional ones as absent at the end).
+    pub min_inputs: usize,
+    /// Most inputs (`usize::MAX` for variadic ops).
+    pub max_inputs: usize,
+    /// Number of outputs.
+    pub outputs: usize,
+    /// Inputs at this index and after may be absent (`None`); those before must be present.
+    /// `usize::MAX` when no input is optional.
+    pub optional_from: usize,
+}
+
+impl Op {
+    /// The op's name in our graph (`"Conv2d"`, `"FullyConnected"`, ...): the variant's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Conv2d(_) => "Conv2d",
+            Op::DepthwiseConv2d(_) => "DepthwiseConv2d",
+            Op::FullyConnected(_) => "FullyConnected",
+            Op::MaxPool2d(_) => "MaxPool2d",
+            Op::AvgPool2d(_) => "AvgPool2d",
+            Op::Add { .. } => "Add",
+            Op::Sub { .. } => "Sub",
+            Op::Mul { .. } => "Mul",
+            Op::Softmax { .. } => "Softmax",
+            Op::Logistic => "Logistic",
+            Op::Tanh => "Tanh",
+            Op::HardSwish => "HardSwish",
+            Op::Relu => "Relu",
+            Op::Relu6 => "Relu6",
+            Op::LeakyRelu { .. } => "LeakyRelu",
+            Op::Concatenation { .. } => "Concatenation",
+            Op::Pad { .. } => "Pad",
+            Op::Mean { .. } => "Mean",
+            Op::Reshape { .. } => "Reshape",
+            Op::Transpose { .. } => "Transpose",
+            Op::Squeeze { .. } => "Squeeze",
+            Op::Quantize => "Quantize",
+            Op::Dequantize => "Dequantize",
+        }
+    }
+
+    /// The number of inputs and outputs the op takes.
+    pub fn arity(&self) -> Arity {
+        let (min_inputs, max_inputs, optional_from) = match self {
+            Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => (2, 3, 2),
+            Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } => (2, 2, usize::MAX),
+            Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
+            Op::Pad { .. } => (1, 2, 1),
+            _ => (1, 1, usize::MAX),
+        };
+        Arity { min_inputs, max_inputs, outputs: 1, optional_from }
+    }
+
+    /// The fused activation, for ops that have one.
+    pub fn activation(&self) -> Option<Activation> {
+        match self {
+            Op::Conv2d(c) => Some(c.activation),
+            Op::DepthwiseConv2d(c) => Some(c.activation),
+            Op::FullyConnected(c) => Some(c.activation),
+            Op::MaxPool2d(p) | Op::AvgPool2d(p) => Some(p.activation),
+            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } => Some(*activation),
+            Op::Concatenation { activation, .. } => Some(*activation),
+            _ => None,
+        }
+    }
+
+    /// True for ops whose output is their input's bytes unchanged (reshape, squeeze): a planner
+    /// can alias the output to the input.
+    pub fn is_view(&self) -> bool {
+        matches!(self, Op::Reshape { .. } | Op::Squeeze { .. })
+    }
+}
+
+fn write_list(f: &mut fmt::Formatter<'_>, v: &[usize]) -> fmt::Result {
+    f.write_str("[")?;
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{x}")?;
+    }
+    f.write_str("]")
+}
+
+fn write_act(f: &mut fmt::Formatter<'_>, a: Activation) -> fmt::Result {
+    if a == Activation::None { Ok(()) } else { write!(f, ", {a}") }
+}
+
+/// One compact line: the op name and its attributes, e.g.
+/// `Conv2d(stride 2x2, dilation 1x1, padding same, relu)`.
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
+        match self {
+            Op::Conv2d(c) => {
+                write!(f, "(stride {}x{}, dilation {}x{}, padding {}", c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.padding)?;
+                write_act(f, c.activation)?;
+                f.write_str(")")
+            }
+            Op::DepthwiseConv2d(c) => {
+                write!(
+                    f,
+                    "(stride {}x{}, dilation {}x{}, multiplier {}, padding {}",
+                    c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.depth_multiplier, c.padding
+                )?;
+                write_act(f, c.activation)?;
+                f.write_str(")")
+            }
+            Op::FullyConnected(c) => match (c.keep_num_dims, c.activation) {
+                (false, Activation::None) => Ok(()),
+                (false, a) => write!(f, "({a})"),
+                (true, Activation::None) => f.write_str("(keep_num_dims)"),
+                (true, a) => write!(f, "(keep_num_dims, {a})"),
+            },
+            Op::MaxPool2d(p) | Op::AvgPool2d(p) => {
+                write!(f, "(filter {}x{}, stride {}x{}, padding {}", p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.padding)?;
+                write_act(f, p.activation)?;
+                f.write_str(")")
+            }
+            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } => {
+                if *activation != Activation::None {
+                    write!(f, "({activation})")?;
+                }
+                Ok(())
+            }
+            Op::Softmax { beta } => write!(f, "(beta {beta})"),
+            Op::LeakyRelu { alpha } => write!(f, "(alpha {alpha})"),
+            Op::Concatenation { axis, activation } => {
+                write!(f, "(axis {axis}")?;
+                write_act(f, *activation)?;
+                f.write_str(")")
+            }
+            Op::Pad { paddings } => {
+                f.write_str("(")?;
+                for (i, [b, a]) in paddings.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{b}+{a}")?;
+                }
+                f.write_str(")")
+            }
+            Op::Mean { axes, keep_dims } => {
+                f.write_str("(axes ")?;
+                write_list(f, axes)?;
+                f.write_str(if *keep_dims { ", keep_dims)" } else { ")" })
+            }
+            Op::Reshape { new_shape } => {
+                f.write_str("(")?;
+                write_list(f, new_shape)?;
+                f.write_str(")")
+            }
+            Op::Transpose { perm } => {
+                f.write_str("(perm ")?;
+                write_list(f, perm)?;
+                f.write_str(")")
+            }
+            Op::Squeeze { axes } => {
+                f.write_str("(axes ")?;
+                write_list(f, axes)?;
+                f.write_str(")")
+            }
+            Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Splitting the arena into the op's writable regions (output, scratch) and read-only views of
+//! everything else, without copying and without `unsafe`.
+
+use crate::Error;
+
+/// Read-only views of the arena outside the op's writable regions.
+pub(crate) struct ReadOnly<'b> {
+    pieces: [(usize, &'b [u8]); 3],
+}
+
+impl<'b> ReadOnly<'b> {
+    /// The bytes `[off, off + len)`, if they lie entirely in one read-only piece.
+    pub(crate) fn get(&self, off: usize, len: usize, op: u32) -> Result<&'b [u8], Error> {
+        for &(base, piece) in &self.pieces {
+            if off >= base {
+                let rel = off - base;
+                if let Some(s) = piece.get(rel..rel.saturating_add(len)) {
+                    if rel.checked_add(len).is_some_and(|e| e <= piece.len()) {
+                        return Ok(s);
+                    }
+                }
+            }
+        }
+        Err(Error::BadOp { index: op, reason: "an input overlaps the op's output or scratch in the arena" })
+    }
+}
+
+/// Splits `arena` into `&mut` views of the regions `a` and `b` (offset, length; `b` may be
+/// empty) and read-only views of the rest. The regions must not overlap.
+pub(crate) fn carve<'b>(
+    arena: &'b mut [u8],
+    a: (usize, usize),
+    b: (usize, usize),
+    op: u32,
+) -> Result<(&'b mut [u8], &'b mut [u8], ReadOnly<'b>), Error> {
+    let bad = Error::BadOp { index: op, reason: "output or scratch outside the arena, or overlapping" };
+    let end = |r: (usize, usize)| r.0.checked_add(r.1).ok_or(bad);
+    let (a_end, b_end) = (end(a)?, end(b)?);
+    let swap = b.1 > 0 && b.0 < a.0;
+    let (first, first_end, second, second_end) = if swap { (b, b_end, a, a_end) } else { (a, a_end, b, b_end) };
+    if second.1 > 0 && second.0 < first_end {
+        return Err(bad);
+    }
+    if first_end > arena.len() || (second.1 > 0 && second_end > arena.len()) {
+        return Err(bad);
+    }
+    let (lo, rest) = arena.split_at_mut(first.0);
+    let (r1, rest) = rest.split_at_mut(first.1);
+    let (mid, r2, hi, hi_base) = if second.1 > 0 {
+        let (mid, rest) = rest.split_at_mut(second.0 - first_end);
+        let (r2, hi) = rest.split_at_mut(second.1);
+        (mid, r2, hi, second_end)
+    } else {
+        let (r2, hi) = rest.split_at_mut(0);
+        (&mut [][..], r2, hi, first_end)
+    };
+    let ro = ReadOnly { pieces: [(0, &*lo), (first_end, &*mid), (hi_base, &*hi)] };
+    if swap { Ok((r2, r1, ro)) } else { Ok((r1, r2, ro)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn carves_disjoint_regions() {
+        let mut arena: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let (out, scratch, ro) = carve(&mut arena, (32, 8), (8, 4), 0).unwrap();
+        assert_eq!(out[0], 32);
+        assert_eq!(scratch[0], 8);
+        assert_eq!(ro.get(0, 8, 0).unwrap()[7], 7);
+        assert_eq!(ro.get(12, 20, 0).unwrap()[0], 12);
+        assert_eq!(ro.get(40, 24, 0).unwrap()[23], 63);
+        assert!(ro.get(30, 4, 0).is_err()); // crosses the output
+        assert!(ro.get(60, 8, 0).is_err()); // past the end
+        assert!(carve(&mut arena, (0, 16), (8, 16), 0).is_err()); // overlap
+        assert!(carve(&mut arena, (60, 8), (0, 0), 0).is_err()); // outside
+        let (out, _, ro) = carve(&mut arena, (16, 16), (0, 0), 0).unwrap();
+        out[0] = 1;
+        assert_eq!(ro.get(32, 32, 0).unwrap().len(), 32);
+    }
+}

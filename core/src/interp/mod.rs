@@ -1,0 +1,142 @@
+//! The interpreter: runs a `.mq` model in a caller-provided arena, without allocating.
+//!
+//! [`Interpreter::new`] validates everything once (the model's structure via
+//! [`Model::parse`], then every op: kind, number and dtypes of inputs and outputs, shapes
+//! against the op's parameters, parameter blocks, arena regions) and checks the arena is large
+//! enough. [`Interpreter::invoke`] then runs the ops; nothing discoverable at load is left to
+//! fail there.
+
+mod arena;
+mod ops;
+mod params;
+
+use crate::kernels::Rounding;
+use crate::model::{DType, Model, OpKind, Storage, TensorInfo};
+use crate::Error;
+
+/// Alignment the interpreter gives the arena's start (it skips up to 15 bytes of a
+/// misaligned arena).
+pub const ARENA_ALIGN: usize = 16;
+
+/// Receives the start and end of every op during [`Interpreter::invoke_profiled`]; feed it
+/// from a cycle counter on hardware, SysTick under QEMU `-icount`, or a clock on the host.
+pub trait Profiler {
+    /// Op `index` of kind `kind` is about to run.
+    fn op_start(&mut self, index: u32, kind: OpKind);
+    /// Op `index` has finished.
+    fn op_end(&mut self, index: u32, kind: OpKind);
+}
+
+/// A profiler that does nothing.
+impl Profiler for () {
+    #[inline(always)]
+    fn op_start(&mut self, _: u32, _: OpKind) {}
+    #[inline(always)]
+    fn op_end(&mut self, _: u32, _: OpKind) {}
+}
+
+/// Runs one model.
+pub struct Interpreter<'m, 'a> {
+    model: Model<'m>,
+    arena: &'a mut [u8],
+    rounding: Rounding,
+}
+
+impl<'m, 'a> Interpreter<'m, 'a> {
+    /// Validates `model` and takes `arena` for its activations and scratch buffers.
+    ///
+    /// # Errors
+    /// Any model validation error ([`Model::parse`]), [`Error::BadOp`] / [`Error::UnsupportedOp`]
+    /// for ops this build cannot run as stored, and [`Error::ArenaTooSmall`] (with the size
+    /// needed) if `arena` is too small.
+    pub fn new(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
+        let model = Model::parse(model)?;
+        let available = arena.len();
+        let pad = arena.as_ptr().align_offset(ARENA_ALIGN);
+        let needed = model.arena_len();
+        let arena = match arena.get_mut(pad..).and_then(|a| a.get_mut(..needed)) {
+            Some(a) => a,
+            None => return Err(Error::ArenaTooSmall { needed: needed + pad, available }),
+        };
+        let rounding = if model.single_rounding() { Rounding::Single } else { Rounding::Double };
+        for i in 0..model.num_ops() as u32 {
+            ops::validate(&model, i)?;
+        }
+        Ok(Self { model, arena, rounding })
+    }
+
+    /// The model being run.
+    pub fn model(&self) -> &Model<'m> {
+        &self.model
+    }
+
+    /// The rounding the model's requantizations use.
+    pub fn rounding(&self) -> Rounding {
+        self.rounding
+    }
+
+    /// Runs every op once.
+    pub fn invoke(&mut self) -> Result<(), Error> {
+        self.invoke_profiled(&mut ())
+    }
+
+    /// Runs every op once, telling `profiler` when each starts and ends.
+    pub fn invoke_profiled<P: Profiler>(&mut self, profiler: &mut P) -> Result<(), Error> {
+        for i in 0..self.model.num_ops() as u32 {
+            let op = self.model.op(i)?;
+            profiler.op_start(i, op.kind);
+            ops::eval(&self.model, &op, self.arena, self.rounding)?;
+            profiler.op_end(i, op.kind);
+        }
+        Ok(())
+    }
+
+    fn arena_tensor(&self, t: &TensorInfo<'m>) -> Result<(usize, usize), Error> {
+        match t.storage {
+            Storage::Arena(off) => Ok((off as usize, t.byte_len as usize)),
+            Storage::Const(_) => Err(Error::BadTensor { index: t.index, reason: "model input/output is a constant" }),
+        }
+    }
+
+    /// Model input `i`: its description (shape, dtype, quantization).
+    pub fn input_info(&self, i: usize) -> Result<TensorInfo<'m>, Error> {
+        self.model.tensor(self.model.input_index(i)?)
+    }
+
+    /// Model output `i`: its description (shape, dtype, quantization).
+    pub fn output_info(&self, i: usize) -> Result<TensorInfo<'m>, Error> {
+        self.model.tensor(self.model.output_index(i)?)
+    }
+
+    /// The bytes of model input `i`, to fill before [`invoke`](Self::invoke).
+    pub fn input_bytes(&mut self, i: usize) -> Result<&mut [u8], Error> {
+        let t = self.input_info(i)?;
+        let (off, len) = self.arena_tensor(&t)?;
+        self.arena.get_mut(off..off + len).ok_or(Error::BadTensor { index: t.index, reason: "outside the arena" })
+    }
+
+    /// The bytes of model output `i`, valid after [`invoke`](Self::invoke).
+    pub fn output_bytes(&self, i: usize) -> Result<&[u8], Error> {
+        let t = self.output_info(i)?;
+        let (off, len) = self.arena_tensor(&t)?;
+        self.arena.get(off..off + len).ok_or(Error::BadTensor { index: t.index, reason: "outside the arena" })
+    }
+
+    /// Model input `i` as int8 data (its dtype must be int8).
+    pub fn input_i8(&mut self, i: usize) -> Result<&mut [i8], Error> {
+        let t = self.input_info(i)?;
+        if t.dtype != DType::I8 {
+            return Err(Error::BadTensor { index: t.index, reason: "model input is not int8" });
+        }
+        Ok(bytemuck::cast_slice_mut(self.input_bytes(i)?))
+    }
+
+    /// Model output `i` as int8 data (its dtype must be int8).
+    pub fn output_i8(&self, i: usize) -> Result<&[i8], Error> {
+        let t = self.output_info(i)?;
+        if t.dtype != DType::I8 {
+            return Err(Error::BadTensor { index: t.index, reason: "model output is not int8" });
+        }
+        Ok(bytemuck::cast_slice(self.output_bytes(i)?))
+    }
+}

@@ -1,0 +1,265 @@
+//! Depthwise 2-D convolution: int8 with per-channel weights, and 16x8 (int16 activations, int8
+//! weights), with a depth multiplier.
+//!
+//! Input `[n, h, w, in_c]` (NHWC), filter `[1, kh, kw, out_c]` with `out_c = in_c *
+//! depth_multiplier` (symmetric int8), bias `[out_c]`, output `[n, oh, ow, out_c]`. Output
+//! channel `c * depth_multiplier + m` filters input channel `c`. Strides, dilations and padding as
+//! [`conv`](crate::kernels::conv).
+//!
+//! # Rounding
+//! TFLite Micro and the TFLite interpreter's reference kernels run the same
+//! `reference_integer_ops::DepthwiseConvPerChannel` (double rounding for int8; the Q15-reduced
+//! 64-bit `MultiplyByQuantizedMultiplier` for 16x8), so [`Rounding::Double`] and
+//! [`Rounding::Single`] compute the same thing here and each matches both oracles bit for bit.
+//!
+//! # Scratch
+//! None: the reference kernels need no scratch memory.
+//!
+//! # Prepare
+//! As [`conv`](crate::kernels::conv): [`compute_window`](crate::kernels::common::compute_window),
+//! [`per_channel_multipliers`](crate::kernels::common::per_channel_multipliers) (TFLite quantizes
+//! depthwise filters along dimension 3, the output channel), [`ActivationRange::from_fused`].
+
+use crate::Error;
+use crate::kernels::common::{Accumulator, Activation, Hw, PaddingValues, check_len, check_offsets, ensure};
+use crate::kernels::conv::{check_conv_window, input_coord};
+use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+
+/// Everything a depthwise convolution call needs besides its data, prepared once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct DepthwiseConvParams {
+    /// Input shape `[n, h, w, in_c]`.
+    pub input: Dims4,
+    /// Filter height and width.
+    pub filter: Hw,
+    /// Output shape `[n, oh, ow, in_c * depth_multiplier]`.
+    pub output: Dims4,
+    /// Output channels per input channel (>= 1).
+    pub depth_multiplier: usize,
+    /// Strides (>= 1).
+    pub stride: Hw,
+    /// Dilations (>= 1).
+    pub dilation: Hw,
+    /// Resolved padding.
+    pub padding: PaddingValues,
+    /// `-input_zero_point`: in [-127, 128] for int8; 0 for 16x8.
+    pub input_offset: i32,
+    /// `output_zero_point`: in [-128, 127] for int8; 0 for 16x8.
+    pub output_offset: i32,
+    /// Output clamp.
+    pub activation: ActivationRange,
+    /// Rounding mode; both give the same result for depthwise conv (module docs).
+    pub rounding: Rounding,
+}
+
+fn validate<X: Activation, A>(
+    kernel: &'static str,
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[X],
+    filter: &[i8],
+    bias: Option<&[A]>,
+    output: &[X],
+) -> Result<(), Error> {
+    check_conv_window(kernel, &p.input, p.filter, &p.output, p.stride, p.dilation, &p.padding)?;
+    check_offsets::<X>(kernel, p.input_offset, p.output_offset)?;
+    ensure(p.activation.is_within(X::RANGE), kernel, "activation range empty or outside the output type")?;
+    let out_c = p.output.c;
+    ensure(p.depth_multiplier >= 1 && p.input.c >= 1, kernel, "channels and depth multiplier must be >= 1")?;
+    ensure(
+        p.input.c.checked_mul(p.depth_multiplier) == Some(out_c),
+        kernel,
+        "output channels != input channels * depth_multiplier",
+    )?;
+    check_len(kernel, "input length != input dims", input.len(), p.input.checked_len())?;
+    check_len(
+        kernel,
+        "filter length != kh * kw * output channels",
+        filter.len(),
+        p.filter.h.checked_mul(p.filter.w).and_then(|v| v.checked_mul(out_c)),
+    )?;
+    check_len(kernel, "output length != output dims", output.len(), p.output.checked_len())?;
+    if let Some(b) = bias {
+        check_len(kernel, "bias length != output channels", b.len(), Some(out_c))?;
+    }
+    ensure(
+        quant.multiplier.len() == out_c && quant.shift.len() == out_c,
+        kernel,
+        "multiplier/shift length != output channels",
+    )
+}
+
+/// The reference kernel, after validation: TFLite's
+/// `reference_integer_ops::DepthwiseConvPerChannel`.
+fn depthwise_conv_reference<X: Activation, A: Accumulator>(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[X],
+    filter: &[i8],
+    bias: Option<&[A]>,
+    output: &mut [X],
+) {
+    let (ind, outd) = (p.input, p.output);
+    let dm = p.depth_multiplier.max(1);
+    let in_image = (ind.h * ind.w * ind.c).max(1);
+    let out_image = (outd.h * outd.w * outd.c).max(1);
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        let mut out_pixels = out_b.chunks_exact_mut(outd.c.max(1));
+        for oy in 0..outd.h {
+            for ox in 0..outd.w {
+                let Some(out_px) = out_pixels.next() else { return };
+                for (ic, out_group) in out_px.chunks_exact_mut(dm).enumerate() {
+                    for (m, out) in out_group.iter_mut().enumerate() {
+                        let oc = ic * dm + m;
+                        let mut acc = A::ZERO;
+                        for ky in 0..p.filter.h {
+                            let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) else {
+                                continue;
+                            };
+                            for kx in 0..p.filter.w {
+                                let Some(ix) = input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w)
+                                else {
+                                    continue;
+                                };
+                                let x = in_b.get((iy * ind.w + ix) * ind.c + ic);
+                                let w = filter.get((ky * p.filter.w + kx) * outd.c + oc);
+                                if let (Some(&x), Some(&w)) = (x, w) {
+                                    acc = acc.add_product(w as i32 * (x.to_i32() + p.input_offset));
+                                }
+                            }
+                        }
+                        if let Some(&b) = bias.and_then(|b| b.get(oc)) {
+                            acc = acc.add_bias(b);
+                        }
+                        let (Some(&mult), Some(&s)) = (quant.multiplier.get(oc), quant.shift.get(oc)) else { continue };
+                        let scaled = acc.requantize(mult, s).wrapping_add(p.output_offset);
+                        *out = X::from_clamped(p.activation.apply(scaled));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The one dispatch point of the depthwise kernels (optimized variants, e.g. 3x3, slot in here).
+#[inline]
+fn depthwise_conv_dispatch<X: Activation, A: Accumulator>(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[X],
+    filter: &[i8],
+    bias: Option<&[A]>,
+    output: &mut [X],
+) {
+    depthwise_conv_reference(p, quant, input, filter, bias, output);
+}
+
+/// int8 depthwise 2-D convolution with per-channel weights and a depth multiplier (TFLite
+/// `DEPTHWISE_CONV_2D`, int8), bit-exact with TFLite Micro and with the TFLite interpreter's
+/// reference kernel in both rounding modes.
+///
+/// Constraints: shapes as [`DepthwiseConvParams`] documents (output size consistent with input,
+/// filter, stride, dilation and padding; `out_c = in_c * depth_multiplier`); offsets and clamp
+/// within int8; one multiplier and shift per output channel, shifts in [-31, 30]; optional int32
+/// bias `[out_c]`. Scratch: none.
+///
+/// # Errors
+/// [`Error::BadKernelArgument`] when a slice length or a parameter breaks the constraints.
+/// Never panics.
+pub fn depthwise_conv_s8(
+    params: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> Result<(), Error> {
+    validate("depthwise_conv_s8", params, quant, input, filter, bias, output)?;
+    depthwise_conv_dispatch(params, quant, input, filter, bias, output);
+    Ok(())
+}
+
+/// 16x8 depthwise 2-D convolution: int16 input and output (zero points 0: both offsets must be
+/// 0), int8 per-channel weights, bias `B` = `i64` (what TFLite uses for 16x8 depthwise: 64-bit
+/// accumulator and the Q15-reduced multiplier, which needs shifts <= 7; `None::<&[i64]>` for no
+/// bias) or `i32` (32-bit accumulator, Q31 multiplier; TFLite has no such depthwise kernel).
+/// Otherwise as [`depthwise_conv_s8`]. Scratch: none.
+///
+/// # Errors
+/// As [`depthwise_conv_s8`].
+pub fn depthwise_conv_s16<B: Accumulator>(
+    params: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i16],
+    filter: &[i8],
+    bias: Option<&[B]>,
+    output: &mut [i16],
+) -> Result<(), Error> {
+    validate("depthwise_conv_s16", params, quant, input, filter, bias, output)?;
+    depthwise_conv_dispatch(params, quant, input, filter, bias, output);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::common::{Padding, compute_window};
+
+    fn params(input: Dims4, filter: Hw, dm: usize, stride: Hw, padding: Padding) -> DepthwiseConvParams {
+        let w = compute_window(padding, Hw::new(input.h, input.w), filter, stride, Hw::square(1)).unwrap();
+        DepthwiseConvParams {
+            input,
+            filter,
+            output: Dims4::new(input.n, w.output.h, w.output.w, input.c * dm),
+            depth_multiplier: dm,
+            stride,
+            dilation: Hw::square(1),
+            padding: w.padding,
+            input_offset: 0,
+            output_offset: 0,
+            activation: ActivationRange::INT8,
+            rounding: Rounding::Double,
+        }
+    }
+
+    #[test]
+    fn depth_multiplier_maps_channels() {
+        // 1x1 image, 2 channels, multiplier 2: outputs [x0*w0, x0*w1, x1*w2, x1*w3].
+        let p = params(Dims4::new(1, 1, 1, 2), Hw::square(1), 2, Hw::square(1), Padding::Valid);
+        let q = PerChannelQuant { multiplier: &[1 << 30; 4], shift: &[1; 4] };
+        let mut out = [0i8; 4];
+        depthwise_conv_s8(&p, &q, &[3, -5], &[1, 2, 3, 4], Some(&[0, 0, 0, 1]), &mut out).unwrap();
+        assert_eq!(out, [3, 6, -15, -19]);
+    }
+
+    #[test]
+    fn three_by_three_same_counts_taps() {
+        let p = params(Dims4::new(1, 3, 3, 1), Hw::square(3), 1, Hw::square(1), Padding::Same);
+        let q = PerChannelQuant { multiplier: &[1 << 30], shift: &[1] };
+        let mut out = [0i8; 9];
+        depthwise_conv_s8(&p, &q, &[1; 9], &[1; 9], None, &mut out).unwrap();
+        assert_eq!(out, [4, 6, 4, 6, 9, 6, 4, 6, 4]);
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        let p = params(Dims4::new(1, 4, 4, 2), Hw::square(3), 2, Hw::square(2), Padding::Same);
+        let q = PerChannelQuant { multiplier: &[1 << 30; 4], shift: &[0; 4] };
+        let (i, f, mut o) = ([0i8; 32], [0i8; 36], [0i8; 16]);
+        assert!(depthwise_conv_s8(&p, &q, &i, &f, None, &mut o).is_ok());
+        assert!(depthwise_conv_s8(&p, &q, &i[..31], &f, None, &mut o).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f[..35], None, &mut o).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f, None, &mut o[..15]).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f, Some(&[0; 3]), &mut o).is_err());
+        let bad_dm = DepthwiseConvParams { depth_multiplier: 3, ..p };
+        assert!(depthwise_conv_s8(&bad_dm, &q, &i, &f, None, &mut o).is_err());
+        let bad_dm = DepthwiseConvParams { depth_multiplier: 0, ..p };
+        assert!(depthwise_conv_s8(&bad_dm, &q, &i, &f, None, &mut o).is_err());
+        let q3 = PerChannelQuant { multiplier: &[1 << 30; 3], shift: &[0; 4] };
+        assert!(depthwise_conv_s8(&p, &q3, &i, &f, None, &mut o).is_err());
+        let p16 = DepthwiseConvParams { activation: ActivationRange::INT16, ..p };
+        assert!(depthwise_conv_s16(&p16, &q, &[0i16; 32], &f, None::<&[i64]>, &mut [0i16; 16]).is_ok());
+        assert!(depthwise_conv_s8(&p16, &q, &i, &f, None, &mut o).is_err());
+    }
+}

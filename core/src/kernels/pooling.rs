@@ -1,0 +1,255 @@
+//! Max pooling and average pooling, int8 and int16.
+//!
+//! Input `[n, h, w, c]` (NHWC), output `[n, oh, ow, c]`, with the same scale and zero point (TFLite
+//! requires it, so no requantization happens). Each output reduces the part of its
+//! `filter.h x filter.w` window that lies inside the image: padded pixels are skipped, not read
+//! as zero, and the average divides by the number of pixels actually inside, rounding half away
+//! from zero (TFLite's `(sum ± count / 2) / count`). The result is clamped to the fused
+//! activation's range.
+//!
+//! # Rounding
+//! No requantization, so no rounding mode: TFLite Micro and the TFLite interpreter run the same
+//! `reference_integer_ops::{MaxPool, AveragePool}`, and these kernels match both bit for bit.
+//!
+//! # Scratch
+//! None.
+//!
+//! # Prepare
+//! [`compute_window`](crate::kernels::common::compute_window) with dilation 1 gives the output
+//! size and padding; [`ActivationRange::from_fused`] the clamp (from the output's scale and zero
+//! point).
+
+use crate::Error;
+use crate::kernels::common::{Activation, Hw, PaddingValues, check_len, check_window_axis, ensure};
+use crate::kernels::{ActivationRange, Dims4};
+
+/// Everything a pooling call needs besides its data, prepared once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct PoolParams {
+    /// Input shape `[n, h, w, c]`.
+    pub input: Dims4,
+    /// Output shape `[n, oh, ow, c]`.
+    pub output: Dims4,
+    /// Window height and width (>= 1).
+    pub filter: Hw,
+    /// Strides (>= 1).
+    pub stride: Hw,
+    /// Resolved padding.
+    pub padding: PaddingValues,
+    /// Output clamp.
+    pub activation: ActivationRange,
+}
+
+fn validate<X: Activation>(kernel: &'static str, p: &PoolParams, input: &[X], output: &[X]) -> Result<(), Error> {
+    ensure(
+        p.stride.h >= 1 && p.stride.w >= 1 && p.filter.h >= 1 && p.filter.w >= 1,
+        kernel,
+        "window size and strides must be >= 1",
+    )?;
+    ensure(
+        check_window_axis(p.input.h, p.padding.top, p.padding.bottom, p.filter.h, p.stride.h, 1, p.output.h),
+        kernel,
+        "output height does not match input, window, stride and padding",
+    )?;
+    ensure(
+        check_window_axis(p.input.w, p.padding.left, p.padding.right, p.filter.w, p.stride.w, 1, p.output.w),
+        kernel,
+        "output width does not match input, window, stride and padding",
+    )?;
+    ensure(p.input.n == p.output.n && p.input.c == p.output.c, kernel, "input and output batch or channels differ")?;
+    ensure(p.activation.is_within(X::RANGE), kernel, "activation range empty or outside the data type")?;
+    check_len(kernel, "input length != input dims", input.len(), p.input.checked_len())?;
+    check_len(kernel, "output length != output dims", output.len(), p.output.checked_len())?;
+    // Windows move monotonically, so if the first and the last window of each axis overlap the
+    // image, all do (TFLite's AveragePool fails on an empty window; MaxPool would output the
+    // type's minimum).
+    if p.output.h > 0 && p.output.w > 0 && p.input.h > 0 && p.input.w > 0 {
+        let overlaps = |out: usize, stride: usize, filter: usize, before: usize, size: usize| {
+            filter > before && (out - 1) * stride < before + size
+        };
+        ensure(
+            overlaps(p.output.h, p.stride.h, p.filter.h, p.padding.top, p.input.h)
+                && overlaps(p.output.w, p.stride.w, p.filter.w, p.padding.left, p.input.w),
+            kernel,
+            "a pooling window lies entirely in the padding",
+        )?;
+    } else {
+        ensure(p.output.checked_len() == Some(0), kernel, "a pooling window lies entirely in the padding")?;
+    }
+    Ok(())
+}
+
+/// The in-image range `[start, end)` of the window of output coordinate `o` on one axis.
+#[inline(always)]
+fn window_range(o: usize, stride: usize, filter: usize, before: usize, size: usize) -> (usize, usize) {
+    let origin = o * stride; // in padded coordinates
+    let start = origin.max(before) - before;
+    let end = (origin + filter).min(before + size).saturating_sub(before);
+    (start, end)
+}
+
+/// The reference loop of both pooling kernels: TFLite's `reference_integer_ops::MaxPool`
+/// (`AVG = false`: the maximum, starting at the type's lowest value) and `AveragePool` (`AVG =
+/// true`: the sum in int32, then `(sum ± count / 2) / count` with C's truncating division).
+fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], output: &mut [X]) {
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c.max(1);
+    let in_image = (ind.h * ind.w * ind.c).max(1);
+    let out_image = (outd.h * outd.w * outd.c).max(1);
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        let mut out_pixels = out_b.chunks_exact_mut(c);
+        for oy in 0..outd.h {
+            let (y0, y1) = window_range(oy, p.stride.h, p.filter.h, p.padding.top, ind.h);
+            for ox in 0..outd.w {
+                let (x0, x1) = window_range(ox, p.stride.w, p.filter.w, p.padding.left, ind.w);
+                let Some(out_px) = out_pixels.next() else { return };
+                for (ch, out) in out_px.iter_mut().enumerate() {
+                    let mut acc = if AVG { 0 } else { X::RANGE.min };
+                    for y in y0..y1 {
+                        for x in x0..x1 {
+                            if let Some(v) = in_b.get((y * ind.w + x) * c + ch) {
+                                acc = if AVG { acc.wrapping_add(v.to_i32()) } else { acc.max(v.to_i32()) };
+                            }
+                        }
+                    }
+                    if AVG {
+                        let count = ((y1 - y0) * (x1 - x0)) as i32;
+                        let half = count / 2;
+                        let biased = if acc > 0 { acc.wrapping_add(half) } else { acc.wrapping_sub(half) };
+                        acc = biased.checked_div(count).unwrap_or(0);
+                    }
+                    *out = X::from_clamped(p.activation.apply(acc));
+                }
+            }
+        }
+    }
+}
+
+/// The one dispatch point of max pooling (optimized variants slot in here).
+#[inline]
+fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
+    pool_reference::<X, false>(p, input, output);
+}
+
+/// The one dispatch point of average pooling (optimized variants slot in here).
+#[inline]
+fn avg_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
+    pool_reference::<X, true>(p, input, output);
+}
+
+/// int8 max pooling (TFLite `MAX_POOL_2D`, int8), bit-exact with TFLite Micro and the TFLite
+/// interpreter. Constraints: shapes as [`PoolParams`] documents (output size consistent with
+/// input, window, stride and padding; every window overlaps the image); clamp within int8.
+/// Scratch: none.
+///
+/// # Errors
+/// [`Error::BadKernelArgument`] when a slice length or a parameter breaks the constraints.
+/// Never panics.
+pub fn max_pool_s8(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
+    validate("max_pool_s8", params, input, output)?;
+    max_pool_dispatch(params, input, output);
+    Ok(())
+}
+
+/// int16 max pooling: as [`max_pool_s8`] on int16 data (clamp within int16). Scratch: none.
+///
+/// # Errors
+/// As [`max_pool_s8`].
+pub fn max_pool_s16(params: &PoolParams, input: &[i16], output: &mut [i16]) -> Result<(), Error> {
+    validate("max_pool_s16", params, input, output)?;
+    max_pool_dispatch(params, input, output);
+    Ok(())
+}
+
+/// int8 average pooling (TFLite `AVERAGE_POOL_2D`, int8), bit-exact with TFLite Micro and the
+/// TFLite interpreter: the mean of the in-image pixels of each window, rounded half away from
+/// zero, clamped. Constraints as [`max_pool_s8`]; the window area must stay below 2^23 pixels
+/// for the int32 sum (TFLite's too) not to wrap. Scratch: none.
+///
+/// # Errors
+/// As [`max_pool_s8`].
+pub fn avg_pool_s8(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
+    validate("avg_pool_s8", params, input, output)?;
+    avg_pool_dispatch(params, input, output);
+    Ok(())
+}
+
+/// int16 average pooling: as [`avg_pool_s8`] on int16 data (window area below 2^15 pixels for
+/// the int32 sum). Scratch: none.
+///
+/// # Errors
+/// As [`max_pool_s8`].
+pub fn avg_pool_s16(params: &PoolParams, input: &[i16], output: &mut [i16]) -> Result<(), Error> {
+    validate("avg_pool_s16", params, input, output)?;
+    avg_pool_dispatch(params, input, output);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::common::{Padding, compute_window};
+
+    fn params(input: Dims4, filter: Hw, stride: Hw, padding: Padding) -> PoolParams {
+        let w = compute_window(padding, Hw::new(input.h, input.w), filter, stride, Hw::square(1)).unwrap();
+        PoolParams {
+            input,
+            output: Dims4::new(input.n, w.output.h, w.output.w, input.c),
+            filter,
+            stride,
+            padding: w.padding,
+            activation: ActivationRange::INT8,
+        }
+    }
+
+    #[test]
+    fn average_counts_only_pixels_inside_and_rounds_away_from_zero() {
+        // 2x2 image, 3x3 window, SAME: each window covers all 4 pixels.
+        let p = params(Dims4::new(1, 2, 2, 1), Hw::square(3), Hw::square(1), Padding::Same);
+        let mut out = [0i8; 4];
+        avg_pool_s8(&p, &[1, 2, 3, 4], &mut out).unwrap(); // 10 / 4 = 2.5 -> 3
+        assert_eq!(out, [3; 4]);
+        avg_pool_s8(&p, &[-1, -2, -3, -4], &mut out).unwrap(); // -2.5 -> -3
+        assert_eq!(out, [-3; 4]);
+        avg_pool_s8(&p, &[-1, -2, -3, -3], &mut out).unwrap(); // -2.25 -> -2
+        assert_eq!(out, [-2; 4]);
+    }
+
+    #[test]
+    fn max_with_stride_and_clamp() {
+        let mut p = params(Dims4::new(1, 2, 4, 1), Hw::square(2), Hw::square(2), Padding::Valid);
+        let input = [1i8, 5, -3, -7, 2, 0, -4, -2];
+        let mut out = [0i8; 2];
+        max_pool_s8(&p, &input, &mut out).unwrap();
+        assert_eq!(out, [5, -2]);
+        p.activation = ActivationRange { min: 0, max: 3 };
+        max_pool_s8(&p, &input, &mut out).unwrap();
+        assert_eq!(out, [3, 0]);
+        let mut out16 = [0i16; 2];
+        let input16 = [1000i16, 5, -3, -7, 2, 0, -4000, -2];
+        p.activation = ActivationRange::INT16;
+        max_pool_s16(&p, &input16, &mut out16).unwrap();
+        assert_eq!(out16, [1000, -2]);
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        let p = params(Dims4::new(1, 4, 4, 2), Hw::square(2), Hw::square(2), Padding::Valid);
+        let (i, mut o) = ([0i8; 32], [0i8; 8]);
+        assert!(avg_pool_s8(&p, &i, &mut o).is_ok());
+        assert!(avg_pool_s8(&p, &i[..31], &mut o).is_err());
+        assert!(avg_pool_s8(&p, &i, &mut o[..7]).is_err());
+        assert!(avg_pool_s8(&PoolParams { output: Dims4::new(1, 2, 2, 1), ..p }, &i, &mut o[..4]).is_err());
+        assert!(avg_pool_s8(&PoolParams { stride: Hw::new(1, 0), ..p }, &i, &mut o).is_err());
+        assert!(avg_pool_s8(&PoolParams { activation: ActivationRange::INT16, ..p }, &i, &mut o).is_err());
+        // A window entirely in the padding: 2 rows of padding above a 2x2 window.
+        let pad = PaddingValues { top: 2, bottom: 0, left: 0, right: 0 };
+        let w =
+            compute_window(Padding::Explicit(pad), Hw::new(4, 4), Hw::square(2), Hw::square(2), Hw::square(1)).unwrap();
+        let p2 = PoolParams { output: Dims4::new(1, w.output.h, w.output.w, 2), padding: pad, ..p };
+        let mut o2 = [0i8; 24];
+        assert!(avg_pool_s8(&p2, &i, &mut o2[..w.output.h * w.output.w * 2]).is_err());
+        assert!(max_pool_s8(&p2, &i, &mut o2[..w.output.h * w.output.w * 2]).is_err());
+    }
+}

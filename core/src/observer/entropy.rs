@@ -1,0 +1,218 @@
+//! ONNX Runtime's `EntropyCalibrater`: TensorRT's KL-divergence threshold search.
+
+use super::histogram::{Anchor, Binning, Histogram};
+use super::{HistState, Observer, ObserverConfig, RangeStats, identity, numpy_sum_f32};
+use crate::Error;
+use crate::quant::QParams;
+
+/// KL-divergence calibration (TensorRT's method, as ONNX Runtime's `EntropyCalibrater`):
+/// a histogram of `x` symmetric around 0, then for each candidate window of
+/// `2·i` bins around the zero bin (`i` from `num_quantized_bins / 2` to `N / 2`), the
+/// KL divergence between the window's distribution (outliers folded into its end bins) and
+/// its quantization to `num_quantized_bins` levels; the window with the smallest divergence
+/// gives the range (clipped to the data's min and max).
+///
+/// Two-pass mode reproduces ORT: histogram `np.histogram(x, N, range=(-amax, amax))`,
+/// smoothing, normalization and sums in `f32` with numpy's pairwise summation. The logarithm
+/// is `libm`'s `logf` (numpy's SIMD `log` differs from it in the last bit for some inputs), so a
+/// near-tie between two windows may resolve differently. ORT's defaults are 128 bins and 128
+/// quantized bins (`EntropyObserver::<128>` with `num_quantized_bins = 128`, which always
+/// selects the whole range); TensorRT uses 2048 and 128 (this type's default).
+#[derive(Debug, Clone)]
+pub struct EntropyObserver<const N: usize = 2048> {
+    cfg: ObserverConfig,
+    num_quantized_bins: usize,
+    state: HistState<N>,
+    stats: RangeStats,
+    two_pass: bool,
+}
+
+impl<const N: usize> EntropyObserver<N> {
+    /// Default number of quantized bins (ORT and TensorRT: 128).
+    pub const DEFAULT_QUANTIZED_BINS: usize = 128;
+
+    fn check(nq: usize) -> Result<(), Error> {
+        if nq < 2 || nq / 2 > N / 2 {
+            return Err(Error::InvalidArgument { reason: "num_quantized_bins must be in [2, N]" });
+        }
+        Ok(())
+    }
+    /// A one-pass (streaming) observer.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless `2 <= num_quantized_bins <= N`.
+    pub fn new(cfg: ObserverConfig, num_quantized_bins: usize) -> Result<Self, Error> {
+        Self::check(num_quantized_bins)?;
+        Ok(Self {
+            cfg,
+            num_quantized_bins,
+            state: HistState::Bins(Histogram::streaming(Anchor::Centered)),
+            stats: RangeStats::EMPTY,
+            two_pass: false,
+        })
+    }
+    /// A two-pass observer (range pass, then ORT's histogram over `[-amax, amax]`).
+    ///
+    /// # Errors
+    /// As [`EntropyObserver::new`].
+    pub fn two_pass(cfg: ObserverConfig, num_quantized_bins: usize) -> Result<Self, Error> {
+        Self::check(num_quantized_bins)?;
+        Ok(Self { cfg, num_quantized_bins, state: HistState::Range(RangeStats::EMPTY), stats: RangeStats::EMPTY, two_pass: true })
+    }
+    /// The histogram, once binning has started.
+    pub fn histogram(&self) -> Option<&Histogram<N>> {
+        match &self.state {
+            HistState::Bins(h) => Some(h),
+            HistState::Range(_) => None,
+        }
+    }
+}
+
+impl<const N: usize> Observer for EntropyObserver<N> {
+    fn observe(&mut self, x: &[f32]) -> Result<(), Error> {
+        match &mut self.state {
+            HistState::Range(s) => s.add(x, self.cfg.non_finite)?,
+            HistState::Bins(h) => h.add(x, identity, self.cfg.non_finite)?,
+        }
+        self.stats.add(x, self.cfg.non_finite)
+    }
+    fn merge(&mut self, other: &Self) -> Result<(), Error> {
+        if self.two_pass != other.two_pass || self.num_quantized_bins != other.num_quantized_bins {
+            return Err(Error::InvalidArgument { reason: "cannot merge entropy observers with different settings" });
+        }
+        self.state.merge(&other.state)?;
+        self.stats.merge(&other.stats);
+        Ok(())
+    }
+    fn range(&self) -> Result<(f32, f32), Error> {
+        let h = self.state.bins()?;
+        let (dmin, dmax) = self.stats.x.ok_or(Error::NoData)?;
+        let (lo, hi) = kl_threshold(h, self.num_quantized_bins)?;
+        Ok((if lo < dmin { dmin } else { lo }, if hi > dmax { dmax } else { hi }))
+    }
+    fn qparams(&self) -> Result<QParams, Error> {
+        let (lo, hi) = self.range()?;
+        self.cfg.qparams_for(lo, hi)
+    }
+    fn reset(&mut self) {
+        let nq = self.num_quantized_bins;
+        self.state = if self.two_pass { HistState::Range(RangeStats::EMPTY) } else { HistState::Bins(Histogram::streaming(Anchor::Centered)) };
+        self.stats = RangeStats::EMPTY;
+        self.num_quantized_bins = nq;
+    }
+    fn passes(&self) -> u32 {
+        if self.two_pass { 2 } else { 1 }
+    }
+    fn end_pass(&mut self) -> Result<(), Error> {
+        if let HistState::Range(s) = &self.state {
+            let (_, amax) = s.abs.ok_or(Error::NoData)?;
+            self.state = HistState::Bins(Histogram::fixed(-amax, amax, Binning::Numpy)?);
+        }
+        Ok(())
+    }
+}
+
+/// ORT's `smooth_distribution` on `p` in place (`eps = 0.0001`): zeros become `eps`, the
+/// other entries lose `eps · zeros / nonzeros`. `false` if all entries are 0 (ORT: `None`)
+/// or the correction reaches 1 (ORT: an assertion).
+fn smooth(p: &mut [f32]) -> bool {
+    let n_zeros = p.iter().filter(|&&v| v == 0.0).count();
+    let n_nonzeros = p.len() - n_zeros;
+    if n_nonzeros == 0 {
+        return false;
+    }
+    let eps = 0.0001f64;
+    let eps1 = eps * n_zeros as f64 / n_nonzeros as f64;
+    if eps1 >= 1.0 {
+        return false;
+    }
+    let (e, e1) = (eps as f32, (-eps1) as f32);
+    for v in p.iter_mut() {
+        *v += if *v == 0.0 { e } else { e1 };
+    }
+    true
+}
+
+/// `scipy.stats.entropy(p, q)` as ORT's copy computes it, in `f32`: both normalized by their
+/// (pairwise) sums, then `sum(p · log(p / q))`. The vectors are overwritten.
+fn kl(p: &mut [f32], q: &mut [f32]) -> f32 {
+    let sp = numpy_sum_f32(p);
+    let sq = numpy_sum_f32(q);
+    for (a, b) in p.iter_mut().zip(q.iter_mut()) {
+        *a /= sp;
+        *b /= sq;
+        let pk = *a;
+        let qk = *b;
+        *a = if pk == 0.0 && qk >= 0.0 {
+            0.0
+        } else if pk > 0.0 && qk > 0.0 {
+            pk * libm::logf(pk / qk)
+        } else {
+            f32::INFINITY
+        };
+    }
+    numpy_sum_f32(p)
+}
+
+/// ORT's `get_entropy_threshold`: the edges `(edge[start], edge[end])` of the best window.
+pub(crate) fn kl_threshold<const N: usize>(h: &Histogram<N>, nq: usize) -> Result<(f32, f32), Error> {
+    let hist = h.counts();
+    let zero = N / 2;
+    let half_q = nq / 2;
+    if nq == 0 || half_q > zero {
+        return Err(Error::InvalidArgument { reason: "num_quantized_bins must be in [2, N]" });
+    }
+    let mut p = [0f32; N];
+    let mut q = [0f32; N];
+    let mut best: Option<(f32, usize, usize)> = None;
+    for i in half_q..=zero {
+        let start = zero - i;
+        let end = if zero + i + 1 < N { zero + i + 1 } else { N };
+        let Some(sliced) = hist.get(start..end) else { continue };
+        let len = sliced.len();
+        let (Some(p), Some(q)) = (p.get_mut(..len), q.get_mut(..len)) else { continue };
+        let left: u64 = hist.iter().take(start).sum();
+        let right: u64 = hist.iter().skip(end).sum();
+        // Reference distribution p: the window with the outliers folded into its end bins.
+        let last = len - 1;
+        for (k, (pv, &c)) in p.iter_mut().zip(sliced).enumerate() {
+            let mut v = c;
+            if k == 0 {
+                v += left;
+            }
+            if k == last {
+                v += right;
+            }
+            *pv = v as f32;
+        }
+        // Candidate q: the window merged into nq bins (the remainder into the last one), each
+        // divided by the number of non-zero positions of p in it (truncated: ORT stores it in
+        // an int64 array) and assigned to every position of the merged bin, as ORT does.
+        let merged = len / nq;
+        q.fill(0.0);
+        if merged > 0 {
+            for index in 0..nq {
+                let s = index * merged;
+                let e = s + merged;
+                let mut qb: u64 = sliced.get(s..e).map_or(0, |w| w.iter().sum());
+                if index == nq - 1 {
+                    qb += sliced.get(nq * merged..).map_or(0, |w| w.iter().sum());
+                }
+                let norm = p.get(s..e).map_or(0, |w| w.iter().filter(|&&v| v != 0.0).count());
+                if norm != 0 {
+                    let val = (qb as f64 / norm as f64) as u64 as f32;
+                    if let Some(w) = q.get_mut(s..e) {
+                        w.fill(val);
+                    }
+                }
+            }
+        }
+        let div = if smooth(p) && smooth(q) { kl(p, q) } else { f32::INFINITY };
+        // np.argmin: the first minimum.
+        if best.is_none_or(|(b, _, _)| div < b) {
+            best = Some((div, start, end));
+        }
+    }
+    let (_, s, e) = best.ok_or(Error::NoData)?;
+    Ok((h.edge(s), h.edge(e)))
+}

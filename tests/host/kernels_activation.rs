@@ -1,0 +1,138 @@
+//! LOGISTIC, TANH and HARD_SWISH (int8) against the golden outputs of TFLite Micro and of the
+//! TFLite interpreter's reference kernels (`tests/golden/kernels/{logistic,tanh,hard_swish}.json`),
+//! bit for bit, in both rounding modes: `Rounding::Double` against TFLite Micro (gemmlowp fixed
+//! point), `Rounding::Single` against the interpreter (`BUILTIN_REF`: tables generated with
+//! `f32` math and the C library's `expf`/`tanhf` for LOGISTIC and TANH).
+//!
+//! The TFLite int8 quantization spec, as these cases follow it: "LOGISTIC: Output 0: ...
+//! restriction (scale, zero_point) = (1.0 / 256.0, -128)"; "TANH: Output 0: ... restriction
+//! (scale, zero_point) = (1.0 / 128.0, 0)". Each golden case holds every int8 input value once,
+//! so it checks the whole function for its quantization.
+//!
+//! Two ignored tests compare microquant's `expf` and `tanhf` (used to build the interpreter's
+//! tables) with the platform C library on all 2^32 inputs:
+//! `cargo test --release -p microquant-tests --test kernels_activation -- --ignored`
+//! (Linux with glibc only; the golden data was generated with glibc 2.36 on x86-64 with FMA).
+
+use microquant::kernels::Rounding;
+use microquant::kernels::hard_swish::{HardSwishParams, hard_swish_s8};
+use microquant::kernels::logistic::{LogisticParams, logistic_s8};
+use microquant::kernels::tanh::{TanhParams, tanh_s8};
+use microquant::kernels::tensor::TensorQuant;
+use microquant_tests::golden::assert_bit_exact;
+use microquant_tests::kernels::{self, KernelCase, KernelFile, Oracle, UnaryCase};
+
+const MODES: [(Rounding, Oracle); 2] = [(Rounding::Double, Oracle::Tflm), (Rounding::Single, Oracle::TfliteRef)];
+
+type Run = fn(&UnaryCase, TensorQuant, TensorQuant, Rounding, &mut [i8]) -> Result<(), microquant::Error>;
+
+fn run_file(name: &str, file: KernelFile<UnaryCase>, run: Run) {
+    assert!(!file.cases.is_empty());
+    let mut checked = [0usize; 2];
+    for c in &file.cases {
+        let input = TensorQuant::new(c.input_scale, c.input_zero_point);
+        let output = TensorQuant::new(c.output_scale, c.output_zero_point);
+        // Exhaustive: every int8 value appears once.
+        let mut seen = c.input.i8();
+        seen.sort();
+        assert_eq!(seen, (-128..=127).collect::<Vec<i8>>(), "{}: input is not exhaustive", c.name);
+        for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+            let expected = c.expected(oracle);
+            let mut out = vec![0i8; expected.len()];
+            run(c, input, output, rounding, &mut out).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &expected.i8(), &out);
+        }
+    }
+    assert_eq!(checked, [file.stats.elements; 2]);
+    println!(
+        "{name}: {} cases, {} elements bit-exact vs TFLite Micro (Double), {} vs TFLite BUILTIN_REF (Single)",
+        file.cases.len(),
+        checked[0],
+        checked[1]
+    );
+}
+
+#[test]
+fn logistic_matches_both_oracles() {
+    run_file("LOGISTIC int8", kernels::logistic_file(), |c, i, o, r, out| {
+        logistic_s8(&LogisticParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
+    });
+}
+
+#[test]
+fn tanh_matches_both_oracles() {
+    run_file("TANH int8", kernels::tanh_file(), |c, i, o, r, out| tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out));
+}
+
+#[test]
+fn hard_swish_matches_both_oracles() {
+    run_file("HARD_SWISH int8", kernels::hard_swish_file(), |c, i, o, r, out| {
+        hard_swish_s8(&HardSwishParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
+    });
+}
+
+/// The fixed-point tables (TFLite Micro) and the float tables (interpreter) are different
+/// computations that agree on the golden quantizations: the two oracles' outputs agree on every
+/// golden element and every case covers all 256 inputs, so the tables must be identical there.
+#[test]
+fn fixed_point_and_float_tables_agree_on_the_golden_quantizations() {
+    let mut compared = 0;
+    for c in kernels::logistic_cases() {
+        let (i, o) = (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+        let d = LogisticParams::prepare_s8(i, o, Rounding::Double).unwrap();
+        let s = LogisticParams::prepare_s8(i, o, Rounding::Single).unwrap();
+        assert_eq!(d.lut, s.lut, "{}", c.name);
+        compared += 1;
+    }
+    for c in kernels::tanh_cases() {
+        let (i, o) = (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+        let d = TanhParams::prepare_s8(i, o, Rounding::Double).unwrap();
+        let s = TanhParams::prepare_s8(i, o, Rounding::Single).unwrap();
+        assert_eq!(d.lut, s.lut, "{}", c.name);
+        compared += 1;
+    }
+    println!("{compared} logistic/tanh quantizations: fixed-point and float tables identical");
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod libm_exhaustive {
+    use microquant::kernels::lut;
+
+    unsafe extern "C" {
+        fn expf(x: f32) -> f32;
+        fn tanhf(x: f32) -> f32;
+    }
+
+    fn same(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    fn check(name: &str, ours: fn(f32) -> f32, theirs: unsafe extern "C" fn(f32) -> f32) {
+        let mut bad = 0u64;
+        for bits in 0u32..=u32::MAX {
+            let x = f32::from_bits(bits);
+            // SAFETY: a pure C library function of one float.
+            let want = unsafe { theirs(x) };
+            if !same(ours(x), want) {
+                if bad < 10 {
+                    eprintln!("{name}({x:e}) [{bits:#010x}]: libc {want:e}, microquant {:e}", ours(x));
+                }
+                bad += 1;
+            }
+        }
+        println!("{name}: 2^32 inputs, {bad} differ from the C library");
+        assert_eq!(bad, 0);
+    }
+
+    #[test]
+    #[ignore = "exhaustive (2^32 inputs, about 2 minutes in release); depends on the host's glibc"]
+    fn expf_matches_the_c_library_everywhere() {
+        check("expf", lut::expf, expf);
+    }
+
+    #[test]
+    #[ignore = "exhaustive (2^32 inputs); depends on the host's glibc"]
+    fn tanhf_matches_the_c_library_everywhere() {
+        check("tanhf", lut::tanhf, tanhf);
+    }
+}
