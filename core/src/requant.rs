@@ -10,7 +10,14 @@
 //! | rounding | definition | used by |
 //! |---|---|---|
 //! | [`Rounding::Double`] (default) | `RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x · 2^max(shift,0), m), max(-shift,0))`: two roundings (the first ties toward +∞, the second ties away from zero) | TFLite Micro, CMSIS-NN, the TFLite interpreter's conv and depthwise |
-//! | [`Rounding::Single`] | `(x · m + 2^(30-shift)) >> (31 - shift)` in 64 bits: one rounding, half up | TFLite built with `TFLITE_SINGLE_ROUNDING`, the TFLite interpreter's per-channel fully connected reference kernel |
+//! | [`Rounding::Single`] | `(x · m + 2^(30-shift)) >> (31 - shift)` in 64 bits: one rounding, half up | TFLite built with `TFLITE_SINGLE_ROUNDING`, CMSIS-NN's `CMSIS_NN_USE_SINGLE_ROUNDING` |
+//!
+//! At the kernel level, [`Rounding::Single`] selects *the TFLite interpreter's reference
+//! behaviour* (`OpResolverType.BUILTIN_REF`), which is not always this fixed-point rule: its
+//! fully connected kernel (per-tensor and per-channel, int8 and 16x8) computes
+//! `round((double)acc · E)` in double precision (ties away from zero), which the kernels reproduce
+//! with integers only (`kernels::fully_connected`); its conv and depthwise use double rounding,
+//! like TFLite Micro. Each kernel's doc comment says what each mode matches.
 //!
 //! Contracts (as in TFLite, checked with `debug_assert!`): `shift ∈ [-31, 30]`; single rounding
 //! needs `m ≥ 0`; the 64-bit variant needs `|x| < 2^47` and `shift ∈ [-31, 7]`.

@@ -225,16 +225,23 @@ def ort_observers(tmp):
             lo, hi = (np.asarray(v, dtype=np.float32).reshape(()) for v in r["x"].range_value[:2])
             results.append({"dataset": ds, "config": name, "method": method, "options": opts,
                             "range": [float(lo), float(hi)],
-                            "qparams": {q[0]: ort_compute(lo, hi, q) for q in ORT_QTYPES}})
+                            "qparams": [[ort_compute(lo, hi, q)["scale"], ort_compute(lo, hi, q)["zero_point"]]
+                                        for q in ORT_QTYPES]})
             print(f"  ORT {ds:9s} {name:22s} [{float(lo):.6g}, {float(hi):.6g}]")
     return results
 
 
 def ort_compute_table():
+    """Rows [min, max, [scale, zp] per ORT_QTYPES entry] (qmin/qmax per qtype are in "qtypes")."""
     rows = []
     for lo, hi in qd.minmax_pairs():
-        rows.append({"min": lo, "max": hi, "qparams": {q[0]: ort_compute(lo, hi, q) for q in ORT_QTYPES}})
-    return rows
+        rows.append([lo, hi] + [[ort_compute(lo, hi, q)["scale"], ort_compute(lo, hi, q)["zero_point"]]
+                                for q in ORT_QTYPES])
+    qtypes = []
+    for q in ORT_QTYPES:
+        c = ort_compute(-1.0, 1.0, q)
+        qtypes.append({"name": q[0], "qmin": c["qmin"], "qmax": c["qmax"], "symmetric": q[2], "reduce_range": q[3]})
+    return {"qtypes": qtypes, "rows": rows}
 
 
 def onnx_dynamic_quantize_table():
@@ -283,12 +290,12 @@ def minifloat_values():
         vals += np.nextafter(mids, np.float32(np.inf)).tolist() + np.nextafter(mids, np.float32(-np.inf)).tolist()
         top = v.max()
         vals += [float(top) * k for k in (1.03, 1.0625, 1.07, 1.125, 1.2, 2.0, 100.0)]
-    u = qd.uniforms(515151, 1200).reshape(600, 2)
+    vals += [65504.0, 65519.0, 65520.0, 65536.0, 1e5, 2.0 ** -25, 2.0 ** -24, 3 * 2.0 ** -26, 6.1e-5,
+             float(np.nextafter(np.float32(65520.0), np.float32(0)))]
+    u = qd.uniforms(515151, 800).reshape(400, 2)
     for a, e in u:
         vals.append(float((a * np.float32(2) - 1) * np.float32(2.0) ** np.float32(np.floor(e * 60) - 30)))
-    x = np.array(vals, dtype=np.float32)
-    x = np.concatenate([x, -x[np.isfinite(x)]])
-    return x
+    return np.array(vals, dtype=np.float32)
 
 
 def minifloat_table():
@@ -307,8 +314,7 @@ def minifloat_table():
     return {"n": int(x.size), "x": b64(x.astype("<f4").tobytes()),
             "e4m3fn_saturate": b64(e4.tobytes()), "e4m3fn": b64(e4n.tobytes()),
             "e5m2_saturate": b64(e5.tobytes()), "e5m2": b64(e5n.tobytes()),
-            "n_finite_or_inf": int(fin.size), "x_not_nan": b64(fin.astype("<f4").tobytes()),
-            "e2m1": b64(f4.astype(np.uint8).tobytes()), "float16": b64(f16.astype("<u2").tobytes())}
+            "e2m1_of_non_nan": b64(f4.astype(np.uint8).tobytes()), "float16": b64(f16.astype("<u2").tobytes())}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,7 +393,10 @@ def tflite_quantize_cases():
         s = np.float32(scale)
         ties = (np.arange(-20, 20, dtype=np.float32) + np.float32(0.5)) * s
         rand = rng.normal(0, 60 * scale, 60).astype(np.float32)
-        big = np.array([1e9, -1e9, 0.0, -0.0], np.float32)
+        # Saturating values stay within +-2^31 steps: beyond, TFLite's static_cast<int32_t> of
+        # the rounded quotient is undefined (x86 gives INT_MIN, so -1e9 / 0.05 came out as 127);
+        # microquant saturates.
+        big = np.array([1e4 * scale, -1e4 * scale, 0.0, -0.0], np.float32)
         x = np.concatenate([ties, rand, big]).astype(np.float32)
         ver = 4 if t is np.int16 else 2
         mb = model(x.size, np.float32, None, t, (s, zp), ver)
@@ -482,7 +491,7 @@ def requant_cases():
                 rows.append((x, m, s))
     for s in (1, 7, 30):
         lim = (2**31 - 1) >> s
-        for x in (lim, -lim, 3):
+        for x in (lim, -lim, 1):
             rows.append((x, 1 << 30, s))
     while len(rows) < 1024:
         s = int(r.next_u64() % 62) - 31

@@ -10,6 +10,7 @@ use serde::Deserialize;
 pub mod golden;
 pub mod kernels;
 pub mod models;
+pub mod quant;
 pub mod rng;
 
 /// One QuantizeLinear -> DequantizeLinear case (int8, per-tensor).

@@ -62,32 +62,28 @@ impl fmt::Display for ConvertErrorKind {
 /// `Display` gives one line: the kind, the message, then the location fields that are known, e.g.
 /// `unsupported quantization: int8 weights must be symmetric (zero point 0), found 3 at
 /// channel 0 (operator 2 CONV_2D, tensor 7 "conv/weights")`.
+///
+/// The value is one pointer wide (the details are boxed), so `Result<T, ConvertError>` stays
+/// small.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ConvertError {
-    /// What kind of problem this is.
-    pub kind: ConvertErrorKind,
-    /// What exactly is wrong, with the values involved.
-    pub message: String,
-    /// Index of the operator in the source model (TFLite operator index, ONNX node index), or of
-    /// the node in the [`Graph`](crate::graph::Graph) for validation errors.
-    pub node_index: Option<usize>,
-    /// The op as the source spells it (`"CONV_2D"`, `"Conv"`), or the graph op's name.
-    pub op: Option<String>,
-    /// The node's name, when the source has one.
-    pub node_name: Option<String>,
-    /// Index of the tensor involved (in the source model, or a graph `TensorId`).
-    pub tensor_index: Option<usize>,
-    /// Name of the tensor involved.
-    pub tensor_name: Option<String>,
-    /// Byte offset in the file where the problem is, when known.
-    pub byte_offset: Option<usize>,
+pub struct ConvertError(alloc::boxed::Box<Details>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Details {
+    kind: ConvertErrorKind,
+    message: String,
+    node_index: Option<usize>,
+    op: Option<String>,
+    node_name: Option<String>,
+    tensor_index: Option<usize>,
+    tensor_name: Option<String>,
+    byte_offset: Option<usize>,
 }
 
 impl ConvertError {
     /// An error of `kind` with a message and no location yet (add it with the builder methods).
     pub fn new(kind: ConvertErrorKind, message: impl Into<String>) -> Self {
-        Self {
+        Self(alloc::boxed::Box::new(Details {
             kind,
             message: message.into(),
             node_index: None,
@@ -96,14 +92,55 @@ impl ConvertError {
             tensor_index: None,
             tensor_name: None,
             byte_offset: None,
-        }
+        }))
+    }
+
+    /// What kind of problem this is.
+    pub fn kind(&self) -> ConvertErrorKind {
+        self.0.kind
+    }
+    /// What exactly is wrong, with the values involved.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+    /// Index of the operator in the source model (TFLite operator index, ONNX node index), or
+    /// of the node in the [`Graph`](crate::graph::Graph) for validation errors.
+    pub fn node_index(&self) -> Option<usize> {
+        self.0.node_index
+    }
+    /// The op as the source spells it (`"CONV_2D"`, `"Conv"`), or the graph op's name.
+    pub fn op(&self) -> Option<&str> {
+        self.0.op.as_deref()
+    }
+    /// The node's name, when the source has one.
+    pub fn node_name(&self) -> Option<&str> {
+        self.0.node_name.as_deref()
+    }
+    /// Index of the tensor involved (in the source model, or a graph `TensorId`).
+    pub fn tensor_index(&self) -> Option<usize> {
+        self.0.tensor_index
+    }
+    /// Name of the tensor involved.
+    pub fn tensor_name(&self) -> Option<&str> {
+        self.0.tensor_name.as_deref()
+    }
+    /// Byte offset in the file where the problem is, when known.
+    pub fn byte_offset(&self) -> Option<usize> {
+        self.0.byte_offset
     }
 
     /// Sets the operator/node index and the op name.
     #[must_use]
     pub fn at_node(mut self, index: usize, op: impl Into<String>) -> Self {
-        self.node_index = Some(index);
-        self.op = Some(op.into());
+        self.0.node_index = Some(index);
+        self.0.op = Some(op.into());
+        self
+    }
+
+    /// Replaces the op name (e.g. with the source's spelling of a graph op).
+    #[must_use]
+    pub fn with_op(mut self, op: impl Into<String>) -> Self {
+        self.0.op = Some(op.into());
         self
     }
 
@@ -112,7 +149,7 @@ impl ConvertError {
     pub fn with_node_name(mut self, name: impl Into<String>) -> Self {
         let name = name.into();
         if !name.is_empty() {
-            self.node_name = Some(name);
+            self.0.node_name = Some(name);
         }
         self
     }
@@ -120,15 +157,15 @@ impl ConvertError {
     /// Sets the tensor index and name.
     #[must_use]
     pub fn with_tensor(mut self, index: usize, name: impl Into<String>) -> Self {
-        self.tensor_index = Some(index);
-        self.tensor_name = Some(name.into());
+        self.0.tensor_index = Some(index);
+        self.0.tensor_name = Some(name.into());
         self
     }
 
     /// Sets the byte offset in the file.
     #[must_use]
     pub fn at_offset(mut self, offset: usize) -> Self {
-        self.byte_offset = Some(offset);
+        self.0.byte_offset = Some(offset);
         self
     }
 
@@ -136,19 +173,19 @@ impl ConvertError {
     /// reports an error that an outer loop knows the operator of).
     #[must_use]
     pub fn or_at_node(self, index: usize, op: &str) -> Self {
-        if self.node_index.is_some() { self } else { self.at_node(index, op) }
+        if self.0.node_index.is_some() { self } else { self.at_node(index, op) }
     }
 }
 
 impl fmt::Display for ConvertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)?;
+        write!(f, "{}: {}", self.0.kind, self.0.message)?;
         let mut parts: [Option<String>; 3] = [None, None, None];
-        let node = match (self.node_index, &self.op, &self.node_name) {
+        let node = match (self.0.node_index, &self.0.op, &self.0.node_name) {
             (None, None, None) => None,
             (index, op, name) => {
                 // TFLite says "operator", ONNX and our graph say "node".
-                let label = if self.kind == ConvertErrorKind::InvalidGraph { "node" } else { "operator" };
+                let label = if self.0.kind == ConvertErrorKind::InvalidGraph { "node" } else { "operator" };
                 let mut s = String::from(label);
                 if let Some(i) = index {
                     s.push_str(&alloc::format!(" {i}"));
@@ -164,13 +201,13 @@ impl fmt::Display for ConvertError {
             }
         };
         parts[0] = node;
-        parts[1] = match (self.tensor_index, &self.tensor_name) {
+        parts[1] = match (self.0.tensor_index, &self.0.tensor_name) {
             (None, None) => None,
             (Some(i), Some(n)) => Some(alloc::format!("tensor {i} {n:?}")),
             (Some(i), None) => Some(alloc::format!("tensor {i}")),
             (None, Some(n)) => Some(alloc::format!("tensor {n:?}")),
         };
-        parts[2] = self.byte_offset.map(|o| alloc::format!("byte offset {o}"));
+        parts[2] = self.0.byte_offset.map(|o| alloc::format!("byte offset {o}"));
         let mut first = true;
         for p in parts.iter().flatten() {
             f.write_str(if first { " (" } else { ", " })?;

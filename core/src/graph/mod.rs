@@ -7,7 +7,7 @@
 //! - **Static shapes.** Every tensor has a concrete shape (`Vec<usize>`). A dynamic batch axis
 //!   (TFLite `shape_signature` -1, ONNX symbolic batch) becomes 1; any other dynamic extent is
 //!   an importer error.
-//! - **One layout.** 4-D activations are NHWC, filters use TFLite's layouts (see [`op`]). The
+//! - **One layout.** 4-D activations are NHWC, filters use TFLite's layouts (see [`Op`]). The
 //!   ONNX importer converts NCHW models to this layout.
 //! - **Float and quantized graphs are the same type.** A float model has `F32` tensors without
 //!   [`TensorQuant`]; a quantized one has `I8`/`I16` activations and weights with their scales

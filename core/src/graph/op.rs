@@ -1,15 +1,4 @@
-//! The operators of the graph and their attributes.
-//!
-//! Layout conventions (the same as TFLite, CMSIS-NN and our kernels):
-//! - 4-D activations are **NHWC**.
-//! - Conv filters are **OHWI** `[out_c, kh, kw, in_c]`; depthwise filters `[1, kh, kw, in_c *
-//!   depth_multiplier]`; fully-connected weights `[out, in]`.
-//! - A bias is a 1-D tensor `[out_c]` and is optional (`None` in [`Node::inputs`](super::Node)).
-//!
-//! Attributes that TFLite or ONNX give as constant *input tensors* (reshape's shape, pad's
-//! paddings, mean's axes, transpose's permutation) are resolved by the importer into plain
-//! attributes of the op, with negative axes normalised; such inputs do not appear in the node.
-//! Each variant documents its inputs and outputs.
+//! The operators of the graph and their attributes (see [`Op`]).
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -222,6 +211,17 @@ pub struct Pool2d {
 
 /// An operator. Inputs and outputs are listed per variant (`?` marks an optional input, `None` in
 /// the node when absent). Unless stated, the output has the data type of input 0.
+///
+/// Layout conventions (the same as TFLite, CMSIS-NN and our kernels):
+/// - 4-D activations are **NHWC**.
+/// - Conv filters are **OHWI** `[out_c, kh, kw, in_c]`; depthwise filters `[1, kh, kw, in_c *
+///   depth_multiplier]`; fully-connected weights `[out, in]`.
+/// - A bias is a 1-D tensor `[out_c]` and is optional.
+///
+/// Attributes that TFLite or ONNX give as constant *input tensors* (reshape's shape, pad's
+/// paddings, mean's axes, transpose's permutation) are resolved by the importer into plain
+/// attributes of the op, with negative axes normalised; such inputs do not appear in the node,
+/// so a planner knows every shape without reading tensor data.
 ///
 /// Conv2d, DepthwiseConv2d and FullyConnected come in three data-type flavours: float (f32
 /// everything), quantized (i8 or i16 activations, i8 weights, i32 or i64 bias) and *hybrid*

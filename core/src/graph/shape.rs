@@ -106,6 +106,17 @@ fn check_axes_unique_sorted(axes: &[usize], rank: usize, what: &str) -> Result<(
     Ok(())
 }
 
+/// `mask[a]` is true for each listed axis (axes already checked to be `< rank`).
+fn axis_mask(axes: &[usize], rank: usize) -> Vec<bool> {
+    let mut mask = vec![false; rank];
+    for &a in axes {
+        if let Some(m) = mask.get_mut(a) {
+            *m = true;
+        }
+    }
+    mask
+}
+
 impl Op {
     /// The output shapes of this op for the given input shapes (`None` = absent optional input).
     ///
@@ -265,9 +276,10 @@ impl Op {
             }
             Op::Mean { axes, keep_dims } => {
                 check_axes_unique_sorted(axes, x.len(), "mean")?;
+                let reduced = axis_mask(axes, x.len());
                 let mut o = Vec::with_capacity(x.len());
-                for (i, &d) in x.iter().enumerate() {
-                    if axes.contains(&i) {
+                for (&d, &r) in x.iter().zip(reduced.iter()) {
+                    if r {
                         if *keep_dims {
                             o.push(1);
                         }
@@ -307,9 +319,10 @@ impl Op {
             }
             Op::Squeeze { axes } => {
                 check_axes_unique_sorted(axes, x.len(), "squeeze")?;
+                let removed = axis_mask(axes, x.len());
                 let mut o = Vec::with_capacity(x.len());
-                for (i, &d) in x.iter().enumerate() {
-                    if axes.contains(&i) {
+                for (i, (&d, &r)) in x.iter().zip(removed.iter()).enumerate() {
+                    if r {
                         if d != 1 {
                             return Err(err(format!("squeeze axis {i} of {} has extent {d}, not 1", shape_str(x))));
                         }

@@ -45,6 +45,7 @@ impl Graph {
 
         let mut available = vec![false; n_tensors];
         let mut produced = vec![false; n_tensors];
+        let mut is_input = vec![false; n_tensors];
         for (i, t) in self.tensors.iter().enumerate() {
             if t.is_constant() {
                 if let Some(a) = available.get_mut(i) {
@@ -60,10 +61,13 @@ impl Graph {
             if let Some(a) = available.get_mut(id.index()) {
                 *a = true;
             }
+            if let Some(a) = is_input.get_mut(id.index()) {
+                *a = true;
+            }
         }
 
         for (index, node) in self.nodes.iter().enumerate() {
-            self.validate_node(node, &mut available, &mut produced)
+            self.validate_node(node, &mut available, &mut produced, &is_input)
                 .map_err(|e| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str()))?;
         }
 
@@ -79,7 +83,13 @@ impl Graph {
         Ok(())
     }
 
-    fn validate_node(&self, node: &Node, available: &mut [bool], produced: &mut [bool]) -> Result<(), ConvertError> {
+    fn validate_node(
+        &self,
+        node: &Node,
+        available: &mut [bool],
+        produced: &mut [bool],
+        is_input: &[bool],
+    ) -> Result<(), ConvertError> {
         let arity = node.op.arity();
         if node.outputs.len() != arity.outputs {
             return Err(invalid(format!("{} has {} outputs, expected {}", node.op.name(), node.outputs.len(), arity.outputs)));
@@ -113,7 +123,7 @@ impl Graph {
             if tensor.is_constant() {
                 return Err(err(format!("output {k} ({id}) is a constant")));
             }
-            if self.inputs.contains(&id) {
+            if is_input.get(id.index()).copied().unwrap_or(false) {
                 return Err(err(format!("output {k} ({id}) is a graph input")));
             }
             match produced.get_mut(id.index()) {

@@ -66,6 +66,7 @@ fn quantize_multiplier_smaller_than_one(kernel: &'static str, real: f64) -> Resu
 }
 
 impl AddParams {
+    #[allow(clippy::too_many_arguments)]
     fn prepare(
         kernel: &'static str,
         left_shift: i32,

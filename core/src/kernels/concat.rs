@@ -17,7 +17,7 @@
 
 use super::tensor::{MAX_DIMS, TensorQuant, check_len};
 use crate::Error;
-use crate::requant::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
+use crate::requant::{QuantizedMultiplier, clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Requantization of one int8 input to the output's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl Requantize {
     fn apply(&self, x: i8) -> i8 {
         let v = multiply_by_quantized_multiplier(x as i32 - self.input_zero_point, self.multiplier.multiplier, self.multiplier.shift)
             .wrapping_add(self.output_zero_point);
-        (if v < -128 { -128 } else if v > 127 { 127 } else { v }) as i8
+        clamp_i32(v, -128, 127) as i8
     }
 }
 

@@ -20,7 +20,7 @@ use super::fixedpoint::{rounding_divide_by_pot_i16, sdhm_i16, srdhm_i16};
 use super::lut::{LutS8, lut_lookup_s8};
 use super::tensor::{TensorQuant, check_len};
 use crate::Error;
-use crate::requant::quantize_multiplier;
+use crate::requant::{clamp_i32, quantize_multiplier};
 
 /// TFLite's `HardSwishParams`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +98,7 @@ impl HardSwishQuant {
         let preshift_output_value = sdhm_i16(reluish_value, input_value_on_preshift_output_scale);
         let mut output_value = rounding_divide_by_pot_i16(preshift_output_value, -self.output_multiplier_exponent);
         output_value = (output_value as i32 + self.output_zero_point as i32) as i16;
-        let v = if output_value > 127 { 127 } else if output_value < -128 { -128 } else { output_value };
-        v as i8
+        clamp_i32(output_value as i32, -128, 127) as i8
     }
 }
 

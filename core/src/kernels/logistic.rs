@@ -16,7 +16,7 @@ use super::lut::{LutS8, expf, lut_lookup_s8, lut_populate_s8};
 use super::softmax::calculate_input_radius;
 use super::tensor::{TensorQuant, check_len};
 use crate::Error;
-use crate::requant::{multiply_by_quantized_multiplier, rounding_divide_by_pot};
+use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, rounding_divide_by_pot};
 
 /// TFLite Micro's prepared fixed-point parameters of an int8 logistic or tanh: the input scaled
 /// into Q4.27 (`kInputIntegerBits = 4`).
@@ -68,7 +68,7 @@ fn logistic_fixed_point(p: &Q4InputScaling, x: i8) -> i8 {
         Ok(q4) => {
             let q0 = fixedpoint::logistic(q4, 4);
             let q23 = rounding_divide_by_pot(q0, 31 - 8) - 128;
-            (if q23 < -128 { -128 } else if q23 > 127 { 127 } else { q23 }) as i8
+            clamp_i32(q23, -128, 127) as i8
         }
     }
 }

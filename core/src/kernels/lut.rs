@@ -41,7 +41,7 @@ pub fn lut_populate_s8(input: TensorQuant, output: TensorQuant, f: impl Fn(f32) 
         let transformed = f(dequantized);
         let rescaled = libm::roundf(transformed * inverse_scale);
         let quantized = (rescaled + output.zero_point as f32) as i32;
-        let clamped = if quantized < -128 { -128 } else if quantized > 127 { 127 } else { quantized };
+        let clamped = crate::requant::clamp_i32(quantized, -128, 127);
         if let Some(e) = lut.get_mut(val as i8 as u8 as usize) {
             *e = clamped as i8;
         }
@@ -219,15 +219,15 @@ pub fn expf(x: f32) -> f32 {
 
 /// `e^x − 1` in `f32` by fdlibm's single-precision algorithm, as glibc's `expm1f`.
 pub fn expm1f(x: f32) -> f32 {
-    const O_THRESHOLD: f32 = 8.8721679688e+01;
-    const LN2_HI: f32 = 6.9313812256e-01;
-    const LN2_LO: f32 = 9.0580006145e-06;
-    const INVLN2: f32 = 1.4426950216e+00;
-    const Q1: f32 = -3.3333335072e-02;
-    const Q2: f32 = 1.5873016091e-03;
-    const Q3: f32 = -7.9365076090e-05;
-    const Q4: f32 = 4.0082177293e-06;
-    const Q5: f32 = -2.0109921195e-07;
+    const O_THRESHOLD: f32 = f32::from_bits(0x42b17180); // 8.8721679688e+01
+    const LN2_HI: f32 = f32::from_bits(0x3f317180); // 6.9313812256e-01
+    const LN2_LO: f32 = f32::from_bits(0x3717f7d1); // 9.0580006145e-06
+    const INVLN2: f32 = f32::from_bits(0x3fb8aa3b); // 1.4426950216e+00
+    const Q1: f32 = f32::from_bits(0xbd088889); // -3.3333335072e-02
+    const Q2: f32 = f32::from_bits(0x3ad00d01); // 1.5873016091e-03
+    const Q3: f32 = f32::from_bits(0xb8a670cd); // -7.9365076090e-05
+    const Q4: f32 = f32::from_bits(0x36867e54); // 4.0082177293e-06
+    const Q5: f32 = f32::from_bits(0xb457edbb); // -2.0109921195e-07
     let bits = x.to_bits();
     let negative = bits & 0x8000_0000 != 0;
     let hx = bits & 0x7fff_ffff;
@@ -360,6 +360,26 @@ mod tests {
             assert_eq!(expf_variant(100.0, variant), f32::INFINITY);
             assert_eq!(expf_variant(-110.0, variant), 0.0);
             assert!(expf_variant(f32::NAN, variant).is_nan());
+        }
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)]
+    fn fdlibm_constants_are_the_published_bit_patterns() {
+        // fdlibm states each constant as a decimal and its bits; both must name the same float.
+        let pairs = [
+            (8.8721679688e+01f32, 0x42b17180u32),
+            (6.9313812256e-01, 0x3f317180),
+            (9.0580006145e-06, 0x3717f7d1),
+            (1.4426950216e+00, 0x3fb8aa3b),
+            (-3.3333335072e-02, 0xbd088889),
+            (1.5873016091e-03, 0x3ad00d01),
+            (-7.9365076090e-05, 0xb8a670cd),
+            (4.0082177293e-06, 0x36867e54),
+            (-2.0109921195e-07, 0xb457edbb),
+        ];
+        for (dec, bits) in pairs {
+            assert_eq!(dec.to_bits(), bits, "{dec:e}");
         }
     }
 

@@ -22,7 +22,7 @@
 use super::Rounding;
 use super::tensor::{MAX_DIMS, Shape, TensorQuant, at, check_len};
 use crate::Error;
-use crate::requant::{multiply_by_quantized_multiplier, quantize_multiplier};
+use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Prepared mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,7 +209,7 @@ impl MeanParams {
         for (o, &s) in output.iter_mut().zip(sums.iter()) {
             let shifted_sum = (s as i64).wrapping_sub(zp_times_n) as i32;
             let v = multiply_by_quantized_multiplier(shifted_sum, self.multiplier, self.shift).wrapping_add(self.output_zero_point);
-            *o = cast(if v < qmin { qmin } else if v > qmax { qmax } else { v });
+            *o = cast(clamp_i32(v, qmin, qmax));
         }
         Ok(())
     }

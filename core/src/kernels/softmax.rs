@@ -26,7 +26,7 @@ use super::fixedpoint::{exp_on_negative_values, reciprocal, rounding_divide_by_p
 use super::lut::{LUT_S16_LEN, expf, lut_lookup_s16, lut_populate_s16_f32, lut_populate_s16_f64};
 use super::tensor::TensorQuant;
 use crate::Error;
-use crate::requant::{multiply_by_quantized_multiplier, quantize_multiplier};
+use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Integer bits of the scaled input difference (Q5.26).
 const SCALED_DIFF_INTEGER_BITS: i32 = 5;
@@ -73,8 +73,8 @@ impl SoftmaxParams {
         let max_real_multiplier = ((1i64 << 31) - 1) as f64;
         let real = beta as f64 * input.scale as f64 * (1i64 << (31 - SCALED_DIFF_INTEGER_BITS)) as f64;
         let real = if real < max_real_multiplier { real } else { max_real_multiplier };
-        // QuantizeMultiplierGreaterThanOne.
-        if !(real > 1.0) {
+        // QuantizeMultiplierGreaterThanOne (NaN fails too).
+        if real.partial_cmp(&1.0) != Some(core::cmp::Ordering::Greater) {
             return Err(Error::BadKernelArgument { kernel: "softmax_s8", reason: "beta · input scale below 2^-26" });
         }
         let m = quantize_multiplier(real);
@@ -125,14 +125,26 @@ impl SoftmaxParams {
     }
 }
 
-/// Applies the final rounding of `reference_ops::Softmax` for an output of `bits` bits.
+/// Applies the final rounding of `reference_ops::Softmax` for an output of `bits` bits:
+/// `RoundingDivideByPOT(scaled, num_bits_over_unit + 31 − bits)`.
+///
+/// For int8 outputs the exponent exceeds 31 only when a row's exponentials add up to 512 or
+/// more (rows of 512+ elements tied at the maximum); TFLite Micro aborts there
+/// (`TFLITE_CHECK(exponent <= 31)`), microquant continues the same rounding (half away from
+/// zero) with the wider shift.
 #[inline(always)]
 fn finish(scaled: i32, num_bits_over_unit: i32, bits: i32, min: i32, max: i32) -> i32 {
-    let exponent = num_bits_over_unit + 31 - bits;
-    let exponent = if exponent < 0 { 0 } else if exponent > 31 { 31 } else { exponent };
-    let unsat = rounding_divide_by_pot(scaled, exponent);
+    let exponent = clamp_i32(num_bits_over_unit + 31 - bits, 0, 62);
+    let unsat = if exponent <= 31 {
+        rounding_divide_by_pot(scaled, exponent)
+    } else {
+        let x = scaled as i64;
+        let mask = (1i64 << exponent) - 1;
+        let threshold = (mask >> 1) + (x < 0) as i64;
+        ((x >> exponent) + ((x & mask) > threshold) as i64) as i32
+    };
     let shifted = unsat.wrapping_add(min);
-    if shifted < min { min } else if shifted > max { max } else { shifted }
+    clamp_i32(shifted, min, max)
 }
 
 fn softmax_s8_generic<O: Copy>(
@@ -177,6 +189,9 @@ fn softmax_s8_generic<O: Copy>(
 
 /// int8 → int8 softmax over the last dimension (rows of `params.depth`), bit-exact with TFLite
 /// Micro and the TFLite interpreter. Output quantization `(1/256, −128)`.
+///
+/// Any depth: where TFLite Micro aborts (a row whose exponentials add up to 512 or more, i.e.
+/// 512+ elements tied at the maximum), the final rounding continues with a wider shift.
 ///
 /// Scratch: none.
 ///
@@ -308,7 +323,7 @@ pub fn softmax_s16(params: &SoftmaxS16Params<'_>, input: &[i16], output: &mut [i
             let diff = x as i32 - max_in_row;
             let scaled = multiply_by_quantized_multiplier(diff, params.input_multiplier, params.input_left_shift);
             let sym = scaled.wrapping_add(32767);
-            let sat = if sym < -32768 { -32768 } else if sym > 32767 { 32767 } else { sym };
+            let sat = clamp_i32(sym, -32768, 32767);
             let e = lut_lookup_s16(sat as i16, &luts.exp);
             *o = e;
             sum_of_exps = sum_of_exps.wrapping_add(e as i32);
@@ -321,13 +336,13 @@ pub fn softmax_s16(params: &SoftmaxS16Params<'_>, input: &[i16], output: &mut [i
         }
         let shifted_sum = (((sum_of_exps as i64) << (headroom_plus_one - 1)) + (1 << 13)) >> 14;
         let sym_shifted_sum = shifted_sum as i32 + (-((1 << 15) + (1 << 16)));
-        let sat = if sym_shifted_sum < -32768 { -32768 } else if sym_shifted_sum > 32767 { 32767 } else { sym_shifted_sum };
+        let sat = clamp_i32(sym_shifted_sum, -32768, 32767);
         let reciprocal_scale_q015 = lut_lookup_s16(sat as i16, &luts.one_over_one_plus_x) as i64;
         let right_shift = 31 - headroom_plus_one;
         let round = 1i64 << (right_shift - 1);
         for o in out_row.iter_mut() {
             let result = ((*o as i64 * reciprocal_scale_q015 + round) >> right_shift) as i32;
-            *o = if result < 0 { 0 } else if result > 32767 { 32767 } else { result as i16 };
+            *o = clamp_i32(result, 0, 32767) as i16;
         }
     }
     Ok(())
@@ -394,6 +409,21 @@ mod tests {
                 assert!((o as f64 - want).abs() <= 40.0, "{rounding:?} {v}: {o} vs {want}");
             }
         }
+    }
+
+    #[test]
+    fn long_uniform_rows_keep_rounding_past_tflite_micros_limit() {
+        // 600 equal values: each is 1/600 of the mass, 0.43 LSB of 1/256 -> -128; the sum of
+        // exponentials (600 in Q12.19) needs a final shift of 32.
+        let p = SoftmaxParams::prepare_s8(q(0.1, 0), q(1.0 / 256.0, -128), 1.0, 600, Rounding::Double).unwrap();
+        let mut out = [0i8; 600];
+        softmax_s8(&p, &[5; 600], &mut out).unwrap();
+        assert!(out.iter().all(|&v| v == -128));
+        // 300 values: 256/300 = 0.85 LSB -> -127, shift 31 (within TFLite Micro's range).
+        let p = SoftmaxParams::prepare_s8(q(0.1, 0), q(1.0 / 256.0, -128), 1.0, 300, Rounding::Double).unwrap();
+        let mut out = [0i8; 300];
+        softmax_s8(&p, &[5; 300], &mut out).unwrap();
+        assert!(out.iter().all(|&v| v == -127));
     }
 
     #[test]

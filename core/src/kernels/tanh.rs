@@ -16,7 +16,7 @@ use super::logistic::Q4InputScaling;
 use super::lut::{LutS8, lut_lookup_s8, lut_populate_s8, tanhf};
 use super::tensor::{TensorQuant, check_len};
 use crate::Error;
-use crate::requant::rounding_divide_by_pot;
+use crate::requant::{clamp_i32, rounding_divide_by_pot};
 
 /// TFLite Micro's int8 tanh of one value.
 fn tanh_fixed_point(p: &Q4InputScaling, x: i8) -> i8 {
@@ -25,7 +25,7 @@ fn tanh_fixed_point(p: &Q4InputScaling, x: i8) -> i8 {
         Ok(q4) => {
             let q0 = fixedpoint::tanh(q4, 4);
             let q24 = rounding_divide_by_pot(q0, 31 - 7);
-            (if q24 < -128 { -128 } else if q24 > 127 { 127 } else { q24 }) as i8
+            clamp_i32(q24, -128, 127) as i8
         }
     }
 }

@@ -64,6 +64,8 @@ mod histogram;
 mod l2;
 mod per_channel;
 mod percentile;
+#[cfg(test)]
+mod proptests;
 
 pub use entropy::EntropyObserver;
 pub use histogram::{Anchor, Binning, Histogram};

@@ -360,13 +360,9 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
     im.graph.outputs = graph_outputs.iter().filter_map(|&i| im.map.get(i).copied().flatten()).collect();
 
     // Node i is operator i: validation errors name the TFLite operator.
-    im.graph.validate().map_err(|mut e| {
-        if let Some(i) = e.node_index {
-            if let Some(raw) = raw_ops.get(i) {
-                e.op = Some(raw.name.clone());
-            }
-        }
-        e
+    im.graph.validate().map_err(|e| match e.node_index().and_then(|i| raw_ops.get(i)) {
+        Some(raw) => e.with_op(raw.name.as_str()),
+        None => e,
     })?;
     Ok(Imported { graph: im.graph, tensor_map: im.map })
 }
@@ -465,7 +461,7 @@ impl<'a> Importer<'a> {
 
     fn convert_tensor(&self, i: usize) -> Result<Tensor, ConvertError> {
         let name = self.tensor_name(i);
-        self.convert_tensor_inner(i, &name).map_err(|e| if e.tensor_index.is_some() { e } else { e.with_tensor(i, name) })
+        self.convert_tensor_inner(i, &name).map_err(|e| if e.tensor_index().is_some() { e } else { e.with_tensor(i, name) })
     }
 
     fn convert_tensor_inner(&self, i: usize, name: &str) -> Result<Tensor, ConvertError> {
