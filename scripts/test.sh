@@ -63,6 +63,12 @@ firmware_tests() {
   cd "$ROOT/firmware"
   cargo test-an386
   cargo test-microbit
+  # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
+  # (M33 also runs the kernel golden cases on its DSP path).
+  cargo test-an505 --test kernels
+  for b in an500 an505 an547; do
+    cargo test-$b --test app --test model_kws --test model_ic --test model_vww --test model_ad --test model_tiny
+  done
   # No reachable panic on the device path: this image only links if none survives optimization.
   for t in thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
     echo "--- nopanic-check, $t"; cargo build --release -p nopanic-check --target "$t"

@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use microquant::quant::{AffineQuant, QuantDType};
 
+mod import;
 mod inspect;
+mod npy;
+mod qemu;
+mod run;
 
 #[derive(Parser)]
 #[command(name = "microquant", version, about = "int8 quantization for tiny devices")]
@@ -17,6 +21,35 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Convert a quantized (int8 or 16x8) TFLite model into a .mq model.
+    Import {
+        /// The .tflite file.
+        model: PathBuf,
+        /// Where to write the .mq.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Rounding: `double` (bit-exact with TFLite Micro, the default) or `single` (with the
+        /// TFLite interpreter's reference kernels).
+        #[arg(long, value_enum, default_value_t = RoundingArg::Double)]
+        rounding: RoundingArg,
+    },
+    /// Run a .mq model over a batch of inputs (first axis = samples).
+    Run {
+        /// The .mq file.
+        model: PathBuf,
+        /// Input batch (.npy, int8 used as is, float32 quantized with the model's input qparams).
+        #[arg(long)]
+        input: PathBuf,
+        /// Output batch (.npy).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Write float32 (dequantized) outputs instead of raw int8.
+        #[arg(long)]
+        dequantize: bool,
+        /// Where to run: the host, or an emulated Cortex-M board (QEMU).
+        #[arg(long, value_enum, default_value_t = Target::Host)]
+        target: Target,
+    },
     /// Show a .mq model's ops, tensors, quantization, MACs, arena and flash.
     Inspect {
         /// The .mq file.
@@ -39,9 +72,32 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RoundingArg {
+    Double,
+    Single,
+}
+
+/// Where `run` executes the model.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// This machine.
+    Host,
+    /// QEMU microbit (Cortex-M0).
+    QemuM0,
+    /// QEMU mps2-an386 (Cortex-M4F).
+    QemuM4,
+    /// QEMU mps2-an500 (Cortex-M7).
+    QemuM7,
+    /// QEMU mps2-an505 (Cortex-M33).
+    QemuM33,
+    /// QEMU mps3-an547 (Cortex-M55).
+    QemuM55,
+}
+
 /// An error for the user: one line on stderr, non-zero exit.
 #[derive(Debug)]
-pub struct CliError(String);
+pub struct CliError(pub String);
 
 impl CliError {
     pub fn io(path: &Path, e: std::io::Error) -> Self {
@@ -78,6 +134,17 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Inspect { model, json } => inspect::run(&model, json),
+        Command::Import { model, output, rounding } => {
+            let r = match rounding {
+                RoundingArg::Double => microquant::kernels::Rounding::Double,
+                RoundingArg::Single => microquant::kernels::Rounding::Single,
+            };
+            import::run(&model, &output, r)
+        }
+        Command::Run { model, input, output, dequantize, target } => match target {
+            Target::Host => run::run(&model, &input, &output, dequantize),
+            _ => qemu::run(&model, &input, &output, dequantize, target),
+        },
         Command::Qdq { scale, zero_point, values } => {
             let p = AffineQuant::new(scale, zero_point, QuantDType::Int8)?;
             let mut q = vec![0i8; values.len()];

@@ -3,18 +3,41 @@
 //! int8 quantization for tiny devices. This crate is `#![no_std]` and never allocates unless the
 //! `alloc` feature is on.
 //!
-//! ```
-//! use microquant::quant::{AffineQuant, QuantDType};
+//! Calibrate ([`observer`]) -> choose parameters ([`quant::choose_qparams`]) -> quantize
+//! ([`quant::quantize`]) -> dequantize ([`quant::QTensor::dequantize`]):
 //!
-//! // ONNX QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point)
-//! let q = AffineQuant::new(0.5, -3, QuantDType::Int8).unwrap();
-//! let mut out = [0i8; 4];
-//! q.quantize_i8(&[0.0, 0.75, -1.25, 1000.0], &mut out).unwrap();
-//! assert_eq!(out, [-3, -1, -5, 127]); // 1.5 -> 2 and -2.5 -> -2: ties go to even
-//! let mut back = [0f32; 4];
-//! q.dequantize_i8(&out, &mut back).unwrap();
-//! assert_eq!(back, [0.0, 1.0, -1.0, 65.0]);
 //! ```
+//! use microquant::observer::{MinMaxObserver, Observer, ObserverConfig};
+//! use microquant::quant::{quantize, QScheme, QTensor, QTensorMut, QuantDType, Shape, Tensor};
+//!
+//! // 1. Calibrate: observe representative data (batches may be split over workers and merged).
+//! let cfg = ObserverConfig::new(QuantDType::Int8, QScheme::Affine);
+//! let mut obs = MinMaxObserver::new(cfg);
+//! obs.observe(&[-1.0, 0.5, 2.0]).unwrap();
+//! obs.observe(&[3.0, -0.5]).unwrap();
+//! assert_eq!(obs.range().unwrap(), (-1.0, 3.0));
+//!
+//! // 2. Parameters: [-1, 3] onto [-128, 127] (PyTorch's formula): scale 4/255, zero point -64.
+//! let p = obs.qparams().unwrap();
+//! assert_eq!((p.scale(), p.zero_point()), (4.0 / 255.0, -64));
+//!
+//! // 3. Quantize a float tensor into a quantized one (a different type: no mixing them up).
+//! let x = [0.0f32, 1.0, -1.0, 3.0, 100.0];
+//! let shape = Shape::vector(x.len());
+//! let mut q = [0i8; 5];
+//! quantize(&Tensor::new(&x, shape).unwrap(), &mut QTensorMut::<i8>::new(&mut q, shape, p.into()).unwrap()).unwrap();
+//! assert_eq!(q, [-64, 0, -128, 127, 127]); // 0.0 is exact; 100.0 saturates
+//!
+//! // 4. Dequantize: the explicit way back to floats.
+//! let mut back = [0f32; 5];
+//! QTensor::<i8>::new(&q, shape, p.into()).unwrap().dequantize(&mut back).unwrap();
+//! assert_eq!(back[0], 0.0);
+//! assert!((back[1] - 1.0).abs() <= p.scale() / 2.0);
+//! ```
+//!
+//! Rounding is half to even, as ONNX `QuantizeLinear` (`quant::Convention` selects PyTorch's
+//! or TFLite's rules instead); [`quant`] documents which formula matches which tool, and
+//! [`requant`] the integer-only fixed-point arithmetic that matches TFLite bit for bit.
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -33,7 +56,17 @@ pub mod model;
 pub mod observer;
 pub mod quant;
 #[cfg(feature = "alloc")]
+pub mod compile;
+#[cfg(feature = "alloc")]
+pub mod float;
+#[cfg(feature = "alloc")]
 pub mod graph;
+#[cfg(feature = "alloc")]
+pub mod onnx;
+#[cfg(feature = "alloc")]
+pub mod passes;
+#[cfg(feature = "alloc")]
+pub mod ptq;
 #[cfg(feature = "alloc")]
 pub mod tflite;
 

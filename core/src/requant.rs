@@ -183,6 +183,161 @@ pub fn clamp_i32(x: i32, min: i32, max: i32) -> i32 {
     if x < min { min } else if x > max { max } else { x }
 }
 
+/// Saturating cast of a requantized value to `i8` (`[-128, 127]`).
+#[inline(always)]
+pub fn saturate_i8(x: i32) -> i8 {
+    clamp_i32(x, i8::MIN as i32, i8::MAX as i32) as i8
+}
+
+/// Saturating cast of a requantized value to `u8` (`[0, 255]`).
+#[inline(always)]
+pub fn saturate_u8(x: i32) -> u8 {
+    clamp_i32(x, 0, u8::MAX as i32) as u8
+}
+
+/// Saturating cast of a requantized value to `i16` (`[-32768, 32767]`).
+#[inline(always)]
+pub fn saturate_i16(x: i32) -> i16 {
+    clamp_i32(x, i16::MIN as i32, i16::MAX as i32) as i16
+}
+
+/// Saturating cast of a requantized value to `u16` (`[0, 65535]`).
+#[inline(always)]
+pub fn saturate_u16(x: i32) -> u16 {
+    clamp_i32(x, 0, u16::MAX as i32) as u16
+}
+
+/// Saturating cast of a 64-bit accumulator to `i32`.
+#[inline(always)]
+pub fn saturate_i32(x: i64) -> i32 {
+    if x < i32::MIN as i64 {
+        i32::MIN
+    } else if x > i32::MAX as i64 {
+        i32::MAX
+    } else {
+        x as i32
+    }
+}
+
+/// TFLite's per-channel multipliers (`PopulateConvolutionQuantizationParams`): for each output
+/// channel, `quantize_multiplier(input_scale · filter_scale[c] / output_scale)` computed in
+/// `f64` (with [`quantize_multiplier_single_rounding`] for [`Rounding::Single`]).
+///
+/// # Errors
+/// [`crate::Error::LengthMismatch`] if `multipliers` or `shifts` is not one per filter scale;
+/// [`crate::Error::InvalidScale`] for a scale that is not finite and positive.
+pub fn quantize_multipliers_per_channel(
+    input_scale: f32,
+    filter_scales: &[f32],
+    output_scale: f32,
+    rounding: Rounding,
+    multipliers: &mut [i32],
+    shifts: &mut [i32],
+) -> Result<(), crate::Error> {
+    let n = filter_scales.len();
+    for len in [multipliers.len(), shifts.len()] {
+        if len != n {
+            return Err(crate::Error::LengthMismatch { expected: n, actual: len });
+        }
+    }
+    for s in core::iter::once(&input_scale).chain(filter_scales).chain(core::iter::once(&output_scale)) {
+        if !(s.is_finite() && *s > 0.0) {
+            return Err(crate::Error::InvalidScale);
+        }
+    }
+    for ((&f, m), sh) in filter_scales.iter().zip(multipliers.iter_mut()).zip(shifts.iter_mut()) {
+        let real = input_scale as f64 * f as f64 / output_scale as f64;
+        let q = match rounding {
+            Rounding::Double => quantize_multiplier(real),
+            Rounding::Single => quantize_multiplier_single_rounding(real),
+        };
+        *m = q.multiplier;
+        *sh = q.shift;
+    }
+    Ok(())
+}
+
+/// Per-channel requantization of int32 accumulators laid out channels-last (element `i` belongs
+/// to channel `i % channels`, as NHWC outputs): `out[i] = clamp(MBQM(acc[i], m[c], shift[c]) +
+/// output_offset, act_min, act_max)`, saturated to `i8`.
+///
+/// Contract per channel, as TFLite: `shift ∈ [-31, 30]` and `acc · 2^max(shift, 0)` fits in
+/// 32 bits (checked by `debug_assert!`); single rounding also needs `m ≥ 0`.
+///
+/// # Errors
+/// [`crate::Error::LengthMismatch`] if `out` differs from `acc` in length, `shifts` from
+/// `multipliers`, or `acc` is not a whole number of channel rows;
+/// [`crate::Error::InvalidArgument`] for no channels.
+#[allow(clippy::too_many_arguments)]
+pub fn requantize_per_channel_s8(
+    acc: &[i32],
+    multipliers: &[i32],
+    shifts: &[i32],
+    rounding: Rounding,
+    output_offset: i32,
+    act_min: i32,
+    act_max: i32,
+    out: &mut [i8],
+) -> Result<(), crate::Error> {
+    let c = multipliers.len();
+    if c == 0 {
+        return Err(crate::Error::InvalidArgument { reason: "per-channel requantization needs at least one channel" });
+    }
+    if shifts.len() != c {
+        return Err(crate::Error::LengthMismatch { expected: c, actual: shifts.len() });
+    }
+    if out.len() != acc.len() {
+        return Err(crate::Error::LengthMismatch { expected: acc.len(), actual: out.len() });
+    }
+    if acc.len() % c != 0 {
+        return Err(crate::Error::LengthMismatch { expected: acc.len() - acc.len() % c + c, actual: acc.len() });
+    }
+    for (row, orow) in acc.chunks_exact(c).zip(out.chunks_exact_mut(c)) {
+        for (((&a, &m), &s), o) in row.iter().zip(multipliers).zip(shifts).zip(orow.iter_mut()) {
+            let q = QuantizedMultiplier { multiplier: m, shift: s }.apply(a, rounding);
+            *o = saturate_i8(clamp_i32(q.saturating_add(output_offset), act_min, act_max));
+        }
+    }
+    Ok(())
+}
+
+/// Per-channel requantization of 64-bit accumulators (the 16x8 kernels) to `i16`, with
+/// [`multiply_by_quantized_multiplier_i64`] (its contracts: `|acc| < 2^47`,
+/// `shift ∈ [-31, 7]`, `m ≥ 0`). Same layout and errors as [`requantize_per_channel_s8`].
+///
+/// # Errors
+/// As [`requantize_per_channel_s8`].
+pub fn requantize_per_channel_s16(
+    acc: &[i64],
+    multipliers: &[i32],
+    shifts: &[i32],
+    output_offset: i32,
+    act_min: i32,
+    act_max: i32,
+    out: &mut [i16],
+) -> Result<(), crate::Error> {
+    let c = multipliers.len();
+    if c == 0 {
+        return Err(crate::Error::InvalidArgument { reason: "per-channel requantization needs at least one channel" });
+    }
+    if shifts.len() != c {
+        return Err(crate::Error::LengthMismatch { expected: c, actual: shifts.len() });
+    }
+    if out.len() != acc.len() {
+        return Err(crate::Error::LengthMismatch { expected: acc.len(), actual: out.len() });
+    }
+    if acc.len() % c != 0 {
+        return Err(crate::Error::LengthMismatch { expected: acc.len() - acc.len() % c + c, actual: acc.len() });
+    }
+    for (row, orow) in acc.chunks_exact(c).zip(out.chunks_exact_mut(c)) {
+        for (((&a, &m), &s), o) in row.iter().zip(multipliers).zip(shifts).zip(orow.iter_mut()) {
+            let q = multiply_by_quantized_multiplier_i64(a, m, s);
+            *o = saturate_i16(clamp_i32(q.saturating_add(output_offset), act_min, act_max));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     //! Each rounding rule restated with wide integers (i128), straight from TFLite's definition,
@@ -320,6 +475,31 @@ mod tests {
         assert_eq!(multiply_by_quantized_multiplier_i64(-1000, m.multiplier, m.shift), -250);
         // reduced multiplier saturates at 0x7FFF
         assert_eq!(multiply_by_quantized_multiplier_i64(1 << 20, i32::MAX, 0), ((1i64 << 20) * 0x7FFF + (1 << 14) >> 15) as i32);
+    }
+
+    #[test]
+    fn saturating_casts_and_per_channel() {
+        assert_eq!((saturate_i8(300), saturate_i8(-300), saturate_i8(5)), (127, -128, 5));
+        assert_eq!((saturate_u8(-1), saturate_u8(256)), (0, 255));
+        assert_eq!((saturate_i16(40000), saturate_u16(-5)), (32767, 0));
+        assert_eq!((saturate_i32(1 << 40), saturate_i32(-(1 << 40)), saturate_i32(7)), (i32::MAX, i32::MIN, 7));
+        let (mut m, mut s) = ([0; 2], [0; 2]);
+        quantize_multipliers_per_channel(0.5, &[0.25, 0.125], 1.0, Rounding::Double, &mut m, &mut s).unwrap();
+        assert_eq!((m, s), ([1 << 30, 1 << 30], [-2, -3])); // 0.125 and 0.0625
+        let acc = [100, 100, -100, -100, 1000, 1000];
+        let mut out = [0i8; 6];
+        requantize_per_channel_s8(&acc, &m, &s, Rounding::Double, 3, -128, 127, &mut out).unwrap();
+        // 100 · 0.125 = 12.5 -> 13 (away from zero), 100 · 0.0625 = 6.25 -> 6; + 3.
+        assert_eq!(out, [16, 9, -10, -3, 127, 66]);
+        for (i, &a) in acc.iter().enumerate() {
+            let want = multiply_by_quantized_multiplier(a, m[i % 2], s[i % 2]) + 3;
+            assert_eq!(out[i] as i32, want.clamp(-128, 127));
+        }
+        assert!(requantize_per_channel_s8(&acc[..5], &m, &s, Rounding::Double, 0, -128, 127, &mut out[..5]).is_err());
+        let acc64 = [1i64 << 25, -(1i64 << 25), 12345, -12345];
+        let mut o16 = [0i16; 4];
+        requantize_per_channel_s16(&acc64, &m, &s, 0, -32768, 32767, &mut o16).unwrap();
+        assert_eq!(o16, [32767, -32768, multiply_by_quantized_multiplier_i64(12345, m[0], s[0]) as i16, multiply_by_quantized_multiplier_i64(-12345, m[1], s[1]) as i16]);
     }
 
     fn x_and_shift() -> impl Strategy<Value = (i32, i32)> {

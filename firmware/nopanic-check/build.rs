@@ -13,4 +13,11 @@ fn main() {
     fs::copy(format!("../memory/{board}.x"), out.join("memory.x")).unwrap();
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed=build.rs");
+
+    // A real model for the interpreter path: the tiny M0 test model, converted here.
+    let tflite = "../../tests/golden/models/tiny_m0_int8.tflite";
+    println!("cargo:rerun-if-changed={tflite}");
+    let graph = microquant::tflite::import(&fs::read(tflite).unwrap()).unwrap();
+    let c = microquant::compile::compile(&graph, &Default::default()).unwrap();
+    fs::write(out.join("model.mq"), c.bytes).unwrap();
 }

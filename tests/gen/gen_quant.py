@@ -445,6 +445,78 @@ def tflite_quantize_cases():
 
 
 # ---------------------------------------------------------------------------------------------
+# TFLite converter: the parameters it chooses from calibrated ranges (inputs) and weights
+# ---------------------------------------------------------------------------------------------
+
+def tflite_converter_qparams():
+    """Full-integer post-training quantization with tf.lite.TFLiteConverter: a model with 8
+    independent inputs, each calibrated on a representative data set spanning exactly one
+    (min, max) pair, each feeding its own Dense(2) layer. Records the int8 input parameters the
+    converter chose (its activation formula) and each Dense layer's per-channel int8 weights
+    (its symmetric narrow-range weight formula and rounding)."""
+    import os
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import contextlib
+    import io
+    import tensorflow as tf
+    tf.keras.utils.set_random_seed(20261203)
+    # Ranges narrower than 1e-6 (the converter widens them), exact zero-point ties (k + 0.5 at
+    # a power-of-two scale: half away from zero vs half to even), then the shared table.
+    probes = [(-4e-7, 4e-7), (-6e-7, 6e-7), (0.0, 9e-7), (0.0, 1.1e-6), (5e-7, 1.4e-6), (-9.9e-7, 0.0),
+              (-3e-7, -1e-7), (2e-6, 2.5e-6), (-125.5 / 128, 129.5 / 128), (-127.5 / 128, 127.5 / 128),
+              (-1.5 / 128, 253.5 / 128), (-3.5 / 64, 251.5 / 64), (-1.5, 1.49609375), (-0.7, 200.3),
+              (-123.456, 0.001), (-0.001, 123.456)]
+    probes = [(float(np.float32(a)), float(np.float32(b))) for a, b in probes]
+    pairs = probes + [p for p in qd.minmax_pairs() if p[0] != p[1]][:40]
+    inputs, weights = [], []
+    for g in range(0, len(pairs), 8):
+        group = pairs[g:g + 8]
+        ins = [tf.keras.Input(shape=(4,), name=f"x{i}") for i in range(len(group))]
+        outs = [tf.keras.layers.Dense(2, name=f"d{i}")(x) for i, x in enumerate(ins)]
+        m = tf.keras.Model(ins, outs)
+        rng = np.random.default_rng(g)
+
+        def rep():
+            for k in range(8):
+                d = {}
+                for i, (lo, hi) in enumerate(group):
+                    v = rng.uniform(lo, hi, (1, 4)).astype(np.float32)
+                    if k == 0:
+                        v[0, 0], v[0, 1] = np.float32(lo), np.float32(hi)
+                    d[f"x{i}"] = np.clip(v, np.float32(lo), np.float32(hi))
+                yield d
+
+        conv = tf.lite.TFLiteConverter.from_keras_model(m)
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = rep
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            model = conv.convert()
+        from ai_edge_litert.interpreter import Interpreter
+        it = Interpreter(model_content=model)
+        it.allocate_tensors()
+        for d in it.get_input_details():
+            i = int(d["name"].split("_x")[-1].split(":")[0])
+            s, z = d["quantization"]
+            inputs.append({"min": group[i][0], "max": group[i][1], "scale": float(np.float32(s)), "zero_point": int(z)})
+        kernels = {layer.name: layer.get_weights()[0] for layer in m.layers if layer.name.startswith("d")}
+        for t in it.get_tensor_details():
+            qp = t["quantization_parameters"]
+            if t["dtype"] == np.int8 and len(qp["scales"]) == 2 and "MatMul" in t["name"]:
+                name = [n for n in kernels if f"/{n}_1/" in t["name"] or f"/{n}/" in t["name"]][0]
+                w = kernels[name].T.astype(np.float32)  # TFLite FC weights are [out, in]
+                q = it.get_tensor(t["index"])
+                weights.append({"w": [float(v) for v in w.reshape(-1)], "shape": list(w.shape),
+                                "scales": [float(np.float32(v)) for v in qp["scales"]],
+                                "zero_points": [int(v) for v in qp["zero_points"]],
+                                "q": [int(v) for v in q.reshape(-1)]})
+    print(f"TFLite converter: {len(inputs)} input ranges, {len(weights)} weight tensors")
+    return {"inputs": inputs, "weights": weights}
+
+
+# ---------------------------------------------------------------------------------------------
 # Requantization sample: exact integer statements of TFLite's two roundings
 # ---------------------------------------------------------------------------------------------
 
@@ -529,12 +601,15 @@ def main():
                                                        "(onnx.numpy_helper.saturate_cast for saturate=1)",
                                              **minifloat_table()})
     import importlib.metadata as md
-    tfl_versions = {k: md.version(k) for k in ("ai-edge-litert", "tflite-micro")}
+    tfl_versions = {k: md.version(k) for k in ("ai-edge-litert", "tflite-micro", "tensorflow-cpu")}
     goldenio.write(OUT / "tflite_quantize.json", {"generator": "tests/gen/gen_quant.py",
                                                    "versions": {**versions, **tfl_versions},
                                                    "oracle": "TFLite interpreter, OpResolverType.BUILTIN_REF "
-                                                             "(tflm_same: TFLite Micro agrees)",
-                                                   "cases": tflite_quantize_cases()})
+                                                             "(tflm_same: TFLite Micro agrees); converter: "
+                                                             "tf.lite.TFLiteConverter full-integer post-training "
+                                                             "quantization",
+                                                   "cases": tflite_quantize_cases(),
+                                                   "converter": tflite_converter_qparams()})
     goldenio.write(OUT / "requant.json", {
         "generator": "tests/gen/gen_quant.py",
         "rule": "TFLite MultiplyByQuantizedMultiplier: double = RoundingDivideByPOT(SaturatingRoundingDoublingHighMul"

@@ -1,8 +1,8 @@
 //! The kernel and model golden files load and are self-consistent: every tensor decodes to as
 //! many elements as its shape says, dtypes are the ones each family promises, output shapes follow
 //! from the input shapes and options, quantization parameters are in range, names are unique and
-//! the stored oracle statistics match the data. (The kernels themselves are tested against these
-//! files in `kernels_*.rs`.)
+//! the stored oracle statistics match the data, and every `*_split_*` case has the two oracles
+//! differ. (The kernels themselves are tested against these files in `kernels_*.rs`.)
 
 use std::collections::HashSet;
 
@@ -600,4 +600,35 @@ fn mlperf_tiny_goldens_are_consistent() {
         );
     }
     println!("model files checked: {checked_files} of 4");
+}
+
+/// Counts the `*_split_*` cases of a file (built by a search for inputs on which TFLite Micro and
+/// the interpreter differ) and checks that each really has the two oracles differ.
+fn split_cases<C: KernelCase>(f: &KernelFile<C>) -> usize {
+    let mut n = 0;
+    for c in f.cases.iter().filter(|c| c.name().contains("_split_")) {
+        let (a, b) = (c.expected(Oracle::Tflm), c.expected(Oracle::TfliteRef));
+        assert_ne!(ints(a), ints(b), "{}: a split case where the oracles agree", c.name());
+        n += 1;
+    }
+    n
+}
+
+/// The families where the rounding modes differ hold a handful of cases on which TFLite Micro
+/// and the interpreter's reference kernels disagree, so the kernel tests (each mode against its
+/// own oracle) tell the modes apart.
+#[test]
+fn split_cases_tell_the_oracles_apart() {
+    let counts = [
+        ("logistic", split_cases(&kernels::logistic_file())),
+        ("tanh", split_cases(&kernels::tanh_file())),
+        ("mul", split_cases(&kernels::mul_file())),
+        ("softmax_16x8", split_cases(&kernels::softmax_16x8_file())),
+        ("fully_connected", split_cases(&kernels::fully_connected_file())),
+        ("fully_connected_16x8", split_cases(&kernels::fully_connected_16x8_file())),
+    ];
+    for (file, n) in counts {
+        assert!((3..=10).contains(&n), "{file}: {n} split cases");
+    }
+    println!("split cases: {counts:?}");
 }

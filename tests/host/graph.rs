@@ -24,15 +24,17 @@ fn small_int8() -> Graph {
         .unwrap();
     let b = g
         .add_tensor(
-            Tensor::constant("b", vec![4], ConstData::I32(vec![1, 2, 3, 4]))
-                .with_quant(TensorQuant::per_channel(vec![0.05, 0.1, 0.15, 0.2], vec![0; 4], 0)),
+            Tensor::constant("b", vec![4], ConstData::I32(vec![1, 2, 3, 4])).with_quant(TensorQuant::per_channel(
+                vec![0.05, 0.1, 0.15, 0.2],
+                vec![0; 4],
+                0,
+            )),
         )
         .unwrap();
     let y = g.add_tensor(Tensor::new("y", vec![1, 3, 3, 4], DType::I8).with_quant(q(0.25, -128))).unwrap();
     let r = g.add_tensor(Tensor::new("r", vec![1, 36], DType::I8).with_quant(q(0.25, -128))).unwrap();
-    let fw = g
-        .add_tensor(Tensor::constant("fw", vec![3, 36], ConstData::I8(vec![1; 108])).with_quant(q(0.01, 0)))
-        .unwrap();
+    let fw =
+        g.add_tensor(Tensor::constant("fw", vec![3, 36], ConstData::I8(vec![1; 108])).with_quant(q(0.01, 0))).unwrap();
     let out = g.add_tensor(Tensor::new("out", vec![1, 3], DType::I8).with_quant(q(0.1, 3))).unwrap();
     g.add_node(Node::new("conv", conv(1, Padding::Valid, Activation::Relu), vec![Some(x), Some(w), Some(b)], vec![y]));
     g.add_node(Node::new("flatten", Op::Reshape { new_shape: vec![1, 36] }, vec![Some(y)], vec![r]));
@@ -205,11 +207,26 @@ fn shape_inference_of_every_op() {
     let f: &[usize] = &[8, 3, 3, 4];
     assert_eq!(infer(conv(2, Padding::Same, Activation::None), &[Some(x), Some(f)]), Ok(vec![1, 3, 3, 8]));
     assert_eq!(infer(conv(2, Padding::Valid, Activation::None), &[Some(x), Some(f), Some(&[8])]), Ok(vec![1, 2, 2, 8]));
-    assert!(infer(conv(1, Padding::Same, Activation::None), &[Some(x), Some(&[8, 3, 3, 3])]).unwrap_err().contains("3 input channels"));
-    assert!(infer(conv(1, Padding::Same, Activation::None), &[Some(x), Some(f), Some(&[7])]).unwrap_err().contains("bias shape [7]"));
+    assert!(
+        infer(conv(1, Padding::Same, Activation::None), &[Some(x), Some(&[8, 3, 3, 3])])
+            .unwrap_err()
+            .contains("3 input channels")
+    );
+    assert!(
+        infer(conv(1, Padding::Same, Activation::None), &[Some(x), Some(f), Some(&[7])])
+            .unwrap_err()
+            .contains("bias shape [7]")
+    );
     assert!(infer(conv(0, Padding::Same, Activation::None), &[Some(x), Some(f)]).unwrap_err().contains("stride 0x0"));
     // Dilated VALID: effective filter (3 - 1) * 2 + 1 = 5, output 6 - 5 + 1 = 2.
-    let dil = Op::Conv2d(Conv2d { stride_h: 1, stride_w: 1, dilation_h: 2, dilation_w: 2, padding: Padding::Valid, activation: Activation::None });
+    let dil = Op::Conv2d(Conv2d {
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 2,
+        dilation_w: 2,
+        padding: Padding::Valid,
+        activation: Activation::None,
+    });
     assert_eq!(infer(dil, &[Some(x), Some(f)]), Ok(vec![1, 2, 2, 8]));
     // Explicit padding.
     let pad = Padding::Explicit { top: 1, bottom: 0, left: 2, right: 2 };
@@ -235,24 +252,52 @@ fn shape_inference_of_every_op() {
     assert_eq!(infer(fc(true), &[Some(&[2, 3, 10]), Some(&[5, 10])]), Ok(vec![2, 3, 5]));
     assert!(infer(fc(false), &[Some(&[1, 7]), Some(&[5, 10])]).unwrap_err().contains("not a multiple"));
     // Pooling.
-    let pool = Pool2d { filter_h: 2, filter_w: 3, stride_h: 2, stride_w: 3, padding: Padding::Valid, activation: Activation::None };
+    let pool = Pool2d {
+        filter_h: 2,
+        filter_w: 3,
+        stride_h: 2,
+        stride_w: 3,
+        padding: Padding::Valid,
+        activation: Activation::None,
+    };
     assert_eq!(infer(Op::MaxPool2d(pool), &[Some(x)]), Ok(vec![1, 3, 2, 4]));
     assert_eq!(infer(Op::AvgPool2d(Pool2d { padding: Padding::Same, ..pool }), &[Some(x)]), Ok(vec![1, 3, 2, 4]));
     // Broadcasting binary ops.
     let add = Op::Add { activation: Activation::None };
     assert_eq!(infer(add.clone(), &[Some(x), Some(&[4])]), Ok(vec![1, 6, 6, 4]));
-    assert_eq!(infer(Op::Mul { activation: Activation::None }, &[Some(&[1, 6, 1, 4]), Some(&[5, 1])]), Ok(vec![1, 6, 5, 4]));
-    assert!(infer(Op::Sub { activation: Activation::None }, &[Some(x), Some(&[3])]).unwrap_err().contains("do not broadcast"));
+    assert_eq!(
+        infer(Op::Mul { activation: Activation::None }, &[Some(&[1, 6, 1, 4]), Some(&[5, 1])]),
+        Ok(vec![1, 6, 5, 4])
+    );
+    assert!(
+        infer(Op::Sub { activation: Activation::None }, &[Some(x), Some(&[3])])
+            .unwrap_err()
+            .contains("do not broadcast")
+    );
     assert!(infer(add, &[Some(x)]).unwrap_err().contains("takes 2..=2 inputs"));
     // Elementwise.
-    for op in [Op::Softmax { beta: 1.0 }, Op::Logistic, Op::Tanh, Op::HardSwish, Op::Relu, Op::Relu6, Op::LeakyRelu { alpha: 0.1 }, Op::Quantize, Op::Dequantize] {
+    for op in [
+        Op::Softmax { beta: 1.0 },
+        Op::Logistic,
+        Op::Tanh,
+        Op::HardSwish,
+        Op::Relu,
+        Op::Relu6,
+        Op::LeakyRelu { alpha: 0.1 },
+        Op::Quantize,
+        Op::Dequantize,
+    ] {
         assert_eq!(infer(op, &[Some(x)]), Ok(x.to_vec()));
     }
     // Concatenation.
     let cat = Op::Concatenation { axis: 3, activation: Activation::None };
     assert_eq!(infer(cat.clone(), &[Some(x), Some(&[1, 6, 6, 2]), Some(&[1, 6, 6, 1])]), Ok(vec![1, 6, 6, 7]));
     assert!(infer(cat, &[Some(x), Some(&[1, 5, 6, 2])]).unwrap_err().contains("outside axis 3"));
-    assert!(infer(Op::Concatenation { axis: 4, activation: Activation::None }, &[Some(x)]).unwrap_err().contains("out of range"));
+    assert!(
+        infer(Op::Concatenation { axis: 4, activation: Activation::None }, &[Some(x)])
+            .unwrap_err()
+            .contains("out of range")
+    );
     // Pad, with and without a constant value.
     let pad = Op::Pad { paddings: vec![[0, 0], [1, 2], [0, 1], [0, 0]] };
     assert_eq!(infer(pad.clone(), &[Some(x)]), Ok(vec![1, 9, 7, 4]));
@@ -262,7 +307,9 @@ fn shape_inference_of_every_op() {
     // Mean.
     assert_eq!(infer(Op::Mean { axes: vec![1, 2], keep_dims: true }, &[Some(x)]), Ok(vec![1, 1, 1, 4]));
     assert_eq!(infer(Op::Mean { axes: vec![1, 2], keep_dims: false }, &[Some(x)]), Ok(vec![1, 4]));
-    assert!(infer(Op::Mean { axes: vec![2, 1], keep_dims: false }, &[Some(x)]).unwrap_err().contains("sorted and unique"));
+    assert!(
+        infer(Op::Mean { axes: vec![2, 1], keep_dims: false }, &[Some(x)]).unwrap_err().contains("sorted and unique")
+    );
     // Reshape, transpose, squeeze.
     assert_eq!(infer(Op::Reshape { new_shape: vec![36, 4] }, &[Some(x)]), Ok(vec![36, 4]));
     assert!(infer(Op::Reshape { new_shape: vec![35, 4] }, &[Some(x)]).unwrap_err().contains("element count"));
@@ -310,7 +357,12 @@ fn producers_and_consumers() {
     let mut g = small_int8();
     // A second reader of y: an Add of y with itself (read twice by one node = listed once).
     let z = g.add_tensor(Tensor::new("z", vec![1, 3, 3, 4], DType::I8).with_quant(q(0.5, 0))).unwrap();
-    g.add_node(Node::new("twice", Op::Add { activation: Activation::None }, vec![Some(TensorId(3)), Some(TensorId(3))], vec![z]));
+    g.add_node(Node::new(
+        "twice",
+        Op::Add { activation: Activation::None },
+        vec![Some(TensorId(3)), Some(TensorId(3))],
+        vec![z],
+    ));
     g.outputs.push(z);
     g.validate().unwrap();
     assert_eq!(g.producer(TensorId(3)), Some(0));
@@ -369,7 +421,9 @@ fn hybrid() -> Graph {
     let mut g = Graph::default();
     let x = g.add_tensor(Tensor::new("x", vec![1, 4], DType::F32)).unwrap();
     let w = g
-        .add_tensor(Tensor::constant("w", vec![2, 4], ConstData::I8(vec![1, -1, 2, -2, 3, -3, 4, -4])).with_quant(q(0.5, 0)))
+        .add_tensor(
+            Tensor::constant("w", vec![2, 4], ConstData::I8(vec![1, -1, 2, -2, 3, -3, 4, -4])).with_quant(q(0.5, 0)),
+        )
         .unwrap();
     let y = g.add_tensor(Tensor::new("y", vec![1, 2], DType::F32)).unwrap();
     let fc = Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false });

@@ -11,7 +11,7 @@
 //! reproduce `expected_tflm` and `expected_tflite_ref` (which agree) on every element.
 
 use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
-use microquant::kernels::conv::{ConvParams, conv_s8, conv_s16};
+use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len, conv_s16};
 use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use microquant_tests::golden::{Tensor, assert_bit_exact};
 use microquant_tests::kernels::{self, Activation, ConvCase, KernelCase, Oracle};
@@ -75,10 +75,20 @@ fn check_s8(c: &ConvCase, rounding: Rounding, oracle: Oracle) -> usize {
     let quant = PerChannelQuant { multiplier: &m, shift: &s };
     let bias = c.bias.as_ref().map(Tensor::i32);
     let expected = c.expected(oracle).i8();
+    let (input, filter) = (c.input.i8(), c.filter.i8());
+    // With scratch the target's fast path runs, without it the reference; and the reference
+    // kernel itself: all must match.
+    for scratch_len in [conv_s8_scratch_len(&p), 0] {
+        let mut out = vec![0i8; expected.len()];
+        let mut scratch = vec![0u8; scratch_len];
+        conv_s8(&p, &quant, &input, &filter, bias.as_deref(), &mut out, &mut scratch)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let path = if scratch_len > 0 { "dispatched" } else { "no scratch" };
+        assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} ({path})", c.name), &expected, &out);
+    }
     let mut out = vec![0i8; expected.len()];
-    conv_s8(&p, &quant, &c.input.i8(), &c.filter.i8(), bias.as_deref(), &mut out)
-        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?}", c.name), &expected, &out)
+    conv_s8_reference(&p, &quant, &input, &filter, bias.as_deref(), &mut out).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (reference)", c.name), &expected, &out)
 }
 
 fn run_s16<B: Accumulator>(c: &ConvCase, rounding: Rounding, oracle: Oracle, bias: Option<&[B]>) -> usize {

@@ -11,7 +11,9 @@
 //! each reproduce `expected_tflm` and `expected_tflite_ref` (which agree) on every element.
 
 use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
-use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s16};
+use microquant::kernels::depthwise_conv::{
+    DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len, depthwise_conv_s16,
+};
 use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use microquant_tests::golden::{Tensor, assert_bit_exact};
 use microquant_tests::kernels::{self, Activation, DepthwiseConvCase, KernelCase, Oracle};
@@ -81,10 +83,17 @@ fn check_s8(c: &DepthwiseConvCase, rounding: Rounding, oracle: Oracle) -> usize 
     let quant = PerChannelQuant { multiplier: &m, shift: &s };
     let bias = c.bias.as_ref().map(Tensor::i32);
     let expected = c.expected(oracle).i8();
+    let (input, filter) = (c.input.i8(), c.filter.i8());
+    // The dispatched kernel (the target's fast path) and the reference kernel must both match.
     let mut out = vec![0i8; expected.len()];
-    depthwise_conv_s8(&p, &quant, &c.input.i8(), &c.filter.i8(), bias.as_deref(), &mut out)
+    let mut scratch = vec![0u8; depthwise_conv_s8_scratch_len(&p)];
+    depthwise_conv_s8(&p, &quant, &input, &filter, bias.as_deref(), &mut out, &mut scratch)
         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?}", c.name), &expected, &out)
+    assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (dispatched)", c.name), &expected, &out);
+    let mut out = vec![0i8; expected.len()];
+    depthwise_conv_s8_reference(&p, &quant, &input, &filter, bias.as_deref(), &mut out)
+        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (reference)", c.name), &expected, &out)
 }
 
 fn run_s16<B: Accumulator>(c: &DepthwiseConvCase, rounding: Rounding, oracle: Oracle, bias: Option<&[B]>) -> usize {

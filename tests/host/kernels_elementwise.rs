@@ -133,5 +133,5 @@ fn mul_multiplier_modes_are_both_exercised() {
             d.output_multiplier != s.output_multiplier
         })
         .count();
-    println!("MUL: the f32 and f64 multipliers differ in {differing} of {} golden cases (outputs agree)", cases.len());
+    println!("MUL: the f32 and f64 multipliers differ in {differing} of {} golden cases", cases.len());
 }

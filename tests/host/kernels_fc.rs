@@ -14,8 +14,9 @@
 use microquant::kernels::common::{Accumulator, FusedActivation};
 use microquant::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
-    fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_per_channel_s16,
-    fully_connected_s8, fully_connected_s16,
+    fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_per_channel_s8_reference,
+    fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
+    fully_connected_s16,
 };
 use microquant::kernels::{ActivationRange, PerChannelQuant, Rounding};
 use microquant_tests::golden::{Tensor, assert_bit_exact};
@@ -87,16 +88,33 @@ fn check_s8(c: &FullyConnectedCase, rounding: Rounding) -> usize {
     let bias = c.bias.as_ref().map(Tensor::i32);
     let expected = c.expected(oracle(rounding)).i8();
     let mut checked = 0;
+    // The dispatched kernels (the target's fast path, with and without scratch) and the
+    // reference kernels must all match.
+    let scratch_len = fully_connected_s8_scratch_len(&p.params);
+    for len in [scratch_len, 0] {
+        let mut scratch = vec![0u8; len];
+        let mut out = vec![0i8; expected.len()];
+        fully_connected_per_channel_s8(&p.params, &p.per_channel(), &input, &filter, bias.as_deref(), &mut out, &mut scratch)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        checked += assert_bit_exact(&format!("{} per-channel kernel {rounding:?} scratch {len}", c.name), &expected, &out);
+    }
     let mut out = vec![0i8; expected.len()];
-    fully_connected_per_channel_s8(&p.params, &p.per_channel(), &input, &filter, bias.as_deref(), &mut out)
+    fully_connected_per_channel_s8_reference(&p.params, &p.per_channel(), &input, &filter, bias.as_deref(), &mut out)
         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    checked += assert_bit_exact(&format!("{} per-channel kernel {rounding:?}", c.name), &expected, &out);
+    checked += assert_bit_exact(&format!("{} per-channel reference {rounding:?}", c.name), &expected, &out);
     if c.filter_scales.len() == 1 {
         let q = fully_connected_multiplier(c.input_scale, c.filter_scales[0], c.output_scale).unwrap();
+        for len in [scratch_len, 0] {
+            let mut scratch = vec![0u8; len];
+            let mut out = vec![0i8; expected.len()];
+            fully_connected_s8(&p.params, &q, &input, &filter, bias.as_deref(), &mut out, &mut scratch)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            checked += assert_bit_exact(&format!("{} per-tensor kernel {rounding:?} scratch {len}", c.name), &expected, &out);
+        }
         let mut out = vec![0i8; expected.len()];
-        fully_connected_s8(&p.params, &q, &input, &filter, bias.as_deref(), &mut out)
+        fully_connected_s8_reference(&p.params, &q, &input, &filter, bias.as_deref(), &mut out)
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-        checked += assert_bit_exact(&format!("{} per-tensor kernel {rounding:?}", c.name), &expected, &out);
+        checked += assert_bit_exact(&format!("{} per-tensor reference {rounding:?}", c.name), &expected, &out);
     }
     checked
 }

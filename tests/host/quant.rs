@@ -6,9 +6,7 @@
 #[path = "quant_common.rs"]
 mod common;
 
-use microquant::quant::{
-    self, ChannelQParams, Convention, QParams, QTensorMut, QuantDType, Shape, Tensor, minifloat,
-};
+use microquant::quant::{self, ChannelQParams, Convention, QParams, QTensorMut, QuantDType, Shape, Tensor, minifloat};
 use microquant_tests::quant as golden;
 
 #[test]
@@ -84,7 +82,12 @@ fn minifloat_casts_match_ml_dtypes() {
             bad.push(format!("e2m1({v:e}): expected {want:#x}, actual {got:#x}"));
         }
     }
-    assert!(bad.is_empty(), "{} mismatches:\n{}", bad.len(), bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
     println!("minifloat: {} inputs x 5 casts + {} e2m1 casts bit-exact with ml_dtypes", x.len(), e2.len());
 }
 
@@ -100,10 +103,19 @@ fn pytorch_quantize_and_fake_quantize() {
         let dt = if c.dtype == "int8" { QuantDType::Int8 } else { QuantDType::UInt8 };
         let (shape, scales, zps) = match c.kind.as_str() {
             "per_tensor" => (Shape::vector(c.n), vec![c.scale.unwrap()], vec![c.zero_point.unwrap()]),
-            _ => (Shape::new(c.shape.as_ref().unwrap()).unwrap(), c.scales.clone().unwrap(), c.zero_points.clone().unwrap()),
+            _ => (
+                Shape::new(c.shape.as_ref().unwrap()).unwrap(),
+                c.scales.clone().unwrap(),
+                c.zero_points.clone().unwrap(),
+            ),
         };
         let params: quant::QuantParams<'_> = if c.kind == "per_tensor" {
-            QParams::new(scales[0], zps[0], dt).unwrap().with_range(c.qmin, c.qmax).unwrap().with_convention(Convention::PyTorch).into()
+            QParams::new(scales[0], zps[0], dt)
+                .unwrap()
+                .with_range(c.qmin, c.qmax)
+                .unwrap()
+                .with_convention(Convention::PyTorch)
+                .into()
         } else {
             ChannelQParams::per_axis(&scales, &zps, dt, c.axis.unwrap())
                 .unwrap()
@@ -124,7 +136,10 @@ fn pytorch_quantize_and_fake_quantize() {
         let full: quant::QuantParams<'_> = if c.kind == "per_tensor" {
             QParams::new(scales[0], zps[0], dt).unwrap().with_convention(Convention::PyTorch).into()
         } else {
-            ChannelQParams::per_axis(&scales, &zps, dt, c.axis.unwrap()).unwrap().with_convention(Convention::PyTorch).into()
+            ChannelQParams::per_axis(&scales, &zps, dt, c.axis.unwrap())
+                .unwrap()
+                .with_convention(Convention::PyTorch)
+                .into()
         };
         let codes: Vec<i32> = if dt == QuantDType::Int8 {
             let mut o = vec![0i8; x.len()];

@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use microquant::quant::{
-    self, ChannelQParams, F4E2M1, F8E4M3FN, F8E5M2, I2, I4, QParams, QTensor, QTensorMut, QuantDType, QuantElement, QuantParams,
-    Shape, Tensor, U2, U4,
+    self, ChannelQParams, F4E2M1, F8E4M3FN, F8E5M2, I2, I4, QParams, QTensor, QTensorMut, QuantDType, QuantElement,
+    QuantParams, Shape, Tensor, U2, U4,
 };
 use microquant::requant::{self, Rounding};
 use microquant_tests::quant::{OnnxNodeCase, RawTensor, RequantCase, TfliteQuantizeCase, b64_f32, b64_ints};

@@ -3,11 +3,11 @@
 //! calibration data (regenerated from SplitMix64 seeds). Every comparison is bit-exact unless
 //! its comment says otherwise; the tolerances are printed in a table at the end.
 
+use microquant::observer::{Binning, Histogram, NonFinitePolicy};
 use microquant::observer::{
     ChannelObserver, EntropyObserver, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
-    MovingAveragePerChannelMinMaxObserver, Observer, ObserverConfig, PercentileObserver, PerChannelMinMaxObserver,
+    MovingAveragePerChannelMinMaxObserver, Observer, ObserverConfig, PerChannelMinMaxObserver, PercentileObserver,
 };
-use microquant::observer::{Binning, Histogram, NonFinitePolicy};
 use microquant::quant::{self, ChooseOptions, Convention, QScheme, QuantDType, Shape, Tensor};
 use microquant_tests::quant as golden;
 
@@ -100,8 +100,12 @@ fn pytorch_per_tensor_observers() {
             hist_rows += 1;
         }
     }
-    println!("PyTorch per-tensor: {exact} MinMax/MovingAverage results and {hist_exact} HistogramObserver results bit-exact");
-    println!("HistogramObserver: two-pass vs PyTorch batch-by-batch: worst {worst_batches:.2} quantization steps over {hist_rows} rows");
+    println!(
+        "PyTorch per-tensor: {exact} MinMax/MovingAverage results and {hist_exact} HistogramObserver results bit-exact"
+    );
+    println!(
+        "HistogramObserver: two-pass vs PyTorch batch-by-batch: worst {worst_batches:.2} quantization steps over {hist_rows} rows"
+    );
     println!("HistogramObserver: streaming vs PyTorch one batch: worst {worst_streaming:.2} quantization steps");
     assert!(worst_batches <= 4.0, "two-pass vs PyTorch batches: {worst_batches} steps");
     assert!(worst_streaming <= 4.0, "streaming vs PyTorch: {worst_streaming} steps");
@@ -111,7 +115,7 @@ fn pytorch_per_tensor_observers() {
 fn torch_histc_binning_is_reproduced() {
     let g = golden::torch_golden();
     for (ds, b) in &g.histc {
-        let want = golden::b64_i32(b);
+        let want: Vec<i32> = golden::b64_u16(b).into_iter().map(i32::from).collect();
         let all: Vec<f32> = golden::dataset(ds).concat();
         let (lo, hi) = all.iter().fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
         let mut h = Histogram::<2048>::fixed(lo, hi, Binning::TorchHistc).unwrap();
@@ -333,4 +337,63 @@ fn onnxruntime_calibrators() {
         println!("ORT {k}: streaming vs ORT worst {v:.2} uint8 steps");
     }
     assert!(mismatched.is_empty(), "{} ranges differ", mismatched.len());
+}
+
+#[test]
+fn tflite_converter_formula() {
+    let c = golden::tflite_converter();
+    let tfl = |scheme| ChooseOptions::new(scheme).convention(Convention::TfLite);
+    // Ranges narrower than 1e-6 are widened by the converter before the formula; where that
+    // lands the zero point exactly on a tie (-0.5), the converter's widening arithmetic is not
+    // reproduced bit for bit: such a case may differ by one in the zero point (same scale).
+    // Every other case must be exact.
+    let (mut exact, mut tiny_ties) = (0, Vec::new());
+    for r in &c.inputs {
+        let p = quant::choose_qparams_with(r.min, r.max, QuantDType::Int8, &tfl(QScheme::Affine)).unwrap();
+        if (p.scale(), p.zero_point()) == (r.scale, r.zero_point) {
+            exact += 1;
+            continue;
+        }
+        let width = r.max.max(0.0) as f64 - r.min.min(0.0) as f64;
+        assert!(
+            width <= 1e-6 && p.scale() == r.scale && (p.zero_point() - r.zero_point).abs() == 1,
+            "TFLite input on [{:e}, {:e}]: ours ({:e}, {}), converter ({:e}, {})",
+            r.min,
+            r.max,
+            p.scale(),
+            p.zero_point(),
+            r.scale,
+            r.zero_point
+        );
+        tiny_ties.push(format!(
+            "[{:e}, {:e}]: zero point {} vs converter {}",
+            r.min,
+            r.max,
+            p.zero_point(),
+            r.zero_point
+        ));
+    }
+    println!("TFLite converter inputs: {exact}/{} bit-exact", c.inputs.len());
+    for t in &tiny_ties {
+        println!("  sub-1e-6 range, zero-point tie: {t}");
+    }
+    assert!(tiny_ties.len() <= 1);
+    let mut nw = 0;
+    for w in &c.weights {
+        let (out, inn) = (w.shape[0], w.shape[1]);
+        for ch in 0..out {
+            let row = &w.w[ch * inn..(ch + 1) * inn];
+            let (lo, hi) = row.iter().fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            let p = quant::choose_qparams_with(lo, hi, QuantDType::Int8, &tfl(QScheme::SymmetricRestricted)).unwrap();
+            assert_eq!((p.scale(), p.zero_point()), (w.scales[ch], w.zero_points[ch]), "TFLite weight channel");
+            assert_eq!((p.qmin(), p.qmax()), (-127, 127));
+            let mut q = vec![0i8; inn];
+            p.quantize_i8(row, &mut q).unwrap();
+            for (k, &v) in q.iter().enumerate() {
+                assert_eq!(v as i32, w.q[ch * inn + k], "TFLite weight {k} of channel {ch}");
+            }
+            nw += 1;
+        }
+    }
+    println!("TFLite converter weights: {nw} channels bit-exact (scale and every int8 value)");
 }

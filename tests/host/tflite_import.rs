@@ -12,9 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use microquant::graph::{
-    Activation, ConstData, ConvertErrorKind, DType, Graph, Node, Op, Padding, TensorId,
-};
+use microquant::graph::{Activation, ConstData, ConvertErrorKind, DType, Graph, Node, Op, Padding, TensorId};
 use microquant::tflite::{Imported, import, import_with_tensor_map};
 use microquant_tests::rng::SplitMix64;
 use serde::Deserialize;
@@ -31,7 +29,8 @@ const MLPERF: [&str; 8] = [
     "ad01_int8",
     "ad01_float32",
 ];
-const BUILT: [&str; 6] = ["ops_float", "ops_int8", "ops_16x8", "buffer_offset", "deprecated_code_only", "builtin_code_only"];
+const BUILT: [&str; 6] =
+    ["ops_float", "ops_int8", "ops_16x8", "buffer_offset", "deprecated_code_only", "builtin_code_only"];
 
 #[derive(Debug, Deserialize)]
 struct Golden {
@@ -109,7 +108,12 @@ fn golden(name: &str) -> Golden {
 fn model_bytes(g: &Golden) -> Vec<u8> {
     let bytes = std::fs::read(repo().join(&g.model)).unwrap();
     assert_eq!(bytes.len(), g.file_bytes, "{}: file size differs from the golden data's", g.model);
-    assert_eq!(CRC32.checksum(&bytes), g.file_crc32, "{}: file differs from the one the golden data describes", g.model);
+    assert_eq!(
+        CRC32.checksum(&bytes),
+        g.file_crc32,
+        "{}: file differs from the one the golden data describes",
+        g.model
+    );
     bytes
 }
 
@@ -166,11 +170,17 @@ fn data_positions(tflite: &str, n: usize) -> Vec<usize> {
 }
 
 fn opt_i64(op: &GOp, key: &str) -> i64 {
-    op.options.get(key).and_then(|v| v.as_i64()).unwrap_or_else(|| panic!("op {} {}: option {key} missing", op.index, op.op))
+    op.options
+        .get(key)
+        .and_then(|v| v.as_i64())
+        .unwrap_or_else(|| panic!("op {} {}: option {key} missing", op.index, op.op))
 }
 
 fn opt_str<'a>(op: &'a GOp, key: &str) -> &'a str {
-    op.options.get(key).and_then(|v| v.as_str()).unwrap_or_else(|| panic!("op {} {}: option {key} missing", op.index, op.op))
+    op.options
+        .get(key)
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("op {} {}: option {key} missing", op.index, op.op))
 }
 
 fn activation_of(op: &GOp) -> Activation {
@@ -287,7 +297,8 @@ fn check_attributes(g: &Golden, op: &GOp, node: &Node, ctx: &str) {
         }
         Op::Squeeze { axes } => {
             let x = shape(op.inputs[0]);
-            let dims: Vec<i64> = op.options["squeezeDims"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+            let dims: Vec<i64> =
+                op.options["squeezeDims"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
             let expected: BTreeSet<usize> = if dims.is_empty() {
                 (0..x.len()).filter(|&a| x[a] == 1).collect()
             } else {
@@ -394,7 +405,13 @@ fn mlperf_tiny_models_import_as_tflite_sees_them() {
         let graph = &imported.graph;
         let total: u64 = g.ops.iter().map(|o| o.macs).sum();
         assert_eq!(graph.total_macs(), total, "{name}");
-        println!("{name}: {} nodes, {} tensors, {} MACs, {} constant bytes", graph.nodes.len(), graph.tensors.len(), total, graph.constant_totals().bytes);
+        println!(
+            "{name}: {} nodes, {} tensors, {} MACs, {} constant bytes",
+            graph.nodes.len(),
+            graph.tensors.len(),
+            total,
+            graph.constant_totals().bytes
+        );
     }
 }
 
@@ -448,9 +465,30 @@ fn small_models_cover_every_supported_op_in_float_int8_and_16x8() {
         println!("{name}: {} nodes, dtypes {dtypes:?}", imported.graph.nodes.len());
     }
     let all = [
-        "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MAX_POOL_2D", "AVERAGE_POOL_2D", "ADD", "SUB", "MUL", "SOFTMAX",
-        "LOGISTIC", "TANH", "HARD_SWISH", "RELU", "RELU6", "LEAKY_RELU", "CONCATENATION", "PAD", "PADV2", "MEAN", "RESHAPE",
-        "TRANSPOSE", "SQUEEZE", "QUANTIZE", "DEQUANTIZE",
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "FULLY_CONNECTED",
+        "MAX_POOL_2D",
+        "AVERAGE_POOL_2D",
+        "ADD",
+        "SUB",
+        "MUL",
+        "SOFTMAX",
+        "LOGISTIC",
+        "TANH",
+        "HARD_SWISH",
+        "RELU",
+        "RELU6",
+        "LEAKY_RELU",
+        "CONCATENATION",
+        "PAD",
+        "PADV2",
+        "MEAN",
+        "RESHAPE",
+        "TRANSPOSE",
+        "SQUEEZE",
+        "QUANTIZE",
+        "DEQUANTIZE",
     ];
     let missing: Vec<&str> = all.iter().copied().filter(|o| !seen.contains(*o)).collect();
     assert!(missing.is_empty(), "ops without a test model: {missing:?}");
@@ -549,7 +587,10 @@ fn truncated_files_are_errors_at_every_length() {
                 }
                 // Cutting only trailing bytes no table refers to leaves the same model.
                 Ok(g) => {
-                    let same = g.tensors == full.tensors && g.nodes == full.nodes && g.inputs == full.inputs && g.outputs == full.outputs;
+                    let same = g.tensors == full.tensors
+                        && g.nodes == full.nodes
+                        && g.inputs == full.inputs
+                        && g.outputs == full.outputs;
                     assert!(same, "{name}[..{len}] imported to a different graph");
                     ok += 1;
                 }
@@ -629,7 +670,11 @@ fn graph_display_lists_one_line_per_node() {
     let text = g.to_string();
     let node_lines: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
     assert_eq!(node_lines.len(), g.nodes.len());
-    assert!(node_lines[0].starts_with("#0 Conv2d(stride 2x2, dilation 1x1, padding same, relu) t0:i8[1, 49, 10, 1], "), "{}", node_lines[0]);
+    assert!(
+        node_lines[0].starts_with("#0 Conv2d(stride 2x2, dilation 1x1, padding same, relu) t0:i8[1, 49, 10, 1], "),
+        "{}",
+        node_lines[0]
+    );
     assert!(node_lines[9].starts_with("#9 AvgPool2d(filter 25x5, stride 25x5, padding valid)"), "{}", node_lines[9]);
     assert!(text.lines().next().unwrap().contains("13 nodes"));
     // The alternate form adds the tensor table.

@@ -216,7 +216,7 @@ pub fn mlperf_tiny() -> MlperfTinyGolden {
 pub fn mlperf_tiny_dir() -> PathBuf {
     match std::env::var_os("MQ_MODELS_DIR") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/mlperf-tiny"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/mlperf-tiny"),
     }
 }
 

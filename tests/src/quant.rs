@@ -43,6 +43,9 @@ pub fn b64_bytes(s: &str) -> Vec<u8> {
     b64(s)
 }
 
+/// One row of a formula table: `(min, max, [(scale, zero_point)] per configuration)`.
+pub type FormulaRow = (f32, f32, Vec<(f32, i32)>);
+
 /// A tensor as ONNX stores it: raw little-endian bytes, sub-byte types packed (4-bit: two per
 /// byte, low nibble first; 2-bit: four per byte, lowest pair first).
 #[derive(Debug, Clone, Deserialize)]
@@ -88,7 +91,13 @@ pub fn half_to_f32(h: u16) -> f32 {
     let m = (h & 0x3FF) as f64;
     let v = match e {
         0 => m * 2f64.powi(-24),
-        31 => if m == 0.0 { f64::INFINITY } else { f64::NAN },
+        31 => {
+            if m == 0.0 {
+                f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
         _ => (1.0 + m / 1024.0) * 2f64.powi(e - 15),
     };
     (sign * v) as f32
@@ -134,8 +143,14 @@ pub const BATCHES: usize = 4;
 /// Values per batch.
 pub const BATCH: usize = 4096;
 /// The per-tensor data sets: (name, seed, draws per value).
-pub const DATASETS: [(&str, u64, usize); 6] =
-    [("normal", 1001, 4), ("heavy", 2002, 5), ("relu", 3003, 4), ("positive", 4004, 4), ("tiny", 5005, 4), ("uniform", 6006, 1)];
+pub const DATASETS: [(&str, u64, usize); 6] = [
+    ("normal", 1001, 4),
+    ("heavy", 2002, 5),
+    ("relu", 3003, 4),
+    ("positive", 4004, 4),
+    ("tiny", 5005, 4),
+    ("uniform", 6006, 1),
+];
 /// The channel data sets: (name, seed, batch shape, channel axis, batches).
 pub const CHANNEL_DATASETS: [(&str, u64, [usize; 4], usize, usize); 3] = [
     ("act_nchw_axis1", 7007, [2, 6, 5, 5], 1, 3),
@@ -261,12 +276,13 @@ pub struct OrtComputeTable {
 
 impl OrtComputeTable {
     /// The rows as `(min, max, [(scale, zp)])`.
-    pub fn parsed(&self) -> Vec<(f32, f32, Vec<(f32, i32)>)> {
+    pub fn parsed(&self) -> Vec<FormulaRow> {
         self.rows
             .iter()
             .map(|r| {
                 let a = r.as_array().expect("row");
-                let qs = a[2..].iter().map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_i64().unwrap() as i32)).collect();
+                let qs =
+                    a[2..].iter().map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_i64().unwrap() as i32)).collect();
                 (a[0].as_f64().unwrap() as f32, a[1].as_f64().unwrap() as f32, qs)
             })
             .collect()
@@ -385,12 +401,13 @@ pub struct TorchChoose {
 
 impl TorchChoose {
     /// The rows as `(min, max, [(scale, zp)])`.
-    pub fn parsed(&self) -> Vec<(f32, f32, Vec<(f32, i32)>)> {
+    pub fn parsed(&self) -> Vec<FormulaRow> {
         self.rows
             .iter()
             .map(|r| {
                 let a = r.as_array().expect("row");
-                let qs = a[2..].iter().map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_i64().unwrap() as i32)).collect();
+                let qs =
+                    a[2..].iter().map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_i64().unwrap() as i32)).collect();
                 (a[0].as_f64().unwrap() as f32, a[1].as_f64().unwrap() as f32, qs)
             })
             .collect()
@@ -445,7 +462,7 @@ pub struct TorchGolden {
     pub per_tensor: Vec<TorchPerTensor>,
     /// Per-channel observers.
     pub per_channel: Vec<TorchPerChannel>,
-    /// `torch.histc(x, 2048, min, max)` of whole data sets, base64 `i32`.
+    /// `torch.histc(x, 2048, min, max)` of whole data sets, base64 `u16`.
     pub histc: BTreeMap<String, String>,
     /// The formula table.
     pub choose: TorchChoose,
@@ -514,14 +531,57 @@ pub struct TfliteQuantizeCase {
     pub tflm_same: serde_json::Value,
 }
 
+/// Parameters the TFLite converter chose for an input calibrated on `[min, max]`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TfliteConverterInput {
+    /// Calibrated minimum.
+    pub min: f32,
+    /// Calibrated maximum.
+    pub max: f32,
+    /// int8 scale.
+    pub scale: f32,
+    /// int8 zero point.
+    pub zero_point: i32,
+}
+
+/// A Dense layer's weights as the TFLite converter quantized them (per output channel).
+#[derive(Debug, Clone, Deserialize)]
+pub struct TfliteConverterWeights {
+    /// Float weights, `[out, in]` row-major.
+    pub w: Vec<f32>,
+    /// `[out, in]`.
+    pub shape: Vec<usize>,
+    /// Per-channel scales.
+    pub scales: Vec<f32>,
+    /// Per-channel zero points (0).
+    pub zero_points: Vec<i32>,
+    /// The int8 weights.
+    pub q: Vec<i32>,
+}
+
+/// The converter section of `tflite_quantize.json`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TfliteConverter {
+    /// Input parameters.
+    pub inputs: Vec<TfliteConverterInput>,
+    /// Weight tensors.
+    pub weights: Vec<TfliteConverterWeights>,
+}
+
 #[derive(Deserialize)]
 struct TfliteFile {
     cases: Vec<TfliteQuantizeCase>,
+    converter: TfliteConverter,
 }
 
 /// The TFLite QUANTIZE cases.
 pub fn tflite_quantize_cases() -> Vec<TfliteQuantizeCase> {
     serde_json::from_str::<TfliteFile>(TFLITE_JSON).expect("tflite_quantize.json parses").cases
+}
+
+/// What the TFLite converter chose for calibrated inputs and Dense weights.
+pub fn tflite_converter() -> TfliteConverter {
+    serde_json::from_str::<TfliteFile>(TFLITE_JSON).expect("tflite_quantize.json parses").converter
 }
 
 /// Decodes a little-endian integer tensor of `dtype` (`int8`, `uint8`, `int16`, `int32`) to `i32`s.

@@ -66,7 +66,8 @@ impl Graph {
                 continue;
             }
             let only_as_hybrid_weights = readers.iter().all(|&n| {
-                is_hybrid(self, n) && self.nodes.get(n).and_then(|node| node.input(1)).is_some_and(|w| w.index() == index)
+                is_hybrid(self, n)
+                    && self.nodes.get(n).and_then(|node| node.input(1)).is_some_and(|w| w.index() == index)
             });
             if !only_as_hybrid_weights {
                 continue;

@@ -261,6 +261,12 @@ pub enum Op {
         /// Fused activation.
         activation: Activation,
     },
+    /// Elementwise `a / b` with NumPy broadcasting (float graphs: ONNX `Div`; a division by a
+    /// constant becomes a [`Op::Mul`] by its reciprocal in `passes`).
+    Div {
+        /// Fused activation.
+        activation: Activation,
+    },
     /// Softmax over the last axis: `exp(beta * x) / sum(exp(beta * x))`. Input `x`, output same
     /// shape.
     Softmax {
@@ -273,6 +279,14 @@ pub enum Op {
     Tanh,
     /// Hard swish `x * relu6(x + 3) / 6`, same shape.
     HardSwish,
+    /// Hard sigmoid `max(0, min(1, alpha * x + beta))`, same shape (float graphs: ONNX
+    /// `HardSigmoid`; PyTorch's `Hardsigmoid` is alpha 1/6, beta 0.5).
+    HardSigmoid {
+        /// Slope.
+        alpha: f32,
+        /// Offset.
+        beta: f32,
+    },
     /// max(x, 0) as a separate op, same shape.
     Relu,
     /// min(max(x, 0), 6) as a separate op, same shape.
@@ -358,10 +372,12 @@ impl Op {
             Op::Add { .. } => "Add",
             Op::Sub { .. } => "Sub",
             Op::Mul { .. } => "Mul",
+            Op::Div { .. } => "Div",
             Op::Softmax { .. } => "Softmax",
             Op::Logistic => "Logistic",
             Op::Tanh => "Tanh",
             Op::HardSwish => "HardSwish",
+            Op::HardSigmoid { .. } => "HardSigmoid",
             Op::Relu => "Relu",
             Op::Relu6 => "Relu6",
             Op::LeakyRelu { .. } => "LeakyRelu",
@@ -380,7 +396,7 @@ impl Op {
     pub fn arity(&self) -> Arity {
         let (min_inputs, max_inputs, optional_from) = match self {
             Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => (2, 3, 2),
-            Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } => (2, 2, usize::MAX),
+            Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
             _ => (1, 1, usize::MAX),
@@ -395,7 +411,9 @@ impl Op {
             Op::DepthwiseConv2d(c) => Some(c.activation),
             Op::FullyConnected(c) => Some(c.activation),
             Op::MaxPool2d(p) | Op::AvgPool2d(p) => Some(p.activation),
-            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } => Some(*activation),
+            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
+                Some(*activation)
+            }
             Op::Concatenation { activation, .. } => Some(*activation),
             _ => None,
         }
@@ -430,7 +448,11 @@ impl fmt::Display for Op {
         f.write_str(self.name())?;
         match self {
             Op::Conv2d(c) => {
-                write!(f, "(stride {}x{}, dilation {}x{}, padding {}", c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.padding)?;
+                write!(
+                    f,
+                    "(stride {}x{}, dilation {}x{}, padding {}",
+                    c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.padding
+                )?;
                 write_act(f, c.activation)?;
                 f.write_str(")")
             }
@@ -450,11 +472,15 @@ impl fmt::Display for Op {
                 (true, a) => write!(f, "(keep_num_dims, {a})"),
             },
             Op::MaxPool2d(p) | Op::AvgPool2d(p) => {
-                write!(f, "(filter {}x{}, stride {}x{}, padding {}", p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.padding)?;
+                write!(
+                    f,
+                    "(filter {}x{}, stride {}x{}, padding {}",
+                    p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.padding
+                )?;
                 write_act(f, p.activation)?;
                 f.write_str(")")
             }
-            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } => {
+            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
                 if *activation != Activation::None {
                     write!(f, "({activation})")?;
                 }
@@ -462,6 +488,7 @@ impl fmt::Display for Op {
             }
             Op::Softmax { beta } => write!(f, "(beta {beta})"),
             Op::LeakyRelu { alpha } => write!(f, "(alpha {alpha})"),
+            Op::HardSigmoid { alpha, beta } => write!(f, "(alpha {alpha}, beta {beta})"),
             Op::Concatenation { axis, activation } => {
                 write!(f, "(axis {axis}")?;
                 write_act(f, *activation)?;

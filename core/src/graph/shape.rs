@@ -159,7 +159,8 @@ impl Op {
                     )));
                 }
                 check_bias(input(2), f[0])?;
-                let (oh, ow) = window(c.padding, xs, (f[1], f[2]), (c.stride_h, c.stride_w), (c.dilation_h, c.dilation_w))?;
+                let (oh, ow) =
+                    window(c.padding, xs, (f[1], f[2]), (c.stride_h, c.stride_w), (c.dilation_h, c.dilation_w))?;
                 vec![xs[0], oh, ow, f[0]]
             }
             Op::DepthwiseConv2d(c) => {
@@ -179,7 +180,8 @@ impl Op {
                     )));
                 }
                 check_bias(input(2), f[3])?;
-                let (oh, ow) = window(c.padding, xs, (f[1], f[2]), (c.stride_h, c.stride_w), (c.dilation_h, c.dilation_w))?;
+                let (oh, ow) =
+                    window(c.padding, xs, (f[1], f[2]), (c.stride_h, c.stride_w), (c.dilation_h, c.dilation_w))?;
                 vec![xs[0], oh, ow, f[3]]
             }
             Op::FullyConnected(c) => {
@@ -219,16 +221,16 @@ impl Op {
                 let (oh, ow) = window(p.padding, xs, (p.filter_h, p.filter_w), (p.stride_h, p.stride_w), (1, 1))?;
                 vec![xs[0], oh, ow, xs[3]]
             }
-            Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } => {
+            Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => {
                 let y = input(1).unwrap_or(&[]);
-                broadcast_shapes(x, y).ok_or_else(|| {
-                    err(format!("shapes {} and {} do not broadcast", shape_str(x), shape_str(y)))
-                })?
+                broadcast_shapes(x, y)
+                    .ok_or_else(|| err(format!("shapes {} and {} do not broadcast", shape_str(x), shape_str(y))))?
             }
             Op::Softmax { .. }
             | Op::Logistic
             | Op::Tanh
             | Op::HardSwish
+            | Op::HardSigmoid { .. }
             | Op::Relu
             | Op::Relu6
             | Op::LeakyRelu { .. }
@@ -242,8 +244,8 @@ impl Op {
                 let mut o = x.to_vec();
                 for (i, s) in inputs.iter().enumerate().skip(1) {
                     let s = s.unwrap_or(&[]);
-                    let same_other_axes = s.len() == x.len()
-                        && s.iter().zip(x.iter()).enumerate().all(|(k, (a, b))| k == axis || a == b);
+                    let same_other_axes =
+                        s.len() == x.len() && s.iter().zip(x.iter()).enumerate().all(|(k, (a, b))| k == axis || a == b);
                     if !same_other_axes {
                         return Err(err(format!(
                             "concatenation input {i} {} does not match input 0 {} outside axis {axis}",
@@ -260,7 +262,11 @@ impl Op {
             }
             Op::Pad { paddings } => {
                 if paddings.len() != x.len() {
-                    return Err(err(format!("pad has {} [before, after] pairs for input rank {}", paddings.len(), x.len())));
+                    return Err(err(format!(
+                        "pad has {} [before, after] pairs for input rank {}",
+                        paddings.len(),
+                        x.len()
+                    )));
                 }
                 if let Some(v) = input(1) {
                     if num_elements(v) != Some(1) {
@@ -312,7 +318,9 @@ impl Op {
                             *s = true;
                             o.push(d);
                         }
-                        _ => return Err(err(format!("transpose perm {perm:?} is not a permutation of 0..{}", x.len()))),
+                        _ => {
+                            return Err(err(format!("transpose perm {perm:?} is not a permutation of 0..{}", x.len())));
+                        }
                     }
                 }
                 o

@@ -54,7 +54,9 @@ impl Graph {
             }
         }
         for (k, &id) in self.inputs.iter().enumerate() {
-            let t = self.tensor(id).ok_or_else(|| invalid(format!("graph input {k} is {id}, out of range ({n_tensors} tensors)")))?;
+            let t = self
+                .tensor(id)
+                .ok_or_else(|| invalid(format!("graph input {k} is {id}, out of range ({n_tensors} tensors)")))?;
             if t.is_constant() {
                 return Err(invalid(format!("graph input {k} is a constant")).with_tensor(id.index(), t.name.as_str()));
             }
@@ -92,7 +94,12 @@ impl Graph {
     ) -> Result<(), ConvertError> {
         let arity = node.op.arity();
         if node.outputs.len() != arity.outputs {
-            return Err(invalid(format!("{} has {} outputs, expected {}", node.op.name(), node.outputs.len(), arity.outputs)));
+            return Err(invalid(format!(
+                "{} has {} outputs, expected {}",
+                node.op.name(),
+                node.outputs.len(),
+                arity.outputs
+            )));
         }
         // Inputs: in range and already available.
         let mut inputs: Vec<Option<&Tensor>> = Vec::with_capacity(node.inputs.len());
@@ -186,14 +193,13 @@ fn validate_quant(q: &TensorQuant, t: &Tensor) -> Result<(), ConvertError> {
         return Err(invalid(format!("scale {k} is {s}, must be finite and > 0")));
     }
     if let Some((lo, hi)) = t.dtype.int_range() {
-        if let Some((k, z)) = q.zero_points.iter().enumerate().find(|(_, z)| i64::from(**z) < lo || i64::from(**z) > hi) {
+        if let Some((k, z)) = q.zero_points.iter().enumerate().find(|(_, z)| i64::from(**z) < lo || i64::from(**z) > hi)
+        {
             return Err(invalid(format!("zero point {k} is {z}, outside {} range [{lo}, {hi}]", t.dtype)));
         }
     }
     match q.axis {
-        None if q.scales.len() != 1 => {
-            Err(invalid(format!("{} scales without a quantized axis", q.scales.len())))
-        }
+        None if q.scales.len() != 1 => Err(invalid(format!("{} scales without a quantized axis", q.scales.len()))),
         Some(axis) => match t.shape.get(axis) {
             Some(&d) if d == q.scales.len() => Ok(()),
             Some(&d) => Err(invalid(format!(
@@ -215,7 +221,9 @@ fn check_dtypes(node: &Node, inputs: &[Option<&Tensor>], outputs: &[&Tensor]) ->
     let fail = |what: String| Err(invalid(format!("{}: {what}", node.op.name())));
     match &node.op {
         Op::Quantize => {
-            if !matches!(x, DType::F32 | DType::I8 | DType::U8 | DType::I16) || !matches!(y, DType::I8 | DType::U8 | DType::I16) {
+            if !matches!(x, DType::F32 | DType::I8 | DType::U8 | DType::I16)
+                || !matches!(y, DType::I8 | DType::U8 | DType::I16)
+            {
                 return fail(format!("quantizes f32/i8/u8/i16 to i8/u8/i16, got {x} -> {y}"));
             }
         }

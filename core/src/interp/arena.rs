@@ -44,11 +44,13 @@ pub(crate) fn carve<'b>(
     if first_end > arena.len() || (second.1 > 0 && second_end > arena.len()) {
         return Err(bad);
     }
-    let (lo, rest) = arena.split_at_mut(first.0);
-    let (r1, rest) = rest.split_at_mut(first.1);
+    // The checks above make every split valid; the checked splits keep the proof local (no
+    // reachable panic on the device).
+    let (lo, rest) = arena.split_at_mut_checked(first.0).ok_or(bad)?;
+    let (r1, rest) = rest.split_at_mut_checked(first.1).ok_or(bad)?;
     let (mid, r2, hi, hi_base) = if second.1 > 0 {
-        let (mid, rest) = rest.split_at_mut(second.0 - first_end);
-        let (r2, hi) = rest.split_at_mut(second.1);
+        let (mid, rest) = rest.split_at_mut_checked(second.0.checked_sub(first_end).ok_or(bad)?).ok_or(bad)?;
+        let (r2, hi) = rest.split_at_mut_checked(second.1).ok_or(bad)?;
         (mid, r2, hi, second_end)
     } else {
         let (r2, hi) = rest.split_at_mut(0);

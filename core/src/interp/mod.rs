@@ -8,6 +8,14 @@
 
 mod arena;
 mod ops;
+
+/// The parameter words of each op kind, as the converter writes them (see `docs/FORMAT.md`).
+pub mod words {
+    pub use super::ops::{
+        AddWords, ConcatInputWords, ConvWords, DepthwiseWords, FullyConnectedWords, MAX_CONCAT_INPUTS, MulWords, PoolWords,
+        SoftmaxWords,
+    };
+}
 mod params;
 
 use crate::kernels::Rounding;
@@ -60,7 +68,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         };
         let rounding = if model.single_rounding() { Rounding::Single } else { Rounding::Double };
         for i in 0..model.num_ops() as u32 {
-            ops::validate(&model, i)?;
+            ops::validate(&model, i, rounding)?;
         }
         Ok(Self { model, arena, rounding })
     }
@@ -89,6 +97,26 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             profiler.op_end(i, op.kind);
         }
         Ok(())
+    }
+
+    /// Runs op `index` alone (ops must run in order; use this to inspect every layer's output
+    /// with [`tensor_bytes`](Self::tensor_bytes) right after its op).
+    pub fn run_op(&mut self, index: usize) -> Result<(), Error> {
+        let op = self.model.op(index as u32)?;
+        ops::eval(&self.model, &op, self.arena, self.rounding)
+    }
+
+    /// The current bytes of any tensor: an activation's arena bytes (valid right after the op
+    /// that writes it, until the planner reuses them) or a constant's data.
+    pub fn tensor_bytes(&self, index: u32) -> Result<&[u8], Error> {
+        let t = self.model.tensor(index)?;
+        match t.storage {
+            Storage::Arena(off) => self
+                .arena
+                .get(off as usize..off as usize + t.byte_len as usize)
+                .ok_or(Error::BadTensor { index, reason: "outside the arena" }),
+            Storage::Const(_) => t.const_bytes().ok_or(Error::BadTensor { index, reason: "outside the model" }),
+        }
     }
 
     fn arena_tensor(&self, t: &TensorInfo<'m>) -> Result<(usize, usize), Error> {
@@ -128,7 +156,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         if t.dtype != DType::I8 {
             return Err(Error::BadTensor { index: t.index, reason: "model input is not int8" });
         }
-        Ok(bytemuck::cast_slice_mut(self.input_bytes(i)?))
+        bytemuck::try_cast_slice_mut(self.input_bytes(i)?).map_err(|_| Error::BadTensor { index: t.index, reason: "model input is not int8" })
     }
 
     /// Model output `i` as int8 data (its dtype must be int8).
@@ -137,6 +165,6 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         if t.dtype != DType::I8 {
             return Err(Error::BadTensor { index: t.index, reason: "model output is not int8" });
         }
-        Ok(bytemuck::cast_slice(self.output_bytes(i)?))
+        bytemuck::try_cast_slice(self.output_bytes(i)?).map_err(|_| Error::BadTensor { index: t.index, reason: "model output is not int8" })
     }
 }

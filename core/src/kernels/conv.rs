@@ -17,7 +17,9 @@
 //! compute the same thing here and each matches both oracles bit for bit.
 //!
 //! # Scratch
-//! None: the reference kernels need no scratch memory.
+//! [`conv_s8`] takes a scratch buffer of [`conv_s8_scratch_len`] bytes for its fast path (the
+//! im2col block); with less (e.g. an empty slice) it runs the reference kernel, which needs
+//! none. [`conv_s16`] needs none.
 //!
 //! # Prepare
 //! [`compute_window`](crate::kernels::common::compute_window) gives the output size and
@@ -29,7 +31,7 @@ use crate::Error;
 use crate::kernels::common::{
     Accumulator, Activation, Hw, PaddingValues, check_len, check_offsets, check_window_axis, ensure,
 };
-use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding, arch};
 
 /// Everything a 2-D convolution call needs besides its data, prepared once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,7 +214,7 @@ fn conv_reference<X: Activation, A: Accumulator>(
     }
 }
 
-/// The one dispatch point of the conv kernels (optimized variants slot in here).
+/// The dispatch point of the 16x8 conv kernel (no optimized variant yet: the reference).
 #[inline]
 fn conv_dispatch<X: Activation, A: Accumulator>(
     p: &ConvParams,
@@ -226,6 +228,80 @@ fn conv_dispatch<X: Activation, A: Accumulator>(
     conv_reference(p, g, quant, input, filter, bias, output);
 }
 
+/// The one dispatch point of [`conv_s8`]: the target's fast path (see
+/// [`arch`](crate::kernels::arch)), which declines (returning `false`) when its preconditions
+/// do not hold (grouped convolution, too little scratch), then the reference.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn conv_s8_dispatch(
+    p: &ConvParams,
+    g: ConvGeometry,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    scratch: &mut [u8],
+) {
+    // With `force-reference` the fast path is skipped (its `done` is never computed).
+    let cols = if cfg!(feature = "force-reference") { &mut [] } else { arch::scratch_words(scratch) };
+    let (m, s) = (quant.multiplier, quant.shift);
+    #[cfg(mq_dsp)]
+    let done = arch::conv_s8_tiled::<arch::arm_dsp::InterleavedTile>(p, m, s, input, filter, bias, output, cols);
+    #[cfg(all(
+        not(mq_dsp),
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))
+    ))]
+    let done = arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(p, m, s, input, filter, bias, output, cols);
+    #[cfg(all(
+        not(mq_dsp),
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        feature = "relaxed-simd",
+        target_feature = "relaxed-simd"
+    ))]
+    let done = arch::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(p, m, s, input, filter, bias, output, cols);
+    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
+    let done = arch::conv_s8_tiled::<arch::portable::NaturalTile>(p, m, s, input, filter, bias, output, cols);
+    if cfg!(feature = "force-reference") || !done {
+        conv_reference(p, g, quant, input, filter, bias, output);
+    }
+}
+
+/// Bytes of scratch [`conv_s8`] can use for its fast path: the im2col block of 4 output pixels,
+/// `4 * round_up(kh * kw * in_c, 8)` int16 values, plus 4 bytes so any alignment works. A pure
+/// function of the shapes, the same on every target (so a model planned on the host runs on any
+/// device); 0 for grouped convolutions (`filter_in_c != in_c`), which have no fast path.
+/// Saturates at `usize::MAX` instead of overflowing.
+pub fn conv_s8_scratch_len(params: &ConvParams) -> usize {
+    if params.filter.c != params.input.c {
+        return 0;
+    }
+    let k = params.filter.h.saturating_mul(params.filter.w).saturating_mul(params.filter.c);
+    arch::conv_scratch_words(k).saturating_mul(4).saturating_add(4)
+}
+
+/// [`conv_s8`]'s reference kernel (TFLite's `ConvPerChannel` as written), whatever the target:
+/// the oracle of the fast paths in tests and benchmarks. Not covered by semver.
+///
+/// # Errors
+/// As [`conv_s8`].
+#[doc(hidden)]
+pub fn conv_s8_reference(
+    params: &ConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> Result<(), Error> {
+    let g = validate("conv_s8", params, quant, input, filter, bias, output)?;
+    conv_reference(params, g, quant, input, filter, bias, output);
+    Ok(())
+}
+
 /// int8 2-D convolution with per-channel weights (TFLite `CONV_2D`, int8), bit-exact with TFLite
 /// Micro and with the TFLite interpreter's reference kernel in both rounding modes.
 ///
@@ -233,7 +309,12 @@ fn conv_dispatch<X: Activation, A: Accumulator>(
 /// stride, dilation and padding; `filter_in_c` divides `in_c` and `in_c / filter_in_c` divides
 /// `out_c`); offsets and clamp within int8; one multiplier and shift per output channel with
 /// shifts in [-31, 30]; optional int32 bias `[out_c]`. The 32-bit accumulator wraps as
-/// TFLite's does if a filter has more than about 2^16 taps. Scratch: none.
+/// TFLite's does if a filter has more than about 2^16 taps.
+///
+/// Scratch: `scratch` of at least [`conv_s8_scratch_len`] bytes (any alignment; its contents
+/// are overwritten) lets the target's fast path run (Arm DSP, wasm SIMD or the portable tiled
+/// path, see [`arch`]); a shorter one, e.g. empty, runs the reference
+/// kernel. The output is the same bit for bit either way.
 ///
 /// # Errors
 /// [`Error::BadKernelArgument`] when a slice length or a parameter breaks the constraints.
@@ -245,9 +326,10 @@ pub fn conv_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    scratch: &mut [u8],
 ) -> Result<(), Error> {
     let g = validate("conv_s8", params, quant, input, filter, bias, output)?;
-    conv_dispatch(params, g, quant, input, filter, bias, output);
+    conv_s8_dispatch(params, g, quant, input, filter, bias, output, scratch);
     Ok(())
 }
 
@@ -304,7 +386,7 @@ mod tests {
         let quant = PerChannelQuant { multiplier: &[1 << 30, 1 << 30], shift: &[1, 1] };
         let input = [-3i8, 0, 1, 2, 3, 4, 5, 6];
         let mut out = [0i8; 8];
-        conv_s8(&p, &quant, &input, &[1, 0, 0, 1], Some(&[0, 10]), &mut out).unwrap();
+        conv_s8(&p, &quant, &input, &[1, 0, 0, 1], Some(&[0, 10]), &mut out, &mut [0u8; 256]).unwrap();
         // (x + 3) - 1, plus 10 on channel 1.
         assert_eq!(out, [-1, 12, 3, 14, 5, 16, 7, 18]);
     }
@@ -315,7 +397,7 @@ mod tests {
         let p = params(Dims4::new(1, 2, 2, 1), Dims4::new(1, 3, 3, 1), Hw::square(1), Hw::square(1), Padding::Same);
         let quant = PerChannelQuant { multiplier: &[1 << 30], shift: &[1] };
         let mut out = [0i8; 4];
-        conv_s8(&p, &quant, &[1; 4], &[1; 9], None, &mut out).unwrap();
+        conv_s8(&p, &quant, &[1; 4], &[1; 9], None, &mut out, &mut [0u8; 256]).unwrap();
         assert_eq!(out, [4, 4, 4, 4]);
     }
 
@@ -325,7 +407,7 @@ mod tests {
         let p = params(Dims4::new(1, 1, 1, 2), Dims4::new(2, 1, 1, 1), Hw::square(1), Hw::square(1), Padding::Valid);
         let quant = PerChannelQuant { multiplier: &[1 << 30; 2], shift: &[1; 2] };
         let mut out = [0i8; 2];
-        conv_s8(&p, &quant, &[5, 7], &[2, 3], None, &mut out).unwrap();
+        conv_s8(&p, &quant, &[5, 7], &[2, 3], None, &mut out, &mut [0u8; 256]).unwrap();
         assert_eq!(out, [10, 21]);
     }
 
@@ -334,25 +416,25 @@ mod tests {
         let p = params(Dims4::new(1, 4, 4, 2), Dims4::new(3, 3, 3, 2), Hw::square(1), Hw::square(1), Padding::Same);
         let q = PerChannelQuant { multiplier: &[1 << 30; 3], shift: &[0; 3] };
         let (i, f, mut o) = ([0i8; 32], [0i8; 54], [0i8; 48]);
-        assert!(conv_s8(&p, &q, &i, &f, None, &mut o).is_ok());
-        assert!(conv_s8(&p, &q, &i[..31], &f, None, &mut o).is_err());
-        assert!(conv_s8(&p, &q, &i, &f[..53], None, &mut o).is_err());
-        assert!(conv_s8(&p, &q, &i, &f, None, &mut o[..47]).is_err());
-        assert!(conv_s8(&p, &q, &i, &f, Some(&[0; 2]), &mut o).is_err());
+        assert!(conv_s8(&p, &q, &i, &f, None, &mut o, &mut []).is_ok());
+        assert!(conv_s8(&p, &q, &i[..31], &f, None, &mut o, &mut []).is_err());
+        assert!(conv_s8(&p, &q, &i, &f[..53], None, &mut o, &mut []).is_err());
+        assert!(conv_s8(&p, &q, &i, &f, None, &mut o[..47], &mut []).is_err());
+        assert!(conv_s8(&p, &q, &i, &f, Some(&[0; 2]), &mut o, &mut []).is_err());
         let q2 = PerChannelQuant { multiplier: &[1 << 30; 3], shift: &[0; 2] };
-        assert!(conv_s8(&p, &q2, &i, &f, None, &mut o).is_err());
+        assert!(conv_s8(&p, &q2, &i, &f, None, &mut o, &mut []).is_err());
         let bad_out = ConvParams { output: Dims4::new(1, 3, 4, 3), ..p };
-        assert!(conv_s8(&bad_out, &q, &i, &f, None, &mut o[..36]).is_err());
+        assert!(conv_s8(&bad_out, &q, &i, &f, None, &mut o[..36], &mut []).is_err());
         let bad_stride = ConvParams { stride: Hw::new(0, 1), ..p };
-        assert!(conv_s8(&bad_stride, &q, &i, &f, None, &mut o).is_err());
+        assert!(conv_s8(&bad_stride, &q, &i, &f, None, &mut o, &mut []).is_err());
         let bad_offset = ConvParams { input_offset: -128, ..p };
-        assert!(conv_s8(&bad_offset, &q, &i, &f, None, &mut o).is_err());
+        assert!(conv_s8(&bad_offset, &q, &i, &f, None, &mut o, &mut []).is_err());
         // filter_in_c 3 does not divide in_c 2.
         let bad_groups = ConvParams { filter: Dims4::new(3, 3, 3, 3), ..p };
-        assert!(conv_s8(&bad_groups, &q, &i, &[0; 81], None, &mut o).is_err());
+        assert!(conv_s8(&bad_groups, &q, &i, &[0; 81], None, &mut o, &mut []).is_err());
         // 2 groups do not divide 3 output channels.
         let bad_groups = ConvParams { filter: Dims4::new(3, 3, 3, 1), ..p };
-        assert!(conv_s8(&bad_groups, &q, &i, &[0; 27], None, &mut o).is_err());
+        assert!(conv_s8(&bad_groups, &q, &i, &[0; 27], None, &mut o, &mut []).is_err());
         // 16x8 with a nonzero offset.
         let p16 = ConvParams { activation: ActivationRange::INT16, output_offset: 1, ..p };
         assert!(conv_s16(&p16, &q, &[0i16; 32], &f, None::<&[i64]>, &mut [0i16; 48]).is_err());

@@ -13,7 +13,9 @@
 //! [`Rounding::Single`] compute the same thing here and each matches both oracles bit for bit.
 //!
 //! # Scratch
-//! None: the reference kernels need no scratch memory.
+//! None: neither the reference kernels nor the fast paths of [`depthwise_conv_s8`] need
+//! scratch memory ([`depthwise_conv_s8_scratch_len`] is 0; [`depthwise_conv_s8`] takes a scratch
+//! argument like [`conv_s8`](crate::kernels::conv::conv_s8) so callers treat them alike).
 //!
 //! # Prepare
 //! As [`conv`](crate::kernels::conv): [`compute_window`](crate::kernels::common::compute_window),
@@ -23,7 +25,7 @@
 use crate::Error;
 use crate::kernels::common::{Accumulator, Activation, Hw, PaddingValues, check_len, check_offsets, ensure};
 use crate::kernels::conv::{check_conv_window, input_coord};
-use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding, arch};
 
 /// Everything a depthwise convolution call needs besides its data, prepared once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,7 +144,7 @@ fn depthwise_conv_reference<X: Activation, A: Accumulator>(
     }
 }
 
-/// The one dispatch point of the depthwise kernels (optimized variants, e.g. 3x3, slot in here).
+/// The dispatch point of the 16x8 depthwise kernel (no optimized variant yet: the reference).
 #[inline]
 fn depthwise_conv_dispatch<X: Activation, A: Accumulator>(
     p: &DepthwiseConvParams,
@@ -155,6 +157,55 @@ fn depthwise_conv_dispatch<X: Activation, A: Accumulator>(
     depthwise_conv_reference(p, quant, input, filter, bias, output);
 }
 
+/// The one dispatch point of [`depthwise_conv_s8`]: the target's fast path (see
+/// [`arch`](crate::kernels::arch)), which declines (returning `false`) when its preconditions
+/// do not hold (depth multiplier other than 1), then the reference.
+#[inline]
+fn depthwise_conv_s8_dispatch(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    let fast = !cfg!(feature = "force-reference");
+    #[cfg(mq_dsp)]
+    let done = fast && arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(not(mq_dsp))]
+    let done = fast && arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    if !done {
+        depthwise_conv_reference(p, quant, input, filter, bias, output);
+    }
+}
+
+/// Bytes of scratch [`depthwise_conv_s8`] uses: 0 for every shape and target (its fast paths
+/// keep their few accumulators and expanded weights in registers and on the stack).
+pub fn depthwise_conv_s8_scratch_len(params: &DepthwiseConvParams) -> usize {
+    let _ = params;
+    0
+}
+
+/// [`depthwise_conv_s8`]'s reference kernel (TFLite's `DepthwiseConvPerChannel` as written),
+/// whatever the target: the oracle of the fast paths in tests and benchmarks. Not covered by
+/// semver.
+///
+/// # Errors
+/// As [`depthwise_conv_s8`].
+#[doc(hidden)]
+pub fn depthwise_conv_s8_reference(
+    params: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> Result<(), Error> {
+    validate("depthwise_conv_s8", params, quant, input, filter, bias, output)?;
+    depthwise_conv_reference(params, quant, input, filter, bias, output);
+    Ok(())
+}
+
 /// int8 depthwise 2-D convolution with per-channel weights and a depth multiplier (TFLite
 /// `DEPTHWISE_CONV_2D`, int8), bit-exact with TFLite Micro and with the TFLite interpreter's
 /// reference kernel in both rounding modes.
@@ -162,7 +213,11 @@ fn depthwise_conv_dispatch<X: Activation, A: Accumulator>(
 /// Constraints: shapes as [`DepthwiseConvParams`] documents (output size consistent with input,
 /// filter, stride, dilation and padding; `out_c = in_c * depth_multiplier`); offsets and clamp
 /// within int8; one multiplier and shift per output channel, shifts in [-31, 30]; optional int32
-/// bias `[out_c]`. Scratch: none.
+/// bias `[out_c]`.
+///
+/// Scratch: `scratch` takes [`depthwise_conv_s8_scratch_len`] bytes (today 0: no path needs
+/// any; the argument keeps the conv-like kernels' signatures uniform, so an interpreter passes
+/// every op its planned scratch the same way). Any slice, e.g. an empty one, works.
 ///
 /// # Errors
 /// [`Error::BadKernelArgument`] when a slice length or a parameter breaks the constraints.
@@ -174,9 +229,11 @@ pub fn depthwise_conv_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    scratch: &mut [u8],
 ) -> Result<(), Error> {
     validate("depthwise_conv_s8", params, quant, input, filter, bias, output)?;
-    depthwise_conv_dispatch(params, quant, input, filter, bias, output);
+    let _ = scratch; // no depthwise path uses scratch (yet)
+    depthwise_conv_s8_dispatch(params, quant, input, filter, bias, output);
     Ok(())
 }
 
@@ -229,7 +286,7 @@ mod tests {
         let p = params(Dims4::new(1, 1, 1, 2), Hw::square(1), 2, Hw::square(1), Padding::Valid);
         let q = PerChannelQuant { multiplier: &[1 << 30; 4], shift: &[1; 4] };
         let mut out = [0i8; 4];
-        depthwise_conv_s8(&p, &q, &[3, -5], &[1, 2, 3, 4], Some(&[0, 0, 0, 1]), &mut out).unwrap();
+        depthwise_conv_s8(&p, &q, &[3, -5], &[1, 2, 3, 4], Some(&[0, 0, 0, 1]), &mut out, &mut []).unwrap();
         assert_eq!(out, [3, 6, -15, -19]);
     }
 
@@ -238,7 +295,7 @@ mod tests {
         let p = params(Dims4::new(1, 3, 3, 1), Hw::square(3), 1, Hw::square(1), Padding::Same);
         let q = PerChannelQuant { multiplier: &[1 << 30], shift: &[1] };
         let mut out = [0i8; 9];
-        depthwise_conv_s8(&p, &q, &[1; 9], &[1; 9], None, &mut out).unwrap();
+        depthwise_conv_s8(&p, &q, &[1; 9], &[1; 9], None, &mut out, &mut []).unwrap();
         assert_eq!(out, [4, 6, 4, 6, 9, 6, 4, 6, 4]);
     }
 
@@ -247,19 +304,19 @@ mod tests {
         let p = params(Dims4::new(1, 4, 4, 2), Hw::square(3), 2, Hw::square(2), Padding::Same);
         let q = PerChannelQuant { multiplier: &[1 << 30; 4], shift: &[0; 4] };
         let (i, f, mut o) = ([0i8; 32], [0i8; 36], [0i8; 16]);
-        assert!(depthwise_conv_s8(&p, &q, &i, &f, None, &mut o).is_ok());
-        assert!(depthwise_conv_s8(&p, &q, &i[..31], &f, None, &mut o).is_err());
-        assert!(depthwise_conv_s8(&p, &q, &i, &f[..35], None, &mut o).is_err());
-        assert!(depthwise_conv_s8(&p, &q, &i, &f, None, &mut o[..15]).is_err());
-        assert!(depthwise_conv_s8(&p, &q, &i, &f, Some(&[0; 3]), &mut o).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f, None, &mut o, &mut []).is_ok());
+        assert!(depthwise_conv_s8(&p, &q, &i[..31], &f, None, &mut o, &mut []).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f[..35], None, &mut o, &mut []).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f, None, &mut o[..15], &mut []).is_err());
+        assert!(depthwise_conv_s8(&p, &q, &i, &f, Some(&[0; 3]), &mut o, &mut []).is_err());
         let bad_dm = DepthwiseConvParams { depth_multiplier: 3, ..p };
-        assert!(depthwise_conv_s8(&bad_dm, &q, &i, &f, None, &mut o).is_err());
+        assert!(depthwise_conv_s8(&bad_dm, &q, &i, &f, None, &mut o, &mut []).is_err());
         let bad_dm = DepthwiseConvParams { depth_multiplier: 0, ..p };
-        assert!(depthwise_conv_s8(&bad_dm, &q, &i, &f, None, &mut o).is_err());
+        assert!(depthwise_conv_s8(&bad_dm, &q, &i, &f, None, &mut o, &mut []).is_err());
         let q3 = PerChannelQuant { multiplier: &[1 << 30; 3], shift: &[0; 4] };
-        assert!(depthwise_conv_s8(&p, &q3, &i, &f, None, &mut o).is_err());
+        assert!(depthwise_conv_s8(&p, &q3, &i, &f, None, &mut o, &mut []).is_err());
         let p16 = DepthwiseConvParams { activation: ActivationRange::INT16, ..p };
         assert!(depthwise_conv_s16(&p16, &q, &[0i16; 32], &f, None::<&[i64]>, &mut [0i16; 16]).is_ok());
-        assert!(depthwise_conv_s8(&p16, &q, &i, &f, None, &mut o).is_err());
+        assert!(depthwise_conv_s8(&p16, &q, &i, &f, None, &mut o, &mut []).is_err());
     }
 }

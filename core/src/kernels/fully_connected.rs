@@ -23,27 +23,33 @@
 //! is the same on every target.
 //!
 //! The two modes also derive their multipliers differently (see [`fully_connected_multiplier`]):
-//! TFLite Micro's per-tensor multiplier is `(double)(input_scale * filter_scale) /
-//! output_scale` with the product in `float`, its per-channel ones are all-`double`, and the
-//! interpreter's is all-`double` in both cases.
+//! TFLite Micro's multipliers (per-tensor and per-channel) and the interpreter's are all
+//! computed in `double`: `(double)input_scale * (double)filter_scale / (double)output_scale`.
+//! (TFLite's source suggests a `float` product for per-tensor weights, but the pinned TFLite Micro
+//! behaves as the all-`double` form on every golden case that tells them apart, the
+//! `*_split_ptproduct_*` cases.)
 //!
 //! # Scratch
-//! None: the reference kernels work in place on the caller's slices.
+//! The reference kernels need none. The int8 kernels take a scratch buffer of
+//! [`fully_connected_s8_scratch_len`] bytes, which the Arm DSP path uses for the input row
+//! expanded to int16; any shorter slice (e.g. empty) also works.
 
 use crate::Error;
 use crate::kernels::common::{self, Accumulator, Activation, check_len, check_offsets, ensure};
-use crate::kernels::{ActivationRange, PerChannelQuant, Rounding};
+use crate::kernels::{ActivationRange, PerChannelQuant, Rounding, arch};
 use crate::requant::QuantizedMultiplier;
 
 /// A non-negative real multiplier exactly as an IEEE `double` holds it, `mantissa · 2^exponent`,
 /// so the TFLite interpreter's float requantization can be reproduced with integers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Plain old data (two 64-bit words), so `.mq` models store tables of them read in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[repr(C)]
 pub struct ExactMultiplier {
     /// The `f64` significand with its implicit bit (< 2^53); 0 for a zero multiplier.
     pub mantissa: u64,
     /// The power of two.
-    pub exponent: i32,
+    pub exponent: i64,
 }
 
 /// Rounds `x · 2^e` to 53 significant bits, to nearest, ties to even (an IEEE `double`'s
@@ -76,7 +82,7 @@ impl ExactMultiplier {
         Some(if biased == 0 {
             Self { mantissa: fraction, exponent: -1074 }
         } else {
-            Self { mantissa: fraction | (1u64 << 52), exponent: biased - 1075 }
+            Self { mantissa: fraction | (1u64 << 52), exponent: (biased - 1075) as i64 }
         })
     }
 
@@ -98,7 +104,7 @@ impl ExactMultiplier {
         }
         let (am, ae) = round_to_double(magnitude as u128, 0);
         // am <= 2^53 and mantissa < 2^53: the exact product fits in 107 bits.
-        let (pm, pe) = round_to_double(am * self.mantissa as u128, ae + self.exponent);
+        let (pm, pe) = round_to_double(am * self.mantissa as u128, ae + self.exponent.max(-2200).min(2200) as i32);
         // value = pm · 2^pe with 1 <= pm <= 2^53; round half away from zero.
         let rounded: u128 = if pe >= 0 {
             if pe >= 31 {
@@ -150,8 +156,8 @@ fn exact_of(real: f64) -> Result<ExactMultiplier, Error> {
 
 /// Prepares a per-tensor fully connected layer's requantization from its float scales:
 /// - `fixed` as TFLite Micro (`GetQuantizedConvolutionMultipler`):
-///   `quantize_multiplier((double)(input_scale * filter_scale) / (double)output_scale)`, the
-///   product of the two scales rounded to `float` first;
+///   `quantize_multiplier((double)input_scale * (double)filter_scale / (double)output_scale)`
+///   (the golden `*_split_ptproduct_*` cases show TFLite Micro uses the `double` product);
 /// - `exact` as the TFLite interpreter's reference kernel:
 ///   `(double)input_scale * (double)filter_scale / (double)output_scale`.
 ///
@@ -165,7 +171,7 @@ pub fn fully_connected_multiplier(
 ) -> Result<FullyConnectedMultiplier, Error> {
     common::check_scales(input_scale, &[filter_scale], output_scale)?;
     let fixed = common::fixed_multiplier(
-        (input_scale * filter_scale) as f64 / output_scale as f64,
+        input_scale as f64 * filter_scale as f64 / output_scale as f64,
         "fully_connected_multiplier",
     )?;
     let exact = exact_of(input_scale as f64 * filter_scale as f64 / output_scale as f64)?;
@@ -340,7 +346,8 @@ fn fully_connected_reference<X: Activation, A: Accumulator>(
     }
 }
 
-/// The one dispatch point of the fully connected kernels (optimized variants slot in here).
+/// The dispatch point of the 16x8 fully connected kernels (no optimized variant yet: the
+/// reference).
 #[inline]
 fn fully_connected_dispatch<X: Activation, A: Accumulator>(
     p: &FullyConnectedParams,
@@ -353,12 +360,111 @@ fn fully_connected_dispatch<X: Activation, A: Accumulator>(
     fully_connected_reference(p, requant, input, filter, bias, output);
 }
 
+/// The one dispatch point of the int8 fully connected kernels: the target's fast path (see
+/// [`arch`](crate::kernels::arch)), which declines (returning `false`) when its preconditions
+/// do not hold (too little scratch where it needs some), then the reference. Both rounding
+/// modes: the fast paths compute the accumulators, `requant` scales them as the reference does.
+#[inline]
+fn fully_connected_s8_dispatch(
+    p: &FullyConnectedParams,
+    requant: Requant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    scratch: &mut [u8],
+) {
+    // Fixed-point requantization through the fast paths' prepared form (the same function, see
+    // `arch::requantize`); the single-rounding forms as the reference computes them.
+    let other = |c: usize, acc: i32| requant.apply(c, acc);
+    let one = |q: QuantizedMultiplier| ([q.multiplier], [q.shift]);
+    let tensor = match requant {
+        Requant::TensorFixed(q) => Some(one(q)),
+        _ => None,
+    };
+    let fixed = |m, s| arch::OutputScale::Fixed { multiplier: m, shift: s, valid: arch::ChannelRequant::all_valid(m, s) };
+    let scale = match (&requant, &tensor) {
+        (_, Some((m, s))) => fixed(m, s),
+        (Requant::ChannelFixed(m, s), _) => fixed(m, s),
+        _ => arch::OutputScale::Other(&other),
+    };
+    let fast = !cfg!(feature = "force-reference");
+    #[cfg(mq_dsp)]
+    let done = fast && arch::arm_dsp::fully_connected_s8(p, input, filter, bias, output, arch::scratch_words(scratch), &scale);
+    #[cfg(all(not(mq_dsp), target_arch = "wasm32", target_feature = "simd128"))]
+    let done = {
+        let _ = &scratch; // the wasm path extends the input per chunk in registers
+        fast && arch::wasm_simd::fully_connected_s8(p, input, filter, bias, output, &scale)
+    };
+    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
+    let done = {
+        // The reference's zip loop is what x86-64 and AArch64 vectorize best; no other path.
+        let _ = (&scale, &scratch, fast);
+        false
+    };
+    if !done {
+        fully_connected_reference(p, requant, input, filter, bias, output);
+    }
+}
+
+/// Bytes of scratch [`fully_connected_s8`] and [`fully_connected_per_channel_s8`] can use for
+/// their fast path: one input row as int16 with the offset added, `round_up(input_depth, 8)`
+/// values, plus 4 bytes so any alignment works. A pure function of the shapes, the same on every
+/// target. Saturates at `usize::MAX`.
+pub fn fully_connected_s8_scratch_len(params: &FullyConnectedParams) -> usize {
+    arch::padded_patch_len(params.input_depth).saturating_mul(2).saturating_add(4)
+}
+
+/// [`fully_connected_s8`]'s reference kernel, whatever the target: the oracle of the fast paths
+/// in tests and benchmarks. Not covered by semver.
+///
+/// # Errors
+/// As [`fully_connected_s8`].
+#[doc(hidden)]
+pub fn fully_connected_s8_reference(
+    params: &FullyConnectedParams,
+    quant: &FullyConnectedMultiplier,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> Result<(), Error> {
+    validate("fully_connected_s8", params, input, filter, bias, output)?;
+    fully_connected_reference(params, per_tensor(params, quant), input, filter, bias, output);
+    Ok(())
+}
+
+/// [`fully_connected_per_channel_s8`]'s reference kernel, whatever the target. Not covered by
+/// semver.
+///
+/// # Errors
+/// As [`fully_connected_per_channel_s8`].
+#[doc(hidden)]
+pub fn fully_connected_per_channel_s8_reference(
+    params: &FullyConnectedParams,
+    quant: &FullyConnectedPerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> Result<(), Error> {
+    const K: &str = "fully_connected_per_channel_s8";
+    validate(K, params, input, filter, bias, output)?;
+    let requant = per_channel(K, params, quant)?;
+    fully_connected_reference(params, requant, input, filter, bias, output);
+    Ok(())
+}
+
 /// int8 fully connected, per-tensor weights (TFLite `FULLY_CONNECTED`, int8).
 ///
 /// Input `[batches, input_depth]` int8, filter `[output_depth, input_depth]` int8 (zero point
 /// 0), optional bias `[output_depth]` int32, output `[batches, output_depth]` int8.
 /// [`Rounding::Double`] matches TFLite Micro, [`Rounding::Single`] the TFLite interpreter's
-/// reference kernel (module docs). Scratch: none.
+/// reference kernel (module docs).
+///
+/// Scratch: `scratch` of at least [`fully_connected_s8_scratch_len`] bytes (any alignment;
+/// overwritten) lets the Arm DSP path expand the input row once; with less (e.g. empty) that path
+/// expands it on the fly and the others need none. The output is the same bit for bit either way.
 ///
 /// # Errors
 /// [`Error::BadKernelArgument`] when a slice length does not match `params`, an offset or the
@@ -370,15 +476,16 @@ pub fn fully_connected_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    scratch: &mut [u8],
 ) -> Result<(), Error> {
     validate("fully_connected_s8", params, input, filter, bias, output)?;
-    fully_connected_dispatch(params, per_tensor(params, quant), input, filter, bias, output);
+    fully_connected_s8_dispatch(params, per_tensor(params, quant), input, filter, bias, output, scratch);
     Ok(())
 }
 
 /// int8 fully connected, per-channel weights: as [`fully_connected_s8`] with one multiplier per
 /// output channel (`quant` needs the form `params.rounding` uses, `output_depth` entries).
-/// Scratch: none.
+/// Scratch: as [`fully_connected_s8`].
 ///
 /// # Errors
 /// As [`fully_connected_s8`], and when the multipliers do not have `output_depth` entries.
@@ -389,11 +496,12 @@ pub fn fully_connected_per_channel_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    scratch: &mut [u8],
 ) -> Result<(), Error> {
     const K: &str = "fully_connected_per_channel_s8";
     validate(K, params, input, filter, bias, output)?;
     let requant = per_channel(K, params, quant)?;
-    fully_connected_dispatch(params, requant, input, filter, bias, output);
+    fully_connected_s8_dispatch(params, requant, input, filter, bias, output, scratch);
     Ok(())
 }
 
@@ -530,7 +638,7 @@ mod tests {
     fn multipliers_follow_each_oracle() {
         let (i, w, o) = (0.1f32, 0.3f32, 0.7f32);
         let q = fully_connected_multiplier(i, w, o).unwrap();
-        assert_eq!(q.fixed, crate::requant::quantize_multiplier((i * w) as f64 / o as f64));
+        assert_eq!(q.fixed, crate::requant::quantize_multiplier(i as f64 * w as f64 / o as f64));
         assert_eq!(q.exact.to_f64(), i as f64 * w as f64 / o as f64);
         let mut m = [0; 2];
         let mut s = [0; 2];
@@ -569,36 +677,36 @@ mod tests {
         let q = fully_connected_multiplier(0.5, 0.5, 0.5).unwrap();
         let p = params(2, 3, 4);
         let (i, w, mut o) = ([0i8; 6], [0i8; 12], [0i8; 8]);
-        assert!(fully_connected_s8(&p, &q, &i, &w, None, &mut o).is_ok());
-        assert!(fully_connected_s8(&p, &q, &i[..5], &w, None, &mut o).is_err());
-        assert!(fully_connected_s8(&p, &q, &i, &w[..11], None, &mut o).is_err());
-        assert!(fully_connected_s8(&p, &q, &i, &w, None, &mut o[..7]).is_err());
-        assert!(fully_connected_s8(&p, &q, &i, &w, Some(&[0; 3]), &mut o).is_err());
+        assert!(fully_connected_s8(&p, &q, &i, &w, None, &mut o, &mut []).is_ok());
+        assert!(fully_connected_s8(&p, &q, &i[..5], &w, None, &mut o, &mut []).is_err());
+        assert!(fully_connected_s8(&p, &q, &i, &w[..11], None, &mut o, &mut []).is_err());
+        assert!(fully_connected_s8(&p, &q, &i, &w, None, &mut o[..7], &mut []).is_err());
+        assert!(fully_connected_s8(&p, &q, &i, &w, Some(&[0; 3]), &mut o, &mut []).is_err());
         assert!(
-            fully_connected_s8(&FullyConnectedParams { input_offset: 129, ..p }, &q, &i, &w, None, &mut o).is_err()
+            fully_connected_s8(&FullyConnectedParams { input_offset: 129, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err()
         );
         assert!(
-            fully_connected_s8(&FullyConnectedParams { output_offset: -129, ..p }, &q, &i, &w, None, &mut o).is_err()
+            fully_connected_s8(&FullyConnectedParams { output_offset: -129, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err()
         );
         let wide = ActivationRange { min: -200, max: 0 };
-        assert!(fully_connected_s8(&FullyConnectedParams { activation: wide, ..p }, &q, &i, &w, None, &mut o).is_err());
+        assert!(fully_connected_s8(&FullyConnectedParams { activation: wide, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err());
         let empty = ActivationRange { min: 1, max: 0 };
         assert!(
-            fully_connected_s8(&FullyConnectedParams { activation: empty, ..p }, &q, &i, &w, None, &mut o).is_err()
+            fully_connected_s8(&FullyConnectedParams { activation: empty, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err()
         );
-        assert!(fully_connected_s8(&params(2, 0, 4), &q, &[], &[], None, &mut o).is_err());
+        assert!(fully_connected_s8(&params(2, 0, 4), &q, &[], &[], None, &mut o, &mut []).is_err());
         let pc = FullyConnectedPerChannelQuant {
             fixed: PerChannelQuant { multiplier: &[1 << 30; 4], shift: &[0; 3] },
             exact: &[],
         };
-        assert!(fully_connected_per_channel_s8(&p, &pc, &i, &w, None, &mut o).is_err());
+        assert!(fully_connected_per_channel_s8(&p, &pc, &i, &w, None, &mut o, &mut []).is_err());
         let pc = FullyConnectedPerChannelQuant {
             fixed: PerChannelQuant { multiplier: &[1 << 30; 4], shift: &[0; 4] },
             exact: &[],
         };
-        assert!(fully_connected_per_channel_s8(&p, &pc, &i, &w, None, &mut o).is_ok());
+        assert!(fully_connected_per_channel_s8(&p, &pc, &i, &w, None, &mut o, &mut []).is_ok());
         let single = FullyConnectedParams { rounding: Rounding::Single, ..p };
-        assert!(fully_connected_per_channel_s8(&single, &pc, &i, &w, None, &mut o).is_err());
+        assert!(fully_connected_per_channel_s8(&single, &pc, &i, &w, None, &mut o, &mut []).is_err());
         // 16x8 needs zero offsets.
         let p16 = FullyConnectedParams { activation: ActivationRange::INT16, input_offset: 1, ..p };
         let mut o16 = [0i16; 8];
@@ -606,6 +714,6 @@ mod tests {
         let p16 = FullyConnectedParams { input_offset: 0, ..p16 };
         assert!(fully_connected_s16(&p16, &q, &[0i16; 6], &w, None::<&[i64]>, &mut o16).is_ok());
         // Zero batches: nothing to do.
-        assert!(fully_connected_s8(&params(0, 3, 4), &q, &[], &w, None, &mut []).is_ok());
+        assert!(fully_connected_s8(&params(0, 3, 4), &q, &[], &w, None, &mut [], &mut []).is_ok());
     }
 }

@@ -23,6 +23,7 @@
 
 pub use crate::requant::Rounding;
 
+pub mod arch;
 pub mod common;
 pub mod conv;
 pub mod depthwise_conv;

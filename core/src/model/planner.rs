@@ -72,6 +72,14 @@ fn place(buffers: &[Buffer], order: &[usize], align: usize) -> (Vec<usize>, usiz
     (offsets, align_up(arena, align))
 }
 
+/// The greedy-by-size plan alone (TFLite Micro's `GreedyMemoryPlanner` order), for comparison.
+pub fn plan_greedy_by_size(buffers: &[Buffer], align: usize) -> Plan {
+    let mut order: Vec<usize> = (0..buffers.len()).collect();
+    order.sort_by_key(|&i| (core::cmp::Reverse(buffers[i].size), buffers[i].first));
+    let (offsets, arena_len) = place(buffers, &order, align.max(1));
+    Plan { offsets, arena_len, strategy: "greedy by size (TFLite Micro)" }
+}
+
 /// Plans the arena for `buffers`, aligning every offset to `align` bytes.
 pub fn plan(buffers: &[Buffer], align: usize) -> Plan {
     let align = align.max(1);

@@ -429,7 +429,7 @@ impl<'a> Model<'a> {
             0 => Storage::Arena(data_off),
             1 => {
                 let s = slice(buf, data_off as usize, byte_len as usize, "tensor data")?;
-                if s.as_ptr().align_offset(dtype.size()) != 0 {
+                if (s.as_ptr() as usize) % dtype.size().max(1) != 0 {
                     return Err(Error::Misaligned { what: "constant tensor data", offset: data_off as u64 });
                 }
                 Storage::Const(data_off)

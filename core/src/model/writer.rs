@@ -164,6 +164,12 @@ impl ModelBuilder {
         }
         self.arena_len = arena_len;
     }
+    /// Marks op `op` as running in place (output over its first input).
+    pub fn set_in_place(&mut self, op: u32) {
+        if let Some(o) = self.ops.get_mut(op as usize) {
+            o.in_place = true;
+        }
+    }
     /// Sets the planned scratch offset of op `op`.
     pub fn set_scratch_offset(&mut self, op: u32, offset: u32) {
         if let Some(s) = self.scratch_offsets.get_mut(op as usize) {

@@ -57,7 +57,13 @@ impl<const N: usize> EntropyObserver<N> {
     /// As [`EntropyObserver::new`].
     pub fn two_pass(cfg: ObserverConfig, num_quantized_bins: usize) -> Result<Self, Error> {
         Self::check(num_quantized_bins)?;
-        Ok(Self { cfg, num_quantized_bins, state: HistState::Range(RangeStats::EMPTY), stats: RangeStats::EMPTY, two_pass: true })
+        Ok(Self {
+            cfg,
+            num_quantized_bins,
+            state: HistState::Range(RangeStats::EMPTY),
+            stats: RangeStats::EMPTY,
+            two_pass: true,
+        })
     }
     /// The histogram, once binning has started.
     pub fn histogram(&self) -> Option<&Histogram<N>> {
@@ -95,10 +101,12 @@ impl<const N: usize> Observer for EntropyObserver<N> {
         self.cfg.qparams_for(lo, hi)
     }
     fn reset(&mut self) {
-        let nq = self.num_quantized_bins;
-        self.state = if self.two_pass { HistState::Range(RangeStats::EMPTY) } else { HistState::Bins(Histogram::streaming(Anchor::Centered)) };
+        self.state = if self.two_pass {
+            HistState::Range(RangeStats::EMPTY)
+        } else {
+            HistState::Bins(Histogram::streaming(Anchor::Centered))
+        };
         self.stats = RangeStats::EMPTY;
-        self.num_quantized_bins = nq;
     }
     fn passes(&self) -> u32 {
         if self.two_pass { 2 } else { 1 }

@@ -159,7 +159,11 @@ impl<const N: usize> Histogram<N> {
             Grid::Unset => 0.0,
             Grid::Fixed { lo, hi, binning: Binning::Numpy } => numpy_edge::<N>(lo, hi, i),
             Grid::Fixed { lo, hi, binning: Binning::TorchHistc } => {
-                if i >= N { hi } else { lo + i as f32 * ((hi - lo) / N as f32) }
+                if i >= N {
+                    hi
+                } else {
+                    lo + i as f32 * ((hi - lo) / N as f32)
+                }
             }
             Grid::Dyadic { k, base } => ((base + i as i64) as f64 * pow2_f64(k)) as f32,
         }
@@ -300,7 +304,9 @@ impl<const N: usize> Histogram<N> {
         match self.grid {
             Grid::Fixed { lo, hi, .. } => {
                 if bmin < lo || bmax > hi {
-                    return Err(Error::InvalidArgument { reason: "value outside the fixed histogram range (the range pass must see the same data)" });
+                    return Err(Error::InvalidArgument {
+                        reason: "value outside the fixed histogram range (the range pass must see the same data)",
+                    });
                 }
             }
             _ => {
@@ -336,7 +342,9 @@ impl<const N: usize> Histogram<N> {
         match (self.grid, other.grid) {
             (Grid::Fixed { lo: a, hi: b, binning: x }, Grid::Fixed { lo: c, hi: d, binning: y }) => {
                 if (a, b, x) != (c, d, y) {
-                    return Err(Error::InvalidArgument { reason: "cannot merge histograms over different fixed ranges" });
+                    return Err(Error::InvalidArgument {
+                        reason: "cannot merge histograms over different fixed ranges",
+                    });
                 }
                 for (s, o) in self.counts.iter_mut().zip(other.counts.iter()) {
                     *s = s.saturating_add(*o);
@@ -344,7 +352,9 @@ impl<const N: usize> Histogram<N> {
             }
             (Grid::Unset | Grid::Dyadic { .. }, Grid::Dyadic { k: ko, base: bo }) => {
                 if self.anchor != other.anchor {
-                    return Err(Error::InvalidArgument { reason: "cannot merge streaming histograms with different anchors" });
+                    return Err(Error::InvalidArgument {
+                        reason: "cannot merge streaming histograms with different anchors",
+                    });
                 }
                 let lo = if other.min < self.min { other.min } else { self.min };
                 let hi = if other.max > self.max { other.max } else { self.max };
@@ -365,7 +375,11 @@ impl<const N: usize> Histogram<N> {
                     }
                 }
             }
-            _ => return Err(Error::InvalidArgument { reason: "cannot merge a fixed-range histogram with a streaming one" }),
+            _ => {
+                return Err(Error::InvalidArgument {
+                    reason: "cannot merge a fixed-range histogram with a streaming one",
+                });
+            }
         }
         self.total = self.total.saturating_add(other.total);
         self.min = if other.min < self.min { other.min } else { self.min };

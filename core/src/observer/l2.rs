@@ -26,7 +26,12 @@ pub struct HistogramObserver<const N: usize = 2048> {
 impl<const N: usize> HistogramObserver<N> {
     /// A one-pass (streaming) observer.
     pub fn new(cfg: ObserverConfig) -> Self {
-        Self { cfg, state: HistState::Bins(Histogram::streaming(Anchor::Free)), stats: RangeStats::EMPTY, two_pass: false }
+        Self {
+            cfg,
+            state: HistState::Bins(Histogram::streaming(Anchor::Free)),
+            stats: RangeStats::EMPTY,
+            two_pass: false,
+        }
     }
     /// A two-pass observer (range pass, then a `torch.histc` histogram pass).
     pub fn two_pass(cfg: ObserverConfig) -> Self {
@@ -64,14 +69,26 @@ impl<const N: usize> Observer for HistogramObserver<N> {
     fn range(&self) -> Result<(f32, f32), Error> {
         let h = self.state.bins()?;
         let (dmin, dmax) = h.data_range().ok_or(Error::NoData)?;
-        let dst_nbins = libm::exp2(self.cfg.dtype.bits() as f64);
+        let dst_nbins = (1u64 << self.cfg.dtype.bits().min(32)) as f64;
         if self.two_pass {
             Ok(l2_search(h.counts(), dmin, dmax, dst_nbins))
         } else {
             let (lo, hi) = h.bounds().ok_or(Error::NoData)?;
             let (a, b) = l2_search(h.counts(), lo, hi, dst_nbins);
-            let a = if a < dmin { dmin } else if a > dmax { dmax } else { a };
-            let b = if b > dmax { dmax } else if b < a { a } else { b };
+            let a = if a < dmin {
+                dmin
+            } else if a > dmax {
+                dmax
+            } else {
+                a
+            };
+            let b = if b > dmax {
+                dmax
+            } else if b < a {
+                a
+            } else {
+                b
+            };
             Ok((a, b))
         }
     }
@@ -94,13 +111,31 @@ impl<const N: usize> Observer for HistogramObserver<N> {
     }
 }
 
+/// `fmod(a, b)` (exact, the remainder of truncating division, with the sign of `a`) for
+/// `|a / b| < 2^24`, which holds in the L2 search (`|a / b| <= bins · 2^bits`). Computed in
+/// `f64`, where `trunc(a / b) · b` and the difference are exact; a quotient rounded up to the
+/// next integer is corrected. (libm's `fmodf` keeps panicking branches on Cortex-M.)
+#[inline(always)]
+fn fmod_small(a: f32, b: f32) -> f32 {
+    let (a, b) = (a as f64, b as f64);
+    let mut q = libm::trunc(a / b);
+    let mut r = a - q * b;
+    if r != 0.0 && (r < 0.0) != (a < 0.0) {
+        // The quotient was rounded away from zero past an integer: step back by one.
+        q -= if (a < 0.0) == (b < 0.0) { 1.0 } else { -1.0 };
+        r = a - q * b;
+    }
+    // A zero remainder keeps the sign of `a`, as fmod's does.
+    if r == 0.0 { libm::copysign(0.0, a) as f32 } else { r as f32 }
+}
+
 /// c10's `div_floor_floating` (what `torch.div(a, b, rounding_mode="floor")` computes).
 #[inline(always)]
 fn div_floor(a: f32, b: f32) -> f32 {
     if b == 0.0 {
         return a / b;
     }
-    let m = libm::fmodf(a, b);
+    let m = fmod_small(a, b);
     let mut div = (a - m) / b;
     if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
         div -= 1.0;
@@ -206,4 +241,23 @@ pub(crate) fn l2_search<const N: usize>(counts: &[u64; N], min_val: f32, max_val
         end = ne;
     }
     (min_val + bin_width * start as f32, min_val + bin_width * (end + 1) as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fmod_small_is_exact() {
+        // Remainders checked against their exact definition a - trunc(a / b) · b in integers
+        // (values on a 2^-20 grid).
+        let vals = [0.0f32, 1.0, -1.0, 0.1, -0.1, 3.75, 7.0, -7.0, 1e-3, 123.456, -98.5, 0.3, 0.7];
+        for &a in &vals {
+            for &b in &[0.1f32, 0.25, 1.0, 3.0, -0.5, 7.0, 1e-3, 0.3] {
+                let got = super::fmod_small(a, b);
+                let want = libm::fmodf(a, b);
+                assert_eq!(got.to_bits(), want.to_bits(), "fmod({a}, {b})");
+            }
+        }
+        assert_eq!(super::div_floor(-0.25, 0.5), -1.0);
+        assert_eq!(super::div_floor(0.75, 0.25), 3.0);
+    }
 }

@@ -75,7 +75,9 @@ pub use percentile::PercentileObserver;
 
 use crate::Error;
 use crate::quant::qparams_unchecked;
-use crate::quant::{ChooseOptions, Convention, QParams, QScheme, QuantDType, Tensor, choose_qparams_with, fake_quantize};
+use crate::quant::{
+    ChooseOptions, Convention, QParams, QScheme, QuantDType, Tensor, choose_qparams_with, fake_quantize,
+};
 
 /// What an observer does with NaN and ±Inf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -183,7 +185,11 @@ pub trait Observer {
 }
 
 /// Smallest and largest finite `map(x)`, or `None` if there is none.
-pub(crate) fn batch_range(x: &[f32], map: fn(f32) -> f32, policy: NonFinitePolicy) -> Result<Option<(f32, f32)>, Error> {
+pub(crate) fn batch_range(
+    x: &[f32],
+    map: fn(f32) -> f32,
+    policy: NonFinitePolicy,
+) -> Result<Option<(f32, f32)>, Error> {
     let mut lo = f32::INFINITY;
     let mut hi = f32::NEG_INFINITY;
     let mut any = false;
@@ -516,7 +522,9 @@ impl<const N: usize> HistState<N> {
         match self {
             HistState::Bins(h) if h.total() > 0 => Ok(h),
             HistState::Bins(_) => Err(Error::NoData),
-            HistState::Range(_) => Err(Error::InvalidArgument { reason: "the range pass is not finished: call end_pass() and run the histogram pass" }),
+            HistState::Range(_) => Err(Error::InvalidArgument {
+                reason: "the range pass is not finished: call end_pass() and run the histogram pass",
+            }),
         }
     }
 }
@@ -533,26 +541,27 @@ pub(crate) fn numpy_sum_f32(a: &[f32]) -> f32 {
         }
         r
     } else if n <= 128 {
-        let (head, rest) = a.split_at(8);
         let mut r = [0f32; 8];
-        r.copy_from_slice(head);
-        let full = rest.len() - rest.len() % 8;
-        let (body, tail) = rest.split_at(full);
-        for c in body.chunks_exact(8) {
+        let mut chunks = a.chunks_exact(8);
+        if let Some(head) = chunks.next() {
+            r.copy_from_slice(head);
+        }
+        for c in chunks.by_ref() {
             for (acc, &v) in r.iter_mut().zip(c) {
                 *acc += v;
             }
         }
         let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for &v in tail {
+        for &v in chunks.remainder() {
             res += v;
         }
         res
     } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        let (l, r) = a.split_at(n2);
-        numpy_sum_f32(l) + numpy_sum_f32(r)
+        let n2 = n / 2 - (n / 2) % 8;
+        match (a.get(..n2), a.get(n2..)) {
+            (Some(l), Some(r)) => numpy_sum_f32(l) + numpy_sum_f32(r),
+            _ => 0.0,
+        }
     }
 }
 

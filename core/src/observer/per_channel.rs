@@ -184,7 +184,9 @@ impl<const C: usize> ChannelObserver for PerChannelMinMaxObserver<C> {
         let mut bmin = [0f32; C];
         let mut bmax = [0f32; C];
         let n = self.channels;
-        let (Some(lo), Some(hi)) = (bmin.get_mut(..n), bmax.get_mut(..n)) else { return Err(Error::InvalidArgument { reason: "channel count above C" }) };
+        let (Some(lo), Some(hi)) = (bmin.get_mut(..n), bmax.get_mut(..n)) else {
+            return Err(Error::InvalidArgument { reason: "channel count above C" });
+        };
         batch_channel_ranges(x, self.axis, n, self.cfg.non_finite, lo, hi)?;
         for (((m, x), &l), &h) in self.min.iter_mut().zip(self.max.iter_mut()).zip(lo.iter()).zip(hi.iter()) {
             *m = if l < *m { l } else { *m };
@@ -194,9 +196,13 @@ impl<const C: usize> ChannelObserver for PerChannelMinMaxObserver<C> {
     }
     fn merge(&mut self, other: &Self) -> Result<(), Error> {
         if self.axis != other.axis || self.channels != other.channels {
-            return Err(Error::InvalidArgument { reason: "cannot merge per-channel observers of different axes or channel counts" });
+            return Err(Error::InvalidArgument {
+                reason: "cannot merge per-channel observers of different axes or channel counts",
+            });
         }
-        for (((m, x), &l), &h) in self.min.iter_mut().zip(self.max.iter_mut()).zip(other.min.iter()).zip(other.max.iter()) {
+        for (((m, x), &l), &h) in
+            self.min.iter_mut().zip(self.max.iter_mut()).zip(other.min.iter()).zip(other.max.iter())
+        {
             *m = if l < *m { l } else { *m };
             *x = if h > *x { h } else { *x };
         }
@@ -227,7 +233,12 @@ impl<const C: usize> MovingAveragePerChannelMinMaxObserver<C> {
     /// # Errors
     /// [`Error::InvalidArgument`] unless `1 <= channels <= C`.
     pub fn new(cfg: ObserverConfig, axis: usize, channels: usize) -> Result<Self, Error> {
-        Self::with_averaging_constant(cfg, axis, channels, super::MovingAverageMinMaxObserver::DEFAULT_AVERAGING_CONSTANT)
+        Self::with_averaging_constant(
+            cfg,
+            axis,
+            channels,
+            super::MovingAverageMinMaxObserver::DEFAULT_AVERAGING_CONSTANT,
+        )
     }
     /// The same with averaging constant `c` in `[0, 1]`.
     ///
@@ -265,7 +276,9 @@ impl<const C: usize> ChannelObserver for MovingAveragePerChannelMinMaxObserver<C
         let mut bmin = [0f32; C];
         let mut bmax = [0f32; C];
         let n = self.channels;
-        let (Some(lo), Some(hi)) = (bmin.get_mut(..n), bmax.get_mut(..n)) else { return Err(Error::InvalidArgument { reason: "channel count above C" }) };
+        let (Some(lo), Some(hi)) = (bmin.get_mut(..n), bmax.get_mut(..n)) else {
+            return Err(Error::InvalidArgument { reason: "channel count above C" });
+        };
         batch_channel_ranges(x, self.axis, n, self.cfg.non_finite, lo, hi)?;
         self.fold(lo, hi);
         Ok(())
@@ -273,7 +286,9 @@ impl<const C: usize> ChannelObserver for MovingAveragePerChannelMinMaxObserver<C
     /// The other observer's averages count as one more batch.
     fn merge(&mut self, other: &Self) -> Result<(), Error> {
         if self.axis != other.axis || self.channels != other.channels {
-            return Err(Error::InvalidArgument { reason: "cannot merge per-channel observers of different axes or channel counts" });
+            return Err(Error::InvalidArgument {
+                reason: "cannot merge per-channel observers of different axes or channel counts",
+            });
         }
         let (lo, hi) = (other.min, other.max);
         self.fold(&lo, &hi);

@@ -60,7 +60,14 @@ impl<const N: usize> PercentileObserver<N> {
     /// As [`PercentileObserver::new`].
     pub fn two_pass(cfg: ObserverConfig, percentile: f64, symmetric: bool) -> Result<Self, Error> {
         Self::check(percentile)?;
-        Ok(Self { cfg, percentile, symmetric, state: HistState::Range(RangeStats::EMPTY), stats: RangeStats::EMPTY, two_pass: true })
+        Ok(Self {
+            cfg,
+            percentile,
+            symmetric,
+            state: HistState::Range(RangeStats::EMPTY),
+            stats: RangeStats::EMPTY,
+            two_pass: true,
+        })
     }
     /// The histogram, once binning has started.
     pub fn histogram(&self) -> Option<&Histogram<N>> {

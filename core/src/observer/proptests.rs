@@ -4,9 +4,9 @@
 extern crate std;
 
 use super::*;
-use std::vec::Vec;
 use crate::quant::{QScheme, QuantDType, Shape, Tensor};
 use proptest::prelude::*;
+use std::vec::Vec;
 
 fn data() -> impl Strategy<Value = (Vec<f32>, Vec<usize>)> {
     // Values over very different magnitudes, and cut points splitting them into parts.

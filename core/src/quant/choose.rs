@@ -83,7 +83,9 @@ pub fn quant_range(dtype: QuantDType, opts: &ChooseOptions) -> Result<(i32, i32)
         (None, _) => (dtype.min(), dtype.max()),
     };
     if lo < dtype.min() || hi > dtype.max() || lo >= hi || lo > 0 || hi < 0 {
-        return Err(Error::InvalidArgument { reason: "quantized range must lie in the data type, contain 0 and not be empty" });
+        return Err(Error::InvalidArgument {
+            reason: "quantized range must lie in the data type, contain 0 and not be empty",
+        });
     }
     if !opts.reduce_range {
         return Ok((lo, hi));
@@ -158,7 +160,7 @@ pub fn choose_qparams_with(min: f32, max: f32, dtype: QuantDType, opts: &ChooseO
         let mut scale = amax / dtype.max() as f32;
         if conv == Convention::PyTorch {
             scale = if scale > opts.eps { scale } else { opts.eps };
-        } else if !(scale >= f32::MIN_POSITIVE) {
+        } else if scale.is_nan() || scale < f32::MIN_POSITIVE {
             scale = 1.0;
         }
         super::params::check_scale(scale)?;
@@ -218,31 +220,31 @@ pub fn choose_qparams_with(min: f32, max: f32, dtype: QuantDType, opts: &ChooseO
             (s, libm::rintf(z) as i32)
         }
         Convention::TfLite => {
-            let (rmin, rmax) = if symmetric {
-                let a = if -min_neg > max_pos { -min_neg } else { max_pos } as f64;
-                (-a, a)
+            if symmetric {
+                // tools/optimize SymmetricPerChannelQuantization: max(|min|, |max|) / 127 in f32.
+                let amax = if -min_neg > max_pos { -min_neg } else { max_pos };
+                let s = amax / ((qmax as f64 - qmin as f64) / 2.0) as f32;
+                let zp = if dtype.is_signed() { 0 } else { ((qmin as i64 + qmax as i64 + 1).div_euclid(2)) as i32 };
+                (if s >= f32::MIN_POSITIVE { s } else { 1.0 }, zp)
             } else {
-                (min_neg as f64, max_pos as f64)
-            };
-            if (rmax - rmin).abs() < f64::EPSILON {
-                (1.0, qmin)
-            } else {
-                let (qminf, qmaxf) = (qmin as f64, qmax as f64);
-                let s = (rmax - rmin) / (qmaxf - qminf);
-                let from_min = qminf - rmin / s;
-                let from_max = qmaxf - rmax / s;
-                let err_min = qminf.abs() + (rmin / s).abs();
-                let err_max = qmaxf.abs() + (rmax / s).abs();
-                let zd = if err_min < err_max { from_min } else { from_max };
-                let zp = if zd < qminf {
+                // The converter widens a range narrower than 1e-6 by 1e-6 on both sides, then
+                // GetAsymmetricQuantizationParams: scale in f32, zero point from the minimum,
+                // rounded half away from zero.
+                let (mut mn, mut mx) = (min_neg, max_pos);
+                if mx as f64 - mn as f64 <= 1e-6 {
+                    mn = (mn as f64 - 1e-6) as f32;
+                    mx = (mx as f64 + 1e-6) as f32;
+                }
+                let s = (mx - mn) / (qmax as f64 - qmin as f64) as f32;
+                let zd = qmin as f64 - mn as f64 / s as f64;
+                let zp = if zd < qmin as f64 {
                     qmin
-                } else if zd > qmaxf {
+                } else if zd > qmax as f64 {
                     qmax
                 } else {
                     libm::round(zd) as i32
                 };
-                let s32 = s as f32;
-                (if s32 >= f32::MIN_POSITIVE { s32 } else { 1.0 }, zp)
+                (s, zp)
             }
         }
     };
@@ -273,7 +275,12 @@ pub fn dynamic_quantize_linear(x: &[f32], out: &mut [u8]) -> Result<QParams, Err
         lo = if v < lo { v } else { lo };
         hi = if v > hi { v } else { hi };
     }
-    let p = choose_qparams_with(lo, hi, QuantDType::UInt8, &ChooseOptions::new(QScheme::Affine).convention(Convention::Onnx))?;
+    let p = choose_qparams_with(
+        lo,
+        hi,
+        QuantDType::UInt8,
+        &ChooseOptions::new(QScheme::Affine).convention(Convention::Onnx),
+    )?;
     quantize_into::<u8>(x, &Shape::vector(x.len()), &QuantParams::PerTensor(p), out, None)?;
     Ok(p)
 }
@@ -300,7 +307,9 @@ mod tests {
     fn pytorch_eps_guard_and_reduce_range() {
         let p = choose_qparams(0.0, 0.0, QuantDType::UInt8, QScheme::Affine).unwrap();
         assert_eq!((p.scale(), p.zero_point()), (f32::EPSILON, 0));
-        let r = choose_qparams_with(-1.0, 1.0, QuantDType::Int8, &ChooseOptions::new(QScheme::Affine).reduce_range(true)).unwrap();
+        let r =
+            choose_qparams_with(-1.0, 1.0, QuantDType::Int8, &ChooseOptions::new(QScheme::Affine).reduce_range(true))
+                .unwrap();
         assert_eq!((r.qmin(), r.qmax()), (-64, 63));
         let o = ChooseOptions::new(QScheme::Affine).reduce_range(true).convention(Convention::OnnxRuntime);
         let r = choose_qparams_with(-1.0, 1.0, QuantDType::Int8, &o).unwrap();

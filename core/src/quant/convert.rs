@@ -108,7 +108,9 @@ pub(crate) fn dequantize_value(q: i32, scale: f32, zp: i32, dtype: QuantDType) -
 #[inline(always)]
 fn param_at(params: &QuantParams<'_>, p: usize) -> Result<Elem, Error> {
     match params {
-        QuantParams::PerTensor(q) => Ok(Elem::new(q.scale(), q.zero_point(), q.qmin(), q.qmax(), q.dtype(), q.convention())),
+        QuantParams::PerTensor(q) => {
+            Ok(Elem::new(q.scale(), q.zero_point(), q.qmin(), q.qmax(), q.dtype(), q.convention()))
+        }
         QuantParams::PerChannel(c) => {
             let (s, z) = c.get(p).ok_or(Error::InvalidArgument { reason: "parameter index out of range" })?;
             Ok(Elem::new(s, z, c.qmin(), c.qmax(), c.dtype(), c.convention()))
@@ -262,7 +264,11 @@ pub fn quantize<E: QuantElement>(x: &Tensor<'_>, out: &mut QTensorMut<'_, E>) ->
 ///
 /// # Errors
 /// As [`quantize`]; [`Error::LengthMismatch`] if `mask` is not one per element.
-pub fn quantize_with_mask<E: QuantElement>(x: &Tensor<'_>, out: &mut QTensorMut<'_, E>, mask: &mut [bool]) -> Result<(), Error> {
+pub fn quantize_with_mask<E: QuantElement>(
+    x: &Tensor<'_>,
+    out: &mut QTensorMut<'_, E>,
+    mask: &mut [bool],
+) -> Result<(), Error> {
     let (data, shape, params) = out.parts();
     if x.shape() != shape {
         return Err(Error::InvalidArgument { reason: "quantize: input and output shapes differ" });
@@ -279,7 +285,12 @@ pub fn quantize_with_mask<E: QuantElement>(x: &Tensor<'_>, out: &mut QTensorMut<
 /// # Errors
 /// [`Error::NonFinite`] on NaN or ±Inf; [`Error::LengthMismatch`] if `out` (or `mask`) is not
 /// one per element; shape errors as [`QTensor::new`].
-pub fn fake_quantize(x: &Tensor<'_>, params: &QuantParams<'_>, out: &mut [f32], mut mask: Option<&mut [bool]>) -> Result<(), Error> {
+pub fn fake_quantize(
+    x: &Tensor<'_>,
+    params: &QuantParams<'_>,
+    out: &mut [f32],
+    mut mask: Option<&mut [bool]>,
+) -> Result<(), Error> {
     check_len(x.data().len(), out.len())?;
     if let Some(m) = mask.as_deref() {
         check_len(x.data().len(), m.len())?;
@@ -331,7 +342,8 @@ pub fn requantize<A: QuantElement, B: QuantElement>(
     for i in 0..n {
         let ei = win.next()?;
         let eo = wout.next()?;
-        let code = element_code::<A>(input.data(), i).ok_or(Error::LengthMismatch { expected: i + 1, actual: input.data().len() })?;
+        let code = element_code::<A>(input.data(), i)
+            .ok_or(Error::LengthMismatch { expected: i + 1, actual: input.data().len() })?;
         let q = if float_path {
             eo.quantize(ei.dequantize(code)).0
         } else {
@@ -353,7 +365,9 @@ pub fn requantize<A: QuantElement, B: QuantElement>(
             };
             let x = (code as i64 - ei.zp as i64).max(i32::MIN as i64).min(i32::MAX as i64) as i32;
             if m.shift > 0 && x.checked_shl(m.shift as u32).map(|s| s >> m.shift as u32) != Some(x) {
-                return Err(Error::InvalidArgument { reason: "requantize: (q - zero_point) << shift overflows 32 bits" });
+                return Err(Error::InvalidArgument {
+                    reason: "requantize: (q - zero_point) << shift overflows 32 bits",
+                });
             }
             let y = m.apply(x, rounding) as i64 + eo.zp as i64;
             y.max(eo.qmin as i64).min(eo.qmax as i64) as i32
@@ -382,7 +396,10 @@ mod tests {
     #[test]
     fn per_axis_and_blocked_pick_the_right_parameters() {
         // ONNX test_quantizelinear_axis: x [1,3,3,2], scales [2,4,5], zps [84,24,196] (uint8).
-        let x = [-162.0, 10.0, -100.0, 232.0, -20.0, -50.0, -76.0, 0.0, 0.0, 252.0, 32.0, -44.0, 245.0, -485.0, -960.0, -270.0, -375.0, -470.0];
+        let x = [
+            -162.0, 10.0, -100.0, 232.0, -20.0, -50.0, -76.0, 0.0, 0.0, 252.0, 32.0, -44.0, 245.0, -485.0, -960.0,
+            -270.0, -375.0, -470.0,
+        ];
         let scales = [2.0, 4.0, 5.0];
         let zps = [84, 24, 196];
         let shape = Shape::new(&[1, 3, 3, 2]).unwrap();

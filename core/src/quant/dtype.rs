@@ -112,11 +112,7 @@ impl QuantDType {
     /// negative value ("restricted" or "narrow" range, TFLite's rule for int8 weights), or
     /// `None` for unsigned and float types.
     pub const fn restricted_range(self) -> Option<(i32, i32)> {
-        if self.is_float() || !self.is_signed() {
-            None
-        } else {
-            Some((self.min() + 1, self.max()))
-        }
+        if self.is_float() || !self.is_signed() { None } else { Some((self.min() + 1, self.max())) }
     }
 }
 

@@ -16,8 +16,15 @@
 
 /// 2^e as an `f32`, for `e` in [-126, 127] (a normal number: exact).
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // `clamp` asserts min <= max: a panic path on the device
 pub(crate) fn pow2f(e: i32) -> f32 {
-    let e = if e < -126 { -126 } else if e > 127 { 127 } else { e };
+    let e = if e < -126 {
+        -126
+    } else if e > 127 {
+        127
+    } else {
+        e
+    };
     f32::from_bits(((e + 127) as u32) << 23)
 }
 

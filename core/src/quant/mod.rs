@@ -33,9 +33,9 @@
 //! | [`QScheme::Affine`] | `PyTorch` (`MinMaxObserver`, `per_tensor_affine`) | `(max⁺ - min⁻) / (qmax - qmin)`, `f32`, then `max(scale, eps)` | `clamp(qmin - round_half_even(min⁻ / scale))` | `scale = eps` (1.19e-7) |
 //! | `Affine` | `OnnxRuntime` (`quant_utils.compute_scale_zp`) | same ratio in `f64`, stored as `f32` | `round_half_even(qmin - min⁻ / scale)` in `f64` | `scale = 1, zp = 0` |
 //! | `Affine` | `Onnx` (`DynamicQuantizeLinear`) | same ratio in `f32` | `rint(clamp(qmin - min⁻ / scale, qmin, qmax))` | `scale = 1` |
-//! | `Affine` | `TfLite` (converter, MLIR `getNudgedScaleAndZeroPoint`) | same ratio in `f64`, stored as `f32` | from the end (`min⁻` or `max⁺`) with the smaller error, `round` half away from zero | `scale = 1, zp = qmin` |
+//! | `Affine` | `TfLite` (the converter's post-training quantization) | same ratio in `f32`, after widening a range narrower than 1e-6 by 1e-6 on each side | `round(qmin - min⁻ / scale)` in `f64`, half away from zero | widened to `[-1e-6, 1e-6]` |
 //! | [`QScheme::Symmetric`] | `PyTorch` (`per_tensor_symmetric`, int8 `[-128, 127]`) | `amax / ((qmax - qmin) / 2)` = `amax / 127.5` | 0 (signed), 128 (uint8) | `scale = eps` |
-//! | [`QScheme::SymmetricRestricted`] | `TfLite` (int8 weights, `[-127, 127]`), `OnnxRuntime` (symmetric int8) | `amax / 127` (`2·amax / 254`) | 0 | `scale = 1` |
+//! | [`QScheme::SymmetricRestricted`] | `TfLite` (int8 weights, `[-127, 127]`, `f32`), `OnnxRuntime` (symmetric int8, `2·amax / 254` in `f64`) | `amax / 127` | 0 | `scale = 1` |
 //!
 //! The PyTorch/TFLite difference the table shows: PyTorch's default symmetric int8 divides by
 //! 127.5 and may produce -128; TFLite's restricted range divides by 127 and never does (its
@@ -44,6 +44,13 @@
 //!
 //! `reduce_range` (PyTorch) halves the range: int8 `[-64, 63]`, uint8 `[0, 127]`. float8 and
 //! float4 are symmetric only: `scale = amax / max_finite` (448, 57344, 6).
+//!
+//! # Float helpers
+//! `core` has no `rint`, `round`, `floor`, `fmod` or `log` for `f32`; they come from `libm`
+//! (musl's implementations): `rintf` (ties to even), `roundf` (ties away), `floorf`, `fmodf` and
+//! `exp2`/`frexp` are exact, so results match the peers bit for bit on every target; `logf`
+//! (only in the entropy observer's KL divergence) is within an ulp. `micromath` is not used:
+//! it trades accuracy for size, and every result here must match a reference exactly.
 //!
 //! # Views
 //! [`Tensor`] (floats) and [`QTensor`]/[`QTensorMut`] (quantized, typed by element:

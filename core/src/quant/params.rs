@@ -14,7 +14,7 @@ use crate::Error;
 /// | `Onnx` (default) | `rint(x / scale) + zp`, ties to even, `f32` | ONNX `DynamicQuantizeLinear`: `f32`, scale 1 when `max == min`, `zp = rint(clamp(qmin - min / scale))` |
 /// | `OnnxRuntime` | as `Onnx` | ORT `quant_utils.compute_scale_zp`: scale in `f64` then `f32`, scale 1 below `f32::MIN_POSITIVE`, `zp = round_half_even(qmin - min / scale)` in `f64` |
 /// | `PyTorch` | `nearbyint(x · (1 / scale)) + zp`, ties to even, `f32` reciprocal | `torch.ao` observers: `f32`, `scale = max(scale, eps)`, `zp = qmin - round_half_even(min / scale)` |
-/// | `TfLite` | `round(x / scale) + zp`, ties away from zero | TFLite converter: `f64`, scale 1 when the range is empty, zero point from the nearer end, `round` half away |
+/// | `TfLite` | `round(x / scale) + zp`, ties away from zero | TFLite converter: `f32` scale after widening ranges narrower than 1e-6, zero point from the minimum in `f64`, `round` half away |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Convention {
@@ -64,7 +64,9 @@ pub(crate) fn check_zero_point(zero_point: i32, dtype: QuantDType, qmin: i32, qm
 
 fn check_qrange(dtype: QuantDType, qmin: i32, qmax: i32) -> Result<(), Error> {
     if qmin < dtype.min() || qmax > dtype.max() || qmin >= qmax || qmin > 0 || qmax < 0 {
-        return Err(Error::InvalidArgument { reason: "quantized range must lie in the data type, contain 0 and not be empty" });
+        return Err(Error::InvalidArgument {
+            reason: "quantized range must lie in the data type, contain 0 and not be empty",
+        });
     }
     Ok(())
 }
@@ -141,7 +143,16 @@ impl QParams {
     /// types (the slice functions reject NaN before calling this).
     #[inline]
     pub fn quantize_one(&self, x: f32) -> i32 {
-        super::convert::quantize_value(x, self.scale, self.zero_point, self.qmin, self.qmax, self.dtype, self.convention).0
+        super::convert::quantize_value(
+            x,
+            self.scale,
+            self.zero_point,
+            self.qmin,
+            self.qmax,
+            self.dtype,
+            self.convention,
+        )
+        .0
     }
 
     /// Dequantizes one code: `(q - zero_point) · scale` (for float types: `decode(q) · scale`).

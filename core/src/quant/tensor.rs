@@ -3,7 +3,7 @@
 //! A [`QTensor`] is a different type from a [`Tensor`] of floats, and from a `QTensor` of
 //! another element type, so quantized data cannot be passed where floats are expected:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0308
 //! use microquant::quant::{QParams, QTensor, QuantDType, Shape, Tensor};
 //! fn mean(t: Tensor<'_>) -> f32 { t.data().iter().sum::<f32>() / t.data().len() as f32 }
 //! let p = QParams::new(0.1, 0, QuantDType::Int8).unwrap();
@@ -46,7 +46,8 @@ impl Shape {
         let mut len = 1usize;
         for (slot, &n) in d.iter_mut().zip(dims) {
             *slot = n;
-            len = len.checked_mul(n).ok_or(Error::InvalidArgument { reason: "tensor element count overflows usize" })?;
+            len =
+                len.checked_mul(n).ok_or(Error::InvalidArgument { reason: "tensor element count overflows usize" })?;
         }
         Ok(Self { dims: d, rank: dims.len(), len })
     }
@@ -92,9 +93,28 @@ impl Shape {
 /// For each element of a tensor in row-major order, the index of its parameters.
 #[derive(Debug, Clone)]
 pub(crate) enum ParamIndex {
-    PerTensor { remaining: usize },
-    Axis { dim: usize, inner: usize, a: usize, i: usize, remaining: usize },
-    Blocked { dim: usize, inner: usize, block: NonZeroUsize, nblocks: usize, o: usize, a: usize, i: usize, bi: usize, ba: usize, remaining: usize },
+    PerTensor {
+        remaining: usize,
+    },
+    Axis {
+        dim: usize,
+        inner: usize,
+        a: usize,
+        i: usize,
+        remaining: usize,
+    },
+    Blocked {
+        dim: usize,
+        inner: usize,
+        block: NonZeroUsize,
+        nblocks: usize,
+        o: usize,
+        a: usize,
+        i: usize,
+        bi: usize,
+        ba: usize,
+        remaining: usize,
+    },
 }
 
 impl ParamIndex {
@@ -322,5 +342,83 @@ impl<'a, E: QuantElement> QTensorMut<'a, E> {
     }
     pub(crate) fn parts(&mut self) -> (&mut [E::Unit], &Shape, &QuantParams<'a>) {
         (self.data, &self.shape, &self.params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::{ChannelQParams, QParams, QuantDType, U4};
+
+    #[test]
+    fn views_check_type_length_and_parameters() {
+        let p = QParams::new(0.5, 0, QuantDType::Int8).unwrap();
+        let shape = Shape::new(&[2, 3]).unwrap();
+        assert_eq!(shape.split_at_axis(1), Ok((2, 3, 1)));
+        assert!(shape.split_at_axis(2).is_err());
+        let d = [0i8; 6];
+        assert!(QTensor::<i8>::new(&d, shape, p.into()).is_ok());
+        assert_eq!(
+            QTensor::<i8>::new(&d[..5], shape, p.into()).err(),
+            Some(Error::LengthMismatch { expected: 6, actual: 5 })
+        );
+        let u = [0u8; 6];
+        assert!(matches!(QTensor::<u8>::new(&u, shape, p.into()), Err(Error::DTypeMismatch { .. })));
+        // Packed: 6 uint4 elements in 3 bytes.
+        let p4 = QParams::new(1.0, 8, QuantDType::UInt4).unwrap();
+        assert!(QTensor::<U4>::new(&u[..3], shape, p4.into()).is_ok());
+        assert!(QTensor::<U4>::new(&u[..4], shape, p4.into()).is_err());
+        // Per-axis: one scale per index along the axis; blocked: ceil(dim / block) per row.
+        let s3 = [1.0f32, 2.0, 3.0];
+        let ax1 = ChannelQParams::per_axis(&s3, &[], QuantDType::Int8, 1).unwrap();
+        assert!(QTensor::<i8>::new(&d, shape, ax1.into()).is_ok());
+        let ax0 = ChannelQParams::per_axis(&s3, &[], QuantDType::Int8, 0).unwrap();
+        assert_eq!(
+            QTensor::<i8>::new(&d, shape, ax0.into()).err(),
+            Some(Error::LengthMismatch { expected: 2, actual: 3 })
+        );
+        let ax5 = ChannelQParams::per_axis(&s3, &[], QuantDType::Int8, 5).unwrap();
+        assert!(matches!(QTensor::<i8>::new(&d, shape, ax5.into()), Err(Error::InvalidArgument { .. })));
+        let s4 = [1.0f32; 4];
+        let blk = ChannelQParams::blocked(&s4, &[], QuantDType::Int8, 1, 2).unwrap();
+        assert!(QTensor::<i8>::new(&d, shape, blk.into()).is_ok()); // 2 rows x ceil(3 / 2)
+        assert!(ChannelQParams::per_axis(&[0.0], &[], QuantDType::Int8, 0).is_err());
+        assert!(ChannelQParams::per_axis(&s3, &[1, 2], QuantDType::Int8, 0).is_err());
+        assert!(ChannelQParams::per_axis(&s3, &[0, 300, 0], QuantDType::Int8, 0).is_err());
+        assert!(Shape::new(&[1; 9]).is_err());
+        assert!(Shape::new(&[usize::MAX, 2]).is_err());
+    }
+
+    #[test]
+    fn blocked_parameter_index_follows_onnx_layout() {
+        // x [2, 5, 3], axis 1, block 2: parameters [2, 3, 3]; element (o, a, i) uses
+        // parameter (o * 3 + a / 2) * 3 + i.
+        let shape = Shape::new(&[2, 5, 3]).unwrap();
+        let s = [1.0f32; 18];
+        let p = ChannelQParams::blocked(&s, &[], QuantDType::Int8, 1, 2).unwrap();
+        let idx: Vec2 = ParamIndex::new(&shape, &p.into()).unwrap().collect();
+        let mut k = 0;
+        for o in 0..2 {
+            for a in 0..5 {
+                for i in 0..3 {
+                    assert_eq!(idx.0[k], (o * 3 + a / 2) * 3 + i);
+                    k += 1;
+                }
+            }
+        }
+        assert_eq!(k, 30);
+    }
+
+    /// A fixed-capacity collection (the crate is `no_std` without `alloc` in tests too).
+    struct Vec2([usize; 64], usize);
+    impl FromIterator<usize> for Vec2 {
+        fn from_iter<I: IntoIterator<Item = usize>>(it: I) -> Self {
+            let mut v = Vec2([0; 64], 0);
+            for x in it {
+                v.0[v.1] = x;
+                v.1 += 1;
+            }
+            v
+        }
     }
 }

@@ -18,7 +18,7 @@ use planus::ReadAsRoot;
 use super::schema_generated::tflite as fb;
 use super::{FILE_IDENTIFIER, Imported, SCHEMA_VERSION, builtin_operator_name};
 use crate::graph::{
-    Activation, ConstData, ConvertError, ConvertErrorKind as Kind, Conv2d, DType, DepthwiseConv2d, FullyConnected,
+    Activation, ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected,
     Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId, TensorQuant, num_elements,
 };
 
@@ -134,14 +134,19 @@ fn check_header(bytes: &[u8]) -> Result<(), ConvertError> {
         let shown: String = ident.iter().map(|&b| if b.is_ascii_graphic() { b as char } else { '?' }).collect();
         return Err(err(
             Kind::WrongFileIdentifier,
-            format!("file identifier is {shown:?} ({ident:02x?}), a TFLite model has \"TFL3\": not a TFLite flatbuffer"),
+            format!(
+                "file identifier is {shown:?} ({ident:02x?}), a TFLite model has \"TFL3\": not a TFLite flatbuffer"
+            ),
         )
         .at_offset(4));
     }
     let root = u32::from_le_bytes([root[0], root[1], root[2], root[3]]) as usize;
     if root.checked_add(4).is_none_or(|end| end > len) {
-        return Err(err(Kind::Truncated, format!("root table offset {root} points past the end of the {len}-byte file"))
-            .at_offset(0));
+        return Err(err(
+            Kind::Truncated,
+            format!("root table offset {root} points past the end of the {len}-byte file"),
+        )
+        .at_offset(0));
     }
     Ok(())
 }
@@ -238,7 +243,10 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
     let model = fb::ModelRef::read_as_root(bytes).fb()?;
     let version = model.version().fb()?;
     if version != SCHEMA_VERSION {
-        return Err(err(Kind::Unsupported, format!("schema version {version}, this importer reads version {SCHEMA_VERSION}")));
+        return Err(err(
+            Kind::Unsupported,
+            format!("schema version {version}, this importer reads version {SCHEMA_VERSION}"),
+        ));
     }
     let subgraphs = model.subgraphs().fb()?.ok_or_else(|| malformed("the model has no subgraphs"))?;
     if subgraphs.len() != 1 {
@@ -375,7 +383,8 @@ fn read_raw_op<'a>(
 ) -> Result<RawOp<'a>, ConvertError> {
     let opcode_index = op.opcode_index().fb().map_err(|e| e.or_at_node(index, "?"))? as usize;
     let (code, custom) = codes.get(opcode_index).ok_or_else(|| {
-        malformed(format!("opcode index {opcode_index} out of range ({} operator codes)", codes.len())).or_at_node(index, "?")
+        malformed(format!("opcode index {opcode_index} out of range ({} operator codes)", codes.len()))
+            .or_at_node(index, "?")
     })?;
     let name = op_name(*code, custom.as_deref());
     let read = || -> Result<RawOp<'a>, ConvertError> {
@@ -402,7 +411,11 @@ macro_rules! options {
             Some(fb::BuiltinOptionsRef::$variant(o)) => Some(o),
             None => None,
             Some(_) => {
-                return Err(malformed(format!("{} carries the options of another operator, expected {}", $raw.name, stringify!($variant))));
+                return Err(malformed(format!(
+                    "{} carries the options of another operator, expected {}",
+                    $raw.name,
+                    stringify!($variant)
+                )));
             }
         }
     };
@@ -427,7 +440,11 @@ impl<'a> Importer<'a> {
     fn buffer_bytes(&self, i: usize, t: &fb::TensorRef<'a>) -> Result<Option<(&'a [u8], usize)>, ConvertError> {
         let index = t.buffer().fb()? as usize;
         let Some(buffers) = self.buffers else {
-            return if index == 0 { Ok(None) } else { Err(malformed(format!("buffer {index} but the model has no buffers"))) };
+            return if index == 0 {
+                Ok(None)
+            } else {
+                Err(malformed(format!("buffer {index} but the model has no buffers")))
+            };
         };
         let b = buffers
             .get(index)
@@ -461,7 +478,8 @@ impl<'a> Importer<'a> {
 
     fn convert_tensor(&self, i: usize) -> Result<Tensor, ConvertError> {
         let name = self.tensor_name(i);
-        self.convert_tensor_inner(i, &name).map_err(|e| if e.tensor_index().is_some() { e } else { e.with_tensor(i, name) })
+        self.convert_tensor_inner(i, &name)
+            .map_err(|e| if e.tensor_index().is_some() { e } else { e.with_tensor(i, name) })
     }
 
     fn convert_tensor_inner(&self, i: usize, name: &str) -> Result<Tensor, ConvertError> {
@@ -477,7 +495,9 @@ impl<'a> Importer<'a> {
                 } else {
                     return Err(err(
                         Kind::Unsupported,
-                        format!("axis {a} of shape {dims:?} (signature {signature:?}) is dynamic; only the batch axis may be"),
+                        format!(
+                            "axis {a} of shape {dims:?} (signature {signature:?}) is dynamic; only the batch axis may be"
+                        ),
                     ));
                 }
             } else {
@@ -510,7 +530,10 @@ impl<'a> Importer<'a> {
                     ))
                     .at_offset(at));
                 }
-                Some(ConstData::from_le_bytes(dt, bytes).ok_or_else(|| malformed("constant data length").at_offset(at))?)
+                Some(
+                    ConstData::from_le_bytes(dt, bytes)
+                        .ok_or_else(|| malformed("constant data length").at_offset(at))?,
+                )
             }
         };
         Ok(Tensor { name: name.to_string(), shape, dtype: dt, quant, data })
@@ -567,8 +590,11 @@ impl<'a> Importer<'a> {
                 .and_then(|d| d.to_i64_vec())
                 .ok_or_else(|| malformed(format!("{what} must be integer constant data")).at_offset(at))?,
             None => {
-                return Err(err(Kind::Unsupported, format!("{what} must be a constant tensor (dynamic {what} is not supported)"))
-                    .with_tensor(i, name));
+                return Err(err(
+                    Kind::Unsupported,
+                    format!("{what} must be a constant tensor (dynamic {what} is not supported)"),
+                )
+                .with_tensor(i, name));
             }
         };
         Ok(values)
@@ -625,7 +651,10 @@ impl<'a> Importer<'a> {
                 let (act, keep) = match options!(raw, FullyConnectedOptions) {
                     Some(o) => {
                         if o.weights_format().fb()? != fb::FullyConnectedOptionsWeightsFormat::Default {
-                            return Err(err(Kind::Unsupported, "shuffled (SHUFFLED4x16INT8) fully-connected weights are not supported"));
+                            return Err(err(
+                                Kind::Unsupported,
+                                "shuffled (SHUFFLED4x16INT8) fully-connected weights are not supported",
+                            ));
                         }
                         (activation(o.fused_activation_function().fb()?)?, o.keep_num_dims().fb()?)
                     }
@@ -657,8 +686,9 @@ impl<'a> Importer<'a> {
                         None => (fb::ActivationFunctionType::None, true),
                     }
                 };
-                let int16 = raw.input(0).and_then(|i| self.id(i).ok()).and_then(|id| self.graph.tensor(id)).map(|t| t.dtype)
-                    == Some(DType::I16);
+                let int16 =
+                    raw.input(0).and_then(|i| self.id(i).ok()).and_then(|id| self.graph.tensor(id)).map(|t| t.dtype)
+                        == Some(DType::I16);
                 if int16 && pot {
                     return Err(err(
                         Kind::UnsupportedQuantization,
@@ -694,7 +724,11 @@ impl<'a> Importer<'a> {
                 let values = self.const_ints(p, "paddings")?;
                 let rank = self.input_rank(raw)?;
                 if values.len() != rank * 2 {
-                    return Err(malformed(format!("paddings has {} values, input rank {rank} needs {}", values.len(), rank * 2)));
+                    return Err(malformed(format!(
+                        "paddings has {} values, input rank {rank} needs {}",
+                        values.len(),
+                        rank * 2
+                    )));
                 }
                 let mut paddings = Vec::with_capacity(rank);
                 for pair in values.chunks_exact(2) {
@@ -727,7 +761,9 @@ impl<'a> Importer<'a> {
                 let new_shape = self.shape(out)?.to_vec();
                 // A constant shape operand (or the option) must agree with the output tensor.
                 let declared: Option<Vec<i64>> = match raw.input(1) {
-                    Some(s) if self.buffer_bytes(s, &self.tensor_ref(s)?)?.is_some() => Some(self.const_ints(s, "shape")?),
+                    Some(s) if self.buffer_bytes(s, &self.tensor_ref(s)?)?.is_some() => {
+                        Some(self.const_ints(s, "shape")?)
+                    }
                     Some(_) => None,
                     None => options!(raw, ReshapeOptions)
                         .map(|o| o.new_shape().fb())
@@ -795,7 +831,11 @@ impl<'a> Importer<'a> {
 /// Checks a TFLite reshape target (`-1` = inferred, dynamic batch allowed) against the output.
 fn check_reshape(declared: &[i64], output: &[usize]) -> Result<(), ConvertError> {
     let fits = declared.len() == output.len()
-        && declared.iter().zip(output.iter()).enumerate().all(|(a, (&d, &o))| d == -1 || d as i128 == o as i128 || (a == 0 && d < 0));
+        && declared
+            .iter()
+            .zip(output.iter())
+            .enumerate()
+            .all(|(a, (&d, &o))| d == -1 || d as i128 == o as i128 || (a == 0 && d < 0));
     if fits {
         Ok(())
     } else {
@@ -806,7 +846,9 @@ fn check_reshape(declared: &[i64], output: &[usize]) -> Result<(), ConvertError>
 /// TFLite's int8/16x8 quantization spec, as far as our kernels need it.
 fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Result<(), ConvertError> {
     let tensor = |id: Option<TensorId>| id.and_then(|id| graph.tensor(id).map(|t| (id, t)));
-    let uq = |id: TensorId, t: &Tensor, m: String| err(Kind::UnsupportedQuantization, m).with_tensor(id.index(), t.name.as_str());
+    let uq = |id: TensorId, t: &Tensor, m: String| {
+        err(Kind::UnsupportedQuantization, m).with_tensor(id.index(), t.name.as_str())
+    };
 
     // Every integer activation (data edge that is not a weight or bias) is per-tensor quantized.
     let activation_check = |id: TensorId, t: &Tensor, role: &str| -> Result<(), ConvertError> {
@@ -815,16 +857,28 @@ fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Result<(), Conve
             _ => return Ok(()),
         }
         if t.dtype == DType::U8 && !matches!(code, QUANTIZE | DEQUANTIZE) {
-            return Err(uq(id, t, format!("{role} is uint8: the legacy uint8 quantization scheme is not supported, only int8 and 16x8")));
+            return Err(uq(
+                id,
+                t,
+                format!("{role} is uint8: the legacy uint8 quantization scheme is not supported, only int8 and 16x8"),
+            ));
         }
         let Some(q) = &t.quant else {
             return Err(uq(id, t, format!("{role} is {} without quantization scales", t.dtype)));
         };
         let Some((_, zp)) = q.per_tensor_params() else {
-            return Err(uq(id, t, format!("{role} has {} per-channel scales; activations must be quantized per tensor", q.scales.len())));
+            return Err(uq(
+                id,
+                t,
+                format!("{role} has {} per-channel scales; activations must be quantized per tensor", q.scales.len()),
+            ));
         };
         if t.dtype == DType::I16 && zp != 0 {
-            return Err(uq(id, t, format!("{role} is int16 with zero point {zp}; 16x8 activations must be symmetric (zero point 0)")));
+            return Err(uq(
+                id,
+                t,
+                format!("{role} is int16 with zero point {zp}; 16x8 activations must be symmetric (zero point 0)"),
+            ));
         }
         Ok(())
     };
@@ -859,7 +913,11 @@ fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Result<(), Conve
         // Hybrid (dynamic-range) op: float activations, int8 weights; same weight rules.
         (DType::F32 | DType::I8 | DType::I16, DType::I8) => {}
         (xd, wd) => {
-            return Err(uq(wid, w, format!("{xd} input with {wd} weights is not supported (f32 or int8 weights expected)")));
+            return Err(uq(
+                wid,
+                w,
+                format!("{xd} input with {wd} weights is not supported (f32 or int8 weights expected)"),
+            ));
         }
     }
     // "Weights: symmetric per-channel int8, zero point 0" (TFLite quantization spec).
@@ -870,7 +928,9 @@ fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Result<(), Conve
         return Err(uq(
             wid,
             w,
-            format!("int8 weights must be symmetric (zero point 0), found zero point {z} at channel {c}: asymmetric weights are not supported"),
+            format!(
+                "int8 weights must be symmetric (zero point 0), found zero point {z} at channel {c}: asymmetric weights are not supported"
+            ),
         ));
     }
     if let Some(a) = q.axis {
@@ -878,7 +938,9 @@ fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Result<(), Conve
             return Err(uq(
                 wid,
                 w,
-                format!("per-channel weight scales on axis {a}; this op needs them on its output-channel axis {channel_axis}"),
+                format!(
+                    "per-channel weight scales on axis {a}; this op needs them on its output-channel axis {channel_axis}"
+                ),
             ));
         }
     }
@@ -894,7 +956,10 @@ fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Result<(), Conve
             return Err(uq(
                 bid,
                 b,
-                format!("{} bias with {} input (int8: int32 bias; 16x8: int64 or int32; hybrid: f32)", b.dtype, x.dtype),
+                format!(
+                    "{} bias with {} input (int8: int32 bias; 16x8: int64 or int32; hybrid: f32)",
+                    b.dtype, x.dtype
+                ),
             ));
         }
         if let Some(bq) = &b.quant {

@@ -6,7 +6,9 @@
 //! division by a variable, `clamp` with unproven bounds), the link fails with
 //! `undefined symbol: microquant_panic_is_reachable`, and rust-lld names the function that
 //! referenced it. Build: `cargo build --release -p nopanic-check` (from `firmware/`), for each
-//! target; scripts/test.sh does it for thumbv6m and thumbv7em.
+//! target; scripts/test.sh does it for thumbv6m and thumbv7em. When it fails,
+//! `nopanic-check/find-panics.sh <target>` lists every function calling into panic code. The
+//! interpreter (load, validate, invoke, profiled invoke) runs a real model here (`interpreter`).
 #![no_std]
 #![no_main]
 
@@ -30,6 +32,8 @@ fn main() -> ! {
     black_box(microquant::requant::multiply_by_quantized_multiplier_i64(black_box(1 << 40), m.multiplier, black_box(-5)));
     conv_fc_pool_kernels();
     elementwise_activation_shape_kernels();
+    quant_core();
+    interpreter();
     loop {
         cortex_m::asm::wfi();
     }
@@ -39,8 +43,8 @@ fn main() -> ! {
 #[inline(never)]
 fn conv_fc_pool_kernels() {
     use microquant::kernels::common::{FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
-    use microquant::kernels::conv::{ConvParams, conv_s8, conv_s16};
-    use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s16};
+    use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_scratch_len, conv_s16};
+    use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_scratch_len, depthwise_conv_s16};
     use microquant::kernels::fully_connected::*;
     use microquant::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
     use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
@@ -65,14 +69,18 @@ fn conv_fc_pool_kernels() {
         input: dims(1, 6, 6, 4), filter: dims(4, 3, 3, 4), output: dims(1, 6, 6, 4), stride: hw(1, 1),
         dilation: hw(1, 1), padding, input_offset: black_box(3), output_offset: black_box(-2), activation: act, rounding,
     };
-    let _ = black_box(conv_s8(&conv, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out));
+    let mut scratch = [0u8; 1024];
+    let scratch_len = conv_s8_scratch_len(&conv).min(scratch.len());
+    let _ = black_box(conv_s8(&conv, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out,
+        black_box(&mut scratch[..scratch_len])));
     let _ = black_box(conv_s16(&conv, &quant, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
     let _ = black_box(conv_s16(&conv, &quant, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
     let dw = DepthwiseConvParams {
         input: dims(1, 6, 6, 2), filter: hw(3, 3), output: dims(1, 6, 6, 4), depth_multiplier: bb(2), stride: hw(1, 1),
         dilation: hw(1, 1), padding, input_offset: black_box(3), output_offset: black_box(-2), activation: act, rounding,
     };
-    let _ = black_box(depthwise_conv_s8(&dw, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out));
+    let _ = black_box(depthwise_conv_s8(&dw, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out,
+        black_box(&mut scratch[..depthwise_conv_s8_scratch_len(&dw).min(1024)])));
     let _ = black_box(depthwise_conv_s16(&dw, &quant, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
     let _ = black_box(depthwise_conv_s16(&dw, &quant, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
     let fc = FullyConnectedParams {
@@ -85,10 +93,12 @@ fn conv_fc_pool_kernels() {
     let fixed = PerChannelQuant { multiplier: black_box(&fc_mult[..]), shift: black_box(&fc_shift[..]) };
     let pc = FullyConnectedPerChannelQuant { fixed, exact: black_box(&exact[..]) };
     if let Ok(q) = fully_connected_multiplier(black_box(0.02), black_box(0.01), black_box(0.1)) {
-        let _ = black_box(fully_connected_s8(&fc, &q, input, filter, black_box(Some(&[7i32; 4][..])), &mut out));
+        let _ = black_box(fully_connected_s8(&fc, &q, input, filter, black_box(Some(&[7i32; 4][..])), &mut out,
+            black_box(&mut scratch[..fully_connected_s8_scratch_len(&fc).min(1024)])));
         let _ = black_box(fully_connected_s16(&fc, &q, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
     }
-    let _ = black_box(fully_connected_per_channel_s8(&fc, &pc, input, filter, black_box(None), &mut out));
+    let _ = black_box(fully_connected_per_channel_s8(&fc, &pc, input, filter, black_box(None), &mut out,
+        black_box(&mut scratch[..])));
     let _ = black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(None::<&[i64]>), &mut out16));
     let _ = black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
     let pool = PoolParams {
@@ -192,10 +202,47 @@ fn elementwise_activation_shape_kernels() {
     black_box((&out, &out16, &out32));
 }
 
+/// The interpreter on a real model (the tiny M0 test model, embedded by build.rs) seen through
+/// `black_box`, so every op kind's validation and evaluation stays in the image: load (parse,
+/// validate), fill the input, invoke (plain and profiled), read the output and tensors.
+#[inline(never)]
+fn interpreter() {
+    use microquant::interp::{Interpreter, Profiler};
+    use microquant::model::OpKind;
+    #[repr(C, align(16))]
+    struct Aligned<T: ?Sized>(T);
+    static MODEL: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/model.mq")));
+    struct Count(u32);
+    impl Profiler for Count {
+        fn op_start(&mut self, i: u32, _: OpKind) {
+            self.0 = self.0.wrapping_add(black_box(i));
+        }
+        fn op_end(&mut self, i: u32, k: OpKind) {
+            self.0 = self.0.wrapping_add(black_box(i) ^ u32::from(k.code()));
+        }
+    }
+    let mut arena = [0u8; 4096];
+    let model: &[u8] = black_box(&MODEL.0);
+    if let Ok(mut it) = Interpreter::new(model, black_box(&mut arena[..])) {
+        if let Ok(x) = it.input_i8(0) {
+            x.fill(black_box(3));
+        }
+        let _ = black_box(it.invoke());
+        let mut p = Count(0);
+        let _ = black_box(it.invoke_profiled(&mut p));
+        black_box(p.0);
+        let _ = black_box(it.run_op(black_box(0)));
+        let _ = black_box(it.output_i8(0).map(|y| y.first().copied()));
+        let _ = black_box(it.tensor_bytes(black_box(1)).map(|b| b.len()));
+        let _ = black_box(it.output_info(0).map(|t| t.len()));
+    }
+}
+
 fn bb(x: usize) -> usize {
     black_box(x)
 }
 
+#[cfg(not(feature = "locate"))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     unsafe extern "C" {
@@ -206,7 +253,120 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     unsafe { microquant_panic_is_reachable() }
 }
 
+/// With `--features locate` the image links even with a reachable panic, so `find-panics.sh`
+/// can list the functions that call into panic code.
+#[cfg(feature = "locate")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    loop {}
+}
+
 #[cortex_m_rt::exception]
 unsafe fn HardFault(_: &cortex_m_rt::ExceptionFrame) -> ! {
     loop {}
+}
+
+/// The quantization core's device entry points: per-tensor, per-channel and packed quantize and
+/// dequantize, fake quantization with its mask, requantization, parameter choice, observers
+/// (min/max, histogram L2 search, entropy, percentile, per channel), float8 conversions and the
+/// per-channel requantization helpers.
+#[inline(never)]
+fn quant_core() {
+    use microquant::observer::{
+        ChannelObserver, EntropyObserver, FakeQuantize, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, Observer,
+        ObserverConfig, PercentileObserver, PerChannelMinMaxObserver,
+    };
+    use microquant::quant::{
+        self, ChannelQParams, ChooseOptions, Convention, I4, QParams, QScheme, QTensor, QTensorMut, Shape, Tensor, minifloat,
+    };
+    use microquant::requant::Rounding;
+
+    let x: &[f32] = black_box(&[0.5, -1.0, 2.0, 3.5, -0.25, 7.0]);
+    let dims: &[usize] = black_box(&[2, 3]);
+    let Ok(shape) = Shape::new(dims) else { return };
+    let Ok(xt) = Tensor::new(x, shape) else { return };
+    // Per-channel (any axis) quantize and dequantize.
+    let scales: &[f32] = black_box(&[0.05, 0.1, 0.2]);
+    let zps: &[i32] = black_box(&[0, -3, 5]);
+    let axis = black_box(1usize);
+    if let Ok(cp) = ChannelQParams::blocked(scales, zps, QuantDType::Int8, axis, black_box(0)) {
+        let mut q = [0i8; 6];
+        if let Ok(mut qt) = QTensorMut::<i8>::new(&mut q, shape, cp.into()) {
+            let _ = black_box(quant::quantize(&xt, &mut qt));
+        }
+        let mut dq = [0f32; 6];
+        if let Ok(t) = QTensor::<i8>::new(black_box(&q[..]), shape, cp.into()) {
+            let _ = black_box(t.dequantize(&mut dq));
+        }
+        let mut mask = [false; 6];
+        let _ = black_box(quant::fake_quantize(&xt, &cp.into(), &mut dq, Some(&mut mask)));
+    }
+    // Packed int4 and requantization int8 -> int8 (TFLite's integer path).
+    if let (Ok(p4), Ok(p8), Ok(po)) = (
+        QParams::new(black_box(0.5), 0, QuantDType::Int4),
+        QParams::new(black_box(0.03), black_box(-2), QuantDType::Int8),
+        QParams::new(black_box(0.07), black_box(4), QuantDType::Int8),
+    ) {
+        let mut q4 = [0u8; 3];
+        if let Ok(mut qt) = QTensorMut::<I4>::new(&mut q4, shape, p4.into()) {
+            let _ = black_box(quant::quantize(&xt, &mut qt));
+        }
+        let mut a = [0i8; 6];
+        let mut b = [0i8; 6];
+        let _ = black_box(p8.with_convention(black_box(Convention::TfLite)).quantize_i8(x, &mut a));
+        if let (Ok(i), Ok(mut o)) = (QTensor::<i8>::new(&a, shape, p8.into()), QTensorMut::<i8>::new(&mut b, shape, po.into())) {
+            let _ = black_box(quant::requantize(&i, &mut o, black_box(Rounding::Double)));
+        }
+    }
+    let mut u = [0u8; 6];
+    let _ = black_box(quant::dynamic_quantize_linear(x, &mut u));
+    let opts = ChooseOptions::new(black_box(QScheme::Affine)).convention(black_box(Convention::OnnxRuntime)).reduce_range(black_box(true));
+    let _ = black_box(quant::choose_qparams_with(black_box(-1.0), black_box(3.0), QuantDType::UInt8, &opts));
+    black_box(minifloat::f32_to_f8e4m3fn(black_box(3.3), black_box(true)));
+    black_box(minifloat::f32_to_f8e5m2(black_box(-70000.0), black_box(false)));
+    black_box(minifloat::f32_to_f4e2m1(black_box(5.0)));
+    black_box(minifloat::f32_to_f16_bits(black_box(1e-6)));
+    black_box(minifloat::f8e4m3fn_to_f32(black_box(0x7E)));
+
+    // Observers: observe, merge, passes, qparams.
+    let cfg = ObserverConfig::new(QuantDType::Int8, black_box(QScheme::Symmetric));
+    let mut mm = MinMaxObserver::new(cfg);
+    let _ = black_box(mm.observe(x));
+    let _ = black_box(mm.merge(&MinMaxObserver::new(cfg)));
+    let _ = black_box(mm.qparams());
+    let mut ma = MovingAverageMinMaxObserver::new(cfg);
+    let _ = black_box(ma.observe(x));
+    let _ = black_box(ma.qparams());
+    let mut fq = FakeQuantize::new(MinMaxObserver::new(cfg));
+    fq.enable_observer(black_box(true));
+    let mut out = [0f32; 6];
+    let _ = black_box(fq.forward(x, &mut out, None));
+    let mut h = HistogramObserver::<64>::two_pass(cfg);
+    let Ok(mut e) = EntropyObserver::<64>::new(cfg, black_box(16)) else { return };
+    let Ok(mut pc) = PercentileObserver::<64>::two_pass(cfg, black_box(99.9), black_box(true)) else { return };
+    for _ in 0..2 {
+        let _ = black_box(h.observe(x));
+        let _ = black_box(e.observe(x));
+        let _ = black_box(pc.observe(x));
+        let _ = black_box(h.end_pass());
+        let _ = black_box(pc.end_pass());
+    }
+    let _ = black_box(h.qparams());
+    let _ = black_box(e.qparams());
+    let _ = black_box(pc.qparams());
+    let mut streaming = HistogramObserver::<64>::new(cfg);
+    let _ = black_box(streaming.observe(x));
+    let _ = black_box(streaming.merge(&HistogramObserver::<64>::new(cfg)));
+    let _ = black_box(streaming.qparams());
+    if let Ok(mut pco) = PerChannelMinMaxObserver::<4>::new(cfg, axis, black_box(3)) {
+        let _ = black_box(pco.observe(&xt));
+        let (mut s, mut z) = ([0f32; 3], [0i32; 3]);
+        let _ = black_box(pco.qparams(&mut s, &mut z).map(|p| p.scales().len()));
+    }
+    // Per-channel requantization helpers.
+    let (mut m, mut sh) = ([0i32; 3], [0i32; 3]);
+    let _ = black_box(microquant::requant::quantize_multipliers_per_channel(black_box(0.02), scales, black_box(0.1), Rounding::Single, &mut m, &mut sh));
+    let acc: &[i32] = black_box(&[100, -200, 300, 4000, -5000, 6]);
+    let mut o8 = [0i8; 6];
+    let _ = black_box(microquant::requant::requantize_per_channel_s8(acc, &m, &sh, black_box(Rounding::Double), 3, -128, 127, &mut o8));
 }

@@ -95,6 +95,11 @@ def f32s(xs):
     return [f32(x) for x in xs]
 
 
+def fmt_num(v):
+    """A float32 value for a case name: 6 significant digits, ``-`` as ``m``, ``.`` as ``p``."""
+    return f"{float(np.float32(v)):.6g}".replace("-", "m").replace(".", "p")
+
+
 # ---------------------------------------------------------------------------------------------
 # Model building
 
@@ -353,9 +358,12 @@ class Family:
         self.stats = {"cases": 0, "cases_differing": 0, "elements": 0, "elements_differing": 0,
                       "max_abs_diff": 0}
 
-    def run(self, name, model, inputs, fields):
+    def run(self, name, model, inputs, fields, must_differ=False):
         """Runs ``model`` on ``inputs`` through both oracles; appends the case (``fields`` plus
-        the two expected outputs) or records the rejection. Returns True when kept."""
+        the two expected outputs) or records the rejection. Returns True when kept.
+
+        ``must_differ``: the case was built from a search for inputs on which the oracles differ
+        (``*_split_*`` cases); the oracles are deterministic, so agreeing here is a generator bug."""
         assert name not in self.names, f"duplicate case name {name}"
         self.names.add(name)
         try:
@@ -368,6 +376,8 @@ class Family:
             self.rejected.append({"name": name, "reason": reason})
             return False
         assert a.shape == b.shape and a.dtype == b.dtype, (name, a.shape, b.shape, a.dtype, b.dtype)
+        if must_differ and np.array_equal(a, b):
+            raise AssertionError(f"{name}: built to split the oracles, but they agree")
         case = {"name": name}
         case.update(fields)
         case["expected_tflm"] = goldenio.tensor(a)
@@ -397,3 +407,68 @@ class Family:
 
 def tensor_json(a):
     return goldenio.tensor(np.asarray(a))
+
+
+# ---------------------------------------------------------------------------------------------
+# Searching for inputs on which the two oracles differ (the ``*_split_*`` cases)
+#
+# The oracles decide: a configuration is kept only when TFLite Micro's and the interpreter's
+# outputs differ. The integer emulations below only choose which candidates are worth running
+# through the oracles (a prefilter); they never produce an expected value.
+
+
+def run_both(model, inputs):
+    """Both oracles' outputs ``(tflm, tflite_ref)``, or None when either refuses the model."""
+    try:
+        return run_tflm(model, inputs), run_tflite_ref(model, inputs)
+    except OracleError:
+        return None
+
+
+def split_rng(tag):
+    """The generator of one search, seeded from its tag (deterministic, independent of the others)."""
+    return np.random.default_rng(zlib.crc32(("split/" + tag).encode()))
+
+
+def quantize_multiplier(real):
+    """TFLite's ``QuantizeMultiplier`` (Q31 significand rounded half away from zero, exponent);
+    prefilter only."""
+    if real == 0.0:
+        return 0, 0
+    frac, shift = np.frexp(real)
+    q = int(np.floor(abs(float(frac)) * (1 << 31) + 0.5))
+    if q == 1 << 31:
+        q //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, int(shift)
+
+
+def mbqm_double(x, q, shift):
+    """TFLite's double-rounding ``MultiplyByQuantizedMultiplier`` of int64 array ``x`` (values
+    within int32): ``SaturatingRoundingDoublingHighMul`` then ``RoundingDivideByPOT``;
+    prefilter only (no saturation handling: candidates are small)."""
+    x = np.asarray(x, np.int64) << max(shift, 0)
+    ab = x * np.int64(q)
+    nudge = np.where(ab >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
+    s = ab + nudge
+    hi = np.where(s >= 0, s >> 31, -((-s) >> 31))  # C division by 2^31: truncation toward zero
+    e = max(-shift, 0)
+    mask = (1 << e) - 1
+    rem = hi & mask
+    threshold = (mask >> 1) + (hi < 0)
+    return (hi >> e) + (rem > threshold)
+
+
+def mbqm_int64_reduced(x, q, shift):
+    """TFLite's 64-bit ``MultiplyByQuantizedMultiplier`` (16x8 kernels in TFLite Micro): the Q31
+    multiplier reduced to Q15 with rounding, one rounding shift; prefilter only."""
+    reduced = (q + (1 << 15)) >> 16 if q < 0x7FFF0000 else 0x7FFF
+    total = 15 - shift
+    return (np.asarray(x, np.int64) * np.int64(reduced) + np.int64(1 << (total - 1))) >> total
+
+
+def round_half_away(v):
+    """``std::round`` of a float64 array; prefilter only."""
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)

@@ -4,10 +4,13 @@ HARD_SWISH (hard_swish.json) goldens.
 The elementwise ones (LOGISTIC, TANH, HARD_SWISH) are exhaustive: every case's input holds each of
 the 256 int8 values (shuffled, in a few shapes), so a case checks the whole function for its
 scale and zero point.
+
+The ``*_split_*`` cases (end of file) are configurations found by a seeded search where TFLite
+Micro and the interpreter's reference kernels differ (LOGISTIC, TANH, SOFTMAX 16x8).
 """
 import numpy as np
 
-from common import BO, OPT, S, Family, ModelBuilder, case_rng, f32, tensor_json, uniform_int
+from common import BO, OPT, S, Family, ModelBuilder, case_rng, f32, fmt_num, run_both, split_rng, tensor_json, uniform_int
 
 
 def all_int8(rng, shape=(1, 256)):
@@ -17,23 +20,25 @@ def all_int8(rng, shape=(1, 256)):
     return x.astype(np.int8).reshape(shape)
 
 
-def unary_case(fam, code, version, name, x, in_s, in_zp, out_s, out_zp, options_type=None, options=None,
-               extra=None):
-    dtype = x.dtype
+def unary_model(code, version, shape, dtype, in_s, in_zp, out_s, out_zp, options_type=None, options=None):
     mb = ModelBuilder()
-    ti = mb.tensor("input", x.shape, dtype, [in_s], [in_zp])
-    to = mb.tensor("output", x.shape, dtype, [out_s], [out_zp])
+    ti = mb.tensor("input", shape, dtype, [in_s], [in_zp])
+    to = mb.tensor("output", shape, dtype, [out_s], [out_zp])
     mb.operator(code, version, [ti], [to], options_type, options)
-    model = mb.build([ti], [to])
+    return mb.build([ti], [to])
+
+
+def unary_case(fam, code, version, name, x, in_s, in_zp, out_s, out_zp, options_type=None, options=None,
+               extra=None, must_differ=False):
+    model = unary_model(code, version, x.shape, x.dtype, in_s, in_zp, out_s, out_zp, options_type, options)
     fields = {"input": tensor_json(x), "input_scale": f32(in_s), "input_zero_point": in_zp}
     if extra:
         fields.update(extra)
     fields.update({"output_scale": f32(out_s), "output_zero_point": out_zp})
-    return fam.run(name, model, [x], fields)
+    return fam.run(name, model, [x], fields, must_differ=must_differ)
 
 
-def _fmt(v):
-    return f"{float(np.float32(v)):.6g}".replace("-", "m").replace(".", "p")
+_fmt = fmt_num
 
 
 SHAPES_256 = [(1, 256), (256,), (2, 8, 16), (1, 4, 8, 8)]
@@ -63,6 +68,7 @@ def gen_logistic():
     fam = Family("logistic.json", "LOGISTIC", "tests/gen/kernels/gen_activations.py",
                  "int8, exhaustive inputs; output scale 1/256, zero point -128 (TFLite requires it)")
     _fixed_output(fam, BO.LOGISTIC, "logistic", 1.0 / 256, -128)
+    _unary_splits(fam, BO.LOGISTIC, "logistic", _sigmoid, 1.0 / 256, -128, LOGISTIC_SPLITS_GIVEN, 4)
     return fam
 
 
@@ -70,6 +76,7 @@ def gen_tanh():
     fam = Family("tanh.json", "TANH", "tests/gen/kernels/gen_activations.py",
                  "int8, exhaustive inputs; output scale 1/128, zero point 0 (TFLite requires it)")
     _fixed_output(fam, BO.TANH, "tanh", 1.0 / 128, 0)
+    _unary_splits(fam, BO.TANH, "tanh", np.tanh, 1.0 / 128, 0, TANH_SPLITS_GIVEN, 4)
     return fam
 
 
@@ -103,19 +110,24 @@ def gen_hard_swish():
     return fam
 
 
-def softmax_case(fam, name, shape, in_s, in_zp, beta, dtype=np.int8, x=None):
+def softmax_options(beta):
+    o = S.SoftmaxOptionsT()
+    o.beta = float(np.float32(beta))
+    return o
+
+
+def softmax_case(fam, name, shape, in_s, in_zp, beta, dtype=np.int8, x=None, must_differ=False):
     rng = case_rng(name)
     if x is None:
         info = np.iinfo(dtype)
         x = uniform_int(rng, int(info.min), int(info.max), shape, dtype)
-    o = S.SoftmaxOptionsT()
-    o.beta = float(np.float32(beta))
     if dtype == np.int8:
         out_s, out_zp, version = np.float32(1.0 / 256), -128, 2
     else:
         out_s, out_zp, version = np.float32(1.0 / 32768), 0, 3
     return unary_case(fam, BO.SOFTMAX, version, name, x, np.float32(in_s), in_zp, out_s, out_zp,
-                      OPT.SoftmaxOptions, o, extra={"beta": f32(beta)})
+                      OPT.SoftmaxOptions, softmax_options(beta), extra={"beta": f32(beta)},
+                      must_differ=must_differ)
 
 
 def _sname(prefix, shape, s, zp, beta, tag=""):
@@ -161,7 +173,93 @@ def gen_softmax_16x8():
                  [np.array([-32768] * 7 + [32767], np.int16)])
     softmax_case(fam, _sname("softmax16_rows", x.shape, 3e-4, 0, 1.0, "_flat_and_peaked"), x.shape, 3e-4, 0, 1.0,
                  dtype=np.int16, x=x)
+    _softmax16_splits(fam)
     return fam
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases where TFLite Micro and the interpreter differ (``*_split_*``), so the golden files tell
+# the two rounding modes apart. The oracles decide: a configuration is kept only when their
+# outputs differ (``must_differ``); the float64 "near a rounding boundary" test below only picks
+# which candidates are worth running. Searches are seeded (``split_rng``), so deterministic.
+#
+# LOGISTIC / TANH int8: TFLite Micro evaluates the function in gemmlowp fixed point, the
+# interpreter reads a table built in float (expf / tanhf, then std::round); they part only where
+# the real output lies within about 1e-5 of an output step's midpoint, which the round scales of
+# the grid above never hit. Input scales given by their float32 bits.
+
+LOGISTIC_SPLITS_GIVEN = [(0x3D9B1458, 0), (0x3E5EE7B0, -7)]
+TANH_SPLITS_GIVEN = [(0x3E5EE7B0, 0), (0x3F33A4FE, -128)]
+UNARY_SPLIT_MAX_RUNS = 400  # oracle runs one search may spend before giving up
+
+
+def _sigmoid(r):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-r))
+
+
+def _f32_from_bits(bits):
+    return np.array([bits], np.uint32).view(np.float32)[0]
+
+
+def _unary_splits(fam, code, prefix, fn, out_s, out_zp, given, n_search):
+    """The ``given`` (scale bits, zero point) pairs, then ``n_search`` more found by a random
+    search over input scales (log-uniform in [0.002, 4]) and zero points."""
+    out_s = np.float32(out_s)
+    for i, (bits, zp) in enumerate(given):
+        s = _f32_from_bits(bits)
+        name = f"{prefix}_split_in_s{_fmt(s)}_zp{zp}"
+        x = all_int8(case_rng(name), SHAPES_256[i % len(SHAPES_256)])
+        unary_case(fam, code, 2, name, x, s, zp, out_s, out_zp, must_differ=True)
+    rng = split_rng(prefix)
+    q = np.arange(-128, 128)
+    grid = q.astype(np.int8).reshape(1, 256)
+    found, runs = 0, 0
+    while found < n_search:
+        scales = np.exp(rng.uniform(np.log(0.002), np.log(4.0), 4096)).astype(np.float32)
+        zps = rng.integers(-128, 128, 4096)
+        v = fn(scales[:, None].astype(np.float64) * (q[None, :] - zps[:, None])) / float(out_s)
+        near = np.abs(v - np.floor(v) - 0.5).min(axis=1) < 5e-5
+        for s, zp in zip(scales[near], zps[near].tolist()):
+            runs += 1
+            if runs > UNARY_SPLIT_MAX_RUNS:
+                raise SystemExit(f"{prefix}: found {found} of {n_search} splitting scales in {runs - 1} runs")
+            out = run_both(unary_model(code, 2, grid.shape, np.int8, s, zp, out_s, out_zp), [grid])
+            if out is None or np.array_equal(*out):
+                continue
+            name = f"{prefix}_split_in_s{_fmt(s)}_zp{zp}"
+            if name in fam.names:
+                continue
+            x = all_int8(case_rng(name), SHAPES_256[(len(given) + found) % len(SHAPES_256)])
+            unary_case(fam, code, 2, name, x, s, zp, out_s, out_zp, must_differ=True)
+            found += 1
+            if found == n_search:
+                break
+
+
+# SOFTMAX 16x8: TFLite Micro builds its exp and 1/(1+x) tables in float32, the interpreter in
+# float64; a few entries differ by one, and rows whose computation reads them part by one. Per
+# configuration (input scale, beta, depth): 4096 random rows through both oracles, the case keeps
+# four rows where they differ and one where they agree. The first holds a known splitting row.
+SOFTMAX16_SPLITS = [(2.0 ** -11, 1.0, 4), (1e-4, 1.0, 4), (3e-4, 1.0, 10), (5e-5, 1.0, 6), (2.0 ** -12, 0.5, 8),
+                    (1e-4, 2.0, 5)]
+SOFTMAX16_KNOWN_ROW = [30835, -16829, 29695, -24360]
+
+
+def _softmax16_splits(fam):
+    for k, (s, beta, depth) in enumerate(SOFTMAX16_SPLITS):
+        name = _sname("softmax16_split", (5, depth), s, 0, beta)
+        pool = uniform_int(split_rng(name), -32768, 32767, (4096, depth), np.int16)
+        if k == 0:
+            pool[0] = SOFTMAX16_KNOWN_ROW
+        model = unary_model(BO.SOFTMAX, 3, pool.shape, np.int16, np.float32(s), 0, np.float32(1.0 / 32768), 0,
+                            OPT.SoftmaxOptions, softmax_options(beta))
+        a, b = run_both(model, [pool])
+        rows_differ = (a != b).any(axis=1)
+        differ, agree = np.nonzero(rows_differ)[0], np.nonzero(~rows_differ)[0]
+        assert len(differ) >= 4, f"{name}: only {len(differ)} rows of 4096 split the oracles"
+        x = pool[np.concatenate([differ[:4], agree[:1]])]
+        softmax_case(fam, name, x.shape, s, 0, beta, dtype=np.int16, x=x, must_differ=True)
 
 
 GENERATORS = {"softmax": gen_softmax, "logistic": gen_logistic, "tanh": gen_tanh, "hard_swish": gen_hard_swish}

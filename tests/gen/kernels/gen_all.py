@@ -8,7 +8,9 @@ Pinned tools (tests/gen/requirements.txt; checked before anything runs):
     numpy==2.4.6, flatbuffers==25.12.19, ai-edge-litert==2.3.0,
     tflite-micro==0.dev20261023182759 (pip install --pre)
 
-Deterministic: every case draws its data from a numpy generator seeded with the CRC32 of its name.
+Deterministic: every case draws its data from a numpy generator seeded with the CRC32 of its name,
+and the searches for the ``*_split_*`` cases (where TFLite Micro and the interpreter differ) from
+one seeded with their tag.
 See tests/golden/kernels/README.md for the file format.
 """
 import json

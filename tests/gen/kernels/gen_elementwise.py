@@ -1,11 +1,13 @@
 """ADD and MUL goldens: add.json, mul.json (int8) and add_16x8.json (int16, zero point 0).
 
-Each input has its own scale and zero point; shapes broadcast NumPy-style (ranks up to 4).
+Each input has its own scale and zero point; shapes broadcast NumPy-style (ranks up to 4). The
+``mul_split_*`` cases (end of file) are found by a seeded search where TFLite Micro and the
+interpreter's reference kernels differ.
 """
 import numpy as np
 
-from common import (ACTIVATIONS, BO, OPT, S, Family, ModelBuilder, case_rng, f32, output_scale_for, tensor_json,
-                    uniform_int)
+from common import (ACTIVATIONS, BO, OPT, S, Family, ModelBuilder, case_rng, f32, fmt_num, mbqm_double, output_scale_for,
+                    quantize_multiplier, run_both, split_rng, tensor_json, uniform_int)
 
 ACTS = list(ACTIVATIONS)
 
@@ -26,16 +28,7 @@ SHAPES = [
 ]
 
 
-def binary_case(fam, code, name, shape1, shape2, s1, zp1, s2, zp2, out_s, out_zp, act, dtype=np.int8,
-                ranges=None, version=2, data=None):
-    rng = case_rng(name)
-    info = np.iinfo(dtype)
-    r1, r2 = ranges if ranges else ((int(info.min), int(info.max)), (int(info.min), int(info.max)))
-    if data is not None:
-        x1, x2 = data
-    else:
-        x1 = uniform_int(rng, r1[0], r1[1], shape1, dtype)
-        x2 = uniform_int(rng, r2[0], r2[1], shape2, dtype)
+def binary_model(code, shape1, shape2, s1, zp1, s2, zp2, out_s, out_zp, act, dtype=np.int8, version=2):
     out_shape = list(np.broadcast_shapes(tuple(shape1), tuple(shape2)))
     mb = ModelBuilder()
     t1 = mb.tensor("input1", shape1, dtype, [s1], [zp1])
@@ -50,11 +43,24 @@ def binary_case(fam, code, name, shape1, shape2, s1, zp1, s2, zp2, out_s, out_zp
         otype = OPT.MulOptions
     o.fusedActivationFunction = ACTIVATIONS[act]
     mb.operator(code, version, [t1, t2], [to], otype, o)
-    model = mb.build([t1, t2], [to])
+    return mb.build([t1, t2], [to])
+
+
+def binary_case(fam, code, name, shape1, shape2, s1, zp1, s2, zp2, out_s, out_zp, act, dtype=np.int8,
+                ranges=None, version=2, data=None, must_differ=False):
+    rng = case_rng(name)
+    info = np.iinfo(dtype)
+    r1, r2 = ranges if ranges else ((int(info.min), int(info.max)), (int(info.min), int(info.max)))
+    if data is not None:
+        x1, x2 = data
+    else:
+        x1 = uniform_int(rng, r1[0], r1[1], shape1, dtype)
+        x2 = uniform_int(rng, r2[0], r2[1], shape2, dtype)
+    model = binary_model(code, shape1, shape2, s1, zp1, s2, zp2, out_s, out_zp, act, dtype, version)
     fields = {"input1": tensor_json(x1), "input1_scale": f32(s1), "input1_zero_point": zp1,
               "input2": tensor_json(x2), "input2_scale": f32(s2), "input2_zero_point": zp2,
               "output_scale": f32(out_s), "output_zero_point": out_zp, "activation": act}
-    return fam.run(name, model, [x1, x2], fields)
+    return fam.run(name, model, [x1, x2], fields, must_differ=must_differ)
 
 
 def _shape_str(s):
@@ -170,7 +176,89 @@ def gen_mul():
                         np.float32(so), ozp, "NONE", ranges=rr, version=3 if m >= 1 else 2)
     binary_case(fam, BO.MUL, "mul_real_1x8x8x32_by_channel", [1, 8, 8, 32], [1, 1, 1, 32], np.float32(0.03), -128,
                 np.float32(0.004), 0, np.float32(0.02), -128, "NONE")
+    _mul_splits(fam)
     return fam
+
+
+# ---------------------------------------------------------------------------------------------
+# MUL cases where TFLite Micro and the interpreter differ (``mul_split_*``), so the golden file
+# tells the two rounding modes apart. TFLite Micro computes the multiplier s1 * s2 / s_out in
+# double, the interpreter in float; the two Q31 multipliers differ by a few dozen units, which
+# moves an output only when the product (x1 - zp1) * (x2 - zp2) lands next to a rounding step
+# (e.g. 190 * 0.41184 = 78.25 in the given case: TFLM 78, the interpreter 79 through its double
+# rounding 156.5 -> 157 -> 78.5 -> 79).
+#
+# The oracles decide: each scale triple is run on all 65,536 int8 pairs through both, and the case
+# keeps the pairs where they differ (at most 24) and 8 where they agree. Which triples are worth
+# that run is chosen by an integer emulation of the two multipliers (a prefilter, never an
+# expected value). The search is seeded (``split_rng``), so deterministic.
+
+MUL_SPLITS_GIVEN = [(0.107265994, 0, 0.064118, 0, 0.0166998, 0)]  # (s1, zp1, s2, zp2, s_out, zp_out)
+MUL_SPLITS_SEARCHED = [("zp0", 2), ("zpany", 3)]  # (search, cases): zero points all 0, or uniform
+MUL_SPLIT_MAX_RUNS = 200  # oracle runs the search may spend before giving up
+_I8 = np.arange(-128, 128)
+
+
+def _mul_grid(s1, zp1, s2, zp2, so, zpo):
+    """Both oracles on every pair of int8 inputs: outputs [256, 256], or None if refused."""
+    x1 = _I8.astype(np.int8).reshape(256, 1)
+    x2 = _I8.astype(np.int8).reshape(1, 256)
+    model = binary_model(BO.MUL, [256, 1], [1, 256], s1, zp1, s2, zp2, so, zpo, "NONE")
+    return run_both(model, [x1, x2])
+
+
+def _mul_multipliers_part(s1, zp1, s2, zp2, so, zpo):
+    """Prefilter: do the double (TFLM) and float (interpreter) multipliers give different outputs
+    for some product of this quantization?"""
+    qd = quantize_multiplier(float(s1) * float(s2) / float(so))
+    qs = quantize_multiplier(float(s1 * s2 / so))
+    if qd == qs:
+        return False
+    p = np.outer(_I8 - zp1, _I8 - zp2)
+    yd = np.clip(zpo + mbqm_double(p, *qd), -128, 127)
+    ys = np.clip(zpo + mbqm_double(p, *qs), -128, 127)
+    return bool((yd != ys).any())
+
+
+def _mul_split_case(fam, s1, zp1, s2, zp2, so, zpo, grid):
+    a, b = grid
+    name = f"mul_split_s{fmt_num(s1)}_{fmt_num(s2)}_out{fmt_num(so)}_zp{zp1}_{zp2}_{zpo}"
+    rng = case_rng(name)
+    differ = np.argwhere(a != b)
+    agree = np.argwhere(a == b)
+    if len(differ) > 24:
+        differ = differ[np.sort(rng.choice(len(differ), 24, replace=False))]
+    pairs = np.concatenate([differ, agree[rng.choice(len(agree), 8, replace=False)]])
+    pairs = pairs[rng.permutation(len(pairs))]
+    x1 = _I8[pairs[:, 0]].astype(np.int8)
+    x2 = _I8[pairs[:, 1]].astype(np.int8)
+    n = len(pairs)
+    binary_case(fam, BO.MUL, name, [n], [n], s1, zp1, s2, zp2, so, zpo, "NONE", data=(x1, x2), must_differ=True)
+    return name
+
+
+def _mul_splits(fam):
+    for s1, zp1, s2, zp2, so, zpo in MUL_SPLITS_GIVEN:
+        s1, s2, so = np.float32(s1), np.float32(s2), np.float32(so)
+        _mul_split_case(fam, s1, zp1, s2, zp2, so, zpo, _mul_grid(s1, zp1, s2, zp2, so, zpo))
+    for tag, wanted in MUL_SPLITS_SEARCHED:
+        rng = split_rng("mul/" + tag)
+        found = runs = 0
+        while found < wanted:
+            s1, s2 = np.exp(rng.uniform(np.log(0.005), np.log(0.5), 2)).astype(np.float32)
+            m = np.exp(rng.uniform(np.log(0.02), np.log(1.0)))
+            so = np.float32(float(s1) * float(s2) / m)
+            zp1, zp2, zpo = (0, 0, 0) if tag == "zp0" else (int(z) for z in rng.integers(-128, 128, 3))
+            if not _mul_multipliers_part(s1, zp1, s2, zp2, so, zpo):
+                continue
+            runs += 1
+            if runs > MUL_SPLIT_MAX_RUNS:
+                raise SystemExit(f"mul/{tag}: found {found} of {wanted} splitting triples in {runs - 1} runs")
+            grid = _mul_grid(s1, zp1, s2, zp2, so, zpo)
+            if grid is None or np.array_equal(*grid):
+                continue
+            _mul_split_case(fam, s1, zp1, s2, zp2, so, zpo, grid)
+            found += 1
 
 
 def gen_add_16x8():

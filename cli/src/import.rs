@@ -1,0 +1,36 @@
+//! `microquant import`: a quantized TFLite model becomes a `.mq`.
+
+use std::path::Path;
+
+use microquant::compile::{CompileOptions, compile};
+use microquant::kernels::Rounding;
+
+use crate::CliError;
+
+pub fn run(input: &Path, output: &Path, rounding: Rounding) -> Result<(), CliError> {
+    let bytes = std::fs::read(input).map_err(|e| CliError::io(input, e))?;
+    let graph = microquant::tflite::import(&bytes).map_err(|e| CliError(format!("{}: {e}", input.display())))?;
+    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(&bytes);
+    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let options = CompileOptions {
+        rounding,
+        metadata: vec![
+            ("producer".into(), format!("microquant-cli {}", env!("CARGO_PKG_VERSION"))),
+            ("source_file".into(), name),
+            ("source_crc32".into(), format!("{crc:08x}")),
+        ],
+    };
+    let compiled = compile(&graph, &options).map_err(|e| CliError(format!("{}: {e}", input.display())))?;
+    std::fs::write(output, &compiled.bytes).map_err(|e| CliError::io(output, e))?;
+    println!(
+        "{} -> {}: {} ops, {} bytes, arena {} bytes (TFLite Micro's greedy-by-size order: {} bytes), {} MACs",
+        input.display(),
+        output.display(),
+        graph.nodes.len(),
+        compiled.bytes.len(),
+        compiled.arena_len,
+        compiled.arena_len_greedy_by_size,
+        graph.total_macs()
+    );
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! `microquant run`: a `.mq` model over a batch of inputs, on the host.
+
+use std::path::Path;
+
+use microquant::interp::Interpreter;
+use microquant::model::{AlignedBytes, DType, Model};
+
+use crate::CliError;
+use crate::npy::{self, Batch};
+
+/// The model's input samples as int8 rows (quantizing float input with the model's input qparams).
+pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), CliError> {
+    let t = model.tensor(model.input_index(0)?)?;
+    if t.dtype != DType::I8 {
+        return Err(CliError("the model's input is not int8".into()));
+    }
+    let per = t.len();
+    let n: usize = x.shape.first().copied().unwrap_or(1);
+    let rest: usize = x.shape.iter().skip(1).product();
+    if x.shape.is_empty() || rest != per {
+        return Err(CliError(format!(
+            "input shape {:?} does not match the model: expected [N, {}] (samples first; the model input is {:?})",
+            x.shape,
+            t.dims().iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+            t.dims()
+        )));
+    }
+    let rows = match &x.data {
+        Batch::I8(v) => v.clone(),
+        Batch::F32(v) => {
+            let (scale, zp) = t.per_tensor().ok_or_else(|| CliError("the model input has no per-tensor quantization".into()))?;
+            let q = microquant::quant::AffineQuant::new(scale, zp, microquant::quant::QuantDType::Int8)?;
+            let mut out = vec![0i8; v.len()];
+            q.quantize_i8(v, &mut out).map_err(|e| CliError(format!("input: {e}")))?;
+            out
+        }
+    };
+    Ok((n, rows))
+}
+
+pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> Result<(), CliError> {
+    let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
+    let bytes = AlignedBytes::new(&raw);
+    let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
+    let x = npy::read(input)?;
+    let (n, rows) = input_rows(&model, &x)?;
+    let mut arena = vec![0u8; model.arena_len() + 16];
+    let mut it = Interpreter::new(&bytes, &mut arena).map_err(|e| CliError::model(model_path, e))?;
+    let out_t = it.output_info(0)?;
+    let (per_in, per_out) = (rows.len() / n.max(1), out_t.len());
+    let mut ys: Vec<i8> = Vec::with_capacity(n * per_out);
+    let t0 = std::time::Instant::now();
+    for s in 0..n {
+        it.input_i8(0)?.copy_from_slice(&rows[s * per_in..(s + 1) * per_in]);
+        it.invoke()?;
+        ys.extend_from_slice(it.output_i8(0)?);
+    }
+    let dt = t0.elapsed();
+    let mut shape = vec![n];
+    shape.extend(out_t.dims().iter().map(|&d| d as usize));
+    if dequantize {
+        let (scale, zp) = out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
+        let f: Vec<f32> = ys.iter().map(|&q| (q as i32 - zp) as f32 * scale).collect();
+        npy::write_f32(output, &shape, &f)?;
+    } else {
+        npy::write_i8(output, &shape, &ys)?;
+    }
+    eprintln!(
+        "ran {n} samples on the host in {:.3} ms ({:.1} us per inference) -> {}",
+        dt.as_secs_f64() * 1e3,
+        dt.as_secs_f64() * 1e6 / n.max(1) as f64,
+        output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! `microquant run --target qemu-*` gives the same outputs as `--target host`: the MLPerf Tiny
+//! KWS model on the emulated Cortex-M4F (mps2-an386) and the tiny M0 model on the emulated
+//! Cortex-M0 (micro:bit), on seeded inputs. Needs qemu-system-arm, defmt-print and the thumb
+//! targets (scripts/setup.sh); builds the firmware runner on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[path = "../../tests/src/rng.rs"]
+mod rng;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn microquant(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_microquant")).args(args).output().expect("run microquant");
+    assert!(
+        out.status.success(),
+        "microquant {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// An int8 .npy (format 1.0) of `shape`.
+fn write_npy_i8(path: &Path, shape: &[usize], data: &[i8]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let mut header = format!("{{'descr': '|i1', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    b.extend_from_slice(header.as_bytes());
+    b.extend(data.iter().map(|&v| v as u8));
+    std::fs::write(path, b).unwrap();
+}
+
+fn same_on_host_and_qemu(name: &str, tflite: &Path, input_shape: &[usize], samples: usize, seed_base: u64, target: &str) {
+    let dir = std::env::temp_dir().join(format!("microquant-cli-qemu-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mq = dir.join("model.mq");
+    microquant(&["import".as_ref(), tflite.as_os_str(), "-o".as_ref(), mq.as_os_str()]);
+    let per: usize = input_shape.iter().product();
+    let mut x = vec![0i8; samples * per];
+    for (s, row) in x.chunks_exact_mut(per).enumerate() {
+        rng::SplitMix64::new(seed_base + s as u64).fill_i8(row);
+    }
+    let mut shape = vec![samples];
+    shape.extend_from_slice(input_shape);
+    let xp = dir.join("x.npy");
+    write_npy_i8(&xp, &shape, &x);
+    let (host, dev) = (dir.join("host.npy"), dir.join("dev.npy"));
+    let args = |out: &Path, t: &str| -> Vec<std::ffi::OsString> {
+        vec!["run".into(), mq.clone().into(), "--input".into(), xp.clone().into(), "-o".into(), out.into(), "--target".into(), t.into()]
+    };
+    let a: Vec<_> = args(&host, "host");
+    microquant(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
+    let a: Vec<_> = args(&dev, target);
+    let out = microquant(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("instructions per inference"), "no instruction count in: {msg}");
+    let (h, d) = (std::fs::read(&host).unwrap(), std::fs::read(&dev).unwrap());
+    assert_eq!(h.len(), d.len(), "{name}: .npy sizes differ");
+    assert!(h == d, "{name}: host and {target} outputs differ");
+    println!("{name}: {samples} samples, identical .npy on host and {target}; {}", msg.lines().last().unwrap_or(""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn kws_on_qemu_m4_equals_host() {
+    let kws = repo().join("models/mlperf-tiny/kws_ref_model_int8.tflite");
+    same_on_host_and_qemu("kws", &kws, &[1, 49, 10, 1], 4, 0, "qemu-m4");
+}
+
+#[test]
+fn tiny_on_qemu_m0_equals_host() {
+    let tiny = repo().join("tests/golden/models/tiny_m0_int8.tflite");
+    same_on_host_and_qemu("tiny", &tiny, &[1, 16, 16, 1], 5, 4000, "qemu-m0");
+}
+
+#[test]
+fn a_model_too_big_for_the_board_is_one_clear_error() {
+    let dir = std::env::temp_dir().join(format!("microquant-cli-qemu-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mq = dir.join("kws.mq");
+    let kws = repo().join("models/mlperf-tiny/kws_ref_model_int8.tflite");
+    microquant(&["import".as_ref(), kws.as_os_str(), "-o".as_ref(), mq.as_os_str()]);
+    let xp = dir.join("x.npy");
+    write_npy_i8(&xp, &[1, 1, 49, 10, 1], &[0; 490]);
+    let out = Command::new(env!("CARGO_BIN_EXE_microquant"))
+        .args(["run".as_ref(), mq.as_os_str(), "--input".as_ref(), xp.as_os_str(), "-o".as_ref(), dir.join("y.npy").as_os_str()])
+        .args(["--target", "qemu-m0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    let last = err.lines().last().unwrap_or("");
+    assert!(last.starts_with("microquant: error:") && last.contains("10240 B buffer"), "stderr: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

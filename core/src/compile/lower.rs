@@ -1,0 +1,542 @@
+//! Lowering graph nodes to `.mq` ops with prepared kernel parameters.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::err;
+use crate::graph::{self, Activation, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
+use crate::interp::words::*;
+use crate::kernels::add::AddParams;
+use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
+use crate::kernels::concat::Requantize;
+use crate::kernels::conv::{ConvParams, conv_s8_scratch_len};
+use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8_scratch_len};
+use crate::kernels::fully_connected::{
+    ExactMultiplier, FullyConnectedParams, fully_connected_multiplier, fully_connected_per_channel_multipliers,
+    fully_connected_s8_scratch_len,
+};
+use crate::kernels::hard_swish::HardSwishParams;
+use crate::kernels::logistic::LogisticParams;
+use crate::kernels::mul::MulParams;
+use crate::kernels::reduce::mean_scratch_len;
+use crate::kernels::softmax::SoftmaxParams;
+use crate::kernels::tanh::TanhParams;
+use crate::kernels::tensor::TensorQuant;
+use crate::kernels::{ActivationRange, Dims4, Rounding};
+use crate::model::{DType, ModelBuilder, OpKind, OpSpec, TensorSpec};
+
+/// Maps graph tensors to model tensors while lowering.
+pub(crate) struct Lowering<'g> {
+    g: &'g Graph,
+    pub map: Vec<Option<u32>>,
+    rounding: Rounding,
+}
+
+fn model_dtype(d: graph::DType) -> Option<DType> {
+    Some(match d {
+        graph::DType::I8 => DType::I8,
+        graph::DType::U8 => DType::U8,
+        graph::DType::I16 => DType::I16,
+        graph::DType::I32 => DType::I32,
+        graph::DType::I64 => DType::I64,
+        graph::DType::F32 => DType::F32,
+        _ => return None,
+    })
+}
+
+fn fused(a: Activation) -> FusedActivation {
+    match a {
+        Activation::None => FusedActivation::None,
+        Activation::Relu => FusedActivation::Relu,
+        Activation::Relu6 => FusedActivation::Relu6,
+        Activation::ReluN1To1 => FusedActivation::ReluN1To1,
+    }
+}
+
+fn dims_u32(shape: &[usize]) -> Vec<u32> {
+    shape.iter().map(|&d| d as u32).collect()
+}
+
+struct NodeCtx<'a> {
+    index: usize,
+    node: &'a Node,
+}
+
+impl NodeCtx<'_> {
+    fn err(&self, kind: K, msg: impl Into<String>) -> ConvertError {
+        err(kind, msg).at_node(self.index, self.node.op.name()).with_node_name(self.node.name.clone())
+    }
+    fn kernel(&self, e: crate::Error) -> ConvertError {
+        self.err(K::Unsupported, format!("cannot prepare the kernel: {e}"))
+    }
+}
+
+impl<'g> Lowering<'g> {
+    fn tensor(&self, c: &NodeCtx, id: TensorId) -> Result<&'g graph::Tensor, ConvertError> {
+        self.g.tensor(id).ok_or_else(|| c.err(K::InvalidGraph, format!("tensor {} does not exist", id.index())))
+    }
+
+    fn input(&self, c: &NodeCtx, k: usize) -> Result<(TensorId, &'g graph::Tensor), ConvertError> {
+        let id = c.node.input(k).ok_or_else(|| c.err(K::InvalidGraph, format!("input {k} is missing")))?;
+        Ok((id, self.tensor(c, id)?))
+    }
+
+    fn output(&self, c: &NodeCtx) -> Result<(TensorId, &'g graph::Tensor), ConvertError> {
+        let id = c.node.output(0).ok_or_else(|| c.err(K::InvalidGraph, "the node has no output"))?;
+        Ok((id, self.tensor(c, id)?))
+    }
+
+    /// Per-tensor quantization of an activation, as the kernels take it.
+    fn q(&self, c: &NodeCtx, t: &graph::Tensor) -> Result<TensorQuant, ConvertError> {
+        match t.quant.as_ref().and_then(|q| q.per_tensor_params()) {
+            Some((s, z)) => Ok(TensorQuant::new(s, z)),
+            None => Err(c
+                .err(K::UnsupportedQuantization, format!("tensor '{}' is not quantized per tensor", t.name))
+                .with_tensor(0, t.name.clone())),
+        }
+    }
+
+    /// The model tensor of a graph tensor, added on first use (activation or constant).
+    fn model_tensor(&mut self, c: &NodeCtx, b: &mut ModelBuilder, id: TensorId) -> Result<u32, ConvertError> {
+        if let Some(Some(t)) = self.map.get(id.index()) {
+            return Ok(*t);
+        }
+        let t = self.tensor(c, id)?;
+        let dtype = model_dtype(t.dtype)
+            .ok_or_else(|| c.err(K::UnsupportedDType, format!("tensor '{}' has dtype {}", t.name, t.dtype.name())))?;
+        let dims = dims_u32(&t.shape);
+        let mut spec = match &t.data {
+            None => {
+                if !matches!(dtype, DType::I8 | DType::I16) {
+                    return Err(c.err(
+                        K::UnsupportedDType,
+                        format!("activation '{}' is {}: the runtime runs int8 and 16x8 models", t.name, t.dtype.name()),
+                    ));
+                }
+                TensorSpec::activation(&t.name, dtype, &dims)
+            }
+            Some(d) => TensorSpec::constant(&t.name, dtype, &dims, d.to_le_bytes()),
+        };
+        if let Some(q) = &t.quant {
+            spec = match (q.axis, q.per_tensor_params()) {
+                (None, Some((s, z))) => spec.per_tensor(s, z),
+                (Some(axis), _) if q.scales.len() > 1 || t.data.is_some() => {
+                    spec.per_channel(q.scales.clone(), q.zero_points.clone(), axis as u8)
+                }
+                (_, Some((s, z))) => spec.per_tensor(s, z),
+                _ => spec,
+            };
+        }
+        let idx = b.add_tensor(spec);
+        if let Some(slot) = self.map.get_mut(id.index()) {
+            *slot = Some(idx);
+        }
+        Ok(idx)
+    }
+
+    /// Symmetric int8 weights: their scales (per-channel or one).
+    fn weight_scales(&self, c: &NodeCtx, w: &graph::Tensor, axis: usize) -> Result<Vec<f32>, ConvertError> {
+        if w.dtype != graph::DType::I8 || w.data.is_none() {
+            return Err(c.err(K::UnsupportedQuantization, format!("weights '{}' must be constant int8", w.name)));
+        }
+        let q = w
+            .quant
+            .as_ref()
+            .ok_or_else(|| c.err(K::UnsupportedQuantization, format!("weights '{}' are not quantized", w.name)))?;
+        if q.zero_points.iter().any(|&z| z != 0) {
+            return Err(c.err(
+                K::UnsupportedQuantization,
+                format!("weights '{}' are asymmetric (non-zero zero point): the int8 kernels need symmetric weights", w.name),
+            ));
+        }
+        if q.scales.len() > 1 && q.axis != Some(axis) {
+            return Err(c.err(
+                K::UnsupportedQuantization,
+                format!("weights '{}' are quantized per channel on axis {:?}, expected axis {axis}", w.name, q.axis),
+            ));
+        }
+        Ok(q.scales.clone())
+    }
+
+    fn const_i32(b: &mut ModelBuilder, name: String, v: &[i32]) -> u32 {
+        b.add_tensor(TensorSpec::const_i32(&name, &[v.len() as u32], v))
+    }
+
+    fn activation_range(&self, c: &NodeCtx, a: Activation, out: &graph::Tensor) -> Result<ActivationRange, ConvertError> {
+        let q = self.q(c, out)?;
+        let range = match out.dtype {
+            graph::DType::I8 => ActivationRange::INT8,
+            graph::DType::I16 => ActivationRange::INT16,
+            _ => return Err(c.err(K::UnsupportedDType, format!("output '{}' is not int8 or int16", out.name))),
+        };
+        ActivationRange::from_fused(fused(a), q.scale, q.zero_point, range).map_err(|e| c.kernel(e))
+    }
+}
+
+/// Adds one op per graph node to `b`; returns the graph→model tensor map.
+pub(crate) fn lower(g: &Graph, rounding: Rounding, b: &mut ModelBuilder) -> Result<Vec<Option<u32>>, ConvertError> {
+    let mut l = Lowering { g, map: vec![None; g.tensors.len()], rounding };
+    for &i in &g.inputs {
+        let c = NodeCtx { index: 0, node: g.nodes.first().ok_or_else(|| err(K::InvalidGraph, "the graph has no nodes"))? };
+        l.model_tensor(&c, b, i)?;
+    }
+    for (index, node) in g.nodes.iter().enumerate() {
+        let c = NodeCtx { index, node };
+        lower_node(&mut l, &c, b)?;
+    }
+    let mut ins = Vec::new();
+    let mut outs = Vec::new();
+    for &i in &g.inputs {
+        ins.push(l.map[i.index()].ok_or_else(|| err(K::InvalidGraph, "a model input is not used"))?);
+    }
+    for &o in &g.outputs {
+        outs.push(l.map[o.index()].ok_or_else(|| err(K::InvalidGraph, "a model output is not produced by any op"))?);
+    }
+    b.set_io(&ins, &outs);
+    Ok(l.map)
+}
+
+fn window(c: &NodeCtx, p: graph::Padding, h: usize, w: usize, kh: usize, kw: usize, s: (usize, usize), d: (usize, usize)) -> Result<PaddingValues, ConvertError> {
+    let ah = p.resolve_h(h, kh, s.0, d.0).ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input height"))?;
+    let aw = p.resolve_w(w, kw, s.1, d.1).ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input width"))?;
+    Ok(PaddingValues { top: ah.pad_before, bottom: ah.pad_after, left: aw.pad_before, right: aw.pad_after })
+}
+
+fn dims4(c: &NodeCtx, t: &graph::Tensor) -> Result<Dims4, ConvertError> {
+    match t.shape.as_slice() {
+        &[n, h, w, ch] => Ok(Dims4::new(n, h, w, ch)),
+        _ => Err(c.err(K::InvalidGraph, format!("tensor '{}' must be 4-D NHWC, has shape {:?}", t.name, t.shape))),
+    }
+}
+
+fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(), ConvertError> {
+    let node = c.node;
+    let (yid, y) = l.output(c)?;
+    let name = if node.name.is_empty() { format!("op{}", c.index) } else { node.name.clone() };
+    let mut spec = OpSpec {
+        kind: OpKind::Reshape,
+        name: name.clone(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        params: Vec::new(),
+        in_place: false,
+        scratch_len: 0,
+    };
+    let rounding = l.rounding;
+    match &node.op {
+        Op::Conv2d(_) | Op::DepthwiseConv2d(_) => {
+            let (xid, x) = l.input(c, 0)?;
+            let (wid, w) = l.input(c, 1)?;
+            let xq = l.q(c, x)?;
+            let yq = l.q(c, y)?;
+            let (in_d, out_d) = (dims4(c, x)?, dims4(c, y)?);
+            let wd = dims4(c, w)?;
+            let depthwise = matches!(node.op, Op::DepthwiseConv2d(_));
+            let oc = out_d.c;
+            let scales = l.weight_scales(c, w, if depthwise { 3 } else { 0 })?;
+            let (mut m, mut s) = (vec![0i32; oc], vec![0i32; oc]);
+            per_channel_multipliers(xq.scale, &scales, yq.scale, &mut m, &mut s).map_err(|e| c.kernel(e))?;
+            let (stride, dilation, padding, act, dm) = match &node.op {
+                Op::Conv2d(a) => ((a.stride_h, a.stride_w), (a.dilation_h, a.dilation_w), a.padding, a.activation, 0),
+                Op::DepthwiseConv2d(a) => {
+                    ((a.stride_h, a.stride_w), (a.dilation_h, a.dilation_w), a.padding, a.activation, a.depth_multiplier)
+                }
+                _ => unreachable_op(c)?,
+            };
+            let pad = window(c, padding, in_d.h, in_d.w, wd.h, wd.w, stride, dilation)?;
+            let activation = l.activation_range(c, act, y)?;
+            let words = ConvWords {
+                stride: [stride.0 as u32, stride.1 as u32],
+                dilation: [dilation.0 as u32, dilation.1 as u32],
+                padding: [pad.top as u32, pad.bottom as u32, pad.left as u32, pad.right as u32],
+                input_offset: -xq.zero_point,
+                output_offset: yq.zero_point,
+                activation: [activation.min, activation.max],
+            };
+            let int8 = x.dtype == graph::DType::I8;
+            if depthwise {
+                spec.kind = OpKind::DepthwiseConv2d;
+                spec.params = DepthwiseWords { conv: words, depth_multiplier: dm as u32 }.to_words().to_vec();
+                let p = DepthwiseConvParams {
+                    input: in_d,
+                    filter: Hw::new(wd.h, wd.w),
+                    output: out_d,
+                    depth_multiplier: dm,
+                    stride: Hw::new(stride.0, stride.1),
+                    dilation: Hw::new(dilation.0, dilation.1),
+                    padding: pad,
+                    input_offset: -xq.zero_point,
+                    output_offset: yq.zero_point,
+                    activation,
+                    rounding,
+                };
+                spec.scratch_len = if int8 { depthwise_conv_s8_scratch_len(&p) as u32 } else { 0 };
+            } else {
+                spec.kind = OpKind::Conv2d;
+                spec.params = words.to_words().to_vec();
+                let p = ConvParams {
+                    input: in_d,
+                    filter: wd,
+                    output: out_d,
+                    stride: Hw::new(stride.0, stride.1),
+                    dilation: Hw::new(dilation.0, dilation.1),
+                    padding: pad,
+                    input_offset: -xq.zero_point,
+                    output_offset: yq.zero_point,
+                    activation,
+                    rounding,
+                };
+                spec.scratch_len = if int8 { conv_s8_scratch_len(&p) as u32 } else { 0 };
+            }
+            let bias = match node.input(2) {
+                Some(bid) => Some(l.model_tensor(c, b, bid)?),
+                None => None,
+            };
+            let xi = l.model_tensor(c, b, xid)?;
+            let wi = l.model_tensor(c, b, wid)?;
+            let mi = Lowering::const_i32(b, format!("{name}/multiplier"), &m);
+            let si = Lowering::const_i32(b, format!("{name}/shift"), &s);
+            spec.inputs = vec![Some(xi), Some(wi), bias, Some(mi), Some(si)];
+        }
+        Op::FullyConnected(a) => {
+            let (xid, x) = l.input(c, 0)?;
+            let (wid, w) = l.input(c, 1)?;
+            let (xq, yq) = (l.q(c, x)?, l.q(c, y)?);
+            let scales = l.weight_scales(c, w, 0)?;
+            let (out, inp) = match w.shape.as_slice() {
+                &[o, i] => (o, i),
+                _ => return Err(c.err(K::InvalidGraph, format!("weights '{}' must be [out, in]", w.name))),
+            };
+            let (m, s, exact): (Vec<i32>, Vec<i32>, Vec<ExactMultiplier>) = if scales.len() == 1 {
+                let q = fully_connected_multiplier(xq.scale, scales[0], yq.scale).map_err(|e| c.kernel(e))?;
+                (vec![q.fixed.multiplier], vec![q.fixed.shift], vec![q.exact])
+            } else {
+                let (mut m, mut s, mut e) = (vec![0; out], vec![0; out], vec![ExactMultiplier::default(); out]);
+                fully_connected_per_channel_multipliers(xq.scale, &scales, yq.scale, &mut m, &mut s, &mut e)
+                    .map_err(|e| c.kernel(e))?;
+                (m, s, e)
+            };
+            let activation = l.activation_range(c, a.activation, y)?;
+            spec.kind = OpKind::FullyConnected;
+            spec.params = FullyConnectedWords {
+                input_offset: -xq.zero_point,
+                output_offset: yq.zero_point,
+                activation: [activation.min, activation.max],
+            }
+            .to_words()
+            .to_vec();
+            let batches = x.num_elements().unwrap_or(0) / inp.max(1);
+            if x.dtype == graph::DType::I8 {
+                let p = FullyConnectedParams {
+                    batches,
+                    input_depth: inp,
+                    output_depth: out,
+                    input_offset: -xq.zero_point,
+                    output_offset: yq.zero_point,
+                    activation,
+                    rounding,
+                };
+                spec.scratch_len = fully_connected_s8_scratch_len(&p) as u32;
+            }
+            let bias = match node.input(2) {
+                Some(bid) => Some(l.model_tensor(c, b, bid)?),
+                None => None,
+            };
+            let xi = l.model_tensor(c, b, xid)?;
+            let wi = l.model_tensor(c, b, wid)?;
+            let mi = Lowering::const_i32(b, format!("{name}/multiplier"), &m);
+            let si = Lowering::const_i32(b, format!("{name}/shift"), &s);
+            spec.inputs = vec![Some(xi), Some(wi), bias, Some(mi), Some(si)];
+            if rounding == Rounding::Single {
+                let words: Vec<i64> = exact.iter().flat_map(|e| [e.mantissa as i64, e.exponent]).collect();
+                let bytes = words.iter().flat_map(|v| v.to_le_bytes()).collect();
+                let ei = b.add_tensor(TensorSpec::constant(&format!("{name}/exact"), DType::I64, &[exact.len() as u32, 2], bytes));
+                spec.inputs.push(Some(ei));
+            }
+        }
+        Op::MaxPool2d(p) | Op::AvgPool2d(p) => {
+            let (xid, x) = l.input(c, 0)?;
+            let in_d = dims4(c, x)?;
+            let pad = window(c, p.padding, in_d.h, in_d.w, p.filter_h, p.filter_w, (p.stride_h, p.stride_w), (1, 1))?;
+            let activation = l.activation_range(c, p.activation, y)?;
+            if l.q(c, x)? != l.q(c, y)? {
+                return Err(c.err(K::UnsupportedQuantization, "pooling input and output must share their quantization"));
+            }
+            spec.kind = if matches!(node.op, Op::MaxPool2d(_)) { OpKind::MaxPool2d } else { OpKind::AvgPool2d };
+            spec.params = PoolWords {
+                filter: [p.filter_h as u32, p.filter_w as u32],
+                stride: [p.stride_h as u32, p.stride_w as u32],
+                padding: [pad.top as u32, pad.bottom as u32, pad.left as u32, pad.right as u32],
+                activation: [activation.min, activation.max],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Add { activation } | Op::Mul { activation } => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let act = l.activation_range(c, *activation, y)?;
+            let s16 = y.dtype == graph::DType::I16;
+            if matches!(node.op, Op::Add { .. }) {
+                let p = if s16 {
+                    AddParams::prepare_s16(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+                } else {
+                    AddParams::prepare_s8(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+                }
+                .map_err(|e| c.kernel(e))?;
+                spec.kind = OpKind::Add;
+                let mw = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
+                spec.params = AddWords {
+                    offsets: [p.input1_offset, p.input2_offset, p.output_offset],
+                    left_shift: p.left_shift,
+                    multipliers: [mw(p.input1_multiplier), mw(p.input2_multiplier), mw(p.output_multiplier)],
+                    activation: [p.activation.min, p.activation.max],
+                }
+                .to_words()
+                .to_vec();
+            } else {
+                let p = if s16 {
+                    MulParams::prepare_s16(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+                } else {
+                    MulParams::prepare_s8(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+                }
+                .map_err(|e| c.kernel(e))?;
+                spec.kind = OpKind::Mul;
+                spec.params = MulWords {
+                    offsets: [p.input1_offset, p.input2_offset, p.output_offset],
+                    multiplier: [p.output_multiplier.multiplier, p.output_multiplier.shift],
+                    activation: [p.activation.min, p.activation.max],
+                }
+                .to_words()
+                .to_vec();
+            }
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Softmax { beta } => {
+            let (xid, x) = l.input(c, 0)?;
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let depth = x.shape.last().copied().unwrap_or(1);
+            let p = match (x.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8) => SoftmaxParams::prepare_s8(qx, qy, *beta, depth, rounding),
+                (graph::DType::I8, graph::DType::I16) => SoftmaxParams::prepare_s8_s16(qx, qy, *beta, depth, rounding),
+                _ => return Err(c.err(K::UnsupportedDType, "softmax runs int8 input to int8 or int16 output")),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Softmax;
+            spec.params = SoftmaxWords {
+                input_multiplier: p.input_multiplier,
+                input_left_shift: p.input_left_shift,
+                diff_min: p.diff_min,
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Logistic | Op::Tanh | Op::HardSwish => {
+            let (xid, x) = l.input(c, 0)?;
+            if x.dtype != graph::DType::I8 || y.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, "logistic, tanh and hard-swish run int8"));
+            }
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let (kind, lut) = match node.op {
+                Op::Logistic => (OpKind::Logistic, LogisticParams::prepare_s8(qx, qy, rounding).map(|p| p.lut)),
+                Op::Tanh => (OpKind::Tanh, TanhParams::prepare_s8(qx, qy, rounding).map(|p| p.lut)),
+                _ => (OpKind::HardSwish, HardSwishParams::prepare_s8(qx, qy, rounding).map(|p| p.lut)),
+            };
+            let lut = lut.map_err(|e| c.kernel(e))?;
+            spec.kind = kind;
+            let ti = b.add_tensor(TensorSpec::const_i8(&format!("{name}/table"), &[256], &lut));
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];
+        }
+        Op::Concatenation { axis, activation } => {
+            if *activation != Activation::None {
+                return Err(c.err(K::Unsupported, "concatenation with a fused activation"));
+            }
+            let n = node.inputs.len();
+            if n == 0 || n > MAX_CONCAT_INPUTS {
+                return Err(c.err(K::Unsupported, format!("concatenation of {n} inputs (1 to {MAX_CONCAT_INPUTS} supported)")));
+            }
+            let qy = l.q(c, y)?;
+            spec.kind = OpKind::Concatenation;
+            spec.params.push(*axis as u32);
+            for k in 0..n {
+                let (tid, t) = l.input(c, k)?;
+                let qt = l.q(c, t)?;
+                let r = Requantize::prepare_s8(qt, qy).map_err(|e| c.kernel(e))?;
+                let w = match r {
+                    None => ConcatInputWords { requantize: 0, zero_points: [0, 0], multiplier: [0, 0] },
+                    Some(r) => ConcatInputWords {
+                        requantize: 1,
+                        zero_points: [r.input_zero_point, r.output_zero_point],
+                        multiplier: [r.multiplier.multiplier, r.multiplier.shift],
+                    },
+                };
+                spec.params.extend_from_slice(&w.to_words());
+                spec.inputs.push(Some(l.model_tensor(c, b, tid)?));
+            }
+        }
+        Op::Pad { paddings } => {
+            let (xid, x) = l.input(c, 0)?;
+            if paddings.len() != x.shape.len() {
+                return Err(c.err(K::InvalidGraph, "pad needs one [before, after] pair per dimension"));
+            }
+            if l.q(c, x)? != l.q(c, y)? {
+                return Err(c.err(K::UnsupportedQuantization, "pad input and output must share their quantization"));
+            }
+            spec.kind = OpKind::Pad;
+            spec.params.push(paddings.len() as u32);
+            for [bf, af] in paddings {
+                spec.params.push(*bf as u32);
+                spec.params.push(*af as u32);
+            }
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Mean { axes, .. } => {
+            let (xid, x) = l.input(c, 0)?;
+            l.q(c, x)?;
+            l.q(c, y)?;
+            let axes_i: Vec<i32> = axes.iter().map(|&a| a as i32).collect();
+            if axes_i.len() > 6 {
+                return Err(c.err(K::Unsupported, "mean over more than 6 axes"));
+            }
+            let outs = mean_scratch_len(&x.shape, &axes_i).map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Mean;
+            spec.params.push(axes_i.len() as u32);
+            spec.params.extend(axes_i.iter().map(|&a| a as u32));
+            spec.scratch_len = (outs * 4) as u32;
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Reshape { .. } | Op::Squeeze { .. } => {
+            let (xid, x) = l.input(c, 0)?;
+            if x.quant != y.quant || x.dtype != y.dtype {
+                return Err(c.err(K::UnsupportedQuantization, "reshape changes the quantization"));
+            }
+            spec.kind = OpKind::Reshape;
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Transpose { perm } => {
+            let (xid, _) = l.input(c, 0)?;
+            spec.kind = OpKind::Transpose;
+            spec.params.push(perm.len() as u32);
+            spec.params.extend(perm.iter().map(|&p| p as u32));
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        other => {
+            return Err(c.err(
+                K::UnsupportedOp,
+                format!("{} is not supported by the int8 runtime yet", other.name()),
+            ));
+        }
+    }
+    spec.outputs = vec![l.model_tensor(c, b, yid)?];
+    b.add_op(spec);
+    Ok(())
+}
+
+fn unreachable_op<T>(c: &NodeCtx) -> Result<T, ConvertError> {
+    Err(c.err(K::InvalidGraph, "internal: op kind changed while lowering").with_op(c.node.op.name().to_string()))
+}

@@ -1,0 +1,190 @@
+//! Float convolution and depthwise convolution (NHWC input, OHWI / `[1, kh, kw, c·m]` filters).
+//!
+//! Sums are accumulated in f64 and rounded once, so results are as close to the exact value as
+//! f32 allows (ONNX Runtime's f32 sums differ from them by its own rounding only).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{KernelError, clamp_activation};
+use crate::graph::{Activation, AxisWindow, Padding};
+
+/// Geometry shared by convolution and depthwise convolution.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConvGeometry {
+    /// Input `[n, h, w, c]`.
+    pub input: [usize; 4],
+    /// Kernel height and width.
+    pub kernel: [usize; 2],
+    /// Strides (h, w).
+    pub stride: [usize; 2],
+    /// Dilations (h, w).
+    pub dilation: [usize; 2],
+    /// Padding.
+    pub padding: Padding,
+}
+
+impl ConvGeometry {
+    fn windows(&self) -> Result<(AxisWindow, AxisWindow), KernelError> {
+        let h = self.padding.resolve_h(self.input[1], self.kernel[0], self.stride[0], self.dilation[0]);
+        let w = self.padding.resolve_w(self.input[2], self.kernel[1], self.stride[1], self.dilation[1]);
+        match (h, w) {
+            (Some(h), Some(w)) => Ok((h, w)),
+            _ => Err(KernelError("the window does not fit the input")),
+        }
+    }
+}
+
+/// Input row index of output row `o`, kernel tap `k` (None if in the padding).
+#[inline]
+fn tap(o: usize, k: usize, stride: usize, dilation: usize, pad: usize, extent: usize) -> Option<usize> {
+    (o * stride + k * dilation).checked_sub(pad).filter(|&i| i < extent)
+}
+
+/// 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`.
+pub(crate) fn conv2d_f32(
+    x: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &ConvGeometry,
+    out_channels: usize,
+    activation: Activation,
+) -> Result<Vec<f32>, KernelError> {
+    let [n, h, w, ic] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let (wh, ww) = geo.windows()?;
+    let (oh, ow) = (wh.output, ww.output);
+    if x.len() != n * h * w * ic
+        || filter.len() != out_channels * kh * kw * ic
+        || bias.is_some_and(|b| b.len() != out_channels)
+    {
+        return Err(KernelError("conv tensor sizes do not match the shapes"));
+    }
+    let mut out = vec![0f32; n * oh * ow * out_channels];
+    let mut acc = vec![0f64; out_channels];
+    let mut o = 0;
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for (a, oc) in acc.iter_mut().zip(0..) {
+                    *a = bias.map_or(0.0, |bv| f64::from(bv[oc]));
+                }
+                for ky in 0..kh {
+                    let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
+                    for kx in 0..kw {
+                        let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
+                        let xs = &x[((b * h + iy) * w + ix) * ic..][..ic];
+                        for (oc, a) in acc.iter_mut().enumerate() {
+                            let fs = &filter[((oc * kh + ky) * kw + kx) * ic..][..ic];
+                            *a += xs.iter().zip(fs).map(|(&p, &q)| f64::from(p) * f64::from(q)).sum::<f64>();
+                        }
+                    }
+                }
+                for &a in &acc {
+                    out[o] = clamp_activation(a as f32, activation);
+                    o += 1;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Depthwise convolution: `x [n, h, w, c]`, `filter [1, kh, kw, c·m]`, `bias [c·m]`; output
+/// channel `c·m + j` reads input channel `c`.
+pub(crate) fn depthwise_conv2d_f32(
+    x: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &ConvGeometry,
+    multiplier: usize,
+    activation: Activation,
+) -> Result<Vec<f32>, KernelError> {
+    let [n, h, w, c] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let oc = c * multiplier;
+    let (wh, ww) = geo.windows()?;
+    let (oh, ow) = (wh.output, ww.output);
+    if x.len() != n * h * w * c || filter.len() != kh * kw * oc || bias.is_some_and(|b| b.len() != oc) {
+        return Err(KernelError("depthwise tensor sizes do not match the shapes"));
+    }
+    let mut out = vec![0f32; n * oh * ow * oc];
+    let mut acc = vec![0f64; oc];
+    let mut o = 0;
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for (a, k) in acc.iter_mut().zip(0..) {
+                    *a = bias.map_or(0.0, |bv| f64::from(bv[k]));
+                }
+                for ky in 0..kh {
+                    let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
+                    for kx in 0..kw {
+                        let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
+                        let xs = &x[((b * h + iy) * w + ix) * c..][..c];
+                        let fs = &filter[(ky * kw + kx) * oc..][..oc];
+                        for (k, (a, &f)) in acc.iter_mut().zip(fs).enumerate() {
+                            *a += f64::from(xs[k / multiplier]) * f64::from(f);
+                        }
+                    }
+                }
+                for &a in &acc {
+                    out[o] = clamp_activation(a as f32, activation);
+                    o += 1;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conv_same_padding_by_hand() {
+        // 3x3 input of ones, one 3x3 filter of ones, SAME: each output counts its valid taps.
+        let geo = ConvGeometry {
+            input: [1, 3, 3, 1],
+            kernel: [3, 3],
+            stride: [1, 1],
+            dilation: [1, 1],
+            padding: Padding::Same,
+        };
+        let y = conv2d_f32(&[1.0; 9], &[1.0; 9], Some(&[0.5]), &geo, 1, Activation::None).unwrap();
+        assert_eq!(y, [4.5, 6.5, 4.5, 6.5, 9.5, 6.5, 4.5, 6.5, 4.5]);
+        // Two output channels, two input channels: channel sums.
+        let geo = ConvGeometry {
+            input: [1, 1, 1, 2],
+            kernel: [1, 1],
+            stride: [1, 1],
+            dilation: [1, 1],
+            padding: Padding::Valid,
+        };
+        let y = conv2d_f32(&[2.0, 3.0], &[1.0, 10.0, -1.0, 0.0], None, &geo, 2, Activation::Relu).unwrap();
+        assert_eq!(y, [32.0, 0.0]);
+    }
+
+    #[test]
+    fn depthwise_multiplier() {
+        // 1x1 kernel, 2 channels, multiplier 2: output channel k reads input channel k / 2.
+        let geo = ConvGeometry {
+            input: [1, 1, 1, 2],
+            kernel: [1, 1],
+            stride: [1, 1],
+            dilation: [1, 1],
+            padding: Padding::Valid,
+        };
+        let y = depthwise_conv2d_f32(
+            &[2.0, 3.0],
+            &[1.0, 2.0, 3.0, 4.0],
+            Some(&[0.0, 0.0, 0.0, 1.0]),
+            &geo,
+            2,
+            Activation::None,
+        )
+        .unwrap();
+        assert_eq!(y, [2.0, 4.0, 9.0, 13.0]);
+    }
+}

@@ -1,0 +1,433 @@
+//! Float execution of a [`Graph`] (`alloc` only): plain f32 kernels that drive calibration and
+//! give the reference the int8 model is compared with.
+//!
+//! [`FloatExecutor::new`] checks the graph once ([`Graph::validate`], every activation `F32`,
+//! every op one of those below) and converts every constant to f32 (int8 weights of hybrid ops
+//! and `Dequantize` inputs are dequantized, f16 constants widened). [`FloatExecutor::run`] then
+//! runs the nodes in order; [`FloatExecutor::run_observed`] also hands every activation to a
+//! callback as soon as it is computed (the calibration feeds its observers from there), and
+//! [`FloatExecutor::run_all`] keeps them all.
+//!
+//! Ops: Conv2d, DepthwiseConv2d, FullyConnected, MaxPool2d, AvgPool2d, Add, Sub, Mul, Div,
+//! Softmax, Logistic, Tanh, HardSwish, HardSigmoid, Relu, Relu6, LeakyRelu, Concatenation, Pad,
+//! Mean, Reshape, Transpose, Squeeze, Dequantize (of constants). Not Quantize: a quantized graph
+//! runs in the interpreter.
+//!
+//! # Accuracy
+//! Dot products, sums and means accumulate in f64 and round once; exp, tanh and the sigmoids are
+//! evaluated in f64 (libm). Results are therefore the correctly rounded value or within an ulp or
+//! two of it, and differ from ONNX Runtime's f32 kernels by ONNX Runtime's own rounding (the
+//! tests bound it: `tests/host/float_exec.rs`).
+
+mod conv;
+mod elementwise;
+mod fully_connected;
+mod pool;
+pub(crate) mod shape;
+mod softmax;
+
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::graph::{
+    Activation, ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Tensor, TensorId,
+};
+
+pub(crate) use elementwise::BinaryOp;
+
+/// The largest tensor (elements) the executor allocates, 2^26 (256 MiB of f32): a larger one in a
+/// graph is an error at [`FloatExecutor::new`], not an allocation failure while running.
+pub const MAX_TENSOR_ELEMENTS: usize = 1 << 26;
+
+/// A kernel's complaint about its arguments (turned into a [`ConvertError`] with the node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KernelError(pub &'static str);
+
+/// Applies a fused activation's clamp.
+pub(crate) fn clamp_activation(v: f32, a: Activation) -> f32 {
+    match a.float_range() {
+        None => v,
+        Some((lo, hi)) => v.max(lo).min(hi),
+    }
+}
+
+/// One input of [`eval_op`]: data and shape.
+#[derive(Debug, Clone, Copy)]
+pub struct TensorRef<'a> {
+    /// Row-major values.
+    pub data: &'a [f32],
+    /// Shape.
+    pub shape: &'a [usize],
+}
+
+/// Evaluates one op on f32 inputs (`None` for an absent optional input); `out_shape` is the
+/// output's shape ([`Op::infer_shapes`]).
+///
+/// # Errors
+/// [`Kind::UnsupportedOp`] for ops the float executor does not run (Quantize), and
+/// [`Kind::InvalidGraph`] if data and shapes do not fit the op.
+pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -> Result<Vec<f32>, ConvertError> {
+    let kerr = |e: KernelError| ConvertError::new(Kind::InvalidGraph, e.0);
+    let input = |i: usize| -> Result<TensorRef<'_>, ConvertError> {
+        inputs
+            .get(i)
+            .copied()
+            .flatten()
+            .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("{} input {i} is missing", op.name())))
+    };
+    let opt = |i: usize| inputs.get(i).copied().flatten();
+    let x = input(0)?;
+    let nhwc = |s: &[usize]| -> Result<[usize; 4], ConvertError> {
+        match *s {
+            [n, h, w, c] => Ok([n, h, w, c]),
+            _ => Err(ConvertError::new(Kind::InvalidGraph, format!("{} needs a 4-D NHWC input, got {s:?}", op.name()))),
+        }
+    };
+    let map = |f: &dyn Fn(f32) -> f32| -> Vec<f32> { x.data.iter().map(|&v| f(v)).collect() };
+    let y = match op {
+        Op::Conv2d(c) => {
+            let w = input(1)?;
+            let ws = nhwc(w.shape)?;
+            let geo = conv::ConvGeometry {
+                input: nhwc(x.shape)?,
+                kernel: [ws[1], ws[2]],
+                stride: [c.stride_h, c.stride_w],
+                dilation: [c.dilation_h, c.dilation_w],
+                padding: c.padding,
+            };
+            conv::conv2d_f32(x.data, w.data, opt(2).map(|b| b.data), &geo, ws[0], c.activation).map_err(kerr)?
+        }
+        Op::DepthwiseConv2d(c) => {
+            let w = input(1)?;
+            let ws = nhwc(w.shape)?;
+            let geo = conv::ConvGeometry {
+                input: nhwc(x.shape)?,
+                kernel: [ws[1], ws[2]],
+                stride: [c.stride_h, c.stride_w],
+                dilation: [c.dilation_h, c.dilation_w],
+                padding: c.padding,
+            };
+            conv::depthwise_conv2d_f32(x.data, w.data, opt(2).map(|b| b.data), &geo, c.depth_multiplier, c.activation)
+                .map_err(kerr)?
+        }
+        Op::FullyConnected(f) => {
+            let w = input(1)?;
+            let (outputs, ins) = match *w.shape {
+                [o, i] => (o, i),
+                _ => return Err(ConvertError::new(Kind::InvalidGraph, "fully connected weights must be [out, in]")),
+            };
+            fully_connected::fully_connected_f32(x.data, w.data, opt(2).map(|b| b.data), ins, outputs, f.activation)
+                .map_err(kerr)?
+        }
+        Op::MaxPool2d(p) => pool::pool2d_f32(x.data, nhwc(x.shape)?, p, true).map_err(kerr)?,
+        Op::AvgPool2d(p) => pool::pool2d_f32(x.data, nhwc(x.shape)?, p, false).map_err(kerr)?,
+        Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
+            let b = input(1)?;
+            let bop = match op {
+                Op::Add { .. } => BinaryOp::Add,
+                Op::Sub { .. } => BinaryOp::Sub,
+                Op::Mul { .. } => BinaryOp::Mul,
+                _ => BinaryOp::Div,
+            };
+            let mut y = elementwise::binary_f32(bop, x.data, x.shape, b.data, b.shape).map_err(kerr)?;
+            if *activation != Activation::None {
+                y.iter_mut().for_each(|v| *v = clamp_activation(*v, *activation));
+            }
+            y
+        }
+        Op::Softmax { beta } => {
+            softmax::softmax_f32(x.data, x.shape.last().copied().unwrap_or(1), *beta).map_err(kerr)?
+        }
+        Op::Logistic => map(&elementwise::logistic),
+        Op::Tanh => map(&elementwise::tanh),
+        Op::HardSwish => map(&elementwise::hard_swish),
+        Op::HardSigmoid { alpha, beta } => map(&|v| elementwise::hard_sigmoid(v, *alpha, *beta)),
+        Op::Relu => map(&|v| v.max(0.0)),
+        Op::Relu6 => map(&|v| v.clamp(0.0, 6.0)),
+        Op::LeakyRelu { alpha } => map(&|v| elementwise::leaky_relu(v, *alpha)),
+        Op::Concatenation { axis, activation } => {
+            let parts: Vec<(&[f32], &[usize])> = inputs.iter().flatten().map(|t| (t.data, t.shape)).collect();
+            let mut y = shape::concat(&parts, *axis).map_err(kerr)?;
+            y.iter_mut().for_each(|v| *v = clamp_activation(*v, *activation));
+            y
+        }
+        Op::Pad { paddings } => {
+            let value = opt(1).and_then(|t| t.data.first().copied()).unwrap_or(0.0);
+            shape::pad(x.data, x.shape, paddings, value).map_err(kerr)?
+        }
+        Op::Mean { axes, .. } => shape::mean(x.data, x.shape, axes).map_err(kerr)?,
+        Op::Reshape { .. } | Op::Squeeze { .. } | Op::Dequantize => x.data.to_vec(),
+        Op::Transpose { perm } => shape::transpose(x.data, x.shape, perm).map_err(kerr)?,
+        other => {
+            return Err(ConvertError::new(
+                Kind::UnsupportedOp,
+                format!("{} is not run by the float executor", other.name()),
+            ));
+        }
+    };
+    if Some(y.len()) != crate::graph::num_elements(out_shape) {
+        return Err(ConvertError::new(
+            Kind::InvalidGraph,
+            format!("{} produced {} values for output shape {out_shape:?}", op.name(), y.len()),
+        ));
+    }
+    Ok(y)
+}
+
+/// IEEE 754 binary16 bits → f32 (exact).
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h >> 15) << 31;
+    let exp = u32::from((h >> 10) & 0x1f);
+    let man = u32::from(h & 0x3ff);
+    let bits = match (exp, man) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: m * 2^-24.
+            let v = m as f32 * (1.0 / 16_777_216.0);
+            return if sign != 0 { -v } else { v };
+        }
+        (0x1f, 0) => sign | 0x7f80_0000,
+        (0x1f, m) => sign | 0x7fc0_0000 | (m << 13),
+        (e, m) => sign | ((e + 127 - 15) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// f32 values of a constant tensor: f32 as is, quantized integers dequantized, f16 widened,
+/// plain integers converted. `None` for bool data.
+fn constant_f32(t: &Tensor) -> Option<Cow<'_, [f32]>> {
+    let d = t.data.as_ref()?;
+    Some(match d {
+        ConstData::F32(v) => Cow::Borrowed(v.as_slice()),
+        ConstData::F16(v) => Cow::Owned(v.iter().map(|&h| f16_to_f32(h)).collect()),
+        _ if t.quant.is_some() => Cow::Owned(t.dequantized_data()?),
+        ConstData::Bool(_) => return None,
+        other => Cow::Owned(other.to_i64_vec()?.into_iter().map(|v| v as f32).collect()),
+    })
+}
+
+/// The callback of [`FloatExecutor::run_observed`].
+type Visit<'a> = dyn FnMut(TensorId, &[f32]) -> Result<(), ConvertError> + 'a;
+
+/// Runs a float graph. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct FloatExecutor<'g> {
+    graph: &'g Graph,
+    constants: Vec<Option<Cow<'g, [f32]>>>,
+    /// Index of the last node reading each tensor (`usize::MAX`: keep to the end).
+    last_use: Vec<usize>,
+}
+
+fn node_err(index: usize, node: &Node, e: ConvertError) -> ConvertError {
+    e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str())
+}
+
+impl<'g> FloatExecutor<'g> {
+    /// Checks `graph` and prepares its constants.
+    ///
+    /// # Errors
+    /// [`Graph::validate`]'s errors; [`Kind::UnsupportedDType`] for an activation that is not
+    /// f32 or a bool constant; [`Kind::UnsupportedOp`] for an op the executor does not run;
+    /// [`Kind::Unsupported`] for an activation larger than [`MAX_TENSOR_ELEMENTS`].
+    pub fn new(graph: &'g Graph) -> Result<Self, ConvertError> {
+        graph.validate()?;
+        let mut constants = Vec::with_capacity(graph.tensors.len());
+        for (i, t) in graph.tensors.iter().enumerate() {
+            if t.is_constant() {
+                let v = constant_f32(t).ok_or_else(|| {
+                    ConvertError::new(Kind::UnsupportedDType, format!("constant of {} cannot be read as f32", t.dtype))
+                        .with_tensor(i, t.name.as_str())
+                })?;
+                constants.push(Some(v));
+            } else {
+                if t.num_elements().is_none_or(|n| n > MAX_TENSOR_ELEMENTS) {
+                    return Err(ConvertError::new(
+                        Kind::Unsupported,
+                        format!("activation of shape {:?} has more than {MAX_TENSOR_ELEMENTS} elements", t.shape),
+                    )
+                    .with_tensor(i, t.name.as_str()));
+                }
+                if t.dtype != DType::F32 {
+                    return Err(ConvertError::new(
+                        Kind::UnsupportedDType,
+                        format!("activation is {}: the float executor runs f32 graphs", t.dtype),
+                    )
+                    .with_tensor(i, t.name.as_str()));
+                }
+                constants.push(None);
+            }
+        }
+        let mut last_use = vec![0usize; graph.tensors.len()];
+        for (i, n) in graph.nodes.iter().enumerate() {
+            if matches!(n.op, Op::Quantize) || !is_supported(&n.op) {
+                return Err(ConvertError::new(
+                    Kind::UnsupportedOp,
+                    format!("{} is not run by the float executor", n.op.name()),
+                )
+                .at_node(i, n.op.name())
+                .with_node_name(n.name.as_str()));
+            }
+            for t in n.inputs.iter().flatten() {
+                if let Some(l) = last_use.get_mut(t.index()) {
+                    *l = i;
+                }
+            }
+        }
+        for o in &graph.outputs {
+            if let Some(l) = last_use.get_mut(o.index()) {
+                *l = usize::MAX;
+            }
+        }
+        Ok(Self { graph, constants, last_use })
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &'g Graph {
+        self.graph
+    }
+
+    /// Runs the graph on `inputs` (one slice per graph input, row-major in the graph's shape)
+    /// and returns the graph outputs.
+    ///
+    /// # Errors
+    /// [`Kind::InvalidGraph`] if the number or sizes of `inputs` are wrong; kernel errors with
+    /// the node.
+    pub fn run(&self, inputs: &[&[f32]]) -> Result<Vec<Vec<f32>>, ConvertError> {
+        self.run_observed(inputs, |_, _| Ok(()))
+    }
+
+    /// Like [`run`](Self::run), calling `visit(tensor, values)` for every graph input and every
+    /// node output, in execution order, as soon as it is computed.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run), and any error `visit` returns.
+    pub fn run_observed<F>(&self, inputs: &[&[f32]], mut visit: F) -> Result<Vec<Vec<f32>>, ConvertError>
+    where
+        F: FnMut(TensorId, &[f32]) -> Result<(), ConvertError>,
+    {
+        let mut values = self.execute(inputs, false, &mut visit)?;
+        let mut outs = Vec::with_capacity(self.graph.outputs.len());
+        for &o in &self.graph.outputs {
+            let v = match self.constants.get(o.index()).and_then(|c| c.as_ref()) {
+                Some(c) => c.to_vec(),
+                None => values.get_mut(o.index()).and_then(Option::take).unwrap_or_default(),
+            };
+            outs.push(v);
+        }
+        Ok(outs)
+    }
+
+    /// Runs the graph and returns every activation (graph inputs and node outputs), indexed by
+    /// [`TensorId`] (`None` for constants).
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_all(&self, inputs: &[&[f32]]) -> Result<Vec<Option<Vec<f32>>>, ConvertError> {
+        self.execute(inputs, true, &mut |_, _| Ok(()))
+    }
+
+    fn execute(
+        &self,
+        inputs: &[&[f32]],
+        keep_all: bool,
+        visit: &mut Visit<'_>,
+    ) -> Result<Vec<Option<Vec<f32>>>, ConvertError> {
+        let g = self.graph;
+        if inputs.len() != g.inputs.len() {
+            return Err(ConvertError::new(
+                Kind::InvalidGraph,
+                format!("the graph has {} inputs, {} given", g.inputs.len(), inputs.len()),
+            ));
+        }
+        let mut values: Vec<Option<Vec<f32>>> = vec![None; g.tensors.len()];
+        for (k, (&id, &data)) in g.inputs.iter().zip(inputs).enumerate() {
+            let t = g.tensor(id).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "input out of range"))?;
+            if t.num_elements() != Some(data.len()) {
+                return Err(ConvertError::new(
+                    Kind::InvalidGraph,
+                    format!(
+                        "input {k} has {} values, its shape {:?} needs {}",
+                        data.len(),
+                        t.shape,
+                        t.num_elements().unwrap_or(0)
+                    ),
+                )
+                .with_tensor(id.index(), t.name.as_str()));
+            }
+            visit(id, data)?;
+            values[id.index()] = Some(data.to_vec());
+        }
+        for (index, node) in g.nodes.iter().enumerate() {
+            let y = {
+                let mut refs = Vec::with_capacity(node.inputs.len());
+                for t in &node.inputs {
+                    refs.push(match t {
+                        None => None,
+                        Some(id) => {
+                            let shape = g.tensor(*id).map(|t| t.shape.as_slice()).unwrap_or(&[]);
+                            let data = match self.constants.get(id.index()).and_then(|c| c.as_deref()) {
+                                Some(c) => c,
+                                None => values.get(id.index()).and_then(|v| v.as_deref()).ok_or_else(|| {
+                                    node_err(
+                                        index,
+                                        node,
+                                        ConvertError::new(Kind::InvalidGraph, format!("input {id} has no value")),
+                                    )
+                                })?,
+                            };
+                            Some(TensorRef { data, shape })
+                        }
+                    });
+                }
+                let out = node.output(0).and_then(|o| g.tensor(o)).map(|t| t.shape.as_slice()).unwrap_or(&[]);
+                eval_op(&node.op, &refs, out).map_err(|e| node_err(index, node, e))?
+            };
+            if let Some(o) = node.output(0) {
+                visit(o, &y).map_err(|e| node_err(index, node, e))?;
+                values[o.index()] = Some(y);
+            }
+            if !keep_all {
+                for t in node.inputs.iter().flatten() {
+                    if self.last_use.get(t.index()) == Some(&index) {
+                        if let Some(v) = values.get_mut(t.index()) {
+                            *v = None;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(values)
+    }
+}
+
+fn is_supported(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Conv2d(_)
+            | Op::DepthwiseConv2d(_)
+            | Op::FullyConnected(_)
+            | Op::MaxPool2d(_)
+            | Op::AvgPool2d(_)
+            | Op::Add { .. }
+            | Op::Sub { .. }
+            | Op::Mul { .. }
+            | Op::Div { .. }
+            | Op::Softmax { .. }
+            | Op::Logistic
+            | Op::Tanh
+            | Op::HardSwish
+            | Op::HardSigmoid { .. }
+            | Op::Relu
+            | Op::Relu6
+            | Op::LeakyRelu { .. }
+            | Op::Concatenation { .. }
+            | Op::Pad { .. }
+            | Op::Mean { .. }
+            | Op::Reshape { .. }
+            | Op::Transpose { .. }
+            | Op::Squeeze { .. }
+            | Op::Dequantize
+    )
+}

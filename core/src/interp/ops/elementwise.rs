@@ -1,0 +1,360 @@
+//! ADD, MUL, SOFTMAX, CONCATENATION, MEAN.
+
+use super::{Ctx, as_i8, as_pod, as_pod_mut, bytes_of, read_activation, shape_of, tensor_quant};
+use crate::interp::arena::carve;
+use crate::interp::params::Params;
+use crate::kernels::add::{AddParams, add_s8, add_s16};
+use crate::kernels::concat::{ConcatInput, ConcatParams, Requantize, concat_s8};
+use crate::kernels::mul::{MulParams, mul_s8, mul_s16};
+use crate::kernels::reduce::{MeanParams, mean_s8, mean_s16};
+use crate::kernels::softmax::{SoftmaxParams, softmax_s8, softmax_s8_s16};
+use crate::kernels::tensor::Broadcast;
+use crate::model::{DType, TensorInfo};
+use crate::requant::QuantizedMultiplier;
+use crate::Error;
+
+fn qm(p: &mut Params) -> Result<QuantizedMultiplier, Error> {
+    Ok(QuantizedMultiplier { multiplier: p.i32()?, shift: p.i32()? })
+}
+
+fn binary_operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<(TensorInfo<'m>, TensorInfo<'m>, TensorInfo<'m>, Broadcast), Error> {
+    ctx.counts(2..=2, 1)?;
+    let (a, b, y) = (ctx.input(0)?, ctx.input(1)?, ctx.output()?);
+    if a.dtype != y.dtype || b.dtype != y.dtype || !matches!(y.dtype, DType::I8 | DType::I16) {
+        return Err(ctx.bad("inputs and output must all be int8 or all int16"));
+    }
+    let (sa, ra) = shape_of(&a);
+    let (sb, rb) = shape_of(&b);
+    let bc = Broadcast::new(&sa[..ra], &sb[..rb]).map_err(|_| ctx.bad("input shapes do not broadcast"))?;
+    let (sy, ry) = shape_of(&y);
+    if bc.output_shape().dims() != &sy[..ry] {
+        return Err(ctx.bad("output shape is not the broadcast of the input shapes"));
+    }
+    Ok((a, b, y, bc))
+}
+
+/// Parameter words of ADD: offsets, left shift, the three multipliers, the clamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddWords {
+    /// `-zero_point` of input 1 and 2, then `output_zero_point`.
+    pub offsets: [i32; 3],
+    /// Left shift applied to both inputs (20 for int8, 15 for int16).
+    pub left_shift: i32,
+    /// (multiplier, shift) of input 1, input 2 and the output.
+    pub multipliers: [[i32; 2]; 3],
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl AddWords {
+    /// Number of words.
+    pub const LEN: usize = 12;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [o1, o2, oo] = self.offsets;
+        let [[m1, s1], [m2, s2], [mo, so]] = self.multipliers;
+        let [lo, hi] = self.activation;
+        [o1, o2, oo, self.left_shift, m1, s1, m2, s2, mo, so, lo, hi].map(|v| v as u32)
+    }
+}
+
+fn add_params(ctx: &Ctx) -> Result<AddParams, Error> {
+    let (_, _, y, broadcast) = binary_operands(ctx)?;
+    let mut p = ctx.params();
+    let (input1_offset, input2_offset, output_offset) = (p.i32()?, p.i32()?, p.i32()?);
+    let left_shift = p.i32()?;
+    if !(0..=20).contains(&left_shift) {
+        return Err(ctx.bad("add left shift out of range"));
+    }
+    let (input1_multiplier, input2_multiplier, output_multiplier) = (qm(&mut p)?, qm(&mut p)?, qm(&mut p)?);
+    for m in [input1_multiplier, input2_multiplier, output_multiplier] {
+        if !(-31..=30).contains(&m.shift) || m.multiplier < 0 {
+            return Err(ctx.bad("a requantization shift or multiplier is out of range"));
+        }
+    }
+    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    Ok(AddParams {
+        input1_offset,
+        input2_offset,
+        output_offset,
+        left_shift,
+        input1_multiplier,
+        input2_multiplier,
+        output_multiplier,
+        activation,
+        broadcast,
+        rounding: ctx.rounding,
+    })
+}
+
+pub(crate) fn validate_add(ctx: &Ctx) -> Result<(), Error> {
+    add_params(ctx).map(|_| ())
+}
+
+pub(crate) fn eval_add(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let params = add_params(ctx)?;
+    let idx = ctx.op.index;
+    let (a, b) = (ctx.input(0)?, ctx.input(1)?);
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let (ab, bb) = (bytes_of(&a, &ro, idx)?, bytes_of(&b, &ro, idx)?);
+    match a.dtype {
+        DType::I8 => add_s8(&params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        _ => add_s16(&params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
+    }
+}
+
+/// Parameter words of MUL: offsets, the output multiplier, the clamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MulWords {
+    /// `-zero_point` of input 1 and 2, then `output_zero_point`.
+    pub offsets: [i32; 3],
+    /// (multiplier, shift) of `s1 · s2 / s_out`.
+    pub multiplier: [i32; 2],
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl MulWords {
+    /// Number of words.
+    pub const LEN: usize = 7;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [o1, o2, oo] = self.offsets;
+        let [m, s] = self.multiplier;
+        let [lo, hi] = self.activation;
+        [o1, o2, oo, m, s, lo, hi].map(|v| v as u32)
+    }
+}
+
+fn mul_params(ctx: &Ctx) -> Result<MulParams, Error> {
+    let (_, _, y, broadcast) = binary_operands(ctx)?;
+    let mut p = ctx.params();
+    let (input1_offset, input2_offset, output_offset) = (p.i32()?, p.i32()?, p.i32()?);
+    let output_multiplier = qm(&mut p)?;
+    if !(-31..=30).contains(&output_multiplier.shift) || output_multiplier.multiplier < 0 {
+        return Err(ctx.bad("a requantization shift or multiplier is out of range"));
+    }
+    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    Ok(MulParams { input1_offset, input2_offset, output_offset, output_multiplier, activation, broadcast, rounding: ctx.rounding })
+}
+
+pub(crate) fn validate_mul(ctx: &Ctx) -> Result<(), Error> {
+    mul_params(ctx).map(|_| ())
+}
+
+pub(crate) fn eval_mul(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let params = mul_params(ctx)?;
+    let idx = ctx.op.index;
+    let (a, b) = (ctx.input(0)?, ctx.input(1)?);
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let (ab, bb) = (bytes_of(&a, &ro, idx)?, bytes_of(&b, &ro, idx)?);
+    match a.dtype {
+        DType::I8 => mul_s8(&params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        _ => mul_s16(&params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
+    }
+}
+
+/// Parameter words of SOFTMAX (int8 input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoftmaxWords {
+    /// Q31 multiplier of `beta · s_in · 2^26`.
+    pub input_multiplier: i32,
+    /// Its left shift.
+    pub input_left_shift: i32,
+    /// Differences to the row maximum below this contribute 0.
+    pub diff_min: i32,
+}
+
+impl SoftmaxWords {
+    /// Number of words.
+    pub const LEN: usize = 3;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        [self.input_multiplier as u32, self.input_left_shift as u32, self.diff_min as u32]
+    }
+}
+
+fn softmax_params(ctx: &Ctx) -> Result<SoftmaxParams, Error> {
+    ctx.counts(1..=1, 1)?;
+    let (x, y) = (ctx.input(0)?, ctx.output()?);
+    if x.dtype != DType::I8 || !matches!(y.dtype, DType::I8 | DType::I16) {
+        return Err(ctx.bad("softmax supports int8 input with int8 or int16 output"));
+    }
+    if x.dims() != y.dims() {
+        return Err(ctx.bad("softmax output shape differs from its input"));
+    }
+    let depth = x.dims().last().copied().unwrap_or(1) as usize;
+    if depth == 0 {
+        return Err(ctx.bad("softmax over an empty axis"));
+    }
+    let mut p = ctx.params();
+    let (input_multiplier, input_left_shift, diff_min) = (p.i32()?, p.i32()?, p.i32()?);
+    if !(0..=31).contains(&input_left_shift) || input_multiplier < 0 || diff_min > 0 {
+        return Err(ctx.bad("softmax parameters out of range"));
+    }
+    Ok(SoftmaxParams { input_multiplier, input_left_shift, diff_min, depth, rounding: ctx.rounding })
+}
+
+pub(crate) fn validate_softmax(ctx: &Ctx) -> Result<(), Error> {
+    softmax_params(ctx).map(|_| ())
+}
+
+pub(crate) fn eval_softmax(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let params = softmax_params(ctx)?;
+    let idx = ctx.op.index;
+    let (x, y) = (ctx.input(0)?, ctx.output()?);
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let xb = as_i8(bytes_of(&x, &ro, idx)?);
+    match y.dtype {
+        DType::I8 => softmax_s8(&params, xb, bytemuck::cast_slice_mut(out)),
+        _ => softmax_s8_s16(&params, xb, as_pod_mut(out, idx)?),
+    }
+}
+
+/// Most inputs a CONCATENATION may have.
+pub const MAX_CONCAT_INPUTS: usize = 16;
+
+/// Parameter words of one CONCATENATION input: whether it is requantized, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConcatInputWords {
+    /// 1 if the input's quantization differs from the output's.
+    pub requantize: u32,
+    /// Input zero point, output zero point.
+    pub zero_points: [i32; 2],
+    /// (multiplier, shift) of `s_in / s_out`.
+    pub multiplier: [i32; 2],
+}
+
+impl ConcatInputWords {
+    /// Number of words.
+    pub const LEN: usize = 5;
+    /// The words, in file order (after the op's first word, the axis).
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [zi, zo] = self.zero_points;
+        let [m, s] = self.multiplier;
+        [self.requantize, zi as u32, zo as u32, m as u32, s as u32]
+    }
+}
+
+fn concat_inputs(ctx: &Ctx, inputs: &mut [ConcatInput; MAX_CONCAT_INPUTS]) -> Result<(usize, i32), Error> {
+    let n = ctx.op.num_inputs();
+    if n == 0 || n > MAX_CONCAT_INPUTS || ctx.op.num_outputs() != 1 {
+        return Err(ctx.bad("concatenation needs 1 to 16 inputs and one output"));
+    }
+    let y = ctx.output()?;
+    if y.dtype != DType::I8 {
+        return Err(ctx.bad("concatenation supports int8"));
+    }
+    let rank = y.dims().len() as i32;
+    let mut p = ctx.params();
+    let axis = p.i32()?;
+    let ax = if axis < 0 { axis + rank } else { axis };
+    if ax < 0 || ax >= rank {
+        return Err(ctx.bad("concatenation axis out of range"));
+    }
+    for (k, slot) in inputs.iter_mut().enumerate().take(n) {
+        let t = ctx.input(k)?;
+        if t.dtype != DType::I8 || t.dims().len() != y.dims().len() {
+            return Err(ctx.bad("concatenation inputs must be int8 of the output's rank"));
+        }
+        let axis_len = t.dims().get(ax as usize).copied().unwrap_or(0) as usize;
+        let flag = p.u32()?;
+        let (zi, zo) = (p.i32()?, p.i32()?);
+        let m = qm(&mut p)?;
+        let requantize = match flag {
+            0 => None,
+            1 if (-31..=30).contains(&m.shift) && m.multiplier >= 0 => {
+                Some(Requantize { input_zero_point: zi, output_zero_point: zo, multiplier: m })
+            }
+            _ => return Err(ctx.bad("bad concatenation requantization words")),
+        };
+        *slot = ConcatInput { axis_len, requantize };
+    }
+    Ok((n, axis))
+}
+
+pub(crate) fn validate_concat(ctx: &Ctx) -> Result<(), Error> {
+    let mut inputs = [ConcatInput::copy(0); MAX_CONCAT_INPUTS];
+    let (n, axis) = concat_inputs(ctx, &mut inputs)?;
+    let (sy, ry) = shape_of(&ctx.output()?);
+    ConcatParams::new(&sy[..ry], axis, inputs.get(..n).unwrap_or(&[]))
+        .map_err(|_| ctx.bad("concatenation input shapes do not add up to the output"))?;
+    for k in 0..n {
+        let t = ctx.input(k)?;
+        let (st, _) = shape_of(&t);
+        for d in 0..ry {
+            if d as i32 != (if axis < 0 { axis + ry as i32 } else { axis }) && st.get(d) != sy.get(d) {
+                return Err(ctx.bad("concatenation inputs differ from the output off the axis"));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn eval_concat(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let mut inputs = [ConcatInput::copy(0); MAX_CONCAT_INPUTS];
+    let (n, axis) = concat_inputs(ctx, &mut inputs)?;
+    let (sy, ry) = shape_of(&ctx.output()?);
+    let params = ConcatParams::new(&sy[..ry], axis, inputs.get(..n).unwrap_or(&[]))?;
+    let idx = ctx.op.index;
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let mut data: [&[i8]; MAX_CONCAT_INPUTS] = [&[]; MAX_CONCAT_INPUTS];
+    for (k, d) in data.iter_mut().enumerate().take(n) {
+        *d = as_i8(bytes_of(&ctx.input(k)?, &ro, idx)?);
+    }
+    concat_s8(&params, data.get(..n).unwrap_or(&[]), bytemuck::cast_slice_mut(out))
+}
+
+/// Most reduction axes a MEAN may name.
+const MAX_AXES: usize = 6;
+
+fn mean_params(ctx: &Ctx) -> Result<MeanParams, Error> {
+    ctx.counts(1..=1, 1)?;
+    let (x, y) = (ctx.input(0)?, ctx.output()?);
+    if x.dtype != y.dtype || !matches!(x.dtype, DType::I8 | DType::I16) {
+        return Err(ctx.bad("mean supports int8 or int16 input and output of the same type"));
+    }
+    let mut p = ctx.params();
+    let n = p.usize_max(MAX_AXES, "mean has more than 6 axes")?;
+    let mut axes = [0i32; MAX_AXES];
+    for a in axes.iter_mut().take(n) {
+        *a = p.i32()?;
+    }
+    let (sx, rx) = shape_of(&x);
+    let (qi, qo) = (tensor_quant(ctx, &x)?, tensor_quant(ctx, &y)?);
+    let axes = axes.get(..n).unwrap_or(&[]);
+    let params = match x.dtype {
+        DType::I8 => MeanParams::prepare_s8(&sx[..rx], axes, qi, qo, ctx.rounding)?,
+        _ => MeanParams::prepare_s16(&sx[..rx], axes, qi, qo, ctx.rounding)?,
+    };
+    if params.output_len() != y.len() {
+        return Err(ctx.bad("mean output size does not match the kept dimensions"));
+    }
+    if (ctx.op.scratch_len as usize) < params.output_len() * 4 {
+        return Err(ctx.bad("mean scratch smaller than one i32 per output"));
+    }
+    Ok(params)
+}
+
+pub(crate) fn validate_mean(ctx: &Ctx) -> Result<(), Error> {
+    mean_params(ctx).map(|_| ())
+}
+
+pub(crate) fn eval_mean(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let params = mean_params(ctx)?;
+    let idx = ctx.op.index;
+    let x = ctx.input(0)?;
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, scratch, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let xb = bytes_of(&x, &ro, idx)?;
+    let scratch: &mut [i32] = as_pod_mut(scratch, idx)?;
+    let scratch = scratch.get_mut(..params.output_len()).ok_or(ctx.bad("mean scratch too small"))?;
+    match x.dtype {
+        DType::I8 => mean_s8(&params, as_i8(xb), bytemuck::cast_slice_mut(out), scratch),
+        _ => mean_s16(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?, scratch),
+    }
+}

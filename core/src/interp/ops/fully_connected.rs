@@ -1,0 +1,188 @@
+//! FULLY_CONNECTED.
+//!
+//! Inputs: `[input, weights [out, in], bias (optional), multipliers (i32), shifts (i32),
+//! exact multipliers (optional; i64 [n, 2] = (mantissa, exponent) pairs, needed for the TFLite
+//! interpreter's rounding)]`, with one multiplier per output channel for per-channel weights or
+//! one for per-tensor weights. Parameter words: [`FullyConnectedWords`].
+
+use super::{Ctx, as_i8, as_pod, as_pod_mut, bytes_of, read_activation};
+use crate::interp::arena::carve;
+use crate::kernels::fully_connected::{
+    ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
+    fully_connected_per_channel_s8, fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s16,
+};
+use crate::kernels::{PerChannelQuant, Rounding};
+use crate::model::{DType, TensorInfo};
+use crate::requant::QuantizedMultiplier;
+use crate::Error;
+
+/// Parameter words of a fully connected layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullyConnectedWords {
+    /// `-input_zero_point`.
+    pub input_offset: i32,
+    /// `output_zero_point`.
+    pub output_offset: i32,
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl FullyConnectedWords {
+    /// Number of words.
+    pub const LEN: usize = 4;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [lo, hi] = self.activation;
+        [self.input_offset as u32, self.output_offset as u32, lo as u32, hi as u32]
+    }
+}
+
+enum Quant<'m> {
+    Tensor(FullyConnectedMultiplier),
+    Channel(PerChannelQuant<'m>, &'m [ExactMultiplier]),
+}
+
+struct Prepared<'m> {
+    params: FullyConnectedParams,
+    quant: Quant<'m>,
+    x: TensorInfo<'m>,
+    filter: &'m [i8],
+    bias: Option<TensorInfo<'m>>,
+}
+
+fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Prepared<'m>, Error> {
+    ctx.counts(5..=6, 1)?;
+    let x = ctx.input(0)?;
+    let w = ctx.input(1)?;
+    let y = ctx.output()?;
+    let bias = ctx.opt_input(2)?;
+    let filter: &'m [i8] = ctx.const_of(&w, DType::I8)?;
+    let (out_depth, in_depth) = match w.dims() {
+        &[o, i] if o > 0 && i > 0 => (o as usize, i as usize),
+        _ => return Err(ctx.bad("weights must be [out, in] with both > 0")),
+    };
+    if x.len() % in_depth != 0 {
+        return Err(ctx.bad("input size is not a multiple of the weights' input depth"));
+    }
+    let batches = x.len() / in_depth;
+    if batches.checked_mul(out_depth) != Some(y.len()) {
+        return Err(ctx.bad("output size does not match batches x output depth"));
+    }
+    let ok = match (x.dtype, y.dtype, bias.map(|b| b.dtype)) {
+        (DType::I8, DType::I8, None | Some(DType::I32)) => true,
+        (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64)) => true,
+        _ => false,
+    };
+    if !ok {
+        return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
+    }
+    if let Some(b) = &bias {
+        if b.len() != out_depth || b.const_bytes().is_none() {
+            return Err(ctx.bad("bias must be a constant with one value per output"));
+        }
+    }
+    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, DType::I32)?;
+    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, DType::I32)?;
+    if multiplier.len() != shift.len() || !(multiplier.len() == 1 || multiplier.len() == out_depth) {
+        return Err(ctx.bad("multipliers must be one per output or one for the tensor"));
+    }
+    if shift.iter().any(|&s| !(-31..=30).contains(&s)) || multiplier.iter().any(|&m| m < 0) {
+        return Err(ctx.bad("a requantization shift or multiplier is out of range"));
+    }
+    let exact: &'m [ExactMultiplier] = match ctx.opt_input(5)? {
+        Some(e) => bytemuck::try_cast_slice(ctx.const_of::<i64>(&e, DType::I64)?)
+            .map_err(|_| ctx.bad("exact multipliers must be (mantissa, exponent) pairs"))?,
+        None => &[],
+    };
+    if ctx.rounding == Rounding::Single && exact.len() != multiplier.len() {
+        return Err(ctx.bad("single rounding needs one exact multiplier per multiplier"));
+    }
+    let mut p = ctx.params();
+    let input_offset = p.i32()?;
+    let output_offset = p.i32()?;
+    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    let params = FullyConnectedParams {
+        batches,
+        input_depth: in_depth,
+        output_depth: out_depth,
+        input_offset,
+        output_offset,
+        activation,
+        rounding: ctx.rounding,
+    };
+    let quant = match (multiplier, shift) {
+        (&[m], &[s]) => Quant::Tensor(FullyConnectedMultiplier {
+            fixed: QuantizedMultiplier { multiplier: m, shift: s },
+            exact: exact.first().copied().unwrap_or_default(),
+        }),
+        _ => Quant::Channel(PerChannelQuant { multiplier, shift }, exact),
+    };
+    Ok(Prepared { params, quant, x, filter, bias })
+}
+
+pub(crate) fn validate(ctx: &Ctx) -> Result<(), Error> {
+    prepare(ctx).map(|_| ())
+}
+
+pub(crate) fn eval(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let p = prepare(ctx)?;
+    let idx = ctx.op.index;
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, scratch, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let x = bytes_of(&p.x, &ro, idx)?;
+    let bias = match &p.bias {
+        Some(b) => Some((b.dtype, bytes_of(b, &ro, idx)?)),
+        None => None,
+    };
+    let prm = &p.params;
+    match (&p.quant, p.x.dtype) {
+        (Quant::Tensor(q), DType::I8) => {
+            let b = match bias {
+                Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
+                None => None,
+            };
+            fully_connected_s8(prm, q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
+        }
+        (Quant::Channel(fixed, exact), DType::I8) => {
+            let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
+            let b = match bias {
+                Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
+                None => None,
+            };
+            fully_connected_per_channel_s8(prm, &q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
+        }
+        (Quant::Tensor(q), _) => match bias {
+            Some((DType::I32, b)) => {
+                fully_connected_s16::<i32>(prm, q, as_pod(x, idx)?, p.filter, Some(as_pod(b, idx)?), as_pod_mut(out, idx)?)
+            }
+            Some((_, b)) => {
+                fully_connected_s16::<i64>(prm, q, as_pod(x, idx)?, p.filter, Some(as_pod(b, idx)?), as_pod_mut(out, idx)?)
+            }
+            None => fully_connected_s16::<i64>(prm, q, as_pod(x, idx)?, p.filter, None, as_pod_mut(out, idx)?),
+        },
+        (Quant::Channel(fixed, exact), _) => {
+            let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
+            match bias {
+                Some((DType::I32, b)) => fully_connected_per_channel_s16::<i32>(
+                    prm,
+                    &q,
+                    as_pod(x, idx)?,
+                    p.filter,
+                    Some(as_pod(b, idx)?),
+                    as_pod_mut(out, idx)?,
+                ),
+                Some((_, b)) => fully_connected_per_channel_s16::<i64>(
+                    prm,
+                    &q,
+                    as_pod(x, idx)?,
+                    p.filter,
+                    Some(as_pod(b, idx)?),
+                    as_pod_mut(out, idx)?,
+                ),
+                None => {
+                    fully_connected_per_channel_s16::<i64>(prm, &q, as_pod(x, idx)?, p.filter, None, as_pod_mut(out, idx)?)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! Portable fast paths in safe Rust: what x86-64, AArch64, Cortex-M0/M0+/M3 and wasm32 without
+//! SIMD run (and, for depthwise, wasm32 with SIMD: its channel-inner loops autovectorize).
+//!
+//! They reorganize the reference's loops so the compiler can vectorize them and drop the
+//! per-tap index arithmetic; the arithmetic (wrapping int32 sums of `w * (x + input_offset)`,
+//! the same requantization) is the reference's, so the results are identical.
+
+use super::{ConvTile, TILE, for_each_tap, requantize};
+use crate::kernels::PerChannelQuant;
+use crate::kernels::conv::{ConvParams, input_coord};
+use crate::kernels::depthwise_conv::DepthwiseConvParams;
+
+/// Convolution tiles with patches stored in natural order as int16 (input offset added), one
+/// patch after the other (`TILE` x `kp` values): each dot product is a plain zip of an int16
+/// patch and an int8 filter, which LLVM turns into `pmaddwd` on x86-64 and a short
+/// load-multiply-add loop on Cortex-M0. (On wasm with SIMD only its im2col is used.)
+#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+pub(crate) struct NaturalTile;
+
+/// The int16 view of an im2col block (every `u32` is two `i16`).
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn cols_i16(cols: &[u32]) -> &[i16] {
+    bytemuck::cast_slice(cols)
+}
+
+/// Writes the natural-order patches (int16, input offset added, zeros for padding and tails) of
+/// `pixels` into `cols` (`TILE` x `kp` values); shared with the wasm SIMD tile.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn im2col_natural(
+    p: &ConvParams,
+    in_b: &[i8],
+    pixels: &[(usize, usize)],
+    cols: &mut [u32],
+    k: usize,
+    kp: usize,
+) {
+    let cols: &mut [i16] = bytemuck::cast_slice_mut(cols);
+    let c = p.input.c;
+    let off = p.input_offset as i16; // in [-127, 128]: x + off fits int16
+    for (q, patch) in cols.chunks_exact_mut(kp.max(1)).enumerate().take(TILE) {
+        let Some(&(oy, ox)) = pixels.get(q) else {
+            patch.fill(0);
+            continue;
+        };
+        let (body, tail) = patch.split_at_mut(k.min(patch.len()));
+        tail.fill(0);
+        let mut runs = body.chunks_exact_mut(c.max(1));
+        for_each_tap(p, in_b, oy, ox, |_, run| {
+            let Some(dst) = runs.next() else { return };
+            match run {
+                Some(src) => dst.iter_mut().zip(src).for_each(|(d, &x)| *d = x as i16 + off),
+                None => dst.fill(0),
+            }
+        });
+    }
+}
+
+impl ConvTile for NaturalTile {
+    #[inline(always)]
+    fn im2col(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, kp: usize) {
+        im2col_natural(p, in_b, pixels, cols, k, kp);
+    }
+
+    #[inline(always)]
+    fn dot(cols: &[u32], w: &[i8], _k: usize, kp: usize, _input_offset: i32, acc: [i32; TILE]) -> [i32; TILE] {
+        let mut out = acc;
+        for (o, patch) in out.iter_mut().zip(cols_i16(cols).chunks_exact(kp.max(1))) {
+            *o = patch.iter().zip(w).fold(*o, |a, (&x, &w)| a.wrapping_add(x as i32 * w as i32));
+        }
+        out
+    }
+}
+
+/// Channels per accumulator block of [`depthwise_conv_s8`].
+const DW_CHUNK: usize = 32;
+
+/// Depthwise convolution with depth multiplier 1, channels innermost: for each output pixel and
+/// block of up to 32 channels, the in-image taps add `w * (x + offset)` into 32 accumulators
+/// (contiguous slices of input and filter: the loop vectorizes), then each channel is
+/// requantized. No scratch (the accumulators live on the stack, 128 bytes). Preconditions (else
+/// `false`): `depth_multiplier == 1`.
+pub(crate) fn depthwise_conv_s8(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> bool {
+    if p.depth_multiplier != 1 {
+        return false;
+    }
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c;
+    let in_image = ind.h * ind.w * c;
+    let out_image = outd.h * outd.w * c;
+    if in_image == 0 || out_image == 0 {
+        return true;
+    }
+    let off = p.input_offset;
+    for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
+        let mut out_pixels = out_b.chunks_exact_mut(c.max(1));
+        for oy in 0..outd.h {
+            for ox in 0..outd.w {
+                let Some(out_px) = out_pixels.next() else { return true };
+                for (chunk, out_chunk) in out_px.chunks_mut(DW_CHUNK).enumerate() {
+                    let c0 = chunk * DW_CHUNK;
+                    let n = out_chunk.len();
+                    let mut acc = [0i32; DW_CHUNK];
+                    if let Some(b) = bias.and_then(|b| b.get(c0..c0 + n)) {
+                        acc.iter_mut().zip(b).for_each(|(a, &b)| *a = b);
+                    }
+                    for ky in 0..p.filter.h {
+                        let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) else {
+                            continue;
+                        };
+                        for kx in 0..p.filter.w {
+                            let Some(ix) = input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w) else {
+                                continue;
+                            };
+                            let x0 = (iy * ind.w + ix) * c + c0;
+                            let w0 = (ky * p.filter.w + kx) * c + c0;
+                            let (Some(xs), Some(ws)) = (in_b.get(x0..x0 + n), filter.get(w0..w0 + n)) else {
+                                continue;
+                            };
+                            for ((a, &x), &w) in acc.iter_mut().zip(xs).zip(ws) {
+                                *a = a.wrapping_add(w as i32 * (x as i32 + off));
+                            }
+                        }
+                    }
+                    let (Some(ms), Some(ss)) = (quant.multiplier.get(c0..c0 + n), quant.shift.get(c0..c0 + n)) else {
+                        continue;
+                    };
+                    for ((o, &a), (&m, &s)) in out_chunk.iter_mut().zip(&acc).zip(ms.iter().zip(ss)) {
+                        *o = p.activation.apply(requantize(a, m, s).wrapping_add(p.output_offset)) as i8;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    //! Property tests: the portable paths against the reference kernels, bit for bit, on random
+    //! shapes, strides, dilations, paddings, offsets, multipliers and clamps.
+    extern crate std;
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+    use crate::kernels::arch::{conv_s8_tiled, conv_scratch_words};
+    use crate::kernels::common::{Hw, Padding, compute_window};
+    use crate::kernels::conv::conv_s8_reference;
+    use crate::kernels::depthwise_conv::depthwise_conv_s8_reference;
+    use crate::kernels::{ActivationRange, Dims4, Rounding};
+    use proptest::prelude::*;
+
+    prop_compose! {
+        fn window_case()(n in 1usize..3, h in 1usize..9, w in 1usize..9, kh in 1usize..5, kw in 1usize..5,
+                         sh in 1usize..4, sw in 1usize..4, dh in 1usize..3, dw in 1usize..3, same in any::<bool>())
+                        -> (Dims4, Hw, Hw, Hw, crate::kernels::common::Window) {
+            let input = Dims4::new(n, h, w, 1);
+            let (f, s, d) = (Hw::new(kh, kw), Hw::new(sh, sw), Hw::new(dh, dw));
+            // VALID only where the dilated filter fits the image.
+            let fits = (kh - 1) * dh < h && (kw - 1) * dw < w;
+            let pad = if same || !fits { Padding::Same } else { Padding::Valid };
+            (input, f, s, d, compute_window(pad, Hw::new(h, w), f, s, d).unwrap())
+        }
+    }
+
+    prop_compose! {
+        fn quant_case(channels: usize)(m in proptest::collection::vec(prop_oneof![Just(0), 1i32 << 30..i32::MAX], channels),
+                                       s in proptest::collection::vec(-31i32..8, channels),
+                                       in_zp in -128i32..=127, out_zp in -128i32..=127,
+                                       lo in -128i32..=0, hi in 0i32..=127)
+                                      -> (Vec<i32>, Vec<i32>, i32, i32, ActivationRange) {
+            (m, s, -in_zp, out_zp, ActivationRange { min: lo, max: hi })
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn tiled_conv_matches_reference(
+            win in window_case(), in_c in 1usize..10, out_c in 1usize..7,
+            (m, s, in_off, out_off, act) in quant_case(6), seed in any::<u64>(), with_bias in any::<bool>(),
+        ) {
+            let (input, f, stride, dilation, w) = win;
+            let input = Dims4 { c: in_c, ..input };
+            let p = ConvParams {
+                input, filter: Dims4::new(out_c, f.h, f.w, in_c),
+                output: Dims4::new(input.n, w.output.h, w.output.w, out_c),
+                stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
+                activation: act, rounding: Rounding::Double,
+            };
+            let mut rng = crate::kernels::arch::tests::Rng(seed);
+            let x = rng.bytes(input.checked_len().unwrap());
+            let filt = rng.bytes(p.filter.checked_len().unwrap());
+            let bias: Vec<i32> = (0..out_c).map(|_| rng.next() as i32 >> 12).collect();
+            let bias = with_bias.then_some(&bias[..]);
+            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+            let len = p.output.checked_len().unwrap();
+            let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+            conv_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
+            let mut cols = vec![0u32; conv_scratch_words(f.h * f.w * in_c)];
+            prop_assert!(conv_s8_tiled::<NaturalTile>(&p, q.multiplier, q.shift, &x, &filt, bias, &mut got, &mut cols));
+            prop_assert_eq!(want, got);
+        }
+
+        #[test]
+        fn channel_inner_depthwise_matches_reference(
+            win in window_case(), c in 1usize..70, (m, s, in_off, out_off, act) in quant_case(70),
+            seed in any::<u64>(), with_bias in any::<bool>(),
+        ) {
+            let (input, f, stride, dilation, w) = win;
+            let input = Dims4 { c, ..input };
+            let p = DepthwiseConvParams {
+                input, filter: f, output: Dims4::new(input.n, w.output.h, w.output.w, c), depth_multiplier: 1,
+                stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
+                activation: act, rounding: Rounding::Double,
+            };
+            let mut rng = crate::kernels::arch::tests::Rng(seed);
+            let x = rng.bytes(input.checked_len().unwrap());
+            let filt = rng.bytes(f.h * f.w * c);
+            let bias: Vec<i32> = (0..c).map(|_| rng.next() as i32 >> 12).collect();
+            let bias = with_bias.then_some(&bias[..]);
+            let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
+            let len = p.output.checked_len().unwrap();
+            let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+            depthwise_conv_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
+            prop_assert!(depthwise_conv_s8(&p, &q, &x, &filt, bias, &mut got));
+            prop_assert_eq!(want, got);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! ONNX importer (`alloc` only): reads a float `.onnx` model into a [`Graph`].
+//!
+//! Models written by `torch.onnx.export` (TorchScript and dynamo exporters), tf2onnx, skl2onnx
+//! or by hand with `onnx.helper`, default-domain opsets [`MIN_OPSET`] to [`MAX_OPSET`]. The
+//! protobuf is decoded by `prost` with the message types generated from ONNX's own `onnx.proto`
+//! (the onnx 1.23.2 wheel; see `generate.sh` next to this file).
+//!
+//! # Supported ops
+//! | ONNX | becomes |
+//! |---|---|
+//! | `Conv` (2-D; `group` 1 or depthwise `group == C`) | [`Op::Conv2d`] (filter OHWI) or [`Op::DepthwiseConv2d`] (filter `[1, kh, kw, C·m]`) |
+//! | `Gemm` (`transA` 0, constant B) | [`Op::FullyConnected`] with `alpha·B` as `[out, in]` weights (transposed when `transB` is 0) and `beta·C` as bias |
+//! | `MatMul` (constant 2-D B) | [`Op::FullyConnected`] with Bᵀ, no bias (`passes` folds a following `Add` into it), `keep_num_dims` for rank > 2 |
+//! | `Add`, `Sub`, `Mul`, `Div` | [`Op::Add`], [`Op::Sub`], [`Op::Mul`], [`Op::Div`] (`passes` turns Sub/Div by a constant into Add/Mul) |
+//! | `BatchNormalization` (inference) | [`Op::Mul`] by `scale / sqrt(var + eps)` and [`Op::Add`] of `B - mean · that` (`passes` folds both into a preceding conv/FC) |
+//! | `Relu`, `LeakyRelu`, `Sigmoid`, `Tanh`, `HardSigmoid`, `HardSwish`, `Softmax` | [`Op::Relu`], [`Op::LeakyRelu`], [`Op::Logistic`], [`Op::Tanh`], [`Op::HardSigmoid`], [`Op::HardSwish`], [`Op::Softmax`] |
+//! | `Clip` with range [0, 6] or [0, ∞) | [`Op::Relu6`] or [`Op::Relu`] (other ranges are an error) |
+//! | `MaxPool`, `AveragePool` (2-D), `GlobalAveragePool`, `GlobalMaxPool` | [`Op::MaxPool2d`], [`Op::AvgPool2d`], [`Op::Mean`] over H and W, [`Op::MaxPool2d`] over the whole plane |
+//! | `Flatten`, `Reshape`, `Squeeze`, `Unsqueeze` | [`Op::Reshape`] / [`Op::Squeeze`] (a [`Op::Transpose`] first when the data order must change) |
+//! | `Transpose` | nothing: the importer tracks each tensor's axis order and transposes only when a consumer needs it |
+//! | `Concat`, `Pad` (constant mode), `ReduceMean` | [`Op::Concatenation`], [`Op::Pad`], [`Op::Mean`] |
+//! | `Identity`, `Dropout` (inference) | a no-op [`Op::Reshape`] that `passes` removes |
+//! | `Constant`, and `Shape`, `Gather`, `Concat`, `Unsqueeze`, `Squeeze`, `Slice`, `Cast`, `Reshape`, `Flatten`, `Transpose`, `Identity`, `ConstantOfShape`, `Range`, `Expand`, `Equal`, `Where`, `Neg`, `Sqrt`, `Reciprocal`, arithmetic on constants | folded at import into constants (e.g. the `Shape → Gather → Unsqueeze → Concat → Reshape` chains that compute static shapes) |
+//!
+//! # Layout
+//! ONNX convolutions are NCHW; our graph is NHWC with TFLite weight layouts (see [`Op`]). The
+//! importer records, for every ONNX tensor, the order in which its axes are stored in the graph
+//! (a permutation), converts weights to OHWI / depthwise layout, permutes constants, axes, pads
+//! and concatenation axes to match, and inserts an [`Op::Transpose`] only where the data order
+//! really changes: e.g. a `Flatten` of an NCHW tensor (C, H, W order) becomes a transpose to
+//! NCHW then a reshape; `passes` then removes the transpose by permuting the columns of the
+//! following fully-connected weights.
+//!
+//! **Model inputs and outputs** keep the model's own layout by default as far as the data goes:
+//! a 4-D NCHW input becomes an NHWC graph input, and [`IoInfo`] records the permutation, so the
+//! caller (CLI, runtime wrapper) transposes the data: [`IoInfo::to_graph_layout`] takes data in
+//! the model's layout (as you would feed ONNX Runtime) and returns it in the graph's;
+//! [`IoInfo::to_model_layout`] does the reverse for outputs. With
+//! [`ImportOptions::keep_io_layout`] the graph itself takes and returns the model's layout
+//! (with transposes inside the graph).
+//!
+//! # Shapes
+//! Every shape is static. A dynamic first axis of a graph input (`dim_param`, e.g. `"batch"`)
+//! becomes 1; any other dynamic extent is an error naming the input and the axis.
+//!
+//! # Errors
+//! Never a panic, whatever the bytes. A [`ConvertError`] of kind:
+//! - `Truncated` / `Malformed`: bytes that are not a valid ONNX protobuf (prost's message),
+//!   a model without a graph, a tensor whose data does not match its shape, a node input that is
+//!   not defined before use;
+//! - `UnsupportedOp`: an op outside the table above (or an op only supported on constants,
+//!   applied to an activation), named with its domain, the node index and name, and the opset;
+//! - `Unsupported`: an opset outside [`MIN_OPSET`]..=[`MAX_OPSET`], dynamic dimensions other
+//!   than the batch axis, attribute values we cannot convert (grouped convolution other than
+//!   depthwise, `Clip` ranges other than ReLU/ReLU6, a non-constant weight, external data...);
+//! - `UnsupportedDType`: strings, complex, 8-bit floats, 4-bit ints;
+//! - `InvalidGraph`: anything [`Graph::validate`] rejects.
+
+mod attr;
+mod fold;
+mod import;
+mod layout;
+mod tensor;
+// Generated by `generate.sh` (prost-build 0.14.6) from `onnx.proto`; not edited by hand. It
+// contains no `unsafe` (prost derives safe decoders).
+#[rustfmt::skip]
+#[allow(missing_docs, unused, unreachable_pub, clippy::all, clippy::pedantic, rustdoc::all)]
+pub(crate) mod onnx_generated;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+#[cfg(doc)]
+use crate::graph::Op;
+use crate::graph::{ConvertError, ConvertErrorKind, Graph};
+
+pub(crate) use onnx_generated as pb;
+
+/// The oldest default-domain (`ai.onnx`) opset the importer reads.
+pub const MIN_OPSET: i64 = 11;
+/// The newest default-domain (`ai.onnx`) opset the importer reads.
+pub const MAX_OPSET: i64 = 21;
+
+/// Options of [`import_with_options`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Names of the model outputs to import, in this order (default: all, in the model's
+    /// order). Only the nodes these outputs need are converted, so an output computed by ops
+    /// we do not support (e.g. skl2onnx's `ArgMax` label next to the probabilities) can be
+    /// left out.
+    pub outputs: Option<Vec<String>>,
+    /// Make the graph take and return the model's own layout (e.g. NCHW), with transposes
+    /// inside the graph, instead of recording the permutation in [`IoInfo`].
+    pub keep_io_layout: bool,
+}
+
+/// A model input or output and how its data is laid out in the graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoInfo {
+    /// The ONNX name.
+    pub name: String,
+    /// The shape the model declares (dynamic batch as 1), in the model's axis order.
+    pub model_shape: Vec<usize>,
+    /// How the graph stores it: graph axis `i` is model axis `perm[i]` (identity when the graph
+    /// tensor is the model tensor; `[0, 2, 3, 1]` for an NCHW model tensor stored NHWC).
+    pub perm: Vec<usize>,
+}
+
+impl IoInfo {
+    /// True when the graph tensor has the model's layout (no transposition needed).
+    pub fn is_identity(&self) -> bool {
+        self.perm.iter().enumerate().all(|(i, &p)| i == p)
+    }
+
+    /// The graph tensor's shape.
+    pub fn graph_shape(&self) -> Vec<usize> {
+        self.perm.iter().map(|&p| self.model_shape.get(p).copied().unwrap_or(0)).collect()
+    }
+
+    /// Reorders data given in the model's layout (as ONNX Runtime takes it) into the graph's.
+    ///
+    /// # Errors
+    /// [`ConvertErrorKind::InvalidGraph`] if `model_data` does not have the model shape's
+    /// element count.
+    pub fn to_graph_layout<T: Copy>(&self, model_data: &[T]) -> Result<Vec<T>, ConvertError> {
+        self.check_len(model_data.len())?;
+        Ok(layout::transpose_data(model_data, &self.model_shape, &self.perm))
+    }
+
+    /// Reorders data in the graph's layout into the model's (e.g. an output, to compare with
+    /// ONNX Runtime).
+    ///
+    /// # Errors
+    /// [`ConvertErrorKind::InvalidGraph`] if `graph_data` does not have the element count.
+    pub fn to_model_layout<T: Copy>(&self, graph_data: &[T]) -> Result<Vec<T>, ConvertError> {
+        self.check_len(graph_data.len())?;
+        let inv = layout::inverse(&self.perm);
+        Ok(layout::transpose_data(graph_data, &self.graph_shape(), &inv))
+    }
+
+    fn check_len(&self, len: usize) -> Result<(), ConvertError> {
+        let n = crate::graph::num_elements(&self.model_shape);
+        if n != Some(len) {
+            return Err(ConvertError::new(
+                ConvertErrorKind::InvalidGraph,
+                format!("'{}' has shape {:?}, got {len} values", self.name, self.model_shape),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An ONNX model read into a graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// The validated float graph (not yet optimized: run [`crate::passes::optimize`]).
+    pub graph: Graph,
+    /// One per graph input, in order: the ONNX input and its layout in the graph.
+    pub inputs: Vec<IoInfo>,
+    /// One per graph output, in order.
+    pub outputs: Vec<IoInfo>,
+    /// The default-domain opset the model imports.
+    pub opset: i64,
+}
+
+/// Reads an `.onnx` model (all outputs, inputs/outputs layout recorded in [`IoInfo`]).
+///
+/// # Errors
+/// A [`ConvertError`] saying what is wrong and where (see the [module docs](self)).
+pub fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
+    import::import(bytes, &ImportOptions::default())
+}
+
+/// Reads an `.onnx` model with options.
+///
+/// # Errors
+/// As [`import`], and `Malformed` for an output name the model does not have.
+pub fn import_with_options(bytes: &[u8], options: &ImportOptions) -> Result<Imported, ConvertError> {
+    import::import(bytes, options)
+}

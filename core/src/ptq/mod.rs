@@ -1,0 +1,63 @@
+//! Post-training quantization (`alloc` only): a float [`Graph`] (from the ONNX or TFLite
+//! importer) and calibration samples become a quantized graph, a `.mq` model and a per-layer
+//! report.
+//!
+//! ```text
+//! float graph ──prepare──▶ prepared float graph ──Calibrator (observer per activation)──▶ ranges
+//!                                  │                                                     │
+//!                                  └──────────────────── quantize ◀──────────────────────┘
+//!                                                           │
+//!                      quantized graph ──compile──▶ .mq ──evaluate (float vs int8, per layer)──▶ Report
+//! ```
+//!
+//! 1. [`prepare`] optimizes the graph ([`crate::passes`]) and rewrites ops the int8 runtime
+//!    lacks with ops it has (HardSigmoid → ReLU6 arithmetic; a ReLU that cannot be fused → a
+//!    1×1 max pool with the clamp).
+//! 2. [`Calibrator`] runs samples through the float graph ([`crate::float`]) into one observer
+//!    per activation ([`ObserverKind`]: min/max, moving average, histogram (L2), entropy (KL),
+//!    percentile; per model or per layer), with a progress callback; calibrators over chunks of
+//!    the samples merge ([`Calibrator::merge`], the observers' exact `merge`).
+//! 3. [`quantize`] chooses every parameter: activations per tensor (asymmetric int8, TFLite's
+//!    formula; or symmetric int16 for the whole model), weights symmetric int8 in [-127, 127]
+//!    per channel (or per tensor), int32 biases with scale `input_scale · weight_scale`, the
+//!    fixed output parameters TFLite uses for softmax, logistic and tanh — exactly what
+//!    [`crate::compile`] expects.
+//! 4. [`evaluate`] runs float and int8 side by side and writes the [`Report`]: per layer, the
+//!    SQNR and largest error of the int8 output (through the whole int8 pipeline, read with
+//!    [`crate::interp::Interpreter::run_op`]) against the float output, the parameters and the
+//!    observer; per model, top-1 agreement, accuracies when labels are given, sizes, arena. As
+//!    JSON with [`Report::to_json`].
+//!
+//! ```no_run
+//! # fn demo(onnx: &[u8], samples: &[Vec<Vec<f32>>]) -> Result<(), microquant::graph::ConvertError> {
+//! use microquant::ptq::*;
+//! let imported = microquant::onnx::import(onnx)?;
+//! let mut g = imported.graph;
+//! prepare(&mut g)?;
+//! let mut cal = Calibrator::new(&g, &CalibrationOptions { observer: ObserverKind::Entropy, ..Default::default() })?;
+//! cal.calibrate(samples, &mut |p| eprintln!("pass {}/{}: {}/{}", p.pass + 1, p.passes, p.done, p.total))?;
+//! let q = quantize(&cal, &QuantizeOptions::default())?;
+//! let compiled = microquant::compile::compile(&q.graph, &Default::default())?;
+//! let report = evaluate(&cal, &q, &compiled, samples, None)?;
+//! println!("{}", report.to_json());
+//! # Ok(()) }
+//! ```
+//!
+//! Only static quantization is implemented: the runtime runs int8 (and 16x8) ops only, so the
+//! dynamic (activations quantized at run time) and weight-only (float compute) modes wait for
+//! float kernels in the runtime.
+
+mod calibrate;
+mod observer;
+mod prepare;
+mod quantize;
+mod report;
+
+pub use calibrate::{CalibrationOptions, Calibrator, Progress};
+pub use observer::ObserverKind;
+pub use prepare::{Prepared, prepare};
+pub use quantize::{ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, quantize};
+pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate};
+
+#[cfg(doc)]
+use crate::graph::Graph;

@@ -1,0 +1,132 @@
+//! The observer of one activation, chosen per model or per layer ([`ObserverKind`]).
+
+use alloc::boxed::Box;
+
+use crate::Error;
+use crate::observer::{
+    EntropyObserver, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, Observer, ObserverConfig,
+    PercentileObserver,
+};
+use crate::quant::{Convention, QScheme, QuantDType};
+
+/// Which calibration statistic sets an activation's range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ObserverKind {
+    /// Running min and max ([`MinMaxObserver`]).
+    MinMax,
+    /// Moving averages of each sample's min and max, constant 0.01
+    /// ([`MovingAverageMinMaxObserver`]).
+    MovingAverage,
+    /// 2048-bin histogram, range minimizing the L2 quantization error (PyTorch's
+    /// `HistogramObserver`, [`HistogramObserver`]).
+    Histogram,
+    /// 2048-bin histogram, KL-divergence threshold with 128 quantized bins (ONNX Runtime's
+    /// entropy calibrator, [`EntropyObserver`]).
+    Entropy,
+    /// 2048-bin histogram, the given percentile of the values (ONNX Runtime's percentile
+    /// calibrator, default 99.999, [`PercentileObserver`]).
+    Percentile(f64),
+}
+
+impl ObserverKind {
+    /// The name used in reports and on the command line: `minmax`, `moving-average`,
+    /// `histogram`, `entropy`, `percentile`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ObserverKind::MinMax => "minmax",
+            ObserverKind::MovingAverage => "moving-average",
+            ObserverKind::Histogram => "histogram",
+            ObserverKind::Entropy => "entropy",
+            ObserverKind::Percentile(_) => "percentile",
+        }
+    }
+
+    /// Parses [`ObserverKind::name`] (`percentile` gets 99.999).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "minmax" => ObserverKind::MinMax,
+            "moving-average" => ObserverKind::MovingAverage,
+            "histogram" => ObserverKind::Histogram,
+            "entropy" => ObserverKind::Entropy,
+            "percentile" => ObserverKind::Percentile(99.999),
+            _ => return None,
+        })
+    }
+}
+
+/// One of the observers, boxed when large (histograms are 16 KiB).
+#[derive(Debug, Clone)]
+pub(crate) enum AnyObserver {
+    MinMax(MinMaxObserver),
+    MovingAverage(MovingAverageMinMaxObserver),
+    Histogram(Box<HistogramObserver<2048>>),
+    Entropy(Box<EntropyObserver<2048>>),
+    Percentile(Box<PercentileObserver<2048>>),
+}
+
+/// int8 affine with TFLite's formula: the configuration every observer gets (the quantizer
+/// reads only their ranges).
+const CONFIG: ObserverConfig =
+    ObserverConfig::new(QuantDType::Int8, QScheme::Affine).with_convention(Convention::TfLite);
+
+macro_rules! each {
+    ($self:expr, $o:ident => $e:expr) => {
+        match $self {
+            AnyObserver::MinMax($o) => $e,
+            AnyObserver::MovingAverage($o) => $e,
+            AnyObserver::Histogram($o) => $e,
+            AnyObserver::Entropy($o) => $e,
+            AnyObserver::Percentile($o) => $e,
+        }
+    };
+}
+
+impl AnyObserver {
+    /// A fresh observer of `kind` (histogram ones in two-pass mode if `two_pass`).
+    pub(crate) fn new(kind: ObserverKind, two_pass: bool) -> Result<Self, Error> {
+        let nq = EntropyObserver::<2048>::DEFAULT_QUANTIZED_BINS;
+        Ok(match kind {
+            ObserverKind::MinMax => AnyObserver::MinMax(MinMaxObserver::new(CONFIG)),
+            ObserverKind::MovingAverage => AnyObserver::MovingAverage(MovingAverageMinMaxObserver::new(CONFIG)),
+            ObserverKind::Histogram if two_pass => {
+                AnyObserver::Histogram(Box::new(HistogramObserver::two_pass(CONFIG)))
+            }
+            ObserverKind::Histogram => AnyObserver::Histogram(Box::new(HistogramObserver::new(CONFIG))),
+            ObserverKind::Entropy if two_pass => AnyObserver::Entropy(Box::new(EntropyObserver::two_pass(CONFIG, nq)?)),
+            ObserverKind::Entropy => AnyObserver::Entropy(Box::new(EntropyObserver::new(CONFIG, nq)?)),
+            ObserverKind::Percentile(p) if two_pass => {
+                AnyObserver::Percentile(Box::new(PercentileObserver::two_pass(CONFIG, p, false)?))
+            }
+            ObserverKind::Percentile(p) => {
+                AnyObserver::Percentile(Box::new(PercentileObserver::new(CONFIG, p, false)?))
+            }
+        })
+    }
+
+    pub(crate) fn observe(&mut self, x: &[f32]) -> Result<(), Error> {
+        each!(self, o => o.observe(x))
+    }
+
+    pub(crate) fn range(&self) -> Result<(f32, f32), Error> {
+        each!(self, o => o.range())
+    }
+
+    pub(crate) fn passes(&self) -> u32 {
+        each!(self, o => o.passes())
+    }
+
+    pub(crate) fn end_pass(&mut self) -> Result<(), Error> {
+        each!(self, o => o.end_pass())
+    }
+
+    pub(crate) fn merge(&mut self, other: &Self) -> Result<(), Error> {
+        match (self, other) {
+            (AnyObserver::MinMax(a), AnyObserver::MinMax(b)) => a.merge(b),
+            (AnyObserver::MovingAverage(a), AnyObserver::MovingAverage(b)) => a.merge(b),
+            (AnyObserver::Histogram(a), AnyObserver::Histogram(b)) => a.merge(b),
+            (AnyObserver::Entropy(a), AnyObserver::Entropy(b)) => a.merge(b),
+            (AnyObserver::Percentile(a), AnyObserver::Percentile(b)) => a.merge(b),
+            _ => Err(Error::InvalidArgument { reason: "cannot merge observers of different kinds" }),
+        }
+    }
+}

@@ -1,0 +1,501 @@
+//! The per-layer report: each layer's int8 output, as the int8 interpreter computes it through
+//! the whole int8 pipeline, against the float graph's, on the evaluation samples.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use super::calibrate::Calibrator;
+use super::quantize::{ActivationQuant, QParamsSource, Quantized};
+use crate::compile::Compiled;
+use crate::float::FloatExecutor;
+use crate::graph::{ConvertError, ConvertErrorKind as Kind, DType, Graph, Op};
+use crate::interp::Interpreter;
+use crate::model::AlignedBytes;
+
+/// One layer (node) of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerReport {
+    /// Node index (= op index in the `.mq` model).
+    pub index: usize,
+    /// Node name.
+    pub name: String,
+    /// Op name (`Conv2d`, ...).
+    pub op: String,
+    /// Output tensor name.
+    pub output: String,
+    /// Output type (`i8`, `i16`).
+    pub dtype: &'static str,
+    /// Output scale.
+    pub scale: f32,
+    /// Output zero point.
+    pub zero_point: i32,
+    /// How the output parameters were chosen: an observer's name, `fixed` or `same-as-input`.
+    pub qparams: &'static str,
+    /// The observer of the output (every activation is observed, also when the parameters
+    /// come from elsewhere).
+    pub observer: &'static str,
+    /// The calibrated range of the output.
+    pub range: (f32, f32),
+    /// Smallest and largest weight scale (weighted ops), and how many.
+    pub weight_scales: Option<(f32, f32, usize)>,
+    /// Signal-to-quantization-noise ratio of the dequantized int8 output against the float
+    /// output over all evaluation samples, in dB: `10 log10(Σ f² / Σ (f - q)²)`. `None` when the
+    /// outputs are identical (infinite SQNR).
+    pub sqnr_db: Option<f64>,
+    /// Largest `|f - q|`.
+    pub max_abs_error: f32,
+    /// Elements per sample.
+    pub elements: usize,
+}
+
+/// Model-level figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelReport {
+    /// The quantization mode (`static int8`: int8 weights and activations, or `static 16x8`).
+    pub mode: &'static str,
+    /// Evaluation samples.
+    pub samples: usize,
+    /// Fraction of rows (samples × leading axes of the first output) where the float and the int8
+    /// outputs have the same arg-max; `None` when the first output has one element per row.
+    pub top1_agreement: Option<f64>,
+    /// Float accuracy against the labels, when given.
+    pub float_accuracy: Option<f64>,
+    /// Int8 accuracy against the labels, when given.
+    pub int8_accuracy: Option<f64>,
+    /// SQNR of the first graph output (dB; `None` if identical).
+    pub output_sqnr_db: Option<f64>,
+    /// Bytes of the float graph's constants (weights, biases).
+    pub float_weight_bytes: usize,
+    /// Bytes of the quantized graph's constants.
+    pub int8_weight_bytes: usize,
+    /// Size of the `.mq` model (constants, prepared kernel parameters, metadata).
+    pub model_bytes: usize,
+    /// Arena the model needs (activations and scratch).
+    pub arena_bytes: usize,
+    /// Multiply-accumulates per inference.
+    pub macs: u64,
+}
+
+/// A model input's or output's quantization (what a caller uses to quantize inputs and
+/// dequantize outputs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoQuant {
+    /// Tensor name.
+    pub name: String,
+    /// Shape in the graph.
+    pub shape: Vec<usize>,
+    /// `i8` or `i16`.
+    pub dtype: &'static str,
+    /// Scale.
+    pub scale: f32,
+    /// Zero point.
+    pub zero_point: i32,
+}
+
+/// The quantization report ([`evaluate`]). [`Report::to_json`] writes it as JSON (no serde in
+/// core).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Model-level figures.
+    pub model: ModelReport,
+    /// Graph inputs.
+    pub inputs: Vec<IoQuant>,
+    /// Graph outputs.
+    pub outputs: Vec<IoQuant>,
+    /// One entry per node, in order.
+    pub layers: Vec<LayerReport>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    signal: f64,
+    noise: f64,
+    max_abs: f32,
+}
+
+impl Acc {
+    fn add(&mut self, f: &[f32], q: &[f32]) {
+        for (&a, &b) in f.iter().zip(q) {
+            let d = f64::from(a) - f64::from(b);
+            self.signal += f64::from(a) * f64::from(a);
+            self.noise += d * d;
+            self.max_abs = self.max_abs.max((a - b).abs());
+        }
+    }
+    fn sqnr(&self) -> Option<f64> {
+        if self.noise == 0.0 {
+            None
+        } else if self.signal == 0.0 {
+            Some(f64::NEG_INFINITY)
+        } else {
+            Some(10.0 * libm::log10(self.signal / self.noise))
+        }
+    }
+}
+
+fn source_name(a: &ActivationQuant) -> &'static str {
+    match a.source {
+        QParamsSource::Observed(k) => k.name(),
+        QParamsSource::Fixed => "fixed",
+        QParamsSource::SameAsInput => "same-as-input",
+    }
+}
+
+fn observer_name(a: &ActivationQuant, kind: Option<super::ObserverKind>) -> &'static str {
+    match (a.source, kind) {
+        (QParamsSource::Observed(k), _) | (_, Some(k)) => k.name(),
+        _ => "none",
+    }
+}
+
+fn argmax(v: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+fn interp_err(e: crate::Error) -> ConvertError {
+    ConvertError::new(Kind::Unsupported, format!("int8 interpreter: {e}"))
+}
+
+/// Runs `samples` through the float graph (the calibrator's) and through the compiled int8
+/// model op by op ([`Interpreter::run_op`], reading each op's output with
+/// [`Interpreter::tensor_bytes`]) and measures every layer. `labels` (one class per row of the
+/// first output) adds both accuracies.
+///
+/// # Errors
+/// The executor's and interpreter's errors; `InvalidGraph` if the compiled model does not have
+/// one op per node, or `labels` does not have one label per row.
+pub fn evaluate<S, V>(
+    calibrator: &Calibrator<'_>,
+    quantized: &Quantized,
+    compiled: &Compiled,
+    samples: &[S],
+    labels: Option<&[usize]>,
+) -> Result<Report, ConvertError>
+where
+    S: AsRef<[V]>,
+    V: AsRef<[f32]>,
+{
+    let float: &Graph = calibrator.graph();
+    let observer_of = |t: crate::graph::TensorId| calibrator.kind(t);
+    let q = &quantized.graph;
+    let ex = FloatExecutor::new(float)?;
+    let bytes = AlignedBytes::new(&compiled.bytes);
+    let mut arena = vec![0u8; compiled.arena_len + crate::interp::ARENA_ALIGN];
+    let mut it = Interpreter::new(&bytes, &mut arena).map_err(interp_err)?;
+    let model = *it.model();
+    if model.num_ops() != q.nodes.len() || float.nodes.len() != q.nodes.len() {
+        return Err(ConvertError::new(
+            Kind::InvalidGraph,
+            format!("the model has {} ops for {} nodes", model.num_ops(), q.nodes.len()),
+        ));
+    }
+    let aq = |t: crate::graph::TensorId| quantized.activations.get(t.index()).copied().flatten();
+    let mut accs = vec![Acc::default(); q.nodes.len()];
+    let (mut rows, mut agree, mut fcorrect, mut qcorrect) = (0usize, 0usize, 0usize, 0usize);
+    let mut out_acc = Acc::default();
+    for s in samples {
+        let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
+        let all = ex.run_all(&inputs)?;
+        for (k, (&fid, x)) in float.inputs.iter().zip(&inputs).enumerate() {
+            let a =
+                aq(fid).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("input {k} is not quantized")))?;
+            let buf = it.input_bytes(k).map_err(interp_err)?;
+            write_quantized(buf, x, &a);
+        }
+        let mut last_out: Vec<f32> = Vec::new();
+        for (i, node) in float.nodes.iter().enumerate() {
+            it.run_op(i).map_err(interp_err)?;
+            let Some(fy) = node.output(0) else { continue };
+            let a = aq(fy)
+                .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("node {i} output is not quantized")))?;
+            let t = model.op(i as u32).and_then(|op| op.output(0)).map_err(interp_err)?;
+            let raw = it.tensor_bytes(t).map_err(interp_err)?;
+            let deq = read_dequantized(raw, &a);
+            let f = all.get(fy.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
+            accs[i].add(f, &deq);
+            if float.outputs.first() == Some(&fy) {
+                last_out = deq;
+            }
+        }
+        // First graph output: top-1 per row of its last axis.
+        if let Some(&o) = float.outputs.first() {
+            let f = all.get(o.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
+            if last_out.len() != f.len() {
+                // The output is a graph input (no node writes it): dequantize the input.
+                last_out = f.to_vec();
+            }
+            out_acc.add(f, &last_out);
+            let depth = float.tensor(o).and_then(|t| t.shape.last().copied()).unwrap_or(1).max(1);
+            if depth > 1 {
+                for (fr, qr) in f.chunks_exact(depth).zip(last_out.chunks_exact(depth)) {
+                    let (fa, qa) = (argmax(fr), argmax(qr));
+                    agree += usize::from(fa == qa);
+                    if let Some(l) = labels {
+                        let label = *l.get(rows).ok_or_else(|| {
+                            ConvertError::new(Kind::InvalidGraph, format!("{} labels for more rows", l.len()))
+                        })?;
+                        fcorrect += usize::from(fa == label);
+                        qcorrect += usize::from(qa == label);
+                    }
+                    rows += 1;
+                }
+            }
+        }
+    }
+    if let Some(l) = labels {
+        if l.len() != rows {
+            return Err(ConvertError::new(Kind::InvalidGraph, format!("{} labels for {rows} output rows", l.len())));
+        }
+    }
+    let frac = |n: usize| (rows > 0).then(|| n as f64 / rows as f64);
+    let layers = float
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, node)| {
+            let y = node.output(0)?;
+            let a = aq(y)?;
+            let weight_scales = match node.op {
+                Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => q
+                    .nodes
+                    .get(i)
+                    .and_then(|n| n.input(1))
+                    .and_then(|w| q.tensor(w))
+                    .and_then(|w| w.quant.as_ref())
+                    .map(|wq| {
+                        let lo = wq.scales.iter().copied().fold(f32::INFINITY, f32::min);
+                        let hi = wq.scales.iter().copied().fold(0f32, f32::max);
+                        (lo, hi, wq.scales.len())
+                    }),
+                _ => None,
+            };
+            Some(LayerReport {
+                index: i,
+                name: node.name.clone(),
+                op: String::from(node.op.name()),
+                output: float.tensor(y).map(|t| t.name.clone()).unwrap_or_default(),
+                dtype: a.dtype.name(),
+                scale: a.scale,
+                zero_point: a.zero_point,
+                qparams: source_name(&a),
+                observer: observer_name(&a, observer_of(y)),
+                range: a.range,
+                weight_scales,
+                sqnr_db: accs[i].sqnr(),
+                max_abs_error: accs[i].max_abs,
+                elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
+            })
+        })
+        .collect();
+    let io = |ids: &[crate::graph::TensorId]| -> Vec<IoQuant> {
+        ids.iter()
+            .filter_map(|&t| {
+                let a = aq(t)?;
+                let ft = float.tensor(t)?;
+                Some(IoQuant {
+                    name: ft.name.clone(),
+                    shape: ft.shape.clone(),
+                    dtype: a.dtype.name(),
+                    scale: a.scale,
+                    zero_point: a.zero_point,
+                })
+            })
+            .collect()
+    };
+    let mode =
+        if q.tensors.iter().any(|t| t.dtype == DType::I16 && !t.is_constant()) { "static 16x8" } else { "static int8" };
+    Ok(Report {
+        model: ModelReport {
+            mode,
+            samples: samples.len(),
+            top1_agreement: frac(agree),
+            float_accuracy: labels.and(frac(fcorrect)),
+            int8_accuracy: labels.and(frac(qcorrect)),
+            output_sqnr_db: out_acc.sqnr(),
+            float_weight_bytes: float.constant_totals().bytes,
+            int8_weight_bytes: q.constant_totals().bytes,
+            model_bytes: compiled.bytes.len(),
+            arena_bytes: compiled.arena_len,
+            macs: float.total_macs(),
+        },
+        inputs: io(&float.inputs),
+        outputs: io(&float.outputs),
+        layers,
+    })
+}
+
+/// Quantizes `x` into `buf` (int8 or little-endian int16), rounding half away from zero.
+fn write_quantized(buf: &mut [u8], x: &[f32], a: &ActivationQuant) {
+    let q = |v: f32| libm::round(f64::from(v) / f64::from(a.scale)) as i64 + i64::from(a.zero_point);
+    if a.dtype == DType::I16 {
+        for (c, &v) in buf.chunks_exact_mut(2).zip(x) {
+            c.copy_from_slice(&(q(v).clamp(-32768, 32767) as i16).to_le_bytes());
+        }
+    } else {
+        for (b, &v) in buf.iter_mut().zip(x) {
+            *b = q(v).clamp(-128, 127) as i8 as u8;
+        }
+    }
+}
+
+fn read_dequantized(raw: &[u8], a: &ActivationQuant) -> Vec<f32> {
+    let d = |q: i32| ((q - a.zero_point) as f64 * f64::from(a.scale)) as f32;
+    if a.dtype == DType::I16 {
+        raw.chunks_exact(2).map(|c| d(i32::from(i16::from_le_bytes([c[0], c[1]])))).collect()
+    } else {
+        raw.iter().map(|&b| d(i32::from(b as i8))).collect()
+    }
+}
+
+// ---- JSON ----
+
+fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn json_f64(out: &mut String, v: Option<f64>) {
+    match v {
+        Some(v) if v.is_finite() => {
+            let _ = write!(out, "{v}");
+        }
+        _ => out.push_str("null"),
+    }
+}
+
+fn json_f32(out: &mut String, v: f32) {
+    // f32 Display is the shortest string that reads back to the same f32.
+    if v.is_finite() {
+        let _ = write!(out, "{v}");
+    } else {
+        out.push_str("null");
+    }
+}
+
+fn json_io(out: &mut String, io: &[IoQuant]) {
+    out.push('[');
+    for (i, t) in io.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        json_str(out, &t.name);
+        let _ = write!(out, ",\"shape\":{:?},\"dtype\":\"{}\",\"scale\":", t.shape, t.dtype);
+        json_f32(out, t.scale);
+        let _ = write!(out, ",\"zero_point\":{}}}", t.zero_point);
+    }
+    out.push(']');
+}
+
+impl Report {
+    /// The report as compact JSON: `{"model": {...}, "inputs": [...], "outputs": [...],
+    /// "layers": [...]}` with the fields of [`ModelReport`], [`IoQuant`] and [`LayerReport`]
+    /// (snake_case; ranges as `[lo, hi]`; weight scales as `{"min", "max", "count"}` or null;
+    /// infinite or undefined numbers as null).
+    pub fn to_json(&self) -> String {
+        let mut o = String::new();
+        let m = &self.model;
+        o.push_str("{\"model\":{\"mode\":");
+        json_str(&mut o, m.mode);
+        let _ = write!(o, ",\"samples\":{},\"top1_agreement\":", m.samples);
+        json_f64(&mut o, m.top1_agreement);
+        o.push_str(",\"float_accuracy\":");
+        json_f64(&mut o, m.float_accuracy);
+        o.push_str(",\"int8_accuracy\":");
+        json_f64(&mut o, m.int8_accuracy);
+        o.push_str(",\"output_sqnr_db\":");
+        json_f64(&mut o, m.output_sqnr_db);
+        let _ = write!(
+            o,
+            ",\"float_weight_bytes\":{},\"int8_weight_bytes\":{},\"model_bytes\":{},\"arena_bytes\":{},\"macs\":{}}}",
+            m.float_weight_bytes, m.int8_weight_bytes, m.model_bytes, m.arena_bytes, m.macs
+        );
+        o.push_str(",\"inputs\":");
+        json_io(&mut o, &self.inputs);
+        o.push_str(",\"outputs\":");
+        json_io(&mut o, &self.outputs);
+        o.push_str(",\"layers\":[");
+        for (i, l) in self.layers.iter().enumerate() {
+            if i > 0 {
+                o.push(',');
+            }
+            let _ = write!(o, "{{\"index\":{},\"name\":", l.index);
+            json_str(&mut o, &l.name);
+            o.push_str(",\"op\":");
+            json_str(&mut o, &l.op);
+            o.push_str(",\"output\":");
+            json_str(&mut o, &l.output);
+            let _ = write!(o, ",\"dtype\":\"{}\",\"scale\":", l.dtype);
+            json_f32(&mut o, l.scale);
+            let _ = write!(
+                o,
+                ",\"zero_point\":{},\"qparams\":\"{}\",\"observer\":\"{}\",\"range\":[",
+                l.zero_point, l.qparams, l.observer
+            );
+            json_f32(&mut o, l.range.0);
+            o.push(',');
+            json_f32(&mut o, l.range.1);
+            o.push_str("],\"weight_scales\":");
+            match l.weight_scales {
+                Some((lo, hi, n)) => {
+                    o.push_str("{\"min\":");
+                    json_f32(&mut o, lo);
+                    o.push_str(",\"max\":");
+                    json_f32(&mut o, hi);
+                    let _ = write!(o, ",\"count\":{n}}}");
+                }
+                None => o.push_str("null"),
+            }
+            o.push_str(",\"sqnr_db\":");
+            json_f64(&mut o, l.sqnr_db);
+            o.push_str(",\"max_abs_error\":");
+            json_f32(&mut o, l.max_abs_error);
+            let _ = write!(o, ",\"elements\":{}}}", l.elements);
+        }
+        o.push_str("]}");
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqnr_and_json_escapes() {
+        let mut a = Acc::default();
+        a.add(&[1.0, -1.0], &[1.1, -0.9]);
+        // 10 log10(2 / 0.02) = 20 dB.
+        assert!((a.sqnr().unwrap() - 20.0).abs() < 1e-4);
+        assert_eq!(Acc::default().sqnr(), None);
+        let mut s = String::new();
+        json_str(&mut s, "a\"b\\c\n\u{1}");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001\"");
+        let mut s = String::new();
+        json_f64(&mut s, Some(f64::INFINITY));
+        json_f32(&mut s, 0.1);
+        assert_eq!(s, "null0.1");
+    }
+}

@@ -1,0 +1,291 @@
+//! Part of `build.rs`: the models the firmware embeds, converted at build time.
+//!
+//! * The application's model (`src/main.rs`): `MQ_MODEL` names a `.tflite` (converted here with
+//!   the microquant compiler, TFLite Micro rounding) or a `.mq` (validated here). Default: the
+//!   MLPerf Tiny KWS model, or the tiny test model on the micro:bit (16 KB RAM). Writes
+//!   `$OUT_DIR/app_model.mq` and `app_model.rs` (its sizes as constants: the arena is sized
+//!   exactly from the model's planned arena) and fails the build, with the numbers, when the
+//!   model and the estimated code do not fit the board's flash or the arena its RAM.
+//! * The on-target model tests (`tests/model_*.rs`): the four MLPerf Tiny int8 models and the tiny
+//!   M0 model, each with TFLite Micro's outputs on its 20 seeded inputs
+//!   (`tests/golden/models/`), as `model_tests.rs`; a model that does not fit the board is
+//!   reported, not embedded.
+//! * The runner (`src/bin/runner.rs`): the size of its model + arena buffer, from the board's RAM.
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::{env, fs};
+
+use microquant::compile::{CompileOptions, compile};
+use microquant::kernels::Rounding;
+use microquant::model::{AlignedBytes, DType, Model};
+use microquant_tests::models::{ModelGolden, MlperfTinyGolden};
+
+/// Flash the application's code and constants take besides the model. Measured on the KWS app
+/// (release): 158 KB on thumbv7em, 150 KB on thumbv6m (the interpreter links every kernel it can
+/// dispatch to, int8 and 16x8); rounded up.
+const APP_CODE_ESTIMATE: u64 = 168 * 1024;
+/// RAM the application needs besides the arena: statics, defmt buffers and the stack (measured
+/// peak stack: about 4 KB for KWS on the M4F, 4.6 KB for the tiny model on the M0).
+const APP_RAM_RESERVE: u64 = 6 * 1024;
+/// The same for a model test image (defmt-test; the golden outputs are counted separately).
+const TEST_CODE_ESTIMATE: u64 = 176 * 1024;
+const TEST_RAM_RESERVE: u64 = 6 * 1024;
+/// RAM the runner keeps outside its model + arena buffer (statics, stack): 1/4 of RAM, at least
+/// 6 KB (the interpreter's peak stack on the M0 is about 4.5 KB) and at most 64 KB.
+const RUNNER_RAM_RESERVE_MIN: u64 = 6 * 1024;
+const RUNNER_RAM_RESERVE_MAX: u64 = 64 * 1024;
+
+/// A board's memory as its `memory.x` declares it.
+#[derive(Clone, Copy, Debug)]
+pub struct Memory {
+    pub flash: u64,
+    pub ram: u64,
+}
+
+/// Reads `FLASH` and `RAM` lengths (`4M`, `512K`, `0x4000`, `16384`) from a memory.x.
+pub fn memory_of(memory_x: &Path) -> Memory {
+    let text = fs::read_to_string(memory_x).expect("read memory.x");
+    let len = |region: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(region) && l.contains("LENGTH"))
+            .unwrap_or_else(|| panic!("{}: no {region} region", memory_x.display()));
+        let v = line.split("LENGTH").nth(1).unwrap().trim_start_matches([' ', '=']).trim();
+        let v: String = v.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+        let (num, mul) = match v.chars().last() {
+            Some('K' | 'k') => (&v[..v.len() - 1], 1024),
+            Some('M' | 'm') => (&v[..v.len() - 1], 1024 * 1024),
+            _ => (&v[..], 1),
+        };
+        let n = match num.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => num.parse(),
+        };
+        n.unwrap_or_else(|_| panic!("{}: cannot read {region} LENGTH {v:?}", memory_x.display())) * mul
+    };
+    Memory { flash: len("FLASH"), ram: len("RAM") }
+}
+
+/// A converted (or loaded) model and what the firmware needs to know about it.
+struct Built {
+    bytes: Vec<u8>,
+    arena: usize,
+    ops: usize,
+    input_len: usize,
+    output_len: usize,
+    /// (scale, zero point) of the output, to print scores.
+    output_q: (f32, i32),
+}
+
+fn describe(bytes: Vec<u8>, what: &str) -> Built {
+    let aligned = AlignedBytes::new(&bytes);
+    let m = Model::parse(&aligned).unwrap_or_else(|e| panic!("{what}: not a valid .mq model: {e}"));
+    let t_in = m.tensor(m.input_index(0).expect("input")).expect("input tensor");
+    let t_out = m.tensor(m.output_index(0).expect("output")).expect("output tensor");
+    if t_in.dtype != DType::I8 || t_out.dtype != DType::I8 {
+        panic!("{what}: the firmware runs models with an int8 input and output");
+    }
+    let output_q = t_out.per_tensor().unwrap_or((1.0, 0));
+    Built { arena: m.arena_len(), ops: m.num_ops(), input_len: t_in.len(), output_len: t_out.len(), output_q, bytes }
+}
+
+fn convert(tflite: &Path) -> Built {
+    let data = fs::read(tflite).unwrap_or_else(|e| panic!("MQ_MODEL: cannot read {}: {e}", tflite.display()));
+    let graph = microquant::tflite::import(&data).unwrap_or_else(|e| panic!("{}: import failed: {e}", tflite.display()));
+    let c = compile(&graph, &CompileOptions { rounding: Rounding::Double, ..Default::default() })
+        .unwrap_or_else(|e| panic!("{}: conversion failed: {e}", tflite.display()));
+    describe(c.bytes, &tflite.display().to_string())
+}
+
+fn load(path: &Path) -> Built {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mq")) {
+        let bytes = fs::read(path).unwrap_or_else(|e| panic!("MQ_MODEL: cannot read {}: {e}", path.display()));
+        describe(bytes, &path.display().to_string())
+    } else {
+        convert(path)
+    }
+}
+
+/// All goldens: the four MLPerf Tiny models and the tiny M0 model, with their `.tflite` paths.
+fn goldens(repo: &Path) -> Vec<(ModelGolden, PathBuf)> {
+    let mut v: Vec<(ModelGolden, PathBuf)> = microquant_tests::models::mlperf_tiny()
+        .models
+        .into_iter()
+        .map(|m| {
+            let p = m.path();
+            (m, p)
+        })
+        .collect();
+    let tiny_json = repo.join("tests/golden/models/tiny_m0.json");
+    let tiny: MlperfTinyGolden =
+        serde_json::from_str(&fs::read_to_string(&tiny_json).expect("read tiny_m0.json")).expect("parse tiny_m0.json");
+    for m in tiny.models {
+        let p = repo.join("tests/golden/models").join(&m.file);
+        v.push((m, p));
+    }
+    v
+}
+
+fn crc32(b: &[u8]) -> u32 {
+    microquant_tests::models::crc32_bytes(b)
+}
+
+/// `b"\x.."` literal of bytes.
+fn byte_str(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 4 + 3);
+    s.push_str("b\"");
+    for x in b {
+        write!(s, "\\x{x:02x}").unwrap();
+    }
+    s.push('"');
+    s
+}
+
+/// TFLite Micro's outputs of every sample, back to back, as bytes.
+fn expected_tflm(m: &ModelGolden) -> Vec<u8> {
+    m.samples.iter().flat_map(|s| s.expected_tflm.i8()).map(|v| v as u8).collect()
+}
+
+fn kib(n: u64) -> String {
+    format!("{n} B ({:.1} KiB)", n as f64 / 1024.0)
+}
+
+/// Writes `app_model.mq`, `app_model.rs`, `test_<name>.mq`, `model_tests.rs` and `runner.rs`
+/// into `out`.
+pub fn write(board: &str, memory_x: &Path, out: &Path) {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let repo = manifest.parent().unwrap().to_path_buf();
+    let mem = memory_of(memory_x);
+    let goldens = goldens(&repo);
+    println!("cargo:rerun-if-env-changed=MQ_MODEL");
+    println!("cargo:rerun-if-changed=build_model.rs");
+    println!("cargo:rerun-if-changed=../tests/golden/models");
+    for (_, p) in &goldens {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
+
+    // The application's model.
+    let default = if mem.ram < 64 * 1024 { "tests/golden/models/tiny_m0_int8.tflite" } else { "models/mlperf-tiny/kws_ref_model_int8.tflite" };
+    let (path, from_env) = match env::var("MQ_MODEL") {
+        Ok(p) if !p.is_empty() => {
+            let p = PathBuf::from(p);
+            let p = if p.is_absolute() { p } else { manifest.join(p) };
+            (p.canonicalize().unwrap_or(p), true)
+        }
+        _ => (repo.canonicalize().unwrap_or(repo.clone()).join(default), false),
+    };
+    println!("cargo:rerun-if-changed={}", path.display());
+    let app = load(&path);
+    let flash_needed = app.bytes.len() as u64 + APP_CODE_ESTIMATE;
+    let ram_needed = app.arena as u64 + APP_RAM_RESERVE;
+    if flash_needed > mem.flash || ram_needed > mem.ram {
+        // A clear message and no backtrace: this is the user's model not fitting, not a bug.
+        eprintln!(
+            "\n\nmicroquant-firmware: the model {} does not fit {board}{}:\n  flash: model {} + code (estimate) {} = {} needed, board has {}\n  RAM:   arena {} + stack and statics (reserve) {} = {} needed, board has {}\n\n",
+            path.display(),
+            if from_env { " (MQ_MODEL)" } else { "" },
+            kib(app.bytes.len() as u64),
+            kib(APP_CODE_ESTIMATE),
+            kib(flash_needed),
+            kib(mem.flash),
+            kib(app.arena as u64),
+            kib(APP_RAM_RESERVE),
+            kib(ram_needed),
+            kib(mem.ram),
+        );
+        println!("cargo:warning=the model {} does not fit {board}: see the error below", path.display());
+        std::process::exit(1);
+    }
+    fs::write(out.join("app_model.mq"), &app.bytes).unwrap();
+    let file_crc = fs::read(&path).map(|b| crc32(&b)).unwrap_or(0);
+    let golden = goldens.iter().find(|(m, _)| m.file_crc32 == file_crc && m.output.shape.iter().product::<usize>() == app.output_len);
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string();
+    let mut s = String::from("// Generated by build.rs (build_model.rs): the application's model.\n");
+    writeln!(s, "/// Where the model came from (`MQ_MODEL`, or the board's default).").unwrap();
+    writeln!(s, "pub const APP_MODEL_SOURCE: &str = {:?};", path.display().to_string()).unwrap();
+    writeln!(s, "/// The model's file name without extension.").unwrap();
+    writeln!(s, "pub const APP_MODEL_NAME: &str = {name:?};").unwrap();
+    writeln!(s, "/// The `.mq` bytes, in flash, 16-byte aligned.").unwrap();
+    writeln!(s, "pub static APP_MODEL: &[u8] = crate::include_model!(concat!(env!(\"OUT_DIR\"), \"/app_model.mq\"));").unwrap();
+    writeln!(s, "/// Length of the `.mq` model (flash).").unwrap();
+    writeln!(s, "pub const APP_MODEL_LEN: usize = {};", app.bytes.len()).unwrap();
+    writeln!(s, "/// The arena the model's plan needs, exactly.").unwrap();
+    writeln!(s, "pub const APP_ARENA_LEN: usize = {};", app.arena).unwrap();
+    writeln!(s, "const _: () = assert!(crate::models::arena_len(include_bytes!(concat!(env!(\"OUT_DIR\"), \"/app_model.mq\"))) == APP_ARENA_LEN);").unwrap();
+    writeln!(s, "/// Number of ops.").unwrap();
+    writeln!(s, "pub const APP_NUM_OPS: usize = {};", app.ops).unwrap();
+    writeln!(s, "/// int8 values in the model's input (one window of sensor samples).").unwrap();
+    writeln!(s, "pub const APP_INPUT_LEN: usize = {};", app.input_len).unwrap();
+    writeln!(s, "/// int8 values in the model's output (class scores).").unwrap();
+    writeln!(s, "pub const APP_OUTPUT_LEN: usize = {};", app.output_len).unwrap();
+    writeln!(s, "/// Output quantization (scale, zero point), to print scores.").unwrap();
+    writeln!(s, "pub const APP_OUTPUT_QUANT: (f32, i32) = (f32::from_bits({:#010x}), {});", app.output_q.0.to_bits(), app.output_q.1).unwrap();
+    writeln!(s, "/// TFLite Micro's outputs when the model is one of the golden models (inputs regenerated from seeds).").unwrap();
+    match golden {
+        Some((m, _)) => writeln!(
+            s,
+            "pub const APP_GOLDEN: Option<crate::models::Golden> = Some(crate::models::Golden {{ name: {:?}, seed_base: {}, samples: {}, expected: {} }});",
+            m.name,
+            m.index * 1000,
+            m.samples.len(),
+            byte_str(&expected_tflm(m))
+        )
+        .unwrap(),
+        None => writeln!(s, "pub const APP_GOLDEN: Option<crate::models::Golden> = None;").unwrap(),
+    }
+    fs::write(out.join("app_model.rs"), s).unwrap();
+
+    // The model tests.
+    let mut s = String::from("// Generated by build.rs (build_model.rs): models and TFLite Micro outputs for tests/model_*.rs.\n");
+    for (m, p) in &goldens {
+        let b = convert(p);
+        let upper = m.name.to_uppercase();
+        let expected = expected_tflm(m);
+        let flash_needed = (b.bytes.len() + expected.len()) as u64 + TEST_CODE_ESTIMATE;
+        let ram_needed = b.arena as u64 + TEST_RAM_RESERVE;
+        let fits = flash_needed <= mem.flash && ram_needed <= mem.ram;
+        writeln!(s, "/// `{}` ({} samples), or why it does not run on this board.", m.file, m.samples.len()).unwrap();
+        if fits {
+            fs::write(out.join(format!("test_{}.mq", m.name)), &b.bytes).unwrap();
+            writeln!(
+                s,
+                "pub static {upper}: Result<crate::models::TestModel, &str> = Ok(crate::models::TestModel {{ golden: crate::models::Golden {{ name: {:?}, seed_base: {}, samples: {}, expected: {} }}, bytes: crate::include_model!(concat!(env!(\"OUT_DIR\"), \"/test_{}.mq\")), input_len: {}, output_len: {} }});",
+                m.name,
+                m.index * 1000,
+                m.samples.len(),
+                byte_str(&expected),
+                m.name,
+                b.input_len,
+                b.output_len
+            )
+            .unwrap();
+        } else {
+            let why = format!(
+                "{} needs {} of flash (model {} + outputs {} + code ~{}) and {} of RAM (arena {} + ~{}); {board} has {} flash, {} RAM",
+                m.name,
+                kib(flash_needed),
+                kib(b.bytes.len() as u64),
+                kib(expected.len() as u64),
+                kib(TEST_CODE_ESTIMATE),
+                kib(ram_needed),
+                kib(b.arena as u64),
+                kib(TEST_RAM_RESERVE),
+                kib(mem.flash),
+                kib(mem.ram)
+            );
+            writeln!(s, "pub static {upper}: Result<crate::models::TestModel, &str> = Err({why:?});").unwrap();
+        }
+        writeln!(s, "/// Arena of `{}` (0 when it does not run on this board).", m.name).unwrap();
+        writeln!(s, "pub const {upper}_ARENA_LEN: usize = {};", if fits { b.arena } else { 0 }).unwrap();
+    }
+    fs::write(out.join("model_tests.rs"), s).unwrap();
+
+    // The runner's buffer: RAM minus a reserve for the stack and statics.
+    let reserve = (mem.ram / 4).clamp(RUNNER_RAM_RESERVE_MIN, RUNNER_RAM_RESERVE_MAX);
+    let pool = (mem.ram - reserve) & !15;
+    let s = format!(
+        "// Generated by build.rs (build_model.rs).\n/// Bytes of the runner's buffer for the model and its arena on this board ({board}: {} of RAM minus {} for stack and statics).\npub const RUNNER_POOL_LEN: usize = {pool};\n",
+        mem.ram, reserve
+    );
+    fs::write(out.join("runner.rs"), s).unwrap();
+}

@@ -1,0 +1,136 @@
+//! The models `build.rs` embeds (`build_model.rs`): the application's model (chosen by
+//! `MQ_MODEL`, see [`app`]) and the models of the on-target tests ([`tests`]), each placed in
+//! flash 16-byte aligned with [`include_model!`](crate::include_model) and run in an [`Arena`]
+//! whose size is the model's planned arena, known at compile time; and the golden checks.
+
+pub use microquant_app::model::{Arena, arena_len};
+
+/// TFLite Micro's outputs of a golden model on its seeded inputs (`tests/golden/models/`).
+#[derive(Clone, Copy)]
+pub struct Golden {
+    /// Short name (`kws`, `ic`, `vww`, `ad`, `tiny`).
+    pub name: &'static str,
+    /// Sample `s`'s input is `SplitMix64::new(seed_base + s)` filling the input tensor.
+    pub seed_base: u64,
+    /// Number of samples.
+    pub samples: usize,
+    /// The expected int8 outputs of every sample, back to back (as bytes).
+    pub expected: &'static [u8],
+}
+
+impl Golden {
+    /// Fills `input` with sample `s`'s input (the generator the golden files were made with).
+    pub fn input(&self, s: usize, input: &mut [i8]) {
+        crate::SplitMix64::new(self.seed_base + s as u64).fill_i8(input);
+    }
+
+    /// The expected output of sample `s` (`output_len` values), empty if out of range.
+    pub fn expected(&self, s: usize, output_len: usize) -> &'static [i8] {
+        let b = self.expected.get(s * output_len..(s + 1) * output_len).unwrap_or(&[]);
+        bytemuck::cast_slice(b)
+    }
+}
+
+/// A model of the on-target tests with its golden outputs.
+#[derive(Clone, Copy)]
+pub struct TestModel {
+    /// Inputs and expected outputs.
+    pub golden: Golden,
+    /// The `.mq` bytes (converted by `build.rs` with TFLite Micro's rounding), in flash.
+    pub bytes: &'static [u8],
+    /// int8 values per input.
+    pub input_len: usize,
+    /// int8 values per output.
+    pub output_len: usize,
+}
+
+/// The application's model: `MQ_MODEL` at build time (a `.tflite`, converted by `build.rs`, or
+/// a `.mq`; a relative path is relative to `firmware/`), else the MLPerf Tiny KWS model (the
+/// tiny M0 model on the micro:bit).
+pub mod app {
+    include!(concat!(env!("OUT_DIR"), "/app_model.rs"));
+}
+
+/// The models of `tests/model_*.rs`: each `Ok` with its golden data when it fits this board,
+/// else `Err` with the numbers.
+pub mod tests {
+    include!(concat!(env!("OUT_DIR"), "/model_tests.rs"));
+}
+
+/// Sizes of the runner image (`src/bin/runner.rs`).
+pub mod runner {
+    include!(concat!(env!("OUT_DIR"), "/runner.rs"));
+}
+
+/// The first output value that differs from the golden one.
+#[derive(Clone, Copy, Debug, defmt::Format)]
+pub struct Mismatch {
+    /// Sample number.
+    pub sample: usize,
+    /// Position in the output.
+    pub index: usize,
+    /// TFLite Micro's value.
+    pub expected: i8,
+    /// Ours.
+    pub actual: i8,
+    /// Values of this sample that differ.
+    pub count: usize,
+}
+
+/// Why [`check_golden`] failed.
+#[derive(Clone, Copy, Debug, defmt::Format)]
+pub enum CheckError {
+    /// The interpreter refused the model or a call.
+    Model(microquant::Error),
+    /// An output differs from TFLite Micro's.
+    Mismatch(Mismatch),
+}
+
+impl From<microquant::Error> for CheckError {
+    fn from(e: microquant::Error) -> Self {
+        CheckError::Model(e)
+    }
+}
+
+/// What [`check_golden`] checked.
+#[derive(Clone, Copy, Debug, defmt::Format)]
+pub struct GoldenReport {
+    /// Samples run.
+    pub samples: usize,
+    /// Output values compared (all equal).
+    pub values: usize,
+    /// SysTick ticks of all the inferences (see [`crate::counter`]).
+    pub ticks: u64,
+}
+
+/// Runs `m` in `arena` on its first `samples` golden inputs (regenerated with SplitMix64) and
+/// compares every output value with TFLite Micro's.
+pub fn check_golden(m: &TestModel, arena: &mut [u8], samples: usize) -> Result<GoldenReport, CheckError> {
+    let mut it = microquant::interp::Interpreter::new(m.bytes, arena)?;
+    let mut report = GoldenReport { samples: 0, values: 0, ticks: 0 };
+    for s in 0..samples.min(m.golden.samples) {
+        m.golden.input(s, it.input_i8(0)?);
+        let t0 = crate::counter::now();
+        it.invoke()?;
+        report.ticks += crate::counter::now().wrapping_sub(t0);
+        let out = it.output_i8(0)?;
+        let want = m.golden.expected(s, m.output_len);
+        let mut first = None;
+        let mut count = 0;
+        for (i, (&a, &e)) in out.iter().zip(want).enumerate() {
+            if a != e {
+                count += 1;
+                first.get_or_insert((i, e, a));
+            }
+        }
+        if out.len() != want.len() {
+            return Err(CheckError::Mismatch(Mismatch { sample: s, index: want.len().min(out.len()), expected: 0, actual: 0, count: 1 }));
+        }
+        if let Some((index, expected, actual)) = first {
+            return Err(CheckError::Mismatch(Mismatch { sample: s, index, expected, actual, count }));
+        }
+        report.samples += 1;
+        report.values += out.len();
+    }
+    Ok(report)
+}

@@ -1,0 +1,397 @@
+//! The conv, depthwise conv, fully connected and pooling kernels on the device, against TFLite
+//! Micro's outputs (`tests/golden/kernels/`, embedded by `build_kernels.rs`: every case on the
+//! mps2 boards, a spread-out subset of the small ones on the micro:bit), bit for bit, through the
+//! dispatched kernels (the Arm DSP fast paths where `mq_dsp` is on: mps2-an386/an500, and
+//! mps2-an505 built with `-C target-cpu=cortex-m33`; the portable paths on the micro:bit) and
+//! through the reference kernels. Prepare (windows, multipliers, clamps) runs on the device too.
+//! A failure names the case, the path, the position and both values.
+//!
+//! Then random shapes (SplitMix64, seeded): the dispatched kernels against the reference
+//! kernels, bit for bit, covering what the golden grid does not (odd channel counts around the
+//! fast paths' groups of 4 and 8, bigger patches, every padding and stride combination).
+#![no_std]
+#![no_main]
+
+use microquant_firmware as _; // logger, panic and fault handlers
+
+#[path = "../../tests/src/rng.rs"]
+mod rng;
+
+#[allow(dead_code, missing_docs)]
+mod kg {
+    include!(concat!(env!("OUT_DIR"), "/kernel_golden.rs"));
+}
+
+/// Checks `actual` against `expected` (int8 bytes) element by element; on a mismatch, stops with
+/// the case, the path, the first differing position and both values. Returns the count checked.
+fn check(case: &str, path: &str, expected: &[u8], actual: &[i8]) -> usize {
+    if expected.len() != actual.len() {
+        defmt::panic!("{=str} ({=str}): length: expected {=usize}, actual {=usize}", case, path, expected.len(), actual.len());
+    }
+    let bad = expected.iter().zip(actual).filter(|(e, a)| **e as i8 != **a).count();
+    if let Some((i, (&e, &a))) = expected.iter().zip(actual).enumerate().find(|(_, (e, a))| **e as i8 != **a) {
+        defmt::panic!(
+            "{=str} ({=str}): position {=usize}: expected {=i8}, actual {=i8} ({=usize} of {=usize} differ)",
+            case, path, i, e as i8, a, bad, expected.len()
+        );
+    }
+    expected.len()
+}
+
+fn i8s(b: &[u8]) -> &[i8] {
+    bytemuck::cast_slice(b)
+}
+
+use microquant::kernels::common::{FusedActivation, Hw, Padding, compute_window};
+use microquant::kernels::pooling::{PoolParams, avg_pool_s8, max_pool_s8};
+use microquant::kernels::{ActivationRange, Dims4};
+use rng::SplitMix64;
+
+fn fused(a: u8) -> FusedActivation {
+    match a {
+        1 => FusedActivation::Relu,
+        2 => FusedActivation::Relu6,
+        3 => FusedActivation::ReluN1To1,
+        _ => FusedActivation::None,
+    }
+}
+fn padding(same: bool) -> Padding {
+    if same { Padding::Same } else { Padding::Valid }
+}
+fn d4(s: [usize; 4]) -> Dims4 {
+    Dims4::new(s[0], s[1], s[2], s[3])
+}
+
+
+fn pool(cases: &[kg::PoolCase], avg: bool) -> usize {
+    let mut out = [0i8; kg::MAX_OUT];
+    let mut checked = 0;
+    for c in cases {
+        let input = d4(c.in_shape);
+        let (f, st) = (Hw::new(c.filter[0], c.filter[1]), Hw::new(c.stride[0], c.stride[1]));
+        let w = compute_window(padding(c.same), Hw::new(input.h, input.w), f, st, Hw::square(1)).unwrap();
+        let p = PoolParams {
+            input,
+            output: Dims4::new(input.n, w.output.h, w.output.w, input.c),
+            filter: f,
+            stride: st,
+            padding: w.padding,
+            activation: ActivationRange::from_fused(fused(c.act), c.scale, c.zp, ActivationRange::INT8).unwrap(),
+        };
+        defmt::assert_eq!(p.output, d4(c.out_shape), "{=str}: output shape", c.name);
+        let out = &mut out[..c.expected.len()];
+        if avg { avg_pool_s8(&p, i8s(c.input), out) } else { max_pool_s8(&p, i8s(c.input), out) }.unwrap();
+        checked += check(c.name, "dispatched", c.expected, out);
+    }
+    checked
+}
+
+
+/// Random int8 values, multipliers in [2^30, 2^31) with shifts in [-12, 1], offsets and
+/// clamps anywhere in int8.
+struct Draw(SplitMix64);
+
+impl Draw {
+    fn below(&mut self, n: usize) -> usize {
+        (self.0.next_u64() % n as u64) as usize
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+    fn i8(&mut self) -> i8 {
+        (self.0.next_u64() >> 56) as u8 as i8
+    }
+    fn fill(&mut self, v: &mut [i8]) {
+        self.0.fill_i8(v);
+    }
+    fn quant(&mut self, m: &mut [i32], s: &mut [i32], bias: &mut [i32]) {
+        for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(bias.iter_mut()) {
+            *m = (1 << 30) + (self.0.next_u64() >> 34) as i32;
+            *s = -(self.below(14) as i32) + 1;
+            *b = (self.0.next_u64() as i32) >> 14;
+        }
+    }
+    fn activation(&mut self) -> ActivationRange {
+        let (a, b) = (self.i8() as i32, self.i8() as i32);
+        ActivationRange { min: a.min(b), max: a.max(b) }
+    }
+}
+
+
+#[defmt_test::tests]
+mod tests {
+    use super::{Draw, check, d4, fused, i8s, kg, padding, pool};
+    use microquant::kernels::common::{Hw, Padding, compute_window, per_channel_multipliers};
+    use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len};
+    use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference};
+    use microquant::kernels::fully_connected::{
+        ExactMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
+        fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_per_channel_s8_reference,
+        fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
+    };
+    use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+
+    #[init]
+    fn init() {
+        defmt::info!(
+            "board {=str}; cases: conv {=usize}, depthwise {=usize}, fully connected {=usize}, max pool {=usize}, avg pool {=usize}",
+            microquant_firmware::BOARD,
+            kg::CONV.len(),
+            kg::DEPTHWISE.len(),
+            kg::FULLY_CONNECTED.len(),
+            kg::MAX_POOL.len(),
+            kg::AVG_POOL.len()
+        );
+    }
+
+    #[test]
+    fn conv_s8_matches_tflite_micro() {
+        let (mut m, mut s) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
+        let mut out = [0i8; kg::MAX_OUT];
+        let mut scratch = [0u8; kg::MAX_SCRATCH];
+        let mut checked = 0;
+        for c in kg::CONV {
+            let (input, filter) = (d4(c.in_shape), d4(c.f_shape));
+            let w = compute_window(
+                padding(c.same),
+                Hw::new(input.h, input.w),
+                Hw::new(filter.h, filter.w),
+                Hw::new(c.stride[0], c.stride[1]),
+                Hw::new(c.dilation[0], c.dilation[1]),
+            )
+            .unwrap();
+            let output = Dims4::new(input.n, w.output.h, w.output.w, filter.n);
+            defmt::assert_eq!(output, d4(c.out_shape), "{=str}: output shape", c.name);
+            let n = filter.n;
+            per_channel_multipliers(c.input_scale, c.filter_scales, c.output_scale, &mut m[..n], &mut s[..n]).unwrap();
+            let p = ConvParams {
+                input,
+                filter,
+                output,
+                stride: Hw::new(c.stride[0], c.stride[1]),
+                dilation: Hw::new(c.dilation[0], c.dilation[1]),
+                padding: w.padding,
+                input_offset: -c.input_zp,
+                output_offset: c.output_zp,
+                activation: ActivationRange::from_fused(fused(c.act), c.output_scale, c.output_zp, ActivationRange::INT8)
+                    .unwrap(),
+                rounding: Rounding::Double,
+            };
+            let q = PerChannelQuant { multiplier: &m[..n], shift: &s[..n] };
+            let out = &mut out[..c.expected.len()];
+            let len = conv_s8_scratch_len(&p);
+            defmt::assert!(len <= scratch.len(), "{=str}: scratch {=usize}", c.name, len);
+            conv_s8(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out, &mut scratch[..len]).unwrap();
+            checked += check(c.name, "dispatched", c.expected, out);
+            conv_s8_reference(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
+            checked += check(c.name, "reference", c.expected, out);
+        }
+        defmt::info!("conv_s8: {=usize} cases, {=usize} elements bit-exact with TFLite Micro", kg::CONV.len(), checked);
+        defmt::assert!(!kg::CONV.is_empty());
+    }
+
+    #[test]
+    fn depthwise_conv_s8_matches_tflite_micro() {
+        let (mut m, mut s) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
+        let mut out = [0i8; kg::MAX_OUT];
+        let mut checked = 0;
+        for c in kg::DEPTHWISE {
+            let input = d4(c.in_shape);
+            let (kh, kw, out_c) = (c.f_shape[1], c.f_shape[2], c.f_shape[3]);
+            let w = compute_window(
+                padding(c.same),
+                Hw::new(input.h, input.w),
+                Hw::new(kh, kw),
+                Hw::new(c.stride[0], c.stride[1]),
+                Hw::new(c.dilation[0], c.dilation[1]),
+            )
+            .unwrap();
+            let output = Dims4::new(input.n, w.output.h, w.output.w, out_c);
+            defmt::assert_eq!(output, d4(c.out_shape), "{=str}: output shape", c.name);
+            per_channel_multipliers(c.input_scale, c.filter_scales, c.output_scale, &mut m[..out_c], &mut s[..out_c])
+                .unwrap();
+            let p = DepthwiseConvParams {
+                input,
+                filter: Hw::new(kh, kw),
+                output,
+                depth_multiplier: c.depth_multiplier,
+                stride: Hw::new(c.stride[0], c.stride[1]),
+                dilation: Hw::new(c.dilation[0], c.dilation[1]),
+                padding: w.padding,
+                input_offset: -c.input_zp,
+                output_offset: c.output_zp,
+                activation: ActivationRange::from_fused(fused(c.act), c.output_scale, c.output_zp, ActivationRange::INT8)
+                    .unwrap(),
+                rounding: Rounding::Double,
+            };
+            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+            let out = &mut out[..c.expected.len()];
+            depthwise_conv_s8(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out, &mut []).unwrap();
+            checked += check(c.name, "dispatched", c.expected, out);
+            depthwise_conv_s8_reference(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
+            checked += check(c.name, "reference", c.expected, out);
+        }
+        defmt::info!(
+            "depthwise_conv_s8: {=usize} cases, {=usize} elements bit-exact with TFLite Micro",
+            kg::DEPTHWISE.len(),
+            checked
+        );
+        defmt::assert!(!kg::DEPTHWISE.is_empty());
+    }
+
+    #[test]
+    fn fully_connected_s8_matches_tflite_micro_and_interpreter() {
+        let (mut m, mut s) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
+        let mut exact = [ExactMultiplier::default(); kg::MAX_CHANNELS];
+        let mut out = [0i8; kg::MAX_OUT];
+        let mut scratch = [0u8; kg::MAX_SCRATCH];
+        let mut checked = 0;
+        for c in kg::FULLY_CONNECTED {
+            let [out_d, depth] = c.f_shape;
+            let (m, s, exact) = (&mut m[..out_d], &mut s[..out_d], &mut exact[..out_d]);
+            fully_connected_per_channel_multipliers(c.input_scale, c.filter_scales, c.output_scale, m, s, exact)
+                .unwrap();
+            // Double rounding matches TFLite Micro, single rounding the TFLite interpreter.
+            for (rounding, expected, oracle) in [
+                (Rounding::Double, c.expected_tflm, "tflm"),
+                (Rounding::Single, c.expected_ref.unwrap_or(c.expected_tflm), "interpreter"),
+            ] {
+                let p = FullyConnectedParams {
+                    batches: c.input.len() / depth,
+                    input_depth: depth,
+                    output_depth: out_d,
+                    input_offset: -c.input_zp,
+                    output_offset: c.output_zp,
+                    activation: ActivationRange::from_fused(fused(c.act), c.output_scale, c.output_zp, ActivationRange::INT8)
+                        .unwrap(),
+                    rounding,
+                };
+                let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: m, shift: s }, exact };
+                let out = &mut out[..expected.len()];
+                let len = fully_connected_s8_scratch_len(&p);
+                defmt::assert!(len <= scratch.len());
+                fully_connected_per_channel_s8(&p, &pc, i8s(c.input), i8s(c.filter), c.bias, out, &mut scratch[..len])
+                    .unwrap();
+                checked += check(c.name, oracle, expected, out);
+                fully_connected_per_channel_s8_reference(&p, &pc, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
+                checked += check(c.name, oracle, expected, out);
+                if let [fs] = c.filter_scales {
+                    let q = fully_connected_multiplier(c.input_scale, *fs, c.output_scale).unwrap();
+                    fully_connected_s8(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out, &mut scratch[..len]).unwrap();
+                    checked += check(c.name, oracle, expected, out);
+                    fully_connected_s8_reference(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
+                    checked += check(c.name, oracle, expected, out);
+                }
+            }
+        }
+        defmt::info!(
+            "fully_connected_s8: {=usize} cases, {=usize} elements bit-exact (double rounding with TFLite Micro, single with the interpreter)",
+            kg::FULLY_CONNECTED.len(),
+            checked
+        );
+        defmt::assert!(!kg::FULLY_CONNECTED.is_empty());
+    }
+
+    #[test]
+    fn max_pool_s8_matches_tflite_micro() {
+        let n = pool(kg::MAX_POOL, false);
+        defmt::info!("max_pool_s8: {=usize} cases, {=usize} elements bit-exact", kg::MAX_POOL.len(), n);
+        defmt::assert!(n > 0);
+    }
+
+    #[test]
+    fn avg_pool_s8_matches_tflite_micro() {
+        let n = pool(kg::AVG_POOL, true);
+        defmt::info!("avg_pool_s8: {=usize} cases, {=usize} elements bit-exact", kg::AVG_POOL.len(), n);
+        defmt::assert!(n > 0);
+    }
+
+    /// Random shapes through the dispatched kernels (fast paths) and the reference kernels.
+    #[test]
+    fn fast_paths_match_reference_on_random_shapes() {
+        const IN: usize = 1600;
+        const OUT: usize = 1024;
+        const CH: usize = 24;
+        let mut d = Draw(super::SplitMix64::new(0x6b65726e656c73));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; 2304], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; CH], [0i32; CH], [0i32; CH]);
+        let mut scratch = [0u8; 1024];
+        let (mut convs, mut dws, mut fcs, mut elements) = (0, 0, 0, 0);
+        for _ in 0..150 {
+            let (h, wd) = (d.range(1, 9), d.range(1, 9));
+            let (kh, kw) = (d.range(1, 3), d.range(1, 3));
+            let stride = Hw::new(d.range(1, 2), d.range(1, 2));
+            let dilation = Hw::new(d.range(1, 2), d.range(1, 2));
+            let pad = if d.below(2) == 0 { Padding::Same } else { Padding::Valid };
+            let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) else { continue };
+            let (in_off, out_off) = (-(d.i8() as i32), d.i8() as i32);
+            let act = d.activation();
+
+            // Conv: in_c and out_c around the groups of 4 and the 8-value patch padding.
+            let (in_c, out_c) = (d.range(1, 12), d.range(1, 9));
+            let input = Dims4::new(1, h, wd, in_c);
+            let output = Dims4::new(1, win.output.h, win.output.w, out_c);
+            let (nin, nf, nout) = (h * wd * in_c, out_c * kh * kw * in_c, win.output.h * win.output.w * out_c);
+            if nin <= IN && nf <= w.len() && nout <= OUT {
+                d.fill(&mut x[..nin]);
+                d.fill(&mut w[..nf]);
+                d.quant(&mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
+                let p = ConvParams {
+                    input, filter: Dims4::new(out_c, kh, kw, in_c), output, stride, dilation, padding: win.padding,
+                    input_offset: in_off, output_offset: out_off, activation: act, rounding: Rounding::Double,
+                };
+                let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+                let len = conv_s8_scratch_len(&p);
+                if len <= scratch.len() {
+                    conv_s8_reference(&p, &q, &x[..nin], &w[..nf], Some(&bias[..out_c]), &mut want[..nout]).unwrap();
+                    conv_s8(&p, &q, &x[..nin], &w[..nf], Some(&bias[..out_c]), &mut got[..nout], &mut scratch[..len]).unwrap();
+                    elements += check("random conv", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+                    convs += 1;
+                }
+            }
+
+            // Depthwise (multiplier 1): channels around the groups of 4.
+            let c = d.range(1, CH);
+            let (nin, nf, nout) = (h * wd * c, kh * kw * c, win.output.h * win.output.w * c);
+            if nin <= IN && nout <= OUT {
+                d.fill(&mut x[..nin]);
+                d.fill(&mut w[..nf]);
+                d.quant(&mut m[..c], &mut s[..c], &mut bias[..c]);
+                let p = DepthwiseConvParams {
+                    input: Dims4::new(1, h, wd, c), filter: Hw::new(kh, kw),
+                    output: Dims4::new(1, win.output.h, win.output.w, c), depth_multiplier: 1, stride, dilation,
+                    padding: win.padding, input_offset: in_off, output_offset: out_off, activation: act,
+                    rounding: Rounding::Double,
+                };
+                let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
+                let b = if d.below(4) == 0 { None } else { Some(&bias[..c]) };
+                depthwise_conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+                depthwise_conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut []).unwrap();
+                elements += check("random depthwise", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+                dws += 1;
+            }
+
+            // Fully connected: depths around the groups of 4, odd output counts, 1-2 rows.
+            let (batches, depth, out_d) = (d.range(1, 2), d.range(1, 96), d.range(1, CH));
+            d.fill(&mut x[..batches * depth]);
+            d.fill(&mut w[..out_d * depth]);
+            d.quant(&mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
+            let p = FullyConnectedParams {
+                batches, input_depth: depth, output_depth: out_d, input_offset: in_off, output_offset: out_off,
+                activation: act, rounding: Rounding::Double,
+            };
+            let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] }, exact: &[] };
+            let (xs, ws, n) = (&x[..batches * depth], &w[..out_d * depth], batches * out_d);
+            fully_connected_per_channel_s8_reference(&p, &pc, xs, ws, Some(&bias[..out_d]), &mut want[..n]).unwrap();
+            let len = fully_connected_s8_scratch_len(&p);
+            fully_connected_per_channel_s8(&p, &pc, xs, ws, Some(&bias[..out_d]), &mut got[..n], &mut scratch[..len]).unwrap();
+            elements += check("random fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+            fcs += 1;
+        }
+        defmt::info!(
+            "random shapes: {=usize} conv, {=usize} depthwise, {=usize} fully connected, {=usize} elements: dispatched == reference",
+            convs, dws, fcs, elements
+        );
+        defmt::assert!(convs > 50 && dws > 50 && fcs > 50);
+    }
+}

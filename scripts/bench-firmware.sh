@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# scripts/bench-firmware.sh: the "## Firmware" section of BENCHMARKS.md, regenerated.
+#
+# For each MLPerf Tiny model and QEMU board it builds the firmware application (firmware/src/main.rs)
+# with that model embedded (MQ_MODEL), runs it under `-icount shift=0` (SysTick then counts
+# instructions), and reads:
+#   - instructions per inference and each op kind's share, from the application's defmt log
+#     (the interpreter's Profiler hook; mean over the 20 golden inputs, all checked bit for bit
+#     against TFLite Micro by the application);
+#   - flash split into weights (the embedded .mq), kernels (symbols under microquant::kernels) and
+#     runtime code (everything else in .vector_table/.text/.rodata/.data), from the ELF's sections
+#     (llvm-size) and symbols (llvm-nm); after LTO some kernel code is inlined into the
+#     interpreter's op glue and counts as runtime;
+#   - RAM split into the arena (the static the build sized from the model's plan), other statics
+#     (.data/.bss) and the stack's measured peak (painted at start-up).
+# Beside the mps2-an386 (Cortex-M4F) rows: TFLite Micro's figures measured the same way, from
+# ../shared/models/README.md.
+#
+# Reference-kernel column: set MQ_REFERENCE_FEATURE to a core cargo feature that forces the
+# reference kernels (e.g. MQ_REFERENCE_FEATURE=force-reference); the application is then built a
+# second time with `--features microquant/$MQ_REFERENCE_FEATURE`. Without it the column says n/a.
+#
+# Environment: MQ_BENCH_BOARDS (default "mps2-an386 mps2-an500 mps2-an505 mps3-an547 microbit"),
+# MQ_BENCH_MODELS (default "kws ic vww ad"; the micro:bit runs the tiny M0 model instead), DRY=1
+# (print the section, do not write BENCHMARKS.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+FW=$ROOT/firmware
+TD=$FW/target/bench-firmware        # its own target folder: does not disturb `cargo test-<board>`
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+
+BOARDS=${MQ_BENCH_BOARDS:-"mps2-an386 mps2-an500 mps2-an505 mps3-an547 microbit"}
+MODELS=${MQ_BENCH_MODELS:-"kws ic vww ad"}
+REF_FEATURE=${MQ_REFERENCE_FEATURE:-}
+
+triple_of() { case $1 in
+  mps2-an386|mps2-an500) echo thumbv7em-none-eabihf ;;
+  mps2-an505|mps3-an547) echo thumbv8m.main-none-eabihf ;;
+  microbit) echo thumbv6m-none-eabi ;;
+  *) echo "unknown board $1" >&2; exit 2 ;; esac; }
+core_of() { case $1 in
+  mps2-an386) echo "Cortex-M4F" ;; mps2-an500) echo "Cortex-M7" ;; mps2-an505) echo "Cortex-M33" ;;
+  mps3-an547) echo "Cortex-M55 (built as M33: DSP, no Helium)" ;; microbit) echo "Cortex-M0" ;; esac; }
+file_of() { case $1 in
+  kws) echo models/mlperf-tiny/kws_ref_model_int8.tflite ;; ic) echo models/mlperf-tiny/ic_resnet8_int8.tflite ;;
+  vww) echo models/mlperf-tiny/vww_96_int8.tflite ;; ad) echo models/mlperf-tiny/ad01_int8.tflite ;;
+  tiny) echo tests/golden/models/tiny_m0_int8.tflite ;; esac; }
+# TFLite Micro on Cortex-M4F (QEMU mps2-an386, -icount shift=0), from ../shared/models/README.md:
+# instructions with CMSIS-NN, with its reference kernels, arena on M4.
+tflm_of() { case $1 in
+  kws) echo "7,699,880|43,043,800|22,820" ;; ic) echo "29,864,000|107,404,200|54,996" ;;
+  vww) echo "24,101,960|100,250,760|100,708" ;; ad) echo "582,920|1,952,160|2,580" ;; *) echo "||" ;; esac; }
+# fmt N: N with thousands separators.
+fmt() { local n=$1 s=""; while [ ${#n} -gt 3 ]; do s=",${n: -3}$s"; n=${n:0:${#n}-3}; done; echo "$n$s"; }
+kb() { awk -v b="$1" 'BEGIN { printf "%.1f KB", b / 1024 }'; }
+
+# run_app BOARD MODEL LOG [extra cargo args]: builds and runs the application, log to LOG.
+run_app() {
+  local board=$1 model=$2 log=$3; shift 3
+  local t; t=$(triple_of "$board")
+  echo "--- $model on $board $*" >&2
+  (cd "$FW" && MQ_BOARD=$board MQ_MODEL="$ROOT/$(file_of "$model")" QEMU_EXTRA="-icount shift=0" QEMU_TIMEOUT=900 \
+     cargo run -q --release --target "$t" --target-dir "$TD" --bin microquant-firmware "$@") >"$log" 2>"$log.err" || {
+    echo "bench-firmware: $model on $board failed:" >&2; tail -n 5 "$log" "$log.err" >&2; return 1; }
+  grep -q "bit-identical with TFLite Micro" "$log" || { echo "bench-firmware: $model on $board: outputs not checked" >&2; return 1; }
+}
+
+# field KEY LOG: a key=value of the application's summary line.
+field() { grep -o "summary: .*" "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+ROWS=$LOGS/rows.md
+SHARES=$LOGS/shares.md
+: >"$ROWS"; : >"$SHARES"
+for board in $BOARDS; do
+  t=$(triple_of "$board")
+  models=$MODELS; [ "$board" = microbit ] && models=tiny
+  for model in $models; do
+    log=$LOGS/$board-$model.log
+    run_app "$board" "$model" "$log"
+    elf=$TD/$t/release/microquant-firmware
+    insns=$(field instructions_per_inference "$log")
+    stack=$(field stack_peak_bytes "$log")
+    arena=$(field arena_bytes "$log")
+    # Flash: loadable sections; weights = the embedded model; kernels = microquant::kernels symbols.
+    flash=$(llvm-size -A "$elf" | awk '$1 ~ /^\.(vector_table|text|rodata|data)$/ { s += $2 } END { print s }')
+    weights=$(llvm-nm -S -C --radix=d "$elf" | awk '/APP_MODEL::ALIGNED/ { s += $2 } END { print s + 0 }')
+    kernels=$(llvm-nm -S -C --radix=d "$elf" | awk '$3 ~ /^[tTrR]$/ && $4 ~ /^microquant::kernels::/ { s += $2 } END { print s + 0 }')
+    golden=$(field golden_bytes "$log")     # TFLite Micro's outputs the application checks against
+    runtime=$((flash - weights - kernels - golden))
+    statics=$(llvm-size -A "$elf" | awk '$1 ~ /^\.(data|bss|uninit)$/ { s += $2 } END { print s }')
+    other=$((statics - arena))
+    ref="n/a"
+    if [ -n "$REF_FEATURE" ]; then
+      run_app "$board" "$model" "$log.ref" --features "microquant/$REF_FEATURE"
+      ref=$(fmt "$(field instructions_per_inference "$log.ref")")
+    fi
+    IFS='|' read -r tflm_fast tflm_ref tflm_arena <<<"$(tflm_of "$model")"
+    if [ "$board" != mps2-an386 ]; then tflm_fast=""; tflm_ref=""; tflm_arena=""; fi
+    echo "| $model | $board | $(kb "$flash") | $(kb "$runtime") | $(kb "$kernels") | $(kb "$weights") | $(fmt "$arena") | $(fmt "$((other + stack))") ($(fmt "$other") static + $(fmt "$stack") stack) | **$(fmt "$insns")** | $ref | ${tflm_fast:-} | ${tflm_ref:-} | ${tflm_arena:-} |" >>"$ROWS"
+    shares=$(grep -o "op share: .*" "$log" | sed -E 's/op share: ([A-Z0-9_]+) x([0-9]+): [0-9]+ instructions per inference \(([0-9.]+) %\)/\1 ×\2 \3 %/' | paste -sd ';' - | sed 's/;/, /g')
+    echo "| $model | $board | $shares |" >>"$SHARES"
+  done
+done
+
+rustc_v=$(rustc --version | awk '{print $2}')
+qemu_v=$(qemu-system-arm --version | head -1 | awk '{print $4}')
+SECTION=$LOGS/section.md
+{
+  echo "## Firmware"
+  echo
+  echo "Regenerated by \`scripts/bench-firmware.sh\` ($(date -u +%Y-%m-%d), rustc $rustc_v, QEMU $qemu_v). The firmware application"
+  echo "(\`firmware/src/main.rs\`) with each model embedded at build time (\`MQ_MODEL\`), release build (opt-level 3, fat LTO), run"
+  echo "under QEMU with \`-icount shift=0\`: SysTick then counts instructions (not cycles: QEMU has no pipeline model). Every"
+  echo "run checks all 20 golden inputs' outputs bit for bit against TFLite Micro. The MLPerf Tiny models do not fit the"
+  echo "micro:bit (16 KB RAM), which runs the tiny M0 model (\`tests/golden/models/tiny_m0_int8.tflite\`) instead."
+  echo
+  echo "Flash = loadable sections (\`.vector_table\`, \`.text\`, \`.rodata\`, \`.data\`; \`llvm-size\`): weights = the embedded \`.mq\`"
+  echo "(weights, biases, multipliers, tables), kernels = symbols under \`microquant::kernels\` (\`llvm-nm\`; after LTO some kernel"
+  echo "code is inlined into the interpreter's op glue and counts as runtime), runtime = the rest (interpreter, model reader,"
+  echo "application, embedded-hal playback, defmt, cortex-m-rt; not counted: the golden outputs the application checks"
+  echo "against, 40 B to 12.5 KB, which are in the flash total). The interpreter links every kernel it can dispatch to"
+  echo "(int8 and 16x8 of all its ops), whatever the model. RAM = the arena (a static sized exactly by the build) and the rest:"
+  echo "other statics and the stack's measured peak."
+  echo
+  echo "mps2-an386 and mps2-an500 run the same thumbv7em image, mps2-an505 and mps3-an547 the same thumbv8m.main one"
+  echo "(\`-C target-cpu=cortex-m33\`), so their instruction counts agree: QEMU counts instructions and models neither the M7's"
+  echo "dual issue nor caches; cycle figures need hardware."
+  echo
+  echo "TFLite Micro columns: TFLite Micro + CMSIS-NN and TFLite Micro's reference kernels on Cortex-M4F measured the same way"
+  echo "(QEMU mps2-an386, \`-icount shift=0\`, instructions per inference), and its arena on M4 (\`arena_used_bytes\`); source:"
+  echo "\`../shared/models/README.md\` (tflite-micro 90b983c, CMSIS-NN 4ab83cc, arm-none-eabi-gcc 12.2). Its runtime code for"
+  echo "these models' 7 ops is 86.1 KB of flash (CMSIS-NN 53.7 KB, TFLM kernels 20.6 KB, TFLM core 10.8 KB)."
+  if [ -z "$REF_FEATURE" ]; then
+    echo
+    echo "Reference-kernel column: n/a, core has no feature forcing the reference kernels yet (set \`MQ_REFERENCE_FEATURE\`)."
+  fi
+  echo
+  echo "| model | board | flash | runtime code | kernels | weights | arena (B) | RAM besides the arena (B) | instructions / inference (fast paths) | reference kernels | TFLM + CMSIS-NN | TFLM reference | TFLM arena (B) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  cat "$ROWS"
+  echo
+  echo "Boards: $(for b in $BOARDS; do printf '%s %s; ' "$b" "$(core_of "$b")"; done | sed 's/; $//')."
+  echo
+  echo "### Share of each op kind (fast paths, from the interpreter's profiling hook)"
+  echo
+  echo "| model | board | op kind ×count share |"
+  echo "|---|---|---|"
+  cat "$SHARES"
+} >"$SECTION"
+
+if [ "${DRY:-0}" = 1 ]; then cat "$SECTION"; exit 0; fi
+BM=$ROOT/BENCHMARKS.md
+[ -f "$BM" ] || printf '# Benchmarks\n' >"$BM"
+# Replace the "## Firmware" section (up to the next "## " heading) or append it.
+awk -v sec="$SECTION" '
+  BEGIN { while ((getline l < sec) > 0) s = s l "\n" }
+  /^## / { if (skip) skip = 0; if ($0 == "## Firmware") { printf "%s", s; done = 1; skip = 1; next } }
+  !skip { print }
+  END { if (!done) { print ""; printf "%s", s } }
+' "$BM" >"$BM.tmp" && mv "$BM.tmp" "$BM"
+echo "bench-firmware: wrote the ## Firmware section of $BM" >&2

@@ -1,0 +1,718 @@
+//! The kernels in wasm (built with `simd128`, see `.cargo/config.toml`), against every golden
+//! case of `tests/golden/kernels/` (TFLite Micro and the TFLite interpreter's reference kernels),
+//! bit for bit: conv, depthwise conv and fully connected through the dispatched int8 kernels (the
+//! wasm SIMD fast paths) and the reference kernels, their 16x8 kernels, pooling, and (module
+//! `elementwise`) add, mul, softmax, logistic, tanh, hard-swish, concatenation, pad, mean, reshape
+//! and transpose. Then random shapes: the SIMD paths against the reference. Runs under
+//! `wasm-pack test --node wasm` and, with `WASM_BINDGEN_USE_BROWSER=1`, `wasm-pack test
+//! --headless --chrome wasm`.
+#![cfg(target_arch = "wasm32")]
+
+use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
+use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len, conv_s16};
+use microquant::kernels::depthwise_conv::{
+    DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len, depthwise_conv_s16,
+};
+use microquant::kernels::fully_connected::{
+    ExactMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
+    fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_per_channel_s8_reference,
+    fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
+    fully_connected_s16,
+};
+use microquant::kernels::pooling::{PoolParams, avg_pool_s8, max_pool_s8};
+use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+use microquant_tests::golden::{Tensor, assert_bit_exact};
+use microquant_tests::kernels::{self, Activation, ConvCase, DepthwiseConvCase, FullyConnectedCase, KernelCase, Oracle, PoolCase};
+use microquant_tests::rng::SplitMix64;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+#[wasm_bindgen_test]
+#[allow(clippy::assertions_on_constants)] // checks the build configuration
+fn simd128_is_on() {
+    // The fast paths under test are the SIMD ones only if the crate was built with simd128.
+    assert!(cfg!(target_feature = "simd128"), "build with -C target-feature=+simd128 (.cargo/config.toml)");
+}
+
+fn fused(a: Activation) -> FusedActivation {
+    match a {
+        Activation::None => FusedActivation::None,
+        Activation::Relu => FusedActivation::Relu,
+        Activation::Relu6 => FusedActivation::Relu6,
+        Activation::ReluN1To1 => FusedActivation::ReluN1To1,
+    }
+}
+
+fn padding(p: kernels::Padding) -> Padding {
+    match p {
+        kernels::Padding::Same => Padding::Same,
+        kernels::Padding::Valid => Padding::Valid,
+    }
+}
+
+fn dims(t: &Tensor) -> Dims4 {
+    Dims4::new(t.shape[0], t.shape[1], t.shape[2], t.shape[3])
+}
+
+const ROUNDINGS: [Rounding; 2] = [Rounding::Double, Rounding::Single];
+const ORACLES: [Oracle; 2] = [Oracle::Tflm, Oracle::TfliteRef];
+
+// --- conv ---------------------------------------------------------------------------------------
+
+fn conv_prepare(c: &ConvCase, rounding: Rounding, dtype: ActivationRange) -> (ConvParams, Vec<i32>, Vec<i32>) {
+    let (input, filter) = (dims(&c.input), dims(&c.filter));
+    let (stride, dilation) = (Hw::new(c.stride_h, c.stride_w), Hw::new(c.dilation_h, c.dilation_w));
+    let w = compute_window(padding(c.padding), Hw::new(input.h, input.w), Hw::new(filter.h, filter.w), stride, dilation)
+        .unwrap();
+    let output = Dims4::new(input.n, w.output.h, w.output.w, filter.n);
+    assert_eq!(output, dims(&c.expected_tflm), "{}: output shape", c.name);
+    let (mut m, mut s) = (vec![0; filter.n], vec![0; filter.n]);
+    per_channel_multipliers(c.input_scale, &c.filter_scales, c.output_scale, &mut m, &mut s).unwrap();
+    let activation = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+    let p = ConvParams {
+        input,
+        filter,
+        output,
+        stride,
+        dilation,
+        padding: w.padding,
+        input_offset: -c.input_zero_point,
+        output_offset: c.output_zero_point,
+        activation,
+        rounding,
+    };
+    (p, m, s)
+}
+
+#[wasm_bindgen_test]
+fn conv_s8_matches_tflite_micro_and_interpreter() {
+    let cases = kernels::conv_2d_cases();
+    assert!(!cases.is_empty());
+    let mut n = 0;
+    for c in &cases {
+        let (input, filter, bias) = (c.input.i8(), c.filter.i8(), c.bias.as_ref().map(Tensor::i32));
+        for rounding in ROUNDINGS {
+            let (p, m, s) = conv_prepare(c, rounding, ActivationRange::INT8);
+            let q = PerChannelQuant { multiplier: &m, shift: &s };
+            let mut fast = vec![0i8; c.expected_tflm.len()];
+            let mut scratch = vec![0u8; conv_s8_scratch_len(&p)];
+            conv_s8(&p, &q, &input, &filter, bias.as_deref(), &mut fast, &mut scratch).unwrap();
+            let mut refr = vec![0i8; fast.len()];
+            conv_s8_reference(&p, &q, &input, &filter, bias.as_deref(), &mut refr).unwrap();
+            for oracle in ORACLES {
+                let e = c.expected(oracle).i8();
+                n += assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (simd)", c.name), &e, &fast);
+                n += assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (reference)", c.name), &e, &refr);
+            }
+        }
+    }
+    assert!(n > 0, "{} cases, {n} elements", cases.len());
+}
+
+fn conv16<B: Accumulator>(c: &ConvCase, rounding: Rounding, bias: Option<&[B]>) -> usize {
+    let (p, m, s) = conv_prepare(c, rounding, ActivationRange::INT16);
+    let q = PerChannelQuant { multiplier: &m, shift: &s };
+    let mut out = vec![0i16; c.expected_tflm.len()];
+    conv_s16(&p, &q, &c.input.i16(), &c.filter.i8(), bias, &mut out).unwrap();
+    ORACLES.iter().map(|&o| assert_bit_exact(&format!("{} {rounding:?} vs {o:?}", c.name), &c.expected(o).i16(), &out)).sum()
+}
+
+#[wasm_bindgen_test]
+fn conv_s16_matches_tflite_micro_and_interpreter() {
+    let cases = kernels::conv_2d_16x8_cases();
+    let mut n = 0;
+    for c in &cases {
+        for rounding in ROUNDINGS {
+            n += match c.bias.as_ref().map(|b| b.dtype.as_str()) {
+                Some("int32") => conv16(c, rounding, c.bias.as_ref().map(Tensor::i32).as_deref()),
+                Some(_) => conv16(c, rounding, c.bias.as_ref().map(Tensor::i64).as_deref()),
+                None => conv16::<i64>(c, rounding, None),
+            };
+        }
+    }
+    assert!(n > 0 && !cases.is_empty());
+}
+
+// --- depthwise ----------------------------------------------------------------------------------
+
+fn dw_prepare(c: &DepthwiseConvCase, rounding: Rounding, dtype: ActivationRange) -> (DepthwiseConvParams, Vec<i32>, Vec<i32>) {
+    let (input, filter) = (dims(&c.input), dims(&c.filter));
+    let (stride, dilation) = (Hw::new(c.stride_h, c.stride_w), Hw::new(c.dilation_h, c.dilation_w));
+    let w = compute_window(padding(c.padding), Hw::new(input.h, input.w), Hw::new(filter.h, filter.w), stride, dilation)
+        .unwrap();
+    let output = Dims4::new(input.n, w.output.h, w.output.w, filter.c);
+    assert_eq!(output, dims(&c.expected_tflm), "{}: output shape", c.name);
+    let (mut m, mut s) = (vec![0; filter.c], vec![0; filter.c]);
+    per_channel_multipliers(c.input_scale, &c.filter_scales, c.output_scale, &mut m, &mut s).unwrap();
+    let activation = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+    let p = DepthwiseConvParams {
+        input,
+        filter: Hw::new(filter.h, filter.w),
+        output,
+        depth_multiplier: c.depth_multiplier,
+        stride,
+        dilation,
+        padding: w.padding,
+        input_offset: -c.input_zero_point,
+        output_offset: c.output_zero_point,
+        activation,
+        rounding,
+    };
+    (p, m, s)
+}
+
+#[wasm_bindgen_test]
+fn depthwise_conv_s8_matches_tflite_micro_and_interpreter() {
+    let cases = kernels::depthwise_conv_2d_cases();
+    assert!(!cases.is_empty());
+    let mut n = 0;
+    for c in &cases {
+        let (input, filter, bias) = (c.input.i8(), c.filter.i8(), c.bias.as_ref().map(Tensor::i32));
+        for rounding in ROUNDINGS {
+            let (p, m, s) = dw_prepare(c, rounding, ActivationRange::INT8);
+            let q = PerChannelQuant { multiplier: &m, shift: &s };
+            let mut fast = vec![0i8; c.expected_tflm.len()];
+            let mut scratch = vec![0u8; depthwise_conv_s8_scratch_len(&p)];
+            depthwise_conv_s8(&p, &q, &input, &filter, bias.as_deref(), &mut fast, &mut scratch).unwrap();
+            let mut refr = vec![0i8; fast.len()];
+            depthwise_conv_s8_reference(&p, &q, &input, &filter, bias.as_deref(), &mut refr).unwrap();
+            for oracle in ORACLES {
+                let e = c.expected(oracle).i8();
+                n += assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (dispatched)", c.name), &e, &fast);
+                n += assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (reference)", c.name), &e, &refr);
+            }
+        }
+    }
+    assert!(n > 0);
+}
+
+fn dw16<B: Accumulator>(c: &DepthwiseConvCase, rounding: Rounding, bias: Option<&[B]>) -> usize {
+    let (p, m, s) = dw_prepare(c, rounding, ActivationRange::INT16);
+    let q = PerChannelQuant { multiplier: &m, shift: &s };
+    let mut out = vec![0i16; c.expected_tflm.len()];
+    depthwise_conv_s16(&p, &q, &c.input.i16(), &c.filter.i8(), bias, &mut out).unwrap();
+    ORACLES.iter().map(|&o| assert_bit_exact(&format!("{} {rounding:?} vs {o:?}", c.name), &c.expected(o).i16(), &out)).sum()
+}
+
+#[wasm_bindgen_test]
+fn depthwise_conv_s16_matches_tflite_micro_and_interpreter() {
+    let cases = kernels::depthwise_conv_2d_16x8_cases();
+    let mut n = 0;
+    for c in &cases {
+        for rounding in ROUNDINGS {
+            n += match c.bias.as_ref().map(|b| b.dtype.as_str()) {
+                Some("int32") => dw16(c, rounding, c.bias.as_ref().map(Tensor::i32).as_deref()),
+                Some(_) => dw16(c, rounding, c.bias.as_ref().map(Tensor::i64).as_deref()),
+                None => dw16::<i64>(c, rounding, None),
+            };
+        }
+    }
+    assert!(n > 0 && !cases.is_empty());
+}
+
+// --- fully connected ----------------------------------------------------------------------------
+
+/// Double rounding reproduces TFLite Micro, single rounding the interpreter.
+fn oracle(rounding: Rounding) -> Oracle {
+    match rounding {
+        Rounding::Double => Oracle::Tflm,
+        Rounding::Single => Oracle::TfliteRef,
+    }
+}
+
+struct FcPrepared {
+    params: FullyConnectedParams,
+    m: Vec<i32>,
+    s: Vec<i32>,
+    exact: Vec<ExactMultiplier>,
+}
+
+fn fc_prepare(c: &FullyConnectedCase, rounding: Rounding, dtype: ActivationRange) -> FcPrepared {
+    let (out, depth) = (c.filter.shape[0], c.filter.shape[1]);
+    let activation = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+    let params = FullyConnectedParams {
+        batches: c.input.len() / depth,
+        input_depth: depth,
+        output_depth: out,
+        input_offset: -c.input_zero_point,
+        output_offset: c.output_zero_point,
+        activation,
+        rounding,
+    };
+    let (mut m, mut s, mut exact) = (vec![0; out], vec![0; out], vec![ExactMultiplier::default(); out]);
+    fully_connected_per_channel_multipliers(c.input_scale, &c.filter_scales, c.output_scale, &mut m, &mut s, &mut exact)
+        .unwrap();
+    FcPrepared { params, m, s, exact }
+}
+
+#[wasm_bindgen_test]
+fn fully_connected_s8_matches_tflite_micro_and_interpreter() {
+    let cases = kernels::fully_connected_cases();
+    assert!(!cases.is_empty());
+    let mut n = 0;
+    for c in &cases {
+        let (input, filter, bias) = (c.input.i8(), c.filter.i8(), c.bias.as_ref().map(Tensor::i32));
+        for rounding in ROUNDINGS {
+            let p = fc_prepare(c, rounding, ActivationRange::INT8);
+            let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &p.m, shift: &p.s }, exact: &p.exact };
+            let e = c.expected(oracle(rounding)).i8();
+            let name = format!("{} {rounding:?}", c.name);
+            let mut out = vec![0i8; e.len()];
+            let mut scratch = vec![0u8; fully_connected_s8_scratch_len(&p.params)];
+            fully_connected_per_channel_s8(&p.params, &pc, &input, &filter, bias.as_deref(), &mut out, &mut scratch).unwrap();
+            n += assert_bit_exact(&format!("{name} per-channel (simd)"), &e, &out);
+            fully_connected_per_channel_s8_reference(&p.params, &pc, &input, &filter, bias.as_deref(), &mut out).unwrap();
+            n += assert_bit_exact(&format!("{name} per-channel (reference)"), &e, &out);
+            if let [fs] = c.filter_scales[..] {
+                let q = fully_connected_multiplier(c.input_scale, fs, c.output_scale).unwrap();
+                fully_connected_s8(&p.params, &q, &input, &filter, bias.as_deref(), &mut out, &mut scratch).unwrap();
+                n += assert_bit_exact(&format!("{name} per-tensor (simd)"), &e, &out);
+                fully_connected_s8_reference(&p.params, &q, &input, &filter, bias.as_deref(), &mut out).unwrap();
+                n += assert_bit_exact(&format!("{name} per-tensor (reference)"), &e, &out);
+            }
+        }
+    }
+    assert!(n > 0);
+}
+
+fn fc16<B: Accumulator>(c: &FullyConnectedCase, rounding: Rounding, bias: Option<&[B]>) -> usize {
+    let p = fc_prepare(c, rounding, ActivationRange::INT16);
+    let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &p.m, shift: &p.s }, exact: &p.exact };
+    let e = c.expected(oracle(rounding)).i16();
+    let (input, filter) = (c.input.i16(), c.filter.i8());
+    let mut out = vec![0i16; e.len()];
+    fully_connected_per_channel_s16(&p.params, &pc, &input, &filter, bias, &mut out).unwrap();
+    let mut n = assert_bit_exact(&format!("{} {rounding:?} per-channel", c.name), &e, &out);
+    if let [fs] = c.filter_scales[..] {
+        let q = fully_connected_multiplier(c.input_scale, fs, c.output_scale).unwrap();
+        fully_connected_s16(&p.params, &q, &input, &filter, bias, &mut out).unwrap();
+        n += assert_bit_exact(&format!("{} {rounding:?} per-tensor", c.name), &e, &out);
+    }
+    n
+}
+
+#[wasm_bindgen_test]
+fn fully_connected_s16_matches_tflite_micro_and_interpreter() {
+    let cases = kernels::fully_connected_16x8_cases();
+    let mut n = 0;
+    for c in &cases {
+        for rounding in ROUNDINGS {
+            n += match c.bias.as_ref().map(|b| b.dtype.as_str()) {
+                Some("int32") => fc16(c, rounding, c.bias.as_ref().map(Tensor::i32).as_deref()),
+                Some(_) => fc16(c, rounding, c.bias.as_ref().map(Tensor::i64).as_deref()),
+                None => fc16::<i64>(c, rounding, None),
+            };
+        }
+    }
+    assert!(n > 0 && !cases.is_empty());
+}
+
+// --- pooling ------------------------------------------------------------------------------------
+
+type PoolKernel = fn(&PoolParams, &[i8], &mut [i8]) -> Result<(), microquant::Error>;
+
+fn pool_file(cases: &[PoolCase], kernel: PoolKernel) -> usize {
+    assert!(!cases.is_empty());
+    let mut n = 0;
+    for c in cases {
+        let input = dims(&c.input);
+        let (filter, stride) = (Hw::new(c.filter_h, c.filter_w), Hw::new(c.stride_h, c.stride_w));
+        let w = compute_window(padding(c.padding), Hw::new(input.h, input.w), filter, stride, Hw::square(1)).unwrap();
+        let activation =
+            ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, ActivationRange::INT8)
+                .unwrap();
+        let output = Dims4::new(input.n, w.output.h, w.output.w, input.c);
+        let p = PoolParams { input, output, filter, stride, padding: w.padding, activation };
+        let mut out = vec![0i8; c.expected_tflm.len()];
+        kernel(&p, &c.input.i8(), &mut out).unwrap();
+        for o in ORACLES {
+            n += assert_bit_exact(&format!("{} vs {o:?}", c.name), &c.expected(o).i8(), &out);
+        }
+    }
+    n
+}
+
+#[wasm_bindgen_test]
+fn max_pool_s8_matches_tflite_micro_and_interpreter() {
+    assert!(pool_file(&kernels::max_pool_2d_cases(), max_pool_s8) > 0);
+}
+
+#[wasm_bindgen_test]
+fn avg_pool_s8_matches_tflite_micro_and_interpreter() {
+    assert!(pool_file(&kernels::average_pool_2d_cases(), avg_pool_s8) > 0);
+}
+
+// --- random shapes: SIMD paths against the reference ---------------------------------------------
+
+struct Draw(SplitMix64);
+
+impl Draw {
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.0.next_u64() % (hi - lo + 1) as u64) as usize
+    }
+    fn bytes(&mut self, n: usize) -> Vec<i8> {
+        let mut v = vec![0i8; n];
+        self.0.fill_i8(&mut v);
+        v
+    }
+    fn i8(&mut self) -> i32 {
+        (self.0.next_u64() >> 56) as u8 as i8 as i32
+    }
+    /// Multipliers in [2^30, 2^31), shifts in [-13, 1], biases up to +-2^17.
+    fn quant(&mut self, n: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+        let m = (0..n).map(|_| (1 << 30) + (self.0.next_u64() >> 34) as i32).collect();
+        let s = (0..n).map(|_| 1 - self.range(0, 14) as i32).collect();
+        let b = (0..n).map(|_| (self.0.next_u64() as i32) >> 14).collect();
+        (m, s, b)
+    }
+    fn activation(&mut self) -> ActivationRange {
+        let (a, b) = (self.i8(), self.i8());
+        ActivationRange { min: a.min(b), max: a.max(b) }
+    }
+}
+
+#[wasm_bindgen_test]
+fn simd_paths_match_reference_on_random_shapes() {
+    let mut d = Draw(SplitMix64::new(0x7761736d));
+    let (mut convs, mut dws, mut fcs) = (0, 0, 0);
+    for _ in 0..300 {
+        let (h, w) = (d.range(1, 12), d.range(1, 12));
+        let (kh, kw) = (d.range(1, 4), d.range(1, 4));
+        let (stride, dilation) = (Hw::new(d.range(1, 3), d.range(1, 3)), Hw::new(d.range(1, 2), d.range(1, 2)));
+        let pad = if d.range(0, 1) == 0 { Padding::Same } else { Padding::Valid };
+        let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, dilation) else { continue };
+        let (in_off, out_off, act) = (-d.i8(), d.i8(), d.activation());
+        let n = d.range(1, 2);
+
+        let (in_c, out_c) = (d.range(1, 40), d.range(1, 20));
+        let (m, s, b) = d.quant(out_c);
+        let p = ConvParams {
+            input: Dims4::new(n, h, w, in_c),
+            filter: Dims4::new(out_c, kh, kw, in_c),
+            output: Dims4::new(n, win.output.h, win.output.w, out_c),
+            stride,
+            dilation,
+            padding: win.padding,
+            input_offset: in_off,
+            output_offset: out_off,
+            activation: act,
+            rounding: Rounding::Double,
+        };
+        let (x, f) = (d.bytes(n * h * w * in_c), d.bytes(out_c * kh * kw * in_c));
+        let q = PerChannelQuant { multiplier: &m, shift: &s };
+        let len = p.output.checked_len().unwrap();
+        let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+        conv_s8_reference(&p, &q, &x, &f, Some(&b), &mut want).unwrap();
+        conv_s8(&p, &q, &x, &f, Some(&b), &mut got, &mut vec![0u8; conv_s8_scratch_len(&p)]).unwrap();
+        assert_bit_exact(&format!("random conv {p:?}"), &want, &got);
+        convs += 1;
+
+        let c = d.range(1, 70);
+        let (m, s, b) = d.quant(c);
+        let p = DepthwiseConvParams {
+            input: Dims4::new(n, h, w, c),
+            filter: Hw::new(kh, kw),
+            output: Dims4::new(n, win.output.h, win.output.w, c),
+            depth_multiplier: 1,
+            stride,
+            dilation,
+            padding: win.padding,
+            input_offset: in_off,
+            output_offset: out_off,
+            activation: act,
+            rounding: Rounding::Double,
+        };
+        let (x, f) = (d.bytes(n * h * w * c), d.bytes(kh * kw * c));
+        let q = PerChannelQuant { multiplier: &m, shift: &s };
+        let len = p.output.checked_len().unwrap();
+        let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+        depthwise_conv_s8_reference(&p, &q, &x, &f, Some(&b), &mut want).unwrap();
+        depthwise_conv_s8(&p, &q, &x, &f, Some(&b), &mut got, &mut []).unwrap();
+        assert_bit_exact(&format!("random depthwise {p:?}"), &want, &got);
+        dws += 1;
+
+        let (depth, out_d) = (d.range(1, 300), d.range(1, 40));
+        let (m, s, b) = d.quant(out_d);
+        let p = FullyConnectedParams {
+            batches: n,
+            input_depth: depth,
+            output_depth: out_d,
+            input_offset: in_off,
+            output_offset: out_off,
+            activation: act,
+            rounding: Rounding::Double,
+        };
+        let (x, f) = (d.bytes(n * depth), d.bytes(out_d * depth));
+        let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m, shift: &s }, exact: &[] };
+        let (mut want, mut got) = (vec![0i8; n * out_d], vec![0i8; n * out_d]);
+        fully_connected_per_channel_s8_reference(&p, &pc, &x, &f, Some(&b), &mut want).unwrap();
+        fully_connected_per_channel_s8(&p, &pc, &x, &f, Some(&b), &mut got, &mut []).unwrap();
+        assert_bit_exact(&format!("random fully connected {p:?}"), &want, &got);
+        fcs += 1;
+    }
+    assert!(convs > 200 && dws > 200 && fcs > 200, "{convs} {dws} {fcs}");
+}
+
+// --- elementwise, activation, softmax and data-movement kernels -----------------------------------
+// Every case of add, add_16x8, mul, softmax, softmax_16x8, logistic, tanh, hard_swish,
+// concatenation, pad, mean, reshape and transpose, both rounding modes: Double against TFLite
+// Micro, Single against the TFLite interpreter (these ops have no fast path: the reference runs).
+
+mod elementwise {
+    use microquant::kernels::add::{AddParams, add_s8, add_s16};
+    use microquant::kernels::common::FusedActivation;
+    use microquant::kernels::concat::{ConcatInput, ConcatParams, concat_s8};
+    use microquant::kernels::hard_swish::{HardSwishParams, hard_swish_s8};
+    use microquant::kernels::logistic::{LogisticParams, logistic_s8};
+    use microquant::kernels::mul::{MulParams, mul_s8};
+    use microquant::kernels::pad::{PadParams, pad_s8};
+    use microquant::kernels::reduce::{MeanParams, mean_s8, mean_scratch_len};
+    use microquant::kernels::reshape::{reshape_output_shape, reshape_s8};
+    use microquant::kernels::softmax::{SoftmaxParams, SoftmaxS16Luts, SoftmaxS16Params, softmax_s8, softmax_s16};
+    use microquant::kernels::tanh::{TanhParams, tanh_s8};
+    use microquant::kernels::tensor::TensorQuant;
+    use microquant::kernels::transpose::{TransposeParams, transpose_s8};
+    use microquant::kernels::{ActivationRange, Rounding};
+    use microquant_tests::golden::assert_bit_exact;
+    use microquant_tests::kernels::{self, Activation, BinaryCase, KernelCase, KernelFile, Oracle, UnaryCase};
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    const MODES: [(Rounding, Oracle); 2] = [(Rounding::Double, Oracle::Tflm), (Rounding::Single, Oracle::TfliteRef)];
+
+    fn fused(a: Activation) -> FusedActivation {
+        match a {
+            Activation::None => FusedActivation::None,
+            Activation::Relu => FusedActivation::Relu,
+            Activation::Relu6 => FusedActivation::Relu6,
+            Activation::ReluN1To1 => FusedActivation::ReluN1To1,
+        }
+    }
+
+    fn tq(scale: f32, zero_point: i32) -> TensorQuant {
+        TensorQuant::new(scale, zero_point)
+    }
+
+    /// Every case of a binary-op file in both modes; asserts that every element of the file was
+    /// compared in each mode.
+    fn binary_file(
+        file: KernelFile<BinaryCase>,
+        dtype: ActivationRange,
+        mut run: impl FnMut(&BinaryCase, Rounding, ActivationRange, Oracle) -> usize,
+    ) {
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let act = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                checked[i] += run(c, rounding, act, oracle);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2], "{}: elements checked", file.op);
+    }
+
+    #[wasm_bindgen_test]
+    fn add_s8_matches_both_oracles() {
+        binary_file(kernels::add_file(), ActivationRange::INT8, |c, rounding, act, oracle| {
+            let (q1, q2, qo) = (tq(c.input1_scale, c.input1_zero_point), tq(c.input2_scale, c.input2_zero_point), tq(c.output_scale, c.output_zero_point));
+            let p = AddParams::prepare_s8(q1, q2, qo, act, &c.input1.shape, &c.input2.shape, rounding).unwrap();
+            let e = c.expected(oracle);
+            let mut out = vec![0i8; e.len()];
+            add_s8(&p, &c.input1.i8(), &c.input2.i8(), &mut out).unwrap();
+            assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out)
+        });
+    }
+
+    #[wasm_bindgen_test]
+    fn add_s16_matches_both_oracles() {
+        binary_file(kernels::add_16x8_file(), ActivationRange::INT16, |c, rounding, act, oracle| {
+            let (q1, q2, qo) = (tq(c.input1_scale, c.input1_zero_point), tq(c.input2_scale, c.input2_zero_point), tq(c.output_scale, c.output_zero_point));
+            let p = AddParams::prepare_s16(q1, q2, qo, act, &c.input1.shape, &c.input2.shape, rounding).unwrap();
+            let e = c.expected(oracle);
+            let mut out = vec![0i16; e.len()];
+            add_s16(&p, &c.input1.i16(), &c.input2.i16(), &mut out).unwrap();
+            assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i16(), &out)
+        });
+    }
+
+    #[wasm_bindgen_test]
+    fn mul_s8_matches_both_oracles() {
+        binary_file(kernels::mul_file(), ActivationRange::INT8, |c, rounding, act, oracle| {
+            let (q1, q2, qo) = (tq(c.input1_scale, c.input1_zero_point), tq(c.input2_scale, c.input2_zero_point), tq(c.output_scale, c.output_zero_point));
+            let p = MulParams::prepare_s8(q1, q2, qo, act, &c.input1.shape, &c.input2.shape, rounding).unwrap();
+            let e = c.expected(oracle);
+            let mut out = vec![0i8; e.len()];
+            mul_s8(&p, &c.input1.i8(), &c.input2.i8(), &mut out).unwrap();
+            assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out)
+        });
+    }
+
+    #[wasm_bindgen_test]
+    fn softmax_s8_matches_both_oracles() {
+        let file = kernels::softmax_file();
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let depth = *c.input.shape.last().unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let p = SoftmaxParams::prepare_s8(tq(c.input_scale, c.input_zero_point), tq(c.output_scale, c.output_zero_point), c.beta, depth, rounding).unwrap();
+                let e = c.expected(oracle);
+                let mut out = vec![0i8; e.len()];
+                softmax_s8(&p, &c.input.i8(), &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    #[wasm_bindgen_test]
+    fn softmax_s16_matches_both_oracles() {
+        let file = kernels::softmax_16x8_file();
+        assert!(!file.cases.is_empty());
+        let luts = [SoftmaxS16Luts::new(Rounding::Double), SoftmaxS16Luts::new(Rounding::Single)];
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let depth = *c.input.shape.last().unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let p = SoftmaxS16Params::prepare(tq(c.input_scale, c.input_zero_point), tq(c.output_scale, c.output_zero_point), c.beta, depth, rounding, &luts[i]).unwrap();
+                let e = c.expected(oracle);
+                let mut out = vec![0i16; e.len()];
+                softmax_s16(&p, &c.input.i16(), &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i16(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    type Unary = fn(&UnaryCase, TensorQuant, TensorQuant, Rounding, &mut [i8]) -> Result<(), microquant::Error>;
+
+    fn unary_file(file: KernelFile<UnaryCase>, run: Unary) {
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let (i_q, o_q) = (tq(c.input_scale, c.input_zero_point), tq(c.output_scale, c.output_zero_point));
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let e = c.expected(oracle);
+                let mut out = vec![0i8; e.len()];
+                run(c, i_q, o_q, rounding, &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    #[wasm_bindgen_test]
+    fn logistic_s8_matches_both_oracles() {
+        unary_file(kernels::logistic_file(), |c, i, o, r, out| logistic_s8(&LogisticParams::prepare_s8(i, o, r)?, &c.input.i8(), out));
+    }
+
+    #[wasm_bindgen_test]
+    fn tanh_s8_matches_both_oracles() {
+        unary_file(kernels::tanh_file(), |c, i, o, r, out| tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out));
+    }
+
+    #[wasm_bindgen_test]
+    fn hard_swish_s8_matches_both_oracles() {
+        unary_file(kernels::hard_swish_file(), |c, i, o, r, out| {
+            hard_swish_s8(&HardSwishParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
+        });
+    }
+
+    #[wasm_bindgen_test]
+    fn concatenation_s8_matches_both_oracles() {
+        let file = kernels::concatenation_file();
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let out_q = tq(c.output_scale, c.output_zero_point);
+            let rank = c.expected_tflm.shape.len() as i32;
+            let axis = if c.axis < 0 { c.axis + rank } else { c.axis } as usize;
+            let metas: Vec<ConcatInput> = c
+                .inputs
+                .iter()
+                .zip(c.input_scales.iter().zip(&c.input_zero_points))
+                .map(|(t, (&s, &z))| ConcatInput::prepare_s8(t.shape[axis], tq(s, z), out_q).unwrap())
+                .collect();
+            let p = ConcatParams::new(&c.expected_tflm.shape, c.axis, &metas).unwrap();
+            let data: Vec<Vec<i8>> = c.inputs.iter().map(|t| t.i8()).collect();
+            let slices: Vec<&[i8]> = data.iter().map(|v| &v[..]).collect();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let e = c.expected(oracle);
+                let mut out = vec![0i8; e.len()];
+                concat_s8(&p, &slices, &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    #[wasm_bindgen_test]
+    fn pad_s8_matches_both_oracles() {
+        let file = kernels::pad_file();
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let p = PadParams::prepare_s8(&c.input.shape, &c.paddings, tq(c.output_scale, c.output_zero_point), None).unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let e = c.expected(oracle);
+                let mut out = vec![0i8; e.len()];
+                pad_s8(&p, &c.input.i8(), &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    #[wasm_bindgen_test]
+    fn mean_s8_matches_both_oracles() {
+        let file = kernels::mean_file();
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let (iq, oq) = (tq(c.input_scale, c.input_zero_point), tq(c.output_scale, c.output_zero_point));
+            let scratch_len = mean_scratch_len(&c.input.shape, &c.axis).unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let p = MeanParams::prepare_s8(&c.input.shape, &c.axis, iq, oq, rounding).unwrap();
+                let e = c.expected(oracle);
+                let mut out = vec![0i8; e.len()];
+                let mut scratch = vec![0i32; scratch_len];
+                mean_s8(&p, &c.input.i8(), &mut out, &mut scratch).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    #[wasm_bindgen_test]
+    fn reshape_s8_matches_both_oracles() {
+        let file = kernels::reshape_file();
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let shape = reshape_output_shape(c.input.len(), &c.new_shape).unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let e = c.expected(oracle);
+                assert_eq!(shape.dims(), &e.shape[..], "{}: output shape", c.name);
+                let mut out = vec![0i8; e.len()];
+                reshape_s8(&c.input.i8(), &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+
+    #[wasm_bindgen_test]
+    fn transpose_s8_matches_both_oracles() {
+        let file = kernels::transpose_file();
+        assert!(!file.cases.is_empty());
+        let mut checked = [0usize; 2];
+        for c in &file.cases {
+            let p = TransposeParams::new(&c.input.shape, &c.perm).unwrap();
+            for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
+                let e = c.expected(oracle);
+                let mut out = vec![0i8; e.len()];
+                transpose_s8(&p, &c.input.i8(), &mut out).unwrap();
+                checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &e.i8(), &out);
+            }
+        }
+        assert_eq!(checked, [file.stats.elements; 2]);
+    }
+}
