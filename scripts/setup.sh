@@ -33,6 +33,11 @@ missing=()
 for t in "${want[@]}"; do grep -qx "$t" <<<"$have" || missing+=("$t"); done
 if [ ${#missing[@]} -gt 0 ]; then log "rustup target add ${missing[*]}"; rustup target add "${missing[@]}"; fi
 
+# llvm-size (flash figures in the demo and benchmarks)
+if [ ! -x "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/host: //p')/bin/llvm-size" ]; then
+  log "rustup component add llvm-tools"; rustup component add llvm-tools
+fi
+
 # 3. cargo tools
 WBG=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' wasm/Cargo.toml)
 [ -n "$WBG" ] || { echo "setup: cannot read the pinned wasm-bindgen version from wasm/Cargo.toml" >&2; exit 1; }

@@ -288,15 +288,7 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, tar
             n * per_out
         )));
     }
-    let mut shape = vec![n];
-    shape.extend(out_t.dims().iter().map(|&d| d as usize));
-    if dequantize {
-        let (scale, zp) = out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
-        let f: Vec<f32> = ys.iter().map(|&q| (q as i32 - zp) as f32 * scale).collect();
-        npy::write_f32(output, &shape, &f)?;
-    } else {
-        npy::write_i8(output, &shape, &ys)?;
-    }
+    crate::run::write_outputs(&out_t, n, &ys, output, dequantize)?;
     let mean = if n > 0 { res.total / n as u64 } else { 0 };
     eprintln!(
         "ran {n} samples on QEMU {} ({}): {mean} instructions per inference (min {}, max {}; -icount shift=0) -> {}",

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use microquant::interp::Interpreter;
-use microquant::model::{AlignedBytes, DType, Model};
+use microquant::model::{AlignedBytes, DType, Model, TensorInfo};
 
 use crate::CliError;
 use crate::npy::{self, Batch};
@@ -38,6 +38,37 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
     Ok((n, rows))
 }
 
+/// Writes the stacked outputs (`n` samples) as `.npy` (int8, or float32 with `dequantize`) and
+/// prints each sample's top class and its dequantized score (the first 8 samples).
+pub fn write_outputs(
+    out_t: &TensorInfo,
+    n: usize,
+    ys: &[i8],
+    output: &Path,
+    dequantize: bool,
+) -> Result<(), CliError> {
+    let mut shape = vec![n];
+    shape.extend(out_t.dims().iter().map(|&d| d as usize));
+    let (scale, zp) = out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
+    let deq = |q: i8| (q as i32 - zp) as f32 * scale;
+    if dequantize {
+        let f: Vec<f32> = ys.iter().map(|&q| deq(q)).collect();
+        npy::write_f32(output, &shape, &f)?;
+    } else {
+        npy::write_i8(output, &shape, ys)?;
+    }
+    let per = out_t.len().max(1);
+    for (s, row) in ys.chunks(per).take(8).enumerate() {
+        if let Some((c, &q)) = row.iter().enumerate().max_by_key(|&(i, &v)| (v, std::cmp::Reverse(i))) {
+            println!("sample {s}: class {c} (score {:.4}, int8 {q})", deq(q));
+        }
+    }
+    if n > 8 {
+        println!("... {} more samples in {}", n - 8, output.display());
+    }
+    Ok(())
+}
+
 pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> Result<(), CliError> {
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
     let bytes = AlignedBytes::new(&raw);
@@ -56,15 +87,7 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> 
         ys.extend_from_slice(it.output_i8(0)?);
     }
     let dt = t0.elapsed();
-    let mut shape = vec![n];
-    shape.extend(out_t.dims().iter().map(|&d| d as usize));
-    if dequantize {
-        let (scale, zp) = out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
-        let f: Vec<f32> = ys.iter().map(|&q| (q as i32 - zp) as f32 * scale).collect();
-        npy::write_f32(output, &shape, &f)?;
-    } else {
-        npy::write_i8(output, &shape, &ys)?;
-    }
+    write_outputs(&out_t, n, &ys, output, dequantize)?;
     eprintln!(
         "ran {n} samples on the host in {:.3} ms ({:.1} us per inference) -> {}",
         dt.as_secs_f64() * 1e3,
