@@ -21,14 +21,15 @@ use microquant::model::{AlignedBytes, DType, Model};
 use microquant_tests::models::{ModelGolden, MlperfTinyGolden};
 
 /// Flash the application's code and constants take besides the model. Measured on the KWS app
-/// (release): 158 KB on thumbv7em, 150 KB on thumbv6m (the interpreter links every kernel it can
-/// dispatch to, int8 and 16x8); rounded up.
-const APP_CODE_ESTIMATE: u64 = 168 * 1024;
+/// (release): 188 KB on thumbv7em and thumbv8m.main with the Arm DSP fast paths, 150 KB on
+/// thumbv6m (the interpreter links every kernel it can dispatch to, int8 and 16x8); rounded up.
+const APP_CODE_ESTIMATE: u64 = 196 * 1024;
 /// RAM the application needs besides the arena: statics, defmt buffers and the stack (measured
 /// peak stack: about 4 KB for KWS on the M4F, 4.6 KB for the tiny model on the M0).
 const APP_RAM_RESERVE: u64 = 6 * 1024;
 /// The same for a model test image (defmt-test; the golden outputs are counted separately).
-const TEST_CODE_ESTIMATE: u64 = 176 * 1024;
+/// Measured: 193 KB besides the model on thumbv8m.main (defmt-test, the golden outputs apart).
+const TEST_CODE_ESTIMATE: u64 = 200 * 1024;
 const TEST_RAM_RESERVE: u64 = 6 * 1024;
 /// RAM the runner keeps outside its model + arena buffer (statics, stack): 1/4 of RAM, at least
 /// 6 KB (the interpreter's peak stack on the M0 is about 4.5 KB) and at most 64 KB.

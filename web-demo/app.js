@@ -1,7 +1,354 @@
-// The demo page: everything runs locally in the microquant wasm module.
-import init, { quantizeLinear, dequantizeLinear } from './pkg/microquant.js';
+// The demo page. Model work (loading, calibration, quantization, exports) runs in worker.js;
+// this thread reads files, draws the results and runs the small tensor panel. Nothing leaves
+// the browser: the only requests are for the page's own files, made when it loads.
+import { sqnrChart } from './chart.js';
+import { imageInput, imagesToSamples } from './images.js';
 
 const $ = (id) => document.getElementById(id);
+
+// Measured figures used for the estimates (BENCHMARKS.md, "Firmware"; QEMU mps2-an386, Cortex-M4F):
+// instructions per MAC of whole MLPerf Tiny models (ic 1.81 ... vww 3.28) and the flash of the
+// runtime and kernels (runtime code 77.7 KB + kernels 83.1 KB).
+const M4_INSTR_PER_MAC = [1.81, 3.28];
+const M4_RUNTIME_FLASH = (77.7 + 83.1) * 1024;
+
+const state = { info: null, name: '', samples: null, count: 0, labels: null, running: false, nextId: 1, links: [] };
+
+function showError(message) {
+  $('error').textContent = message;
+  $('error').hidden = false;
+  $('error').scrollIntoView({ block: 'nearest' });
+}
+
+function clearError() {
+  $('error').hidden = true;
+  $('error').textContent = '';
+}
+
+function setStatus(text) {
+  $('model-status').textContent = text;
+}
+
+// ---- the worker ----
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+const pending = new Map();
+worker.onmessage = (e) => {
+  const m = e.data;
+  const p = pending.get(m.id);
+  if (!p) return;
+  if (m.type === 'progress') return p.onProgress?.(m);
+  pending.delete(m.id);
+  if (m.type === 'error') {
+    const err = new Error(m.message);
+    err.name = m.name;
+    p.reject(err);
+  } else p.resolve(m);
+};
+worker.onerror = (e) => showError(`The worker failed: ${e.message ?? 'could not start (is the page served over http?)'}`);
+
+function call(message, transfer = [], onProgress) {
+  const id = state.nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, onProgress });
+    worker.postMessage({ ...message, id }, transfer);
+  });
+}
+
+// ---- model and data ----
+
+const fmtBytes = (n) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`);
+const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
+
+function facts(dl, rows) {
+  dl.replaceChildren();
+  for (const [k, v] of rows) {
+    const dt = document.createElement('dt');
+    dt.textContent = k;
+    const dd = document.createElement('dd');
+    dd.textContent = v;
+    dl.append(dt, dd);
+  }
+}
+
+function showModel() {
+  const i = state.info;
+  const input = i.inputs.map((t) => `${t.name} [${t.shape.join(', ')}]`).join(', ');
+  facts($('model-info'), [
+    ['model', `${state.name} (${i.format.toUpperCase()}${i.carriesQuantization ? ', QDQ: its scales are kept' : ''})`],
+    ['input', input],
+    ['output', i.outputs.map((t) => `${t.name} [${t.shape.join(', ')}]`).join(', ')],
+    ['layers', `${i.layers.length} after graph optimization, ${fmtInt(i.macs)} MACs`],
+    ['float weights', fmtBytes(i.weightBytes)],
+    ['calibration', state.samples ? `${state.count} samples${state.labels ? ` with ${state.labels.length} labels` : ''}` : 'none yet: add an .npy or a folder of images'],
+  ]);
+  const body = $('layer-options').querySelector('tbody');
+  body.replaceChildren();
+  const int16Ops = new Set(['Conv2d', 'DepthwiseConv2d', 'FullyConnected', 'Add', 'Mul', 'MaxPool2d', 'AvgPool2d', 'Pad', 'Mean', 'Reshape', 'Squeeze', 'Transpose']);
+  for (const l of i.layers) {
+    const tr = document.createElement('tr');
+    const sel = document.createElement('select');
+    sel.dataset.layer = l.name;
+    for (const [v, t] of [['', 'default'], ['minmax', 'min/max'], ['moving-average', 'moving average'], ['histogram', 'histogram'], ['entropy', 'entropy'], ['percentile', 'percentile']]) {
+      sel.append(new Option(t, v));
+    }
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.dataset.layer = l.name;
+    box.disabled = !int16Ops.has(l.op);
+    for (const cell of [String(l.index), l.name, l.op, sel, box]) {
+      const td = document.createElement('td');
+      td.append(cell);
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+  $('quantize-model').disabled = !state.samples || state.running;
+}
+
+async function loadModelBytes(bytes, name) {
+  clearError();
+  setStatus(`Loading ${name}…`);
+  const r = await call({ type: 'load', model: bytes, name }, [bytes.buffer]);
+  state.info = r.info;
+  state.name = name;
+  state.samples = null;
+  state.labels = null;
+  state.count = 0;
+  $('results').hidden = true;
+  showModel();
+  setStatus(`${name} loaded. Add calibration data.`);
+}
+
+function npyInfo(bytes, what) {
+  const a = mq.parseNpy(bytes);
+  return { ...a, what };
+}
+
+function setCalibration(bytes, name) {
+  const a = npyInfo(bytes, name);
+  const per = state.info.inputs[0].shape.reduce((x, y) => x * y, 1);
+  const n = a.shape.length ? a.shape[0] : 1;
+  const rest = a.shape.slice(1).reduce((x, y) => x * y, 1);
+  if (state.info.inputs.length !== 1) throw new Error('this page calibrates models with one input (the package API takes several)');
+  if (rest !== per && a.data.length !== per) {
+    throw new Error(`${name}: shape [${a.shape.join(', ')}] does not fit input '${state.info.inputs[0].name}' [${state.info.inputs[0].shape.join(', ')}]: expected [N, ${state.info.inputs[0].shape.slice(1).join(', ')}] (${per} values per sample)`);
+  }
+  state.samples = bytes;
+  state.count = a.data.length / per;
+  if (state.labels && state.labels.length !== state.count) state.labels = null;
+  return n;
+}
+
+function setLabels(bytes, name) {
+  const a = npyInfo(bytes, name);
+  if (a.shape.length > 2 || (a.shape.length === 2 && a.shape[1] !== 1)) throw new Error(`${name}: labels must be [N], got [${a.shape.join(', ')}]`);
+  if (state.samples && a.data.length !== state.count) throw new Error(`${name}: ${a.data.length} labels for ${state.count} calibration samples`);
+  state.labels = Array.from(a.data);
+}
+
+async function useExample() {
+  clearError();
+  const get = async (f) => {
+    const r = await fetch(`examples/${f}`);
+    if (!r.ok) throw new Error(`could not load examples/${f} (${r.status})`);
+    return new Uint8Array(await r.arrayBuffer());
+  };
+  const [model, calib, labels] = await Promise.all([get('digits_cnn.onnx'), get('digits_calib.npy'), get('digits_labels.npy')]);
+  await loadModelBytes(model, 'digits_cnn.onnx');
+  setCalibration(calib, 'digits_calib.npy');
+  setLabels(labels, 'digits_labels.npy');
+  showModel();
+  setStatus('Ready: the bundled example is loaded. Click Quantize.');
+}
+
+async function takeFiles(files) {
+  clearError();
+  const list = [...files];
+  const model = list.find((f) => /\.(onnx|tflite)$/i.test(f.name));
+  const images = list.filter((f) => f.type.startsWith('image/') || /\.(png|jpe?g|gif|bmp|webp)$/i.test(f.name));
+  const npys = list.filter((f) => /\.npy$/i.test(f.name));
+  const others = list.filter((f) => f !== model && !images.includes(f) && !npys.includes(f));
+  if (others.length) throw new Error(`${others.map((f) => f.name).join(', ')}: not a model (.onnx, .tflite), an .npy or an image`);
+  if (model) await loadModelBytes(new Uint8Array(await model.arrayBuffer()), model.name);
+  if (!state.info) throw new Error('load a model first (.onnx or .tflite)');
+  for (const f of npys) {
+    const bytes = new Uint8Array(await f.arrayBuffer());
+    const a = mq.parseNpy(bytes);
+    const integer = /[iu][1248]$/.test(a.dtype);
+    if (integer && a.shape.length <= 2 && (a.shape.length < 2 || a.shape[1] === 1)) setLabels(bytes, f.name);
+    else setCalibration(bytes, f.name);
+  }
+  if (images.length) await takeImages(images);
+  showModel();
+  setStatus(state.samples ? 'Ready. Click Quantize.' : 'Add calibration data (.npy or a folder of images).');
+}
+
+async function takeImages(files) {
+  const range = $('pixel-range').value.split(',').map(Number);
+  const shape = state.info.inputs[0].shape;
+  imageInput(shape);
+  setStatus(`Reading ${files.length} images…`);
+  const r = await imagesToSamples(files, shape, range);
+  state.samples = r.samples;
+  state.count = r.count;
+  state.labels = null;
+  setStatus(`${r.count} images resized to ${shape.join('×')} (${r.layout}).`);
+}
+
+// ---- quantization ----
+
+function options() {
+  const o = {
+    observer: $('observer').value,
+    perChannel: $('per-channel').value === 'true',
+    activations: $('activations').value,
+    mode: $('mode').value,
+    rounding: $('rounding').value,
+    overrides: {},
+    int16Layers: [],
+  };
+  if (o.observer === 'percentile' || [...document.querySelectorAll('#layer-options select')].some((s) => s.value === 'percentile')) {
+    o.percentile = Number($('percentile').value);
+  }
+  for (const s of document.querySelectorAll('#layer-options select')) if (s.value) o.overrides[s.dataset.layer] = s.value;
+  for (const b of document.querySelectorAll('#layer-options input:checked')) o.int16Layers.push(b.dataset.layer);
+  const producer = $('producer').value.trim();
+  if (producer) o.metadata = { producer };
+  return o;
+}
+
+let passes = 1;
+function onProgress(p) {
+  if (p.stage === 'calibrate') passes = p.passes;
+  const f = p.stage === 'calibrate' ? (p.pass + p.done / p.total) / (passes + 1) : (passes + p.done / Math.max(1, p.total)) / (passes + 1);
+  $('progress').value = f;
+  setStatus(p.stage === 'calibrate'
+    ? `Calibrating: pass ${p.pass + 1} of ${p.passes}, ${p.done} / ${p.total} samples`
+    : `Evaluating float vs int8 layer by layer: ${p.done} / ${p.total} samples`);
+}
+
+async function quantize(ev) {
+  ev.preventDefault();
+  if (state.running) return;
+  clearError();
+  state.running = true;
+  $('quantize-model').disabled = true;
+  $('cancel').disabled = false;
+  $('progress').value = 0;
+  passes = 1;
+  setStatus('Starting…');
+  try {
+    const samples = state.samples.slice();
+    const r = await call({ type: 'quantize', samples, labels: state.labels, options: options() }, [samples.buffer], onProgress);
+    $('progress').value = 1;
+    showResults(r);
+    setStatus(`Quantized in ${(r.ms / 1000).toFixed(2)} s.`);
+  } catch (e) {
+    if (e.name === 'AbortError') {
+      setStatus('Cancelled.');
+      $('progress').value = 0;
+    } else {
+      setStatus('Failed.');
+      showError(e.message);
+    }
+  } finally {
+    state.running = false;
+    $('cancel').disabled = true;
+    $('quantize-model').disabled = !state.samples;
+  }
+}
+
+// ---- results ----
+
+function cell(text, value) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (value !== undefined) td.dataset.value = value === null ? 'null' : String(value);
+  return td;
+}
+
+const pct = (v) => (v === null ? '–' : `${(v * 100).toFixed(2)} %`);
+const db = (v) => (v === null ? '∞ (identical)' : `${v.toFixed(2)} dB`);
+
+function card(title, main, sub, key, value) {
+  const d = document.createElement('div');
+  d.className = 'card';
+  d.dataset.key = key;
+  if (value !== undefined) d.dataset.value = String(value);
+  const h = document.createElement('h4');
+  h.textContent = title;
+  const b = document.createElement('p');
+  b.className = 'big';
+  b.textContent = main;
+  const s = document.createElement('p');
+  s.className = 'sub';
+  s.textContent = sub;
+  d.append(h, b, s);
+  return d;
+}
+
+function link(id, data, name, type) {
+  const a = $(id);
+  if (!data) {
+    a.removeAttribute('href');
+    a.setAttribute('aria-disabled', 'true');
+    return;
+  }
+  const url = URL.createObjectURL(new Blob([data], { type }));
+  state.links.push(url);
+  a.href = url;
+  a.download = name;
+  a.removeAttribute('aria-disabled');
+}
+
+function showResults(r) {
+  const m = r.report.model;
+  for (const u of state.links.splice(0)) URL.revokeObjectURL(u);
+  const [lo, hi] = M4_INSTR_PER_MAC.map((k) => (m.macs * k) / 1e6);
+  $('cards').replaceChildren(
+    card('weights', `${fmtBytes(m.floatWeightBytes)} → ${fmtBytes(m.int8WeightBytes)}`, `float → int8, ${(m.floatWeightBytes / Math.max(1, m.int8WeightBytes)).toFixed(1)}× smaller`, 'weights', m.int8WeightBytes),
+    card('.mq model', fmtBytes(m.modelBytes), 'weights, kernel parameters, tables: the model in flash', 'model', m.modelBytes),
+    card('arena (RAM)', fmtBytes(m.arenaBytes), 'activations and scratch, planned exactly', 'arena', m.arenaBytes),
+    card('flash with the runtime', `≈ ${fmtBytes(m.modelBytes + M4_RUNTIME_FLASH)}`, `.mq + runtime and kernels (${fmtBytes(M4_RUNTIME_FLASH)} on Cortex-M4F, measured)`, 'flash'),
+    card('Cortex-M4 per inference', `≈ ${lo.toFixed(2)}–${hi.toFixed(2)} M instr.`, `estimate: ${fmtInt(m.macs)} MACs × ${M4_INSTR_PER_MAC[0]}–${M4_INSTR_PER_MAC[1]} instructions/MAC (MLPerf Tiny, QEMU)`, 'm4'),
+  );
+  const acc = $('accuracy').querySelector('tbody');
+  acc.replaceChildren();
+  const rows = [
+    ['samples evaluated', String(m.samples), m.samples, 'samples'],
+    ['top-1 agreement with float', pct(m.top1Agreement), m.top1Agreement, 'top1'],
+    ['float accuracy', m.floatAccuracy === null ? 'no labels' : pct(m.floatAccuracy), m.floatAccuracy, 'float-accuracy'],
+    ['int8 accuracy', m.int8Accuracy === null ? 'no labels' : pct(m.int8Accuracy), m.int8Accuracy, 'int8-accuracy'],
+    ['output SQNR', db(m.outputSqnrDb), m.outputSqnrDb, 'output-sqnr'],
+    ['mode', m.mode, m.mode, 'mode'],
+  ];
+  for (const [k, text, value, key] of rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.key = key;
+    tr.append(cell(k), cell(text, value));
+    acc.append(tr);
+  }
+  sqnrChart($('chart'), r.report.layers);
+  const body = $('layers').querySelector('tbody');
+  body.replaceChildren();
+  for (const l of r.report.layers) {
+    const tr = document.createElement('tr');
+    tr.append(cell(String(l.index)), cell(l.name), cell(l.op), cell(l.dtype), cell(l.scale.toPrecision(5), l.scale),
+      cell(String(l.zeroPoint), l.zeroPoint), cell(l.qparams), cell(`[${l.range[0].toFixed(3)}, ${l.range[1].toFixed(3)}]`),
+      cell(l.sqnrDb === null ? '∞' : l.sqnrDb.toFixed(2), l.sqnrDb), cell(l.maxAbsError.toExponential(3), l.maxAbsError));
+    body.append(tr);
+  }
+  link('dl-mq', r.mq, `${r.stem}.mq`, 'application/octet-stream');
+  link('dl-qdq', r.qdq, `${r.stem}.qdq.onnx`, 'application/octet-stream');
+  link('dl-h', r.header, `${r.stem}.h`, 'text/x-c');
+  link('dl-rs', r.rust, `${r.stem}.rs`, 'text/x-rust');
+  link('dl-report', r.reportJson, `${r.stem}.report.json`, 'application/json');
+  if (r.qdqError) $('dl-qdq').title = r.qdqError;
+  $('results').hidden = false;
+}
+
+// ---- the tensor panel (ONNX QuantizeLinear) ----
 
 function parseValues(text) {
   const parts = text.split(/[\s,]+/).filter((s) => s.length > 0);
@@ -13,46 +360,67 @@ function parseValues(text) {
   });
 }
 
-function show(x, q, dq) {
+function showTensor(x, q, dq) {
   const body = $('result').querySelector('tbody');
   body.replaceChildren();
   for (let i = 0; i < x.length; i++) {
     const tr = document.createElement('tr');
-    for (const v of [i, x[i], q[i], dq[i], Math.abs(dq[i] - x[i])]) {
-      const td = document.createElement('td');
-      td.textContent = String(v);
-      tr.append(td);
-    }
+    for (const v of [i, x[i], q[i], dq[i], Math.abs(dq[i] - x[i])]) tr.append(cell(String(v)));
     body.append(tr);
   }
   $('result').hidden = false;
 }
 
-function quantize(ev) {
+function quantizeTensor(ev) {
   ev.preventDefault();
-  $('error').hidden = true;
+  $('tensor-error').hidden = true;
   try {
     const x = parseValues($('values').value);
     const scale = Number($('scale').value);
     const zp = Number($('zero-point').value);
     if (!Number.isInteger(zp)) throw new Error('zero point must be an integer');
-    const q = quantizeLinear(x, scale, zp);
-    const dq = dequantizeLinear(q, scale, zp);
-    show(x, q, dq);
+    const q = mq.quantizeLinear(x, scale, zp);
+    const dq = mq.dequantizeLinear(q, scale, zp);
+    showTensor(x, q, dq);
     $('status').textContent = `Quantized ${x.length} values.`;
   } catch (e) {
     $('result').hidden = true;
-    $('error').textContent = `Error: ${e.message}`;
-    $('error').hidden = false;
+    $('tensor-error').textContent = `Error: ${e.message}`;
+    $('tensor-error').hidden = false;
   }
 }
 
+// ---- start ----
+
+let mq;
+const guard = (f) => (...a) => Promise.resolve(f(...a)).catch((e) => {
+  setStatus('Failed.');
+  showError(e.message ?? String(e));
+});
+
 try {
-  await init();
-  $('qform').addEventListener('submit', quantize);
+  mq = await import('./pkg/index.js');
+  $('version').textContent = mq.version();
+  $('qform').addEventListener('submit', quantizeTensor);
   $('quantize').disabled = false;
   $('status').textContent = 'Ready.';
+  $('options').addEventListener('submit', guard(quantize));
+  $('cancel').addEventListener('click', () => worker.postMessage({ type: 'cancel' }));
+  $('use-example').addEventListener('click', guard(useExample));
+  $('model-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));
+  $('calib-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));
+  $('labels-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));
+  $('image-dir').addEventListener('change', guard((e) => takeFiles(e.target.files)));
+  const drop = $('drop');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', guard((e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    return takeFiles(e.dataTransfer.files);
+  }));
+  await guard(useExample)();
 } catch (e) {
-  $('error').textContent = `Could not load the wasm module: ${e.message}`;
-  $('error').hidden = false;
+  showError(`Could not load the wasm module: ${e.message}`);
+  $('status').textContent = 'Failed.';
 }

@@ -10,6 +10,7 @@ mod import;
 mod inspect;
 mod npy;
 mod qemu;
+mod quantize;
 mod run;
 
 #[derive(Parser)]
@@ -33,6 +34,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = RoundingArg::Double)]
         rounding: RoundingArg,
     },
+    /// Quantize a float ONNX or TFLite model to int8 with calibration samples: a .mq model, a
+    /// per-layer report, optionally a QDQ ONNX model.
+    Quantize(quantize::QuantizeArgs),
     /// Run a .mq model over a batch of inputs (first axis = samples).
     Run {
         /// The .mq file.
@@ -134,6 +138,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Inspect { model, json } => inspect::run(&model, json),
+        Command::Quantize(args) => quantize::run(&args),
         Command::Import { model, output, rounding } => {
             let r = match rounding {
                 RoundingArg::Double => microquant::kernels::Rounding::Double,

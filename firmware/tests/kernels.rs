@@ -87,8 +87,8 @@ fn pool(cases: &[kg::PoolCase], avg: bool) -> usize {
 }
 
 
-/// Random int8 values, multipliers in [2^30, 2^31) with shifts in [-12, 1], offsets and
-/// clamps anywhere in int8.
+/// Random int8 values, offsets and clamps anywhere in int8, and per-layer requantization in one
+/// of three regimes (see `quant`).
 struct Draw(SplitMix64);
 
 impl Draw {
@@ -104,11 +104,32 @@ impl Draw {
     fn fill(&mut self, v: &mut [i8]) {
         self.0.fill_i8(v);
     }
+    /// Multipliers in [2^30, 2^31), in one of three regimes per layer: shifts in [-12, 1] (left
+    /// shifts and the right shift 1 take the fast paths' general requantization); right shifts
+    /// of 2 to 14 (the Arm DSP `SMLAL` form, as TFLite's converters produce); or right shifts of
+    /// 2 to 31 with some zero multipliers and biases anywhere in int32 (accumulators anywhere,
+    /// wrapping like the reference's).
     fn quant(&mut self, m: &mut [i32], s: &mut [i32], bias: &mut [i32]) {
+        let regime = self.below(3);
         for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(bias.iter_mut()) {
             *m = (1 << 30) + (self.0.next_u64() >> 34) as i32;
-            *s = -(self.below(14) as i32) + 1;
-            *b = (self.0.next_u64() as i32) >> 14;
+            match regime {
+                0 => {
+                    *s = -(self.below(14) as i32) + 1;
+                    *b = (self.0.next_u64() as i32) >> 14;
+                }
+                1 => {
+                    *s = -(self.range(2, 14) as i32);
+                    *b = (self.0.next_u64() as i32) >> 14;
+                }
+                _ => {
+                    *s = -(self.range(2, 31) as i32);
+                    if self.below(6) == 0 {
+                        *m = 0;
+                    }
+                    *b = self.0.next_u64() as i32;
+                }
+            }
         }
     }
     fn activation(&mut self) -> ActivationRange {
@@ -393,5 +414,104 @@ mod tests {
             convs, dws, fcs, elements
         );
         defmt::assert!(convs > 50 && dws > 50 && fcs > 50);
+    }
+
+    /// Random wider images (up to 40 columns) through the conv fast path, against the reference:
+    /// 1x1 convolutions over the same grid, rows whose 4 tile pixels lie inside the image, 1 to 3
+    /// channels (raw patches, a last filter whose word would overrun), tiles of the image's last
+    /// pixels overlapping the one before, narrow clamps.
+    #[test]
+    fn conv_wide_rows_match_reference() {
+        const IN: usize = 1600;
+        const OUT: usize = 2048;
+        let mut d = Draw(super::SplitMix64::new(0x636f6e7677));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; 4096], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; 24], [0i32; 24], [0i32; 24]);
+        let mut scratch = [0u8; 2048];
+        let (mut cases, mut elements) = (0, 0);
+        while cases < 80 {
+            let c = [1, 3, 4, 8, 16, 2][d.below(6)];
+            let wd = d.range(4, 40);
+            let h = d.range(1, (IN / (wd * c)).min(6));
+            let (kh, kw) = match d.below(4) {
+                0 => (1, 1),
+                1 => (3, 3),
+                _ => (d.range(1, 5), d.range(1, 5)),
+            };
+            let stride = Hw::new(d.range(1, 2), d.range(1, 2));
+            let dilation = if d.below(5) == 0 { Hw::new(d.range(1, 2), d.range(1, 2)) } else { Hw::square(1) };
+            let pad = if d.below(3) == 0 { Padding::Valid } else { Padding::Same };
+            let out_c = d.range(1, 24);
+            let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) else { continue };
+            let (nin, nf, nout) = (h * wd * c, out_c * kh * kw * c, win.output.h * win.output.w * out_c);
+            if nin > IN || nf > w.len() || nout > OUT || nout == 0 {
+                continue;
+            }
+            d.fill(&mut x[..nin]);
+            d.fill(&mut w[..nf]);
+            d.quant(&mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
+            let p = ConvParams {
+                input: Dims4::new(1, h, wd, c), filter: Dims4::new(out_c, kh, kw, c),
+                output: Dims4::new(1, win.output.h, win.output.w, out_c), stride, dilation, padding: win.padding,
+                input_offset: -(d.i8() as i32), output_offset: d.i8() as i32,
+                activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
+                rounding: Rounding::Double,
+            };
+            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+            let len = conv_s8_scratch_len(&p);
+            if len > scratch.len() {
+                continue;
+            }
+            let b = if d.below(4) == 0 { None } else { Some(&bias[..out_c]) };
+            conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+            conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut scratch[..len]).unwrap();
+            elements += check("wide conv", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+            cases += 1;
+        }
+        defmt::info!("wide conv: {=usize} cases, {=usize} elements: dispatched == reference", cases, elements);
+    }
+
+    /// Random wider images (up to 48 columns) through the depthwise fast path, which runs rows
+    /// whose windows lie inside the image in place and the rest through stack strips, against
+    /// the reference.
+    #[test]
+    fn depthwise_wide_rows_match_reference() {
+        const IN: usize = 1600;
+        const OUT: usize = 1024;
+        let mut d = Draw(super::SplitMix64::new(0x7769646572));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; 9 * 12], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; 12], [0i32; 12], [0i32; 12]);
+        let (mut cases, mut elements) = (0, 0);
+        while cases < 60 {
+            let c = [4, 8, 5, 12][d.below(4)];
+            let wd = d.range(10, 48);
+            let h = d.range(1, (IN / (wd * c)).min(8));
+            let (kh, kw) = if d.below(5) == 0 { (d.range(1, 3), d.range(1, 3)) } else { (3, 3) };
+            let stride = Hw::new(d.range(1, 2), d.range(1, 2));
+            let dilation = if d.below(4) == 0 { Hw::new(d.range(1, 2), d.range(1, 2)) } else { Hw::square(1) };
+            let pad = if d.below(3) == 0 { Padding::Valid } else { Padding::Same };
+            let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) else { continue };
+            let nout = win.output.h * win.output.w * c;
+            if h * wd * c > IN || nout > OUT || nout == 0 {
+                continue;
+            }
+            let (nin, nf) = (h * wd * c, kh * kw * c);
+            d.fill(&mut x[..nin]);
+            d.fill(&mut w[..nf]);
+            d.quant(&mut m[..c], &mut s[..c], &mut bias[..c]);
+            let p = DepthwiseConvParams {
+                input: Dims4::new(1, h, wd, c), filter: Hw::new(kh, kw),
+                output: Dims4::new(1, win.output.h, win.output.w, c), depth_multiplier: 1, stride, dilation,
+                padding: win.padding, input_offset: -(d.i8() as i32), output_offset: d.i8() as i32,
+                activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
+                rounding: Rounding::Double,
+            };
+            let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
+            depthwise_conv_s8_reference(&p, &q, &x[..nin], &w[..nf], Some(&bias[..c]), &mut want[..nout]).unwrap();
+            depthwise_conv_s8(&p, &q, &x[..nin], &w[..nf], Some(&bias[..c]), &mut got[..nout], &mut []).unwrap();
+            elements += check("wide depthwise", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+            cases += 1;
+        }
+        defmt::info!("wide depthwise: {=usize} cases, {=usize} elements: dispatched == reference", cases, elements);
     }
 }

@@ -525,6 +525,21 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params.extend(perm.iter().map(|&p| p as u32));
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
+        Op::Quantize => {
+            // Integer to integer (int8 <-> int16 between 16x8 and int8 layers): words
+            // [multiplier, shift] of s_in / s_out (interp/ops/quantize.rs).
+            let (xid, x) = l.input(c, 0)?;
+            let it = |d: graph::DType| match d {
+                graph::DType::I8 => Ok(crate::kernels::requantize::IntType::I8),
+                graph::DType::I16 => Ok(crate::kernels::requantize::IntType::I16),
+                _ => Err(c.err(K::UnsupportedDType, "quantize runs int8 or int16 to int8 or int16 (no float input)")),
+            };
+            let p = crate::kernels::requantize::RequantizeParams::prepare(l.q(c, x)?, it(x.dtype)?, l.q(c, y)?, it(y.dtype)?)
+                .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Quantize;
+            spec.params = vec![p.multiplier.multiplier as u32, p.multiplier.shift as u32];
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
         other => {
             return Err(c.err(
                 K::UnsupportedOp,

@@ -247,7 +247,7 @@ fn conv_s8_dispatch(
     let cols = if cfg!(feature = "force-reference") { &mut [] } else { arch::scratch_words(scratch) };
     let (m, s) = (quant.multiplier, quant.shift);
     #[cfg(mq_dsp)]
-    let done = arch::conv_s8_tiled::<arch::arm_dsp::InterleavedTile>(p, m, s, input, filter, bias, output, cols);
+    let done = arch::arm_dsp::conv_s8(p, m, s, input, filter, bias, output, cols);
     #[cfg(all(
         not(mq_dsp),
         target_arch = "wasm32",

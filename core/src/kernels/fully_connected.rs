@@ -382,7 +382,13 @@ fn fully_connected_s8_dispatch(
         Requant::TensorFixed(q) => Some(one(q)),
         _ => None,
     };
-    let fixed = |m, s| arch::OutputScale::Fixed { multiplier: m, shift: s, valid: arch::ChannelRequant::all_valid(m, s) };
+    // One scan of the multipliers when they have the DSP's `SMLAL` form (which implies the
+    // general one's contract); otherwise the general contract's.
+    let fixed = |m, s| {
+        let right_shift = cfg!(mq_dsp) && arch::RightShiftRequant::all_valid(m, s);
+        let valid = right_shift || arch::ChannelRequant::all_valid(m, s);
+        arch::OutputScale::Fixed { multiplier: m, shift: s, valid, right_shift }
+    };
     let scale = match (&requant, &tensor) {
         (_, Some((m, s))) => fixed(m, s),
         (Requant::ChannelFixed(m, s), _) => fixed(m, s),

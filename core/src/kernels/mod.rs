@@ -39,6 +39,7 @@ pub mod lut;
 pub mod mul;
 pub mod pad;
 pub mod reduce;
+pub mod requantize;
 pub mod reshape;
 pub mod softmax;
 pub mod tanh;

@@ -388,6 +388,120 @@ impl<const N: usize> Histogram<N> {
     }
 }
 
+// ---- state (de)serialization (`super::state`) ----
+
+impl<const N: usize> Histogram<N> {
+    /// Bytes of [`write_state`](Self::write_state): layout, data range, total, then the
+    /// non-zero bins as `(index, count)` pairs.
+    pub(crate) fn state_len(&self) -> usize {
+        let grid = match self.grid {
+            Grid::Unset => 1,
+            Grid::Fixed { .. } => 10,
+            Grid::Dyadic { .. } => 13,
+        };
+        let nonzero = self.counts.iter().filter(|&&c| c != 0).count();
+        4 + grid + 1 + 4 + 4 + 8 + 4 + 12 * nonzero
+    }
+
+    pub(crate) fn write_state(&self, w: &mut super::state::Writer<'_>) -> Result<(), Error> {
+        w.u32(N as u32)?;
+        match self.grid {
+            Grid::Unset => w.u8(0)?,
+            Grid::Fixed { lo, hi, binning } => {
+                w.u8(1)?;
+                w.f32(lo)?;
+                w.f32(hi)?;
+                w.u8(match binning {
+                    Binning::TorchHistc => 0,
+                    Binning::Numpy => 1,
+                })?;
+            }
+            Grid::Dyadic { k, base } => {
+                w.u8(2)?;
+                w.i32(k)?;
+                w.i64(base)?;
+            }
+        }
+        w.u8(match self.anchor {
+            Anchor::Free => 0,
+            Anchor::Centered => 1,
+            Anchor::Zero => 2,
+        })?;
+        w.f32(self.min)?;
+        w.f32(self.max)?;
+        w.u64(self.total)?;
+        let nonzero = self.counts.iter().filter(|&&c| c != 0).count();
+        w.u32(nonzero as u32)?;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c != 0 {
+                w.u32(i as u32)?;
+                w.u64(c)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads what [`write_state`](Self::write_state) wrote, checking the bin count and the
+    /// anchor against `expected_anchor` (fixed-range histograms keep [`Anchor::Free`]).
+    pub(crate) fn read_state(r: &mut super::state::Reader<'_>, expected_anchor: Anchor) -> Result<Self, Error> {
+        use super::state::{INVALID, SETTINGS};
+        if r.u32()? as usize != N {
+            return Err(SETTINGS);
+        }
+        let grid = match r.u8()? {
+            0 => Grid::Unset,
+            1 => {
+                let (lo, hi) = (r.f32()?, r.f32()?);
+                let binning = match r.u8()? {
+                    0 => Binning::TorchHistc,
+                    1 => Binning::Numpy,
+                    _ => return Err(INVALID),
+                };
+                if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
+                    return Err(INVALID);
+                }
+                Grid::Fixed { lo, hi, binning }
+            }
+            2 => {
+                let (k, base) = (r.i32()?, r.i64()?);
+                if !(K_MIN..=K_MAX).contains(&k) || base.unsigned_abs() > (1u64 << 62) {
+                    return Err(INVALID);
+                }
+                Grid::Dyadic { k, base }
+            }
+            _ => return Err(INVALID),
+        };
+        let anchor = match r.u8()? {
+            0 => Anchor::Free,
+            1 => Anchor::Centered,
+            2 => Anchor::Zero,
+            _ => return Err(INVALID),
+        };
+        let fixed = matches!(grid, Grid::Fixed { .. });
+        if anchor != if fixed { Anchor::Free } else { expected_anchor } {
+            return Err(SETTINGS);
+        }
+        let (min, max, total) = (r.f32()?, r.f32()?, r.u64()?);
+        let empty = min == f32::INFINITY && max == f32::NEG_INFINITY;
+        if !(empty || (min.is_finite() && max.is_finite() && min <= max)) || (total > 0 && empty) {
+            return Err(INVALID);
+        }
+        let mut counts = [0u64; N];
+        let nonzero = r.u32()? as usize;
+        if nonzero > N || (nonzero > 0 && matches!(grid, Grid::Unset)) {
+            return Err(INVALID);
+        }
+        let mut next = 0usize;
+        for _ in 0..nonzero {
+            let (i, c) = (r.u32()? as usize, r.u64()?);
+            let slot = counts.get_mut(i).filter(|_| i >= next && c != 0).ok_or(INVALID)?;
+            *slot = c;
+            next = i + 1;
+        }
+        Ok(Self { counts, grid, anchor, min, max, total })
+    }
+}
+
 /// Edge `i` of `np.linspace(lo, hi, N + 1)` computed in `f32` as numpy does
 /// (`i · step + lo` with `step = (hi - lo) / N`, the last edge set to `hi`).
 #[inline(always)]

@@ -50,6 +50,33 @@ impl<const N: usize> HistogramObserver<N> {
     }
 }
 
+impl<const N: usize> super::ObserverState for HistogramObserver<N> {
+    fn state_len(&self) -> usize {
+        super::state::HEAD_LEN + 1 + 0 + self.stats.state_len() + self.state.state_len()
+    }
+    fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let mut w = super::state::Writer::new(out);
+        w.head(super::state::tag::HISTOGRAM)?;
+        w.u8(u8::from(self.two_pass))?;
+
+        super::write_hist_body(&mut w, &self.stats, &self.state)?;
+        Ok(w.pos())
+    }
+    fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        let mut r = super::state::Reader::new(bytes);
+        r.head(super::state::tag::HISTOGRAM)?;
+        if r.bool()? != self.two_pass {
+            return Err(super::state::SETTINGS);
+        }
+
+        let stats = RangeStats::read_state(&mut r)?;
+        let state = HistState::read_state(&mut r, self.two_pass, Anchor::Free)?;
+        self.stats = stats;
+        self.state = state;
+        Ok(r.pos())
+    }
+}
+
 impl<const N: usize> Observer for HistogramObserver<N> {
     fn observe(&mut self, x: &[f32]) -> Result<(), Error> {
         match &mut self.state {

@@ -66,12 +66,14 @@ mod per_channel;
 mod percentile;
 #[cfg(test)]
 mod proptests;
+pub mod state;
 
 pub use entropy::EntropyObserver;
 pub use histogram::{Anchor, Binning, Histogram};
 pub use l2::HistogramObserver;
 pub use per_channel::{ChannelObserver, MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver};
 pub use percentile::PercentileObserver;
+pub use state::ObserverState;
 
 use crate::Error;
 use crate::quant::qparams_unchecked;
@@ -526,6 +528,109 @@ impl<const N: usize> HistState<N> {
                 reason: "the range pass is not finished: call end_pass() and run the histogram pass",
             }),
         }
+    }
+}
+
+// ---- state (de)serialization (see `state`) ----
+
+impl RangeStats {
+    pub(crate) const fn state_len(&self) -> usize {
+        state::range_len(self.x) + state::range_len(self.abs)
+    }
+    pub(crate) fn write_state(&self, w: &mut state::Writer<'_>) -> Result<(), Error> {
+        w.range(self.x)?;
+        w.range(self.abs)
+    }
+    pub(crate) fn read_state(r: &mut state::Reader<'_>) -> Result<Self, Error> {
+        Ok(Self { x: r.range()?, abs: r.range()? })
+    }
+}
+
+impl<const N: usize> HistState<N> {
+    pub(crate) fn state_len(&self) -> usize {
+        1 + match self {
+            HistState::Range(s) => s.state_len(),
+            HistState::Bins(h) => h.state_len(),
+        }
+    }
+    pub(crate) fn write_state(&self, w: &mut state::Writer<'_>) -> Result<(), Error> {
+        match self {
+            HistState::Range(s) => {
+                w.u8(0)?;
+                s.write_state(w)
+            }
+            HistState::Bins(h) => {
+                w.u8(1)?;
+                h.write_state(w)
+            }
+        }
+    }
+    /// Reads a state; `two_pass` observers start in the range pass, streaming ones in bins
+    /// anchored at `anchor`.
+    pub(crate) fn read_state(r: &mut state::Reader<'_>, two_pass: bool, anchor: Anchor) -> Result<Self, Error> {
+        match r.u8()? {
+            0 if two_pass => Ok(HistState::Range(RangeStats::read_state(r)?)),
+            1 => {
+                let h = Histogram::read_state(r, anchor)?;
+                // A streaming observer never has a fixed range, a two-pass one only has one.
+                if two_pass != h.bounds().is_some_and(|_| h.dyadic_width().is_none()) {
+                    return Err(state::INVALID);
+                }
+                Ok(HistState::Bins(h))
+            }
+            _ => Err(state::INVALID),
+        }
+    }
+}
+
+/// The body every histogram observer writes after its settings: range statistics, then the
+/// pass state.
+pub(crate) fn write_hist_body<const N: usize>(
+    w: &mut state::Writer<'_>,
+    stats: &RangeStats,
+    st: &HistState<N>,
+) -> Result<(), Error> {
+    stats.write_state(w)?;
+    st.write_state(w)
+}
+
+impl ObserverState for MinMaxObserver {
+    fn state_len(&self) -> usize {
+        state::HEAD_LEN + state::range_len(self.range)
+    }
+    fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let mut w = state::Writer::new(out);
+        w.head(state::tag::MIN_MAX)?;
+        w.range(self.range)?;
+        Ok(w.pos())
+    }
+    fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        let mut r = state::Reader::new(bytes);
+        r.head(state::tag::MIN_MAX)?;
+        self.range = r.range()?;
+        Ok(r.pos())
+    }
+}
+
+impl ObserverState for MovingAverageMinMaxObserver {
+    fn state_len(&self) -> usize {
+        state::HEAD_LEN + 4 + state::range_len(self.range)
+    }
+    fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let mut w = state::Writer::new(out);
+        w.head(state::tag::MOVING_AVERAGE)?;
+        w.f32(self.averaging_constant)?;
+        w.range(self.range)?;
+        Ok(w.pos())
+    }
+    fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        let mut r = state::Reader::new(bytes);
+        r.head(state::tag::MOVING_AVERAGE)?;
+        if r.f32()?.to_bits() != self.averaging_constant.to_bits() {
+            return Err(state::SETTINGS);
+        }
+        self.range = r.range()?;
+        Ok(r.pos())
     }
 }
 

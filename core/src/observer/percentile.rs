@@ -81,6 +81,36 @@ impl<const N: usize> PercentileObserver<N> {
     }
 }
 
+impl<const N: usize> super::ObserverState for PercentileObserver<N> {
+    fn state_len(&self) -> usize {
+        super::state::HEAD_LEN + 1 + 9 + self.stats.state_len() + self.state.state_len()
+    }
+    fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let mut w = super::state::Writer::new(out);
+        w.head(super::state::tag::PERCENTILE)?;
+        w.u8(u8::from(self.two_pass))?;
+        w.f64(self.percentile)?;
+        w.u8(u8::from(self.symmetric))?;
+        super::write_hist_body(&mut w, &self.stats, &self.state)?;
+        Ok(w.pos())
+    }
+    fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        let mut r = super::state::Reader::new(bytes);
+        r.head(super::state::tag::PERCENTILE)?;
+        if r.bool()? != self.two_pass {
+            return Err(super::state::SETTINGS);
+        }
+        if r.f64()?.to_bits() != self.percentile.to_bits() || r.bool()? != self.symmetric {
+            return Err(super::state::SETTINGS);
+        }
+        let stats = RangeStats::read_state(&mut r)?;
+        let state = HistState::read_state(&mut r, self.two_pass, Self::anchor(self.symmetric))?;
+        self.stats = stats;
+        self.state = state;
+        Ok(r.pos())
+    }
+}
+
 impl<const N: usize> Observer for PercentileObserver<N> {
     fn observe(&mut self, x: &[f32]) -> Result<(), Error> {
         let map = self.map();

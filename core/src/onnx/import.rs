@@ -94,7 +94,9 @@ fn decode_error(e: prost::DecodeError, len: usize) -> ConvertError {
 }
 
 pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, ConvertError> {
-    let model = pb::ModelProto::decode(bytes).map_err(|e| decode_error(e, bytes.len()))?;
+    let mut model = pb::ModelProto::decode(bytes).map_err(|e| decode_error(e, bytes.len()))?;
+    // A QDQ model: Q/DQ pairs removed, the parameters they carry put on the tensors at the end.
+    let carried = if super::qdq::is_qdq(&model) { Some(super::qdq::strip(&mut model)?) } else { None };
     let graph = model.graph.as_ref().ok_or_else(|| {
         ConvertError::new(Kind::Malformed, format!("no graph in the {}-byte protobuf: not an ONNX model", bytes.len()))
     })?;
@@ -214,6 +216,9 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
 
     if !options.keep_io_layout {
         b.absorb_input_transposes(&mut inputs);
+    }
+    if let Some(c) = &carried {
+        super::qdq::annotate(&mut b.g, c);
     }
     b.g.prune_unused_tensors();
     b.g.validate()?;

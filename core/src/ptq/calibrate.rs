@@ -7,7 +7,12 @@ use alloc::vec::Vec;
 
 use super::observer::{AnyObserver, ObserverKind};
 use crate::float::FloatExecutor;
-use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, TensorId};
+use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, Op, TensorId};
+
+/// First bytes of [`Calibrator::to_state`].
+const STATE_MAGIC: &[u8; 4] = b"MQCS";
+/// Version of [`Calibrator::to_state`]'s layout (2: with the bias-correction input sums).
+const STATE_VERSION: u8 = 2;
 
 /// Which observer each activation gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +66,10 @@ pub struct Calibrator<'g> {
     pass: u32,
     passes: u32,
     samples: usize,
+    /// Per weighted-layer input: the sum of every element over the first pass's samples (for
+    /// bias correction), and how many samples.
+    sums: Vec<Option<Vec<f64>>>,
+    summed: usize,
 }
 
 fn obs_err(e: crate::Error, what: String) -> ConvertError {
@@ -106,7 +115,18 @@ impl<'g> Calibrator<'g> {
             });
         }
         let passes = observers.iter().flatten().map(AnyObserver::passes).max().unwrap_or(1);
-        Ok(Self { executor, observers, kinds, pass: 0, passes, samples: 0 })
+        let mut sums: Vec<Option<Vec<f64>>> = vec![None; graph.tensors.len()];
+        for n in &graph.nodes {
+            if matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_)) {
+                if let Some(x) = n.input(0) {
+                    let len = graph.tensor(x).and_then(|t| t.num_elements()).unwrap_or(0);
+                    if let Some(slot) = sums.get_mut(x.index()) {
+                        *slot = Some(vec![0.0; len]);
+                    }
+                }
+            }
+        }
+        Ok(Self { executor, observers, kinds, pass: 0, passes, samples: 0, sums, summed: 0 })
     }
 
     /// The graph being calibrated.
@@ -150,6 +170,16 @@ impl<'g> Calibrator<'g> {
         self.graph().tensor(t).map(|t| t.name.clone()).unwrap_or_default()
     }
 
+    /// The mean of every element of activation `t` over the first pass's samples, for the inputs
+    /// of conv / depthwise / fully-connected layers (`None` for other tensors or no samples).
+    pub fn input_mean(&self, t: TensorId) -> Option<Vec<f32>> {
+        if self.summed == 0 {
+            return None;
+        }
+        let n = self.summed as f64;
+        self.sums.get(t.index())?.as_ref().map(|v| v.iter().map(|&x| (x / n) as f32).collect())
+    }
+
     /// Runs one sample (one slice per graph input) through the graph into the observers.
     ///
     /// # Errors
@@ -160,14 +190,26 @@ impl<'g> Calibrator<'g> {
             return Err(ConvertError::new(Kind::InvalidGraph, "calibration is complete: no pass left to observe"));
         }
         let observers = &mut self.observers;
+        let sums = &mut self.sums;
+        let first = self.pass == 0;
         let graph = self.executor.graph();
-        self.executor.run_observed(inputs, |t, v| match observers.get_mut(t.index()).and_then(Option::as_mut) {
-            Some(o) => o.observe(v).map_err(|e| {
-                obs_err(e, String::from("observer"))
-                    .with_tensor(t.index(), graph.tensor(t).map(|t| t.name.as_str()).unwrap_or(""))
-            }),
-            None => Ok(()),
+        self.executor.run_observed(inputs, |t, v| {
+            if first {
+                if let Some(Some(acc)) = sums.get_mut(t.index()) {
+                    acc.iter_mut().zip(v).for_each(|(a, &x)| *a += f64::from(x));
+                }
+            }
+            match observers.get_mut(t.index()).and_then(Option::as_mut) {
+                Some(o) => o.observe(v).map_err(|e| {
+                    obs_err(e, String::from("observer"))
+                        .with_tensor(t.index(), graph.tensor(t).map(|t| t.name.as_str()).unwrap_or(""))
+                }),
+                None => Ok(()),
+            }
         })?;
+        if first {
+            self.summed += 1;
+        }
         self.samples += 1;
         Ok(())
     }
@@ -208,7 +250,153 @@ impl<'g> Calibrator<'g> {
                 a.merge(b).map_err(|e| obs_err(e, format!("merging the observers of tensor {i}")))?;
             }
         }
+        // Input sums are taken in the first pass only (clones made for the second pass carry
+        // the merged first-pass sums already).
+        if self.pass == 0 {
+            for (a, b) in self.sums.iter_mut().zip(&other.sums) {
+                if let (Some(a), Some(b)) = (a, b) {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                }
+            }
+            self.summed += other.summed;
+        }
         self.samples += other.samples;
+        Ok(())
+    }
+
+    /// The calibration statistics as bytes: pass, sample count and every observer's state
+    /// ([`crate::observer::ObserverState`]). A calibrator over the same graph with the same
+    /// options reads them with [`load_state`](Self::load_state): this is how calibration
+    /// split over Web Workers (or processes) ships each part's statistics to be merged.
+    ///
+    /// Layout (little-endian): `MQCS`, version byte, tensor count (u32), pass (u32), passes
+    /// (u32), samples (u64), then per tensor its state length (u32, 0 for constants) and state;
+    /// then the bias-correction input sums: samples summed (u64), and per tensor the number of
+    /// sums (u32, 0 for tensors without) and the sums (f64).
+    pub fn to_state(&self) -> Vec<u8> {
+        let len = 33
+            + self.observers.iter().map(|o| 4 + o.as_ref().map_or(0, AnyObserver::state_len)).sum::<usize>()
+            + self.sums.iter().map(|s| 4 + 8 * s.as_ref().map_or(0, Vec::len)).sum::<usize>();
+        let mut out = Vec::with_capacity(len);
+        out.extend_from_slice(STATE_MAGIC);
+        out.push(STATE_VERSION);
+        out.extend_from_slice(&(self.observers.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.pass.to_le_bytes());
+        out.extend_from_slice(&self.passes.to_le_bytes());
+        out.extend_from_slice(&(self.samples as u64).to_le_bytes());
+        for o in &self.observers {
+            let n = o.as_ref().map_or(0, AnyObserver::state_len);
+            out.extend_from_slice(&(n as u32).to_le_bytes());
+            if let Some(o) = o {
+                let at = out.len();
+                out.resize(at + n, 0);
+                // `n` is the state's own length, so the write cannot run short.
+                let _ = out.get_mut(at..).map(|dst| o.write_state(dst));
+            }
+        }
+        out.extend_from_slice(&(self.summed as u64).to_le_bytes());
+        for s in &self.sums {
+            let v = s.as_deref().unwrap_or(&[]);
+            out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            for x in v {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Replaces this calibrator's statistics with bytes of [`to_state`](Self::to_state) from a
+    /// calibrator over the same graph with the same options. All or nothing: on error the
+    /// calibrator is unchanged. To merge a received state, load it into a fresh calibrator
+    /// (or a clone) and [`merge`](Self::merge) that.
+    ///
+    /// # Errors
+    /// `Malformed` with the byte offset for bytes that are not a calibration state, are
+    /// truncated, or come from a calibrator over another graph or with other options (the
+    /// tensor is named when its observer's state does not fit).
+    pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), ConvertError> {
+        let bad = |msg: String, at: usize| {
+            ConvertError::new(Kind::Malformed, format!("calibration state: {msg}")).at_offset(at)
+        };
+        let word = |at: usize| -> Result<u32, ConvertError> {
+            bytes
+                .get(at..at + 4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+                .ok_or_else(|| bad(format!("truncated: {} bytes", bytes.len()), at))
+        };
+        if bytes.get(..4) != Some(STATE_MAGIC.as_slice()) {
+            return Err(bad(String::from("not a microquant calibration state (no MQCS magic)"), 0));
+        }
+        if bytes.get(4) != Some(&STATE_VERSION) {
+            return Err(bad(format!("version {:?}, this build reads {STATE_VERSION}", bytes.get(4)), 4));
+        }
+        let n = word(5)? as usize;
+        if n != self.observers.len() {
+            return Err(bad(format!("written for a graph of {n} tensors, this one has {}", self.observers.len()), 5));
+        }
+        let (pass, passes) = (word(9)?, word(13)?);
+        if passes != self.passes || pass > passes {
+            return Err(bad(format!("pass {pass} of {passes}, this calibrator makes {} passes", self.passes), 9));
+        }
+        let samples = u64::from(word(17)?) | (u64::from(word(21)?) << 32);
+        let mut observers = self.observers.clone();
+        let mut at = 25;
+        for (i, o) in observers.iter_mut().enumerate() {
+            let len = word(at)? as usize;
+            at += 4;
+            let body = bytes
+                .get(at..at.saturating_add(len))
+                .ok_or_else(|| bad(format!("truncated: {} bytes", bytes.len()), at))?;
+            match o {
+                None if len == 0 => {}
+                None => return Err(bad(format!("tensor {i} is a constant here but has an observer state"), at)),
+                Some(o) => {
+                    let used = o.read_state(body).map_err(|e| {
+                        bad(format!("{e}"), at).with_tensor(
+                            i,
+                            self.executor.graph().tensor(TensorId(i as u32)).map(|t| t.name.as_str()).unwrap_or(""),
+                        )
+                    })?;
+                    if used != len {
+                        return Err(bad(format!("tensor {i}: {len} bytes of state, {used} used"), at));
+                    }
+                }
+            }
+            at += len;
+        }
+        let summed = u64::from(word(at)?) | (u64::from(word(at + 4)?) << 32);
+        at += 8;
+        let mut sums = self.sums.clone();
+        for (i, s) in sums.iter_mut().enumerate() {
+            let len = word(at)? as usize;
+            if len != s.as_ref().map_or(0, Vec::len) {
+                return Err(bad(
+                    format!("tensor {i}: {len} input sums, this graph needs {}", s.as_ref().map_or(0, Vec::len)),
+                    at,
+                ));
+            }
+            at += 4;
+            if let Some(v) = s {
+                let body = bytes
+                    .get(at..at.saturating_add(8 * len))
+                    .ok_or_else(|| bad(format!("truncated: {} bytes", bytes.len()), at))?;
+                for (x, b) in v.iter_mut().zip(body.chunks_exact(8)) {
+                    *x = f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                }
+                at += 8 * len;
+            }
+        }
+        if at != bytes.len() {
+            return Err(bad(format!("{} bytes after the end of the state", bytes.len() - at), at));
+        }
+        let samples = usize::try_from(samples).map_err(|_| bad(format!("{samples} samples"), 17))?;
+        let summed = usize::try_from(summed).map_err(|_| bad(format!("{summed} samples summed"), at))?;
+        self.observers = observers;
+        self.pass = pass;
+        self.samples = samples;
+        self.sums = sums;
+        self.summed = summed;
         Ok(())
     }
 

@@ -49,6 +49,7 @@
 
 mod calibrate;
 mod observer;
+mod pipeline;
 mod prepare;
 mod quantize;
 mod report;
@@ -56,8 +57,9 @@ mod report;
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};
 pub use observer::ObserverKind;
 pub use prepare::{Prepared, prepare};
-pub use quantize::{ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, quantize};
-pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate};
+pub use quantize::{ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, WeightSource, quantize};
+pub use pipeline::{PtqOptions, PtqOutput, convert};
+pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_with_progress};
 
 #[cfg(doc)]
 use crate::graph::Graph;

@@ -5,7 +5,7 @@ use alloc::boxed::Box;
 use crate::Error;
 use crate::observer::{
     EntropyObserver, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, Observer, ObserverConfig,
-    PercentileObserver,
+    ObserverState, PercentileObserver,
 };
 use crate::quant::{Convention, QScheme, QuantDType};
 
@@ -23,8 +23,9 @@ pub enum ObserverKind {
     /// 2048-bin histogram, KL-divergence threshold with 128 quantized bins (ONNX Runtime's
     /// entropy calibrator, [`EntropyObserver`]).
     Entropy,
-    /// 2048-bin histogram, the given percentile of the values (ONNX Runtime's percentile
-    /// calibrator, default 99.999, [`PercentileObserver`]).
+    /// 2048-bin histogram of `|x|`, the given percentile of the magnitudes as the range
+    /// `(-t, t)` clipped to the data's min and max (ONNX Runtime's percentile calibrator with its
+    /// defaults: symmetric, 99.999; [`PercentileObserver`]).
     Percentile(f64),
 }
 
@@ -95,10 +96,10 @@ impl AnyObserver {
             ObserverKind::Entropy if two_pass => AnyObserver::Entropy(Box::new(EntropyObserver::two_pass(CONFIG, nq)?)),
             ObserverKind::Entropy => AnyObserver::Entropy(Box::new(EntropyObserver::new(CONFIG, nq)?)),
             ObserverKind::Percentile(p) if two_pass => {
-                AnyObserver::Percentile(Box::new(PercentileObserver::two_pass(CONFIG, p, false)?))
+                AnyObserver::Percentile(Box::new(PercentileObserver::two_pass(CONFIG, p, true)?))
             }
             ObserverKind::Percentile(p) => {
-                AnyObserver::Percentile(Box::new(PercentileObserver::new(CONFIG, p, false)?))
+                AnyObserver::Percentile(Box::new(PercentileObserver::new(CONFIG, p, true)?))
             }
         })
     }
@@ -117,6 +118,21 @@ impl AnyObserver {
 
     pub(crate) fn end_pass(&mut self) -> Result<(), Error> {
         each!(self, o => o.end_pass())
+    }
+
+    /// Bytes of [`write_state`](Self::write_state).
+    pub(crate) fn state_len(&self) -> usize {
+        each!(self, o => o.state_len())
+    }
+
+    /// The observer's statistics as bytes ([`ObserverState`]).
+    pub(crate) fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
+        each!(self, o => o.write_state(out))
+    }
+
+    /// Replaces the statistics with bytes of [`write_state`](Self::write_state).
+    pub(crate) fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        each!(self, o => o.read_state(bytes))
     }
 
     pub(crate) fn merge(&mut self, other: &Self) -> Result<(), Error> {

@@ -2,10 +2,11 @@
 //! ops it has.
 
 use alloc::format;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::graph::{Activation, ConvertError, DType, Graph, Node, Op, Padding, Pool2d, Tensor};
+use crate::graph::{Activation, ConvertError, DType, Graph, Node, Op, Padding, Pool2d, Tensor, TensorQuant};
 use crate::passes;
 
 /// What [`prepare`] did.
@@ -31,14 +32,53 @@ pub struct Prepared {
 /// The passes' errors.
 pub fn prepare(g: &mut Graph) -> Result<Prepared, ConvertError> {
     let mut p = Prepared { hybrid_weights_dequantized: g.dequantize_hybrid_weights(), ..Prepared::default() };
+    let carried = carried_weights(g);
     p.pass_stats = passes::optimize(g)?;
     p.hard_sigmoids_lowered = passes::hard_sigmoid_to_relu6(g)?;
     if p.hard_sigmoids_lowered > 0 {
         p.pass_stats += passes::optimize(g)?;
     }
     p.relus_as_max_pool = relu_as_max_pool(g)?;
+    restore_carried_weights(g, &carried);
     g.validate()?;
     Ok(p)
+}
+
+/// The carried quantization of each weighted node's f32 weights (a QDQ model's), by node name.
+fn carried_weights(g: &Graph) -> Vec<(String, TensorQuant)> {
+    g.nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_)))
+        .filter_map(|n| {
+            let w = g.tensor(n.input(1)?)?;
+            (w.dtype == DType::F32).then(|| w.quant.clone()).flatten().map(|q| (n.name.clone(), q))
+        })
+        .collect()
+}
+
+/// Puts carried weight quantization back on weights a pass replaced (e.g. the column
+/// permutation of `fold_transpose_into_fc`, which keeps the per-output-channel scales valid).
+/// The quantizer uses them only if they still represent the weights exactly (a folded batch-norm
+/// scale, for one, does not).
+fn restore_carried_weights(g: &mut Graph, carried: &[(String, TensorQuant)]) {
+    let mut marks = Vec::new();
+    for (name, q) in carried {
+        let Some(node) = g.nodes.iter().find(|n| &n.name == name) else { continue };
+        let Some(w) = node.input(1) else { continue };
+        let Some(t) = g.tensor(w) else { continue };
+        let fits = match q.axis {
+            None => q.scales.len() == 1,
+            Some(a) => t.shape.get(a) == Some(&q.scales.len()),
+        };
+        if t.quant.is_none() && t.dtype == DType::F32 && fits {
+            marks.push((w, q.clone()));
+        }
+    }
+    for (w, q) in marks {
+        if let Some(t) = g.tensor_mut(w) {
+            t.quant = Some(q);
+        }
+    }
 }
 
 /// `Relu(x)` → `MaxPool2d(1×1, relu)(x)` (4-D), or reshape to `[1, 1, n, c]`, pool, reshape back.

@@ -1,5 +1,6 @@
 //! Quantization: a calibrated float graph becomes the quantized graph the compiler takes.
 
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -7,7 +8,9 @@ use alloc::vec::Vec;
 
 use super::calibrate::Calibrator;
 use super::observer::ObserverKind;
-use crate::graph::{ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Op, TensorId, TensorQuant};
+use crate::graph::{
+    ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Tensor, TensorId, TensorQuant,
+};
 use crate::quant::{ChooseOptions, Convention, QScheme, QuantDType, choose_qparams_with};
 
 /// The integer type of the activations.
@@ -17,26 +20,48 @@ pub enum ActivationType {
     #[default]
     Int8,
     /// int16, symmetric per tensor (zero point 0) with int8 weights and int64 biases (TFLite's
-    /// 16x8 scheme), for the whole model: the runtime has no op converting between int8 and
-    /// int16 activations, so it cannot mix them, and its logistic, tanh, hard-swish and
-    /// concatenation kernels are int8 only (the compiler names the op it cannot lower).
+    /// 16x8 scheme), for the whole model. The runtime's logistic, tanh, hard-swish and
+    /// concatenation kernels are int8 only (the compiler names the op it cannot lower). To
+    /// compute only some layers in 16x8, see [`QuantizeOptions::int16_layers`].
     Int16,
 }
 
 /// Options of [`quantize`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuantizeOptions {
     /// Weights per output channel (conv and fully connected: axis 0; depthwise: axis 3) or one
     /// scale per tensor. Symmetric int8 in [-127, 127] either way.
     pub per_channel: bool,
-    /// Activation type.
+    /// Activation type of the whole model.
     pub activations: ActivationType,
+    /// Layers computed in 16x8 (int16 activations, int8 weights, int64 bias) in an int8 model,
+    /// by node name (or output tensor name). Their inputs are requantized from int8 to int16,
+    /// and their outputs back to int8 where an int8 layer reads them, by `Quantize` nodes (the
+    /// runtime's `QUANTIZE` op, TFLite's `Requantize`). Allowed ops: conv, depthwise conv,
+    /// fully connected, add, mul, max/average pooling, pad, mean, reshape, squeeze, transpose.
+    pub int16_layers: Vec<String>,
+    /// Use the quantization parameters a model carries (an `f32` tensor with
+    /// [`Tensor::quant`], as the ONNX importer sets them from a QDQ model's
+    /// QuantizeLinear/DequantizeLinear pairs) instead of the calibrated ranges. Default `true`.
+    pub use_carried: bool,
+    /// Bias correction (Nagel et al., "Data-Free Quantization", 2019, empirical form): the
+    /// expected error the weight quantization adds to each output channel, `E[(W - Ŵ) x]` over
+    /// the calibration samples, is added to the bias, so the int8 layer's outputs are unbiased.
+    /// Layers with carried weights (QDQ models) keep their bias. Default `true`.
+    pub bias_correction: bool,
 }
 
 impl Default for QuantizeOptions {
-    /// Per-channel weights, int8 activations.
+    /// Per-channel weights, int8 activations, no 16x8 layer, carried parameters used, bias
+    /// correction.
     fn default() -> Self {
-        Self { per_channel: true, activations: ActivationType::Int8 }
+        Self {
+            per_channel: true,
+            activations: ActivationType::Int8,
+            int16_layers: Vec::new(),
+            use_carried: true,
+            bias_correction: true,
+        }
     }
 }
 
@@ -51,6 +76,20 @@ pub enum QParamsSource {
     /// The same as the op's input (pooling, padding, reshape, squeeze, transpose: the int8
     /// kernels move values without requantizing).
     SameAsInput,
+    /// Carried by the source model (a QDQ model's QuantizeLinear scale and zero point).
+    Carried,
+}
+
+impl QParamsSource {
+    /// The name used in reports: the observer's name, `fixed`, `same-as-input` or `carried`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            QParamsSource::Observed(k) => k.name(),
+            QParamsSource::Fixed => "fixed",
+            QParamsSource::SameAsInput => "same-as-input",
+            QParamsSource::Carried => "carried",
+        }
+    }
 }
 
 /// The quantization of one activation.
@@ -68,16 +107,43 @@ pub struct ActivationQuant {
     pub range: (f32, f32),
 }
 
+/// Where the weights' scales of a conv / depthwise / fully-connected layer come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightSource {
+    /// Computed here: symmetric, `max |w| / 127` per channel (or per tensor).
+    MinMax,
+    /// Carried by the source model (a QDQ model's DequantizeLinear scales), which represent
+    /// the float weights exactly.
+    Carried,
+}
+
+impl WeightSource {
+    /// `minmax` or `carried`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WeightSource::MinMax => "minmax",
+            WeightSource::Carried => "carried",
+        }
+    }
+}
+
 /// A quantized graph and how it was made.
 #[derive(Debug, Clone)]
 pub struct Quantized {
     /// The quantized graph ([`crate::compile::compile`] takes it).
     pub graph: Graph,
     /// For each tensor of the float graph, its id in the quantized graph (`None` for constants
-    /// that are gone, e.g. float biases replaced by int32 ones). Activations keep their ids.
+    /// that are gone, e.g. float biases replaced by int32 ones).
     pub tensor_map: Vec<Option<TensorId>>,
-    /// For each tensor of the float graph (by id): its quantization if it is an activation.
+    /// For each tensor of the float graph (by id): its quantization if it is an activation (in
+    /// the type of the layer that writes it).
     pub activations: Vec<Option<ActivationQuant>>,
+    /// For each node of the float graph, the index of the node computing it in the quantized
+    /// graph (the quantized graph also has the `Quantize` nodes converting between int8 and
+    /// int16 layers).
+    pub node_map: Vec<usize>,
+    /// For each node of the float graph: where its weights' scales come from (weighted layers).
+    pub weight_sources: Vec<Option<WeightSource>>,
 }
 
 fn err(kind: Kind, msg: String) -> ConvertError {
@@ -109,13 +175,19 @@ fn quantize_values(v: &[f32], scale: f32, zero_point: i32, lo: i64, hi: i64) -> 
         .collect()
 }
 
+/// `(channels, inner)`: element `k` of a tensor of `shape` is in channel `(k / inner) % channels`
+/// of `axis` (one channel for `None`).
+fn channel_layout(shape: &[usize], axis: Option<usize>) -> (usize, usize) {
+    match axis {
+        Some(a) => (shape.get(a).copied().unwrap_or(1).max(1), shape.iter().skip(a + 1).product::<usize>().max(1)),
+        None => (1, 1),
+    }
+}
+
 /// Symmetric int8 weights in [-127, 127]: per channel along `axis`, or one scale. A channel of
 /// zeros gets scale 1.
 fn quantize_weights(w: &[f32], shape: &[usize], axis: Option<usize>) -> (Vec<i8>, Vec<f32>) {
-    let (channels, inner) = match axis {
-        Some(a) => (shape.get(a).copied().unwrap_or(1).max(1), shape.iter().skip(a + 1).product::<usize>().max(1)),
-        None => (1, 1),
-    };
+    let (channels, inner) = channel_layout(shape, axis);
     let ch = |k: usize| (k / inner) % channels;
     let mut amax = vec![0f32; channels];
     for (k, &v) in w.iter().enumerate() {
@@ -134,72 +206,251 @@ fn quantize_weights(w: &[f32], shape: &[usize], axis: Option<usize>) -> (Vec<i8>
     (q, scales)
 }
 
+/// The weights quantized with carried scales, if those scales represent them exactly (every
+/// `w / s` within 1e-3 of an integer in [-128, 127]); `None` otherwise (e.g. a graph pass
+/// changed the weights since the parameters were chosen).
+fn quantize_weights_carried(w: &[f32], shape: &[usize], q: &TensorQuant) -> Option<Vec<i8>> {
+    if q.zero_points.iter().any(|&z| z != 0) {
+        return None;
+    }
+    let (channels, inner) = channel_layout(shape, q.axis);
+    if q.scales.len() != channels {
+        return None;
+    }
+    let mut out = Vec::with_capacity(w.len());
+    for (k, &v) in w.iter().enumerate() {
+        let s = *q.scales.get((k / inner) % channels)?;
+        let r = f64::from(v) / f64::from(s);
+        let n = libm::round(r);
+        if (r - n).abs() > 1e-3 || !(-128.0..=127.0).contains(&n) {
+            return None;
+        }
+        out.push(n as i8);
+    }
+    Some(out)
+}
+
+/// `E[(W - Ŵ) x]` per output channel: the weight-quantization error of a conv / depthwise /
+/// fully-connected layer applied to the mean input (exact by linearity), averaged over the
+/// output positions. `None` if the shapes do not fit.
+#[allow(clippy::too_many_arguments)]
+fn weight_error(
+    op: &Op,
+    mean_x: &[f32],
+    x_shape: &[usize],
+    w: &[f32],
+    wq: &[i8],
+    w_shape: &[usize],
+    scales: &[f32],
+    axis: usize,
+    y_shape: &[usize],
+) -> Option<Vec<f32>> {
+    let per = if scales.len() > 1 { Some(axis) } else { None };
+    let (channels, inner) = channel_layout(w_shape, per);
+    let dw: Vec<f32> = w
+        .iter()
+        .zip(wq)
+        .enumerate()
+        .map(|(k, (&v, &q))| v - f32::from(q) * scales.get((k / inner) % channels).copied().unwrap_or(scales[0]))
+        .collect();
+    let plain = match op {
+        Op::Conv2d(c) => Op::Conv2d(crate::graph::Conv2d { activation: crate::graph::Activation::None, ..*c }),
+        Op::DepthwiseConv2d(c) => {
+            Op::DepthwiseConv2d(crate::graph::DepthwiseConv2d { activation: crate::graph::Activation::None, ..*c })
+        }
+        Op::FullyConnected(c) => {
+            Op::FullyConnected(crate::graph::FullyConnected { activation: crate::graph::Activation::None, ..*c })
+        }
+        _ => return None,
+    };
+    let inputs = [
+        Some(crate::float::TensorRef { data: mean_x, shape: x_shape }),
+        Some(crate::float::TensorRef { data: &dw, shape: w_shape }),
+        None,
+    ];
+    let y = crate::float::eval_op(&plain, &inputs, y_shape).ok()?;
+    let c = *y_shape.last()?;
+    if c == 0 || y.len() % c != 0 {
+        return None;
+    }
+    let mut sum = vec![0f64; c];
+    for row in y.chunks_exact(c) {
+        sum.iter_mut().zip(row).for_each(|(s, &v)| *s += f64::from(v));
+    }
+    let n = (y.len() / c) as f64;
+    Some(sum.iter().map(|&s| (s / n) as f32).collect())
+}
+
 /// The output-channel axis of a weighted op's filter.
 fn weight_axis(op: &Op) -> usize {
     if matches!(op, Op::DepthwiseConv2d(_)) { 3 } else { 0 }
+}
+
+/// Ops the runtime runs in 16x8 (int16 activations).
+fn runs_int16(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Conv2d(_)
+            | Op::DepthwiseConv2d(_)
+            | Op::FullyConnected(_)
+            | Op::Add { .. }
+            | Op::Mul { .. }
+            | Op::MaxPool2d(_)
+            | Op::AvgPool2d(_)
+            | Op::Pad { .. }
+            | Op::Mean { .. }
+            | Op::Reshape { .. }
+            | Op::Squeeze { .. }
+            | Op::Transpose { .. }
+    )
+}
+
+/// Ops whose output has their input's parameters.
+fn same_as_input(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Pad { .. } | Op::Reshape { .. } | Op::Squeeze { .. } | Op::Transpose { .. }
+    )
+}
+
+/// The layer type of every node: `I16` for the 16x8 ones.
+fn layer_types(g: &Graph, options: &QuantizeOptions) -> Result<Vec<DType>, ConvertError> {
+    let whole = if options.activations == ActivationType::Int16 { DType::I16 } else { DType::I8 };
+    let mut types = vec![whole; g.nodes.len()];
+    for name in &options.int16_layers {
+        let by_node: Vec<usize> = g.nodes.iter().enumerate().filter(|(_, n)| &n.name == name).map(|(i, _)| i).collect();
+        let found = if by_node.is_empty() {
+            g.nodes
+                .iter()
+                .position(|n| n.output(0).and_then(|t| g.tensor(t)).is_some_and(|t| &t.name == name))
+                .into_iter()
+                .collect()
+        } else {
+            by_node
+        };
+        if found.is_empty() {
+            let mut names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
+            names.truncate(40);
+            return Err(err(
+                Kind::InvalidGraph,
+                format!("int16 layer {name:?}: no node or node output of that name (nodes: {names:?})"),
+            ));
+        }
+        for i in found {
+            let node = &g.nodes[i];
+            if !runs_int16(&node.op) {
+                return Err(err(
+                    Kind::Unsupported,
+                    format!(
+                        "int16 layer {name:?} is a {}: the runtime runs conv, depthwise, fully connected, add, mul, \
+                         pooling, pad, mean, reshape, squeeze and transpose in 16x8",
+                        node.op.name()
+                    ),
+                )
+                .at_node(i, node.op.name())
+                .with_node_name(node.name.as_str()));
+            }
+            types[i] = DType::I16;
+        }
+    }
+    Ok(types)
+}
+
+/// The carried per-tensor parameters of an f32 activation, if any.
+fn carried(t: &Tensor) -> Option<(f32, i32)> {
+    if t.dtype != DType::F32 || t.is_constant() {
+        return None;
+    }
+    t.quant.as_ref().and_then(TensorQuant::per_tensor_params)
 }
 
 /// Quantizes the calibrator's graph with its calibrated ranges.
 ///
 /// Activations: per tensor, from their observer's range (asymmetric int8 with TFLite's formula,
 /// or symmetric int16), except the outputs of softmax / logistic (1/256, -128) and tanh (1/128,
-/// 0) in int8, and of pooling, pad, reshape, squeeze and transpose (their input's). Weights of
-/// conv / depthwise / fully connected: symmetric int8 in [-127, 127], per channel or per tensor.
-/// Biases: int32 (int64 with int16 activations) with scale `input_scale · weight_scale[c]` and
-/// zero point 0. Other constant operands (of add, mul, concatenation): per-tensor asymmetric int8
-/// from their min and max.
+/// 0) in int8, and of pooling, pad, reshape, squeeze and transpose (their input's); parameters
+/// the model carries (an f32 activation with [`Tensor::quant`]: an imported QDQ model) are used
+/// as they are when [`QuantizeOptions::use_carried`]. Weights of conv / depthwise / fully
+/// connected: symmetric int8 in [-127, 127], per channel or per tensor (carried weight scales
+/// are used when they represent the weights exactly). Biases: int32 (int64 in 16x8 layers) with
+/// scale `input_scale · weight_scale[c]` and zero point 0. Other constant operands (of add,
+/// mul, concatenation): per-tensor asymmetric int8 from their min and max. 16x8 layers
+/// ([`QuantizeOptions::int16_layers`]) get `Quantize` nodes converting their inputs and outputs.
 ///
 /// # Errors
-/// `InvalidGraph` if calibration is not complete; `UnsupportedQuantization` for ranges no scale
-/// represents; `Unsupported` for a pad with a non-zero constant value, or a constant used both as
-/// weights and as data; [`Graph::validate`]'s errors on the result.
+/// `InvalidGraph` if calibration is not complete or an int16 layer does not exist;
+/// `UnsupportedQuantization` for ranges no scale represents; `Unsupported` for a pad with a
+/// non-zero constant value, a constant used both as weights and as data, or an int16 layer the
+/// runtime cannot run in 16x8; [`Graph::validate`]'s errors on the result.
 pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quantized, ConvertError> {
     let g = cal.graph();
     if cal.pass() < cal.passes() {
         return Err(err(Kind::InvalidGraph, format!("calibration is at pass {} of {}", cal.pass(), cal.passes())));
     }
-    let act_dtype = match options.activations {
-        ActivationType::Int8 => DType::I8,
-        ActivationType::Int16 => DType::I16,
-    };
+    let layer = layer_types(g, options)?;
     let n = g.tensors.len();
-    let mut acts: Vec<Option<ActivationQuant>> = vec![None; n];
-    let observed = |t: TensorId| -> Result<ActivationQuant, ConvertError> {
+    let tname = |t: TensorId| g.tensor(t).map(|t| t.name.as_str()).unwrap_or("");
+    // Parameters of an activation in a given type, from its carried parameters or its range.
+    let observed = |t: TensorId, dtype: DType| -> Result<ActivationQuant, ConvertError> {
         let range = cal.range(t)?;
-        let (scale, zero_point) = params_for(range.0, range.1, act_dtype)
-            .map_err(|e| e.with_tensor(t.index(), g.tensor(t).map(|t| t.name.as_str()).unwrap_or("")))?;
+        if options.use_carried && dtype == DType::I8 {
+            if let Some((scale, zero_point)) = g.tensor(t).and_then(carried) {
+                return Ok(ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Carried, range });
+            }
+        }
+        let (scale, zero_point) =
+            params_for(range.0, range.1, dtype).map_err(|e| e.with_tensor(t.index(), tname(t)))?;
         let kind = cal.kind(t).unwrap_or(ObserverKind::MinMax);
-        Ok(ActivationQuant { scale, zero_point, dtype: act_dtype, source: QParamsSource::Observed(kind), range })
+        Ok(ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Observed(kind), range })
     };
+
+    // Every activation in the type of its producer (graph inputs: int8 unless the whole model
+    // is int16).
+    let mut acts: Vec<Option<ActivationQuant>> = vec![None; n];
+    let input_type = if options.activations == ActivationType::Int16 { DType::I16 } else { DType::I8 };
     for &i in &g.inputs {
-        acts[i.index()] = Some(observed(i)?);
+        acts[i.index()] = Some(observed(i, input_type)?);
     }
+    // Conversions: (float tensor, type) → parameters, for activations read in the other type.
+    let mut converted: BTreeMap<(u32, bool), ActivationQuant> = BTreeMap::new();
+    let mut param_in = |t: TensorId, dtype: DType, acts: &[Option<ActivationQuant>]| -> Result<ActivationQuant, ConvertError> {
+        let a = acts.get(t.index()).copied().flatten().ok_or_else(|| {
+            err(Kind::InvalidGraph, String::from("an input has no quantization")).with_tensor(t.index(), tname(t))
+        })?;
+        if a.dtype == dtype {
+            return Ok(a);
+        }
+        let key = (t.0, dtype == DType::I16);
+        if let Some(c) = converted.get(&key) {
+            return Ok(*c);
+        }
+        let c = observed(t, dtype)?;
+        converted.insert(key, c);
+        Ok(c)
+    };
     for (index, node) in g.nodes.iter().enumerate() {
         let Some(y) = node.output(0) else { continue };
-        let int8 = act_dtype == DType::I8;
+        let dtype = layer[index];
+        let at = |e: ConvertError| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str());
+        // Register the conversions of activation inputs read in the other type.
+        for t in node.inputs.iter().flatten() {
+            if g.tensor(*t).is_some_and(|t| !t.is_constant()) {
+                param_in(*t, dtype, &acts).map_err(at)?;
+            }
+        }
         let fixed = match node.op {
-            Op::Softmax { .. } | Op::Logistic if int8 => Some((1.0 / 256.0, -128)),
-            Op::Tanh if int8 => Some((1.0 / 128.0, 0)),
+            Op::Softmax { .. } | Op::Logistic if dtype == DType::I8 => Some((1.0 / 256.0, -128)),
+            Op::Tanh if dtype == DType::I8 => Some((1.0 / 128.0, 0)),
             _ => None,
         };
-        let same = matches!(
-            node.op,
-            Op::MaxPool2d(_)
-                | Op::AvgPool2d(_)
-                | Op::Pad { .. }
-                | Op::Reshape { .. }
-                | Op::Squeeze { .. }
-                | Op::Transpose { .. }
-        );
         let aq = if let Some((scale, zero_point)) = fixed {
-            ActivationQuant { scale, zero_point, dtype: act_dtype, source: QParamsSource::Fixed, range: cal.range(y)? }
-        } else if same {
-            let x = node.input(0).and_then(|x| acts.get(x.index()).copied().flatten()).ok_or_else(|| {
-                err(Kind::InvalidGraph, String::from("input 0 has no quantization")).at_node(index, node.op.name())
-            })?;
-            ActivationQuant { source: QParamsSource::SameAsInput, range: cal.range(y)?, ..x }
+            ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Fixed, range: cal.range(y)? }
+        } else if same_as_input(&node.op) {
+            let x = node.input(0).ok_or_else(|| at(err(Kind::InvalidGraph, String::from("input 0 is missing"))))?;
+            let xq = param_in(x, dtype, &acts).map_err(at)?;
+            ActivationQuant { source: QParamsSource::SameAsInput, range: cal.range(y)?, ..xq }
         } else {
-            observed(y).map_err(|e| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str()))?
+            observed(y, dtype).map_err(at)?
         };
         acts[y.index()] = Some(aq);
     }
@@ -213,21 +464,47 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
         }
     }
     // Weights, biases and constant operands.
+    let mut weight_sources: Vec<Option<WeightSource>> = vec![None; g.nodes.len()];
     let mut role: Vec<Option<&'static str>> = vec![None; n];
     for index in 0..g.nodes.len() {
         let node = &g.nodes[index];
+        let dtype = layer[index];
         let at = |e: ConvertError| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str());
         if matches!(node.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_)) {
             let (Some(x), Some(w)) = (node.input(0), node.input(1)) else { continue };
-            let xs = acts[x.index()]
-                .map(|a| a.scale)
-                .ok_or_else(|| at(err(Kind::InvalidGraph, "input 0 has no quantization".into())))?;
+            let xs = param_in(x, dtype, &acts).map_err(at)?.scale;
             let axis = weight_axis(&node.op);
             let wt = g.tensor(w).ok_or_else(|| at(err(Kind::InvalidGraph, "weights out of range".into())))?;
             let wv = wt.data.as_ref().and_then(ConstData::as_f32).ok_or_else(|| {
                 at(err(Kind::UnsupportedQuantization, format!("weights '{}' are not f32 constants", wt.name)))
             })?;
-            let (wq, scales) = quantize_weights(wv, &wt.shape, options.per_channel.then_some(axis));
+            let carried_w = if options.use_carried {
+                wt.quant.as_ref().and_then(|cq| quantize_weights_carried(wv, &wt.shape, cq).map(|v| (v, cq.clone())))
+            } else {
+                None
+            };
+            let (wq, quant, scales) = match carried_w {
+                Some((v, cq)) => {
+                    weight_sources[index] = Some(WeightSource::Carried);
+                    let s = cq.scales.clone();
+                    let quant = if cq.axis.is_some() {
+                        TensorQuant::per_channel(cq.scales, vec![0; s.len()], axis)
+                    } else {
+                        TensorQuant::per_tensor(s[0], 0)
+                    };
+                    (v, quant, s)
+                }
+                None => {
+                    weight_sources[index] = Some(WeightSource::MinMax);
+                    let (v, s) = quantize_weights(wv, &wt.shape, options.per_channel.then_some(axis));
+                    let quant = if options.per_channel {
+                        TensorQuant::per_channel(s.clone(), vec![0; s.len()], axis)
+                    } else {
+                        TensorQuant::per_tensor(s[0], 0)
+                    };
+                    (v, quant, s)
+                }
+            };
             match role[w.index()] {
                 None | Some("weights") => role[w.index()] = Some("weights"),
                 Some(other) => {
@@ -237,23 +514,46 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
                     )));
                 }
             }
-            let quant = if options.per_channel {
-                TensorQuant::per_channel(scales.clone(), vec![0; scales.len()], axis)
-            } else {
-                TensorQuant::per_tensor(scales[0], 0)
-            };
+            let per_channel = quant.axis.is_some();
             if let Some(t) = q.tensors.get_mut(w.index()) {
                 t.dtype = DType::I8;
                 t.data = Some(ConstData::I8(wq));
                 t.quant = Some(quant);
             }
-            if let Some(b) = node.input(2) {
-                let bt = g.tensor(b).ok_or_else(|| at(err(Kind::InvalidGraph, "bias out of range".into())))?;
-                let bv = bt.data.as_ref().and_then(ConstData::as_f32).ok_or_else(|| {
-                    at(err(Kind::UnsupportedQuantization, format!("bias '{}' is not an f32 constant", bt.name)))
-                })?;
+            // The float bias, corrected for the weights' quantization error.
+            let bias_t = node.input(2).and_then(|b| g.tensor(b));
+            let mut bias: Option<Vec<f32>> = match bias_t {
+                Some(bt) => Some(
+                    bt.data
+                        .as_ref()
+                        .and_then(ConstData::as_f32)
+                        .ok_or_else(|| {
+                            at(err(Kind::UnsupportedQuantization, format!("bias '{}' is not an f32 constant", bt.name)))
+                        })?
+                        .to_vec(),
+                ),
+                None => None,
+            };
+            let carried_weights = weight_sources[index] == Some(WeightSource::Carried);
+            if options.bias_correction && !carried_weights {
+                let q_ref = q.tensors.get(w.index()).and_then(|t| t.data.as_ref()).and_then(ConstData::as_i8);
+                let delta = match (cal.input_mean(x), q_ref, g.tensor(x), node.output(0).and_then(|y| g.tensor(y))) {
+                    (Some(mean), Some(wq), Some(xt), Some(yt)) => {
+                        weight_error(&node.op, &mean, &xt.shape, wv, wq, &wt.shape, &scales, axis, &yt.shape)
+                    }
+                    _ => None,
+                };
+                if let Some(d) = delta {
+                    bias = Some(match bias {
+                        Some(b) if b.len() == d.len() => b.iter().zip(&d).map(|(u, v)| u + v).collect(),
+                        Some(b) => b,
+                        None => d,
+                    });
+                }
+            }
+            if let Some(bv) = bias {
                 let bscales: Vec<f32> =
-                    if options.per_channel { scales.iter().map(|&s| xs * s).collect() } else { vec![xs * scales[0]] };
+                    if per_channel { scales.iter().map(|&s| xs * s).collect() } else { vec![xs * scales[0]] };
                 let int = bv
                     .iter()
                     .enumerate()
@@ -262,7 +562,7 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
                         libm::round(f64::from(v) / f64::from(s))
                     })
                     .collect::<Vec<f64>>();
-                let (data, dtype) = if act_dtype == DType::I16 {
+                let (data, bdtype) = if dtype == DType::I16 {
                     (ConstData::I64(int.iter().map(|&v| v as i64).collect()), DType::I64)
                 } else {
                     (
@@ -272,16 +572,20 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
                         DType::I32,
                     )
                 };
-                let bquant = if options.per_channel {
+                let bquant = if per_channel {
                     TensorQuant::per_channel(bscales.clone(), vec![0; bscales.len()], 0)
                 } else {
                     TensorQuant::per_tensor(bscales[0], 0)
                 };
-                let mut t = crate::graph::Tensor::constant(format!("{}/int_bias", node.name), bt.shape.clone(), data)
-                    .with_quant(bquant);
-                t.dtype = dtype;
+                let shape = bias_t.map_or_else(|| vec![bv.len()], |bt| bt.shape.clone());
+                let mut t = Tensor::constant(format!("{}/int_bias", node.name), shape, data).with_quant(bquant);
+                t.dtype = bdtype;
                 let id = q.add_tensor(t)?;
-                q.nodes[index].inputs[2] = Some(id);
+                let qn = &mut q.nodes[index];
+                if qn.inputs.len() < 3 {
+                    qn.inputs.resize(3, None);
+                }
+                qn.inputs[2] = Some(id);
             }
             continue;
         }
@@ -310,23 +614,25 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
             let v = ct.data.as_ref().and_then(ConstData::as_f32).ok_or_else(|| {
                 at(err(Kind::UnsupportedQuantization, format!("constant input {k} '{}' is not f32", ct.name)))
             })?;
+            let want = if dtype == DType::I16 { "data16" } else { "data" };
             match role[t.index()] {
-                None | Some("data") => role[t.index()] = Some("data"),
+                None => role[t.index()] = Some(want),
+                Some(r) if r == want => {}
                 Some(other) => {
                     return Err(at(err(
                         Kind::Unsupported,
-                        format!("constant '{}' is used as data and as {other}", ct.name),
+                        format!("constant '{}' is used as {want} and as {other}", ct.name),
                     )));
                 }
             }
             let lo = v.iter().copied().fold(0f32, f32::min);
             let hi = v.iter().copied().fold(0f32, f32::max);
-            let (scale, zp) = params_for(lo, hi, act_dtype).map_err(at)?;
-            let (qlo, qhi) = act_dtype.int_range().unwrap_or((-128, 127));
+            let (scale, zp) = params_for(lo, hi, dtype).map_err(at)?;
+            let (qlo, qhi) = dtype.int_range().unwrap_or((-128, 127));
             let ints = quantize_values(v, scale, zp, qlo, qhi);
             if let Some(qt) = q.tensors.get_mut(t.index()) {
-                qt.dtype = act_dtype;
-                qt.data = Some(if act_dtype == DType::I16 {
+                qt.dtype = dtype;
+                qt.data = Some(if dtype == DType::I16 {
                     ConstData::I16(ints.iter().map(|&x| x as i16).collect())
                 } else {
                     ConstData::I8(ints.iter().map(|&x| x as i8).collect())
@@ -335,10 +641,72 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
             }
         }
     }
+
+    // Conversions between int8 and int16 layers.
+    let mut node_map: Vec<usize> = (0..g.nodes.len()).collect();
+    if !converted.is_empty() {
+        insert_conversions(g, &mut q, &layer, &converted, &mut node_map)?;
+    }
+
     let tensor_map = q.prune_unused_tensors();
     q.metadata.producer = format!("microquant {} post-training quantization", env!("CARGO_PKG_VERSION"));
     q.validate()?;
-    Ok(Quantized { graph: q, tensor_map, activations: acts })
+    Ok(Quantized { graph: q, tensor_map, activations: acts, node_map, weight_sources })
+}
+
+/// Inserts a `Quantize` node before every layer that reads an activation in the other type
+/// (int8 ↔ int16), one per (tensor, type), right before its first reader.
+fn insert_conversions(
+    g: &Graph,
+    q: &mut Graph,
+    layer: &[DType],
+    converted: &BTreeMap<(u32, bool), ActivationQuant>,
+    node_map: &mut [usize],
+) -> Result<(), ConvertError> {
+    let mut made: BTreeMap<(u32, bool), TensorId> = BTreeMap::new();
+    let mut nodes: Vec<Node> = Vec::with_capacity(q.nodes.len() + converted.len());
+    for (index, node) in q.nodes.clone().into_iter().enumerate() {
+        let mut node = node;
+        let dtype = layer[index];
+        let weighted = matches!(node.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_));
+        for (k, slot) in node.inputs.iter_mut().enumerate() {
+            let Some(t) = *slot else { continue };
+            if weighted && k > 0 {
+                continue;
+            }
+            let Some(src) = g.tensor(t) else { continue };
+            if src.is_constant() {
+                continue;
+            }
+            let Some(cur) = q.tensor(t) else { continue };
+            if cur.dtype == dtype {
+                continue;
+            }
+            let key = (t.0, dtype == DType::I16);
+            let id = match made.get(&key) {
+                Some(&id) => id,
+                None => {
+                    let a = converted.get(&key).ok_or_else(|| {
+                        err(Kind::InvalidGraph, format!("no {} parameters for '{}'", dtype.name(), src.name))
+                    })?;
+                    let name = format!("{}/{}", src.name, dtype.name());
+                    let mut nt = Tensor::new(name.clone(), src.shape.clone(), dtype);
+                    nt.quant = Some(TensorQuant::per_tensor(a.scale, a.zero_point));
+                    let id = q.add_tensor(nt)?;
+                    nodes.push(Node::new(name, Op::Quantize, vec![Some(t)], vec![id]));
+                    made.insert(key, id);
+                    id
+                }
+            };
+            *slot = Some(id);
+        }
+        if let Some(m) = node_map.get_mut(index) {
+            *m = nodes.len();
+        }
+        nodes.push(node);
+    }
+    q.nodes = nodes;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -357,5 +725,19 @@ mod tests {
         // Depthwise: channel is the last axis.
         let (_, s) = quantize_weights(&[1.0, 2.0, -3.0, 0.5], &[1, 2, 1, 2], Some(3));
         assert_eq!(s, [3.0 / 127.0, 2.0 / 127.0]);
+    }
+
+    #[test]
+    fn carried_weight_scales_must_represent_the_weights() {
+        let s = [0.1f32, 0.25];
+        let w: Vec<f32> = [3i8, -7, 100, -128].iter().enumerate().map(|(k, &v)| v as f32 * s[k / 2]).collect();
+        let q = TensorQuant::per_channel(s.to_vec(), vec![0, 0], 0);
+        assert_eq!(quantize_weights_carried(&w, &[2, 2], &q), Some(vec![3, -7, 100, -128]));
+        // Changed weights (e.g. a folded scale) are not representable: not used.
+        let w2: Vec<f32> = w.iter().map(|v| v * 1.37).collect();
+        assert_eq!(quantize_weights_carried(&w2, &[2, 2], &q), None);
+        // Asymmetric carried weights are not used either.
+        let qa = TensorQuant::per_channel(s.to_vec(), vec![1, 0], 0);
+        assert_eq!(quantize_weights_carried(&w, &[2, 2], &qa), None);
     }
 }

@@ -41,6 +41,9 @@ pub struct LayerReport {
     pub range: (f32, f32),
     /// Smallest and largest weight scale (weighted ops), and how many.
     pub weight_scales: Option<(f32, f32, usize)>,
+    /// Where the weight scales come from (weighted ops): `minmax` (computed) or `carried`
+    /// (from a QDQ model).
+    pub weight_source: Option<&'static str>,
     /// Signal-to-quantization-noise ratio of the dequantized int8 output against the float
     /// output over all evaluation samples, in dB: `10 log10(Σ f² / Σ (f - q)²)`. `None` when the
     /// outputs are identical (infinite SQNR).
@@ -54,7 +57,8 @@ pub struct LayerReport {
 /// Model-level figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelReport {
-    /// The quantization mode (`static int8`: int8 weights and activations, or `static 16x8`).
+    /// The quantization mode: `static int8` (int8 weights and activations), `static 16x8`
+    /// (int16 activations), `static int8 + 16x8 layers` (some layers in 16x8).
     pub mode: &'static str,
     /// Evaluation samples.
     pub samples: usize,
@@ -137,11 +141,7 @@ impl Acc {
 }
 
 fn source_name(a: &ActivationQuant) -> &'static str {
-    match a.source {
-        QParamsSource::Observed(k) => k.name(),
-        QParamsSource::Fixed => "fixed",
-        QParamsSource::SameAsInput => "same-as-input",
-    }
+    a.source.name()
 }
 
 fn observer_name(a: &ActivationQuant, kind: Option<super::ObserverKind>) -> &'static str {
@@ -184,6 +184,25 @@ where
     S: AsRef<[V]>,
     V: AsRef<[f32]>,
 {
+    evaluate_with_progress(calibrator, quantized, compiled, samples, labels, &mut |_| {})
+}
+
+/// [`evaluate`], calling `progress` with the number of samples done after each sample.
+///
+/// # Errors
+/// As [`evaluate`].
+pub fn evaluate_with_progress<S, V>(
+    calibrator: &Calibrator<'_>,
+    quantized: &Quantized,
+    compiled: &Compiled,
+    samples: &[S],
+    labels: Option<&[usize]>,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Report, ConvertError>
+where
+    S: AsRef<[V]>,
+    V: AsRef<[f32]>,
+{
     let float: &Graph = calibrator.graph();
     let observer_of = |t: crate::graph::TensorId| calibrator.kind(t);
     let q = &quantized.graph;
@@ -192,17 +211,25 @@ where
     let mut arena = vec![0u8; compiled.arena_len + crate::interp::ARENA_ALIGN];
     let mut it = Interpreter::new(&bytes, &mut arena).map_err(interp_err)?;
     let model = *it.model();
-    if model.num_ops() != q.nodes.len() || float.nodes.len() != q.nodes.len() {
+    if model.num_ops() != q.nodes.len() || quantized.node_map.len() != float.nodes.len() {
         return Err(ConvertError::new(
             Kind::InvalidGraph,
             format!("the model has {} ops for {} nodes", model.num_ops(), q.nodes.len()),
         ));
     }
+    // Quantized node -> the float node it computes (None for int8/int16 conversions).
+    let mut float_of: Vec<Option<usize>> = vec![None; q.nodes.len()];
+    for (i, &j) in quantized.node_map.iter().enumerate() {
+        match float_of.get_mut(j) {
+            Some(slot) => *slot = Some(i),
+            None => return Err(ConvertError::new(Kind::InvalidGraph, format!("node {i} maps to node {j} of {}", q.nodes.len()))),
+        }
+    }
     let aq = |t: crate::graph::TensorId| quantized.activations.get(t.index()).copied().flatten();
     let mut accs = vec![Acc::default(); q.nodes.len()];
     let (mut rows, mut agree, mut fcorrect, mut qcorrect) = (0usize, 0usize, 0usize, 0usize);
     let mut out_acc = Acc::default();
-    for s in samples {
+    for (done, s) in samples.iter().enumerate() {
         let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
         let all = ex.run_all(&inputs)?;
         for (k, (&fid, x)) in float.inputs.iter().zip(&inputs).enumerate() {
@@ -212,12 +239,13 @@ where
             write_quantized(buf, x, &a);
         }
         let mut last_out: Vec<f32> = Vec::new();
-        for (i, node) in float.nodes.iter().enumerate() {
-            it.run_op(i).map_err(interp_err)?;
-            let Some(fy) = node.output(0) else { continue };
+        for (j, fi) in float_of.iter().enumerate() {
+            it.run_op(j).map_err(interp_err)?;
+            let Some(i) = *fi else { continue };
+            let Some(fy) = float.nodes[i].output(0) else { continue };
             let a = aq(fy)
                 .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("node {i} output is not quantized")))?;
-            let t = model.op(i as u32).and_then(|op| op.output(0)).map_err(interp_err)?;
+            let t = model.op(j as u32).and_then(|op| op.output(0)).map_err(interp_err)?;
             let raw = it.tensor_bytes(t).map_err(interp_err)?;
             let deq = read_dequantized(raw, &a);
             let f = all.get(fy.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
@@ -250,6 +278,7 @@ where
                 }
             }
         }
+        progress(done + 1);
     }
     if let Some(l) = labels {
         if l.len() != rows {
@@ -267,7 +296,7 @@ where
             let weight_scales = match node.op {
                 Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => q
                     .nodes
-                    .get(i)
+                    .get(quantized.node_map.get(i).copied().unwrap_or(usize::MAX))
                     .and_then(|n| n.input(1))
                     .and_then(|w| q.tensor(w))
                     .and_then(|w| w.quant.as_ref())
@@ -290,6 +319,7 @@ where
                 observer: observer_name(&a, observer_of(y)),
                 range: a.range,
                 weight_scales,
+                weight_source: quantized.weight_sources.get(i).copied().flatten().map(|w| w.name()),
                 sqnr_db: accs[i].sqnr(),
                 max_abs_error: accs[i].max_abs,
                 elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
@@ -311,8 +341,12 @@ where
             })
             .collect()
     };
-    let mode =
-        if q.tensors.iter().any(|t| t.dtype == DType::I16 && !t.is_constant()) { "static 16x8" } else { "static int8" };
+    let act_types = |d: DType| q.tensors.iter().any(|t| t.dtype == d && !t.is_constant());
+    let mode = match (act_types(DType::I8), act_types(DType::I16)) {
+        (true, true) => "static int8 + 16x8 layers",
+        (false, true) => "static 16x8",
+        _ => "static int8",
+    };
     Ok(Report {
         model: ModelReport {
             mode,
@@ -468,6 +502,11 @@ impl Report {
                 }
                 None => o.push_str("null"),
             }
+            o.push_str(",\"weight_source\":");
+            match l.weight_source {
+                Some(w) => json_str(&mut o, w),
+                None => o.push_str("null"),
+            }
             o.push_str(",\"sqnr_db\":");
             json_f64(&mut o, l.sqnr_db);
             o.push_str(",\"max_abs_error\":");
@@ -497,5 +536,78 @@ mod tests {
         json_f64(&mut s, Some(f64::INFINITY));
         json_f32(&mut s, 0.1);
         assert_eq!(s, "null0.1");
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| String::from("-"), |v| format!("{:.2}%", v * 100.0))
+}
+
+fn db(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.1}"),
+        Some(_) => String::from("-inf"),
+        None => String::from("inf"),
+    }
+}
+
+/// A readable table: the model figures, then one line per layer (index, name, op, type, SQNR,
+/// largest error, scale, zero point, how the parameters were chosen, calibrated range), the
+/// layers with the lowest SQNR marked `<`.
+impl core::fmt::Display for Report {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let m = &self.model;
+        writeln!(
+            f,
+            "mode {} | {} samples | output SQNR {} dB | top-1 agreement {}",
+            m.mode,
+            m.samples,
+            db(m.output_sqnr_db),
+            pct(m.top1_agreement)
+        )?;
+        if m.float_accuracy.is_some() {
+            writeln!(f, "accuracy: float {} | int8 {}", pct(m.float_accuracy), pct(m.int8_accuracy))?;
+        }
+        writeln!(
+            f,
+            "weights {} B -> {} B | .mq {} B | arena {} B | {} MACs",
+            m.float_weight_bytes, m.int8_weight_bytes, m.model_bytes, m.arena_bytes, m.macs
+        )?;
+        let name_w = self.layers.iter().map(|l| l.name.chars().count()).max().unwrap_or(5).clamp(5, 32);
+        let op_w = self.layers.iter().map(|l| l.op.len()).max().unwrap_or(2).max(2);
+        // The three worst layers (by SQNR) get a marker.
+        let mut order: Vec<(usize, f64)> =
+            self.layers.iter().enumerate().filter_map(|(i, l)| l.sqnr_db.map(|s| (i, s))).collect();
+        order.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(core::cmp::Ordering::Equal));
+        let worst: Vec<usize> = order.iter().take(3).map(|&(i, _)| i).collect();
+        writeln!(
+            f,
+            "{:>3}  {:name_w$}  {:op_w$}  {:5} {:>8} {:>10} {:>11} {:>6}  {:14} range",
+            "#", "layer", "op", "type", "SQNR dB", "max|err|", "scale", "zp", "qparams"
+        )?;
+        for (k, l) in self.layers.iter().enumerate() {
+            let mut name: String = l.name.chars().take(name_w).collect();
+            if l.name.chars().count() > name_w {
+                name.pop();
+                name.push('~');
+            }
+            writeln!(
+                f,
+                "{:>3}  {:name_w$}  {:op_w$}  {:5} {:>8} {:>10.3e} {:>11.4e} {:>6}  {:14} [{:.4}, {:.4}]{}",
+                l.index,
+                name,
+                l.op,
+                l.dtype,
+                db(l.sqnr_db),
+                l.max_abs_error,
+                l.scale,
+                l.zero_point,
+                l.qparams,
+                l.range.0,
+                l.range.1,
+                if worst.contains(&k) { " <" } else { "" }
+            )?;
+        }
+        Ok(())
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod elementwise;
 pub(crate) mod fully_connected;
 pub(crate) mod lut;
 pub(crate) mod pool;
+pub(crate) mod quantize;
 pub(crate) mod shape;
 
 use super::arena::ReadOnly;
@@ -166,6 +167,7 @@ pub(crate) fn validate(m: &Model, i: u32, rounding: Rounding) -> Result<(), Erro
         OpKind::Reshape => shape::validate_reshape(&ctx),
         OpKind::Pad => shape::validate_pad(&ctx),
         OpKind::Transpose => shape::validate_transpose(&ctx),
+        OpKind::Quantize => quantize::validate(&ctx),
         _ => Err(Error::UnsupportedOp { index: i, code: op.kind.code() }),
     }
 }
@@ -187,6 +189,7 @@ pub(crate) fn eval(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding)
         OpKind::Reshape => shape::eval_reshape(&ctx, arena),
         OpKind::Pad => shape::eval_pad(&ctx, arena),
         OpKind::Transpose => shape::eval_transpose(&ctx, arena),
+        OpKind::Quantize => quantize::eval(&ctx, arena),
         _ => Err(Error::UnsupportedOp { index: op.index, code: op.kind.code() }),
     }
 }

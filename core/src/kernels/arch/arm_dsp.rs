@@ -17,7 +17,7 @@
 
 use core::arch::asm;
 
-use super::{ChannelRequant, ConvTile, OutputScale, TILE, for_each_tap};
+use super::{ChannelRequant, ConvTile, OutputScale, RightShiftRequant, TILE, for_each_tap};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::conv::{ConvParams, input_coord};
 use crate::kernels::depthwise_conv::DepthwiseConvParams;
@@ -64,6 +64,16 @@ fn sxtab16_ror8(a: u32, x: u32) -> u32 {
         asm!("sxtab16 {r}, {a}, {x}, ror #8", r = lateout(reg) r, a = in(reg) a, x = in(reg) x,
              options(pure, nomem, nostack, preserves_flags))
     };
+    r
+}
+
+/// `SADD16 r, a, b`: the halfwords of `a` and `b` added (signed, wrapping).
+#[inline(always)]
+fn sadd16(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only instruction (no memory, no stack); it writes the GE flags, which
+    // are not declared preserved.
+    unsafe { asm!("sadd16 {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b, options(pure, nomem, nostack)) };
     r
 }
 
@@ -542,6 +552,669 @@ impl ConvTile for InterleavedTile {
     }
 }
 
+/// Writes `n >= 1` groups of the interleaved im2col block ([`InterleavedTile`]) from 4 pixel
+/// sources: pixel `q`'s values `4j..4j + 4` are the word at `src + q * pstride + 4j`, extended
+/// with the input offset (`SXTAB16`); group `j` goes to `dst[8j..8j + 8]` as `[e0 e1 e2 e3 o0
+/// o1 o2 o3]`. 20 instructions per group (16 values).
+///
+/// # Safety
+/// `src + q * pstride + 4j .. + 4` readable for `q < 4`, `j < n`; `dst[..8n]` writable and word
+/// aligned.
+#[inline(always)]
+unsafe fn im2col_gather4(src: *const i8, pstride: usize, dst: *mut u32, n: usize, off2: u32) {
+    // SAFETY: the caller's contract; `STRD` needs word alignment, which `dst` has. Every
+    // register written is declared.
+    unsafe {
+        asm!(
+            "2:",
+            "ldr {x0}, [{s}]",
+            "ldr {x1}, [{s}, {ps}]",
+            "add {u}, {s}, {ps}, lsl #1",
+            "ldr {x2}, [{u}]",
+            "ldr {x3}, [{u}, {ps}]",
+            "sxtab16 {t}, {off}, {x0}",
+            "sxtab16 {u}, {off}, {x1}",
+            "strd {t}, {u}, [{d}]",
+            "sxtab16 {t}, {off}, {x2}",
+            "sxtab16 {u}, {off}, {x3}",
+            "strd {t}, {u}, [{d}, #8]",
+            "sxtab16 {t}, {off}, {x0}, ror #8",
+            "sxtab16 {u}, {off}, {x1}, ror #8",
+            "strd {t}, {u}, [{d}, #16]",
+            "sxtab16 {t}, {off}, {x2}, ror #8",
+            "sxtab16 {u}, {off}, {x3}, ror #8",
+            "strd {t}, {u}, [{d}, #24]",
+            "add {s}, {s}, #4",
+            "add {d}, {d}, #32",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            s = inout(reg) src => _,
+            ps = in(reg) pstride,
+            d = inout(reg) dst => _,
+            n = inout(reg) n => _,
+            off = in(reg) off2,
+            x0 = out(reg) _,
+            x1 = out(reg) _,
+            x2 = out(reg) _,
+            x3 = out(reg) _,
+            t = out(reg) _,
+            u = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// Copies `n` bytes from `src` to `dst` (word-wise, then byte-wise), `n` at most both lengths
+/// (else nothing); 3 instructions per word, for the short runs of raw patches.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[i8], n: usize) {
+    if n > dst.len() || n > src.len() || n == 0 {
+        return;
+    }
+    // SAFETY: reads `src[..n]` and writes `dst[..n]`, both within their slices (checked);
+    // unaligned word accesses are allowed on these cores. Every register written is declared.
+    unsafe {
+        asm!(
+            "subs {n}, {n}, #4",
+            "blt 3f",
+            "2:",
+            "ldr {t}, [{s}], #4",
+            "str {t}, [{d}], #4",
+            "subs {n}, {n}, #4",
+            "bge 2b",
+            "3:",
+            "adds {n}, {n}, #4",
+            "beq 5f",
+            "4:",
+            "ldrb {t}, [{s}], #1",
+            "strb {t}, [{d}], #1",
+            "subs {n}, {n}, #1",
+            "bne 4b",
+            "5:",
+            s = inout(reg) src.as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            n = inout(reg) n => _,
+            t = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// Copies `rows` runs of `run` bytes, `row_step` bytes apart in `src`, one after the other
+/// into `dst` (3 instructions per word, 4 per byte of a run's tail). Does nothing unless
+/// `dst` holds `rows * run` bytes and `src` reaches the last run's end.
+#[inline(always)]
+fn copy_rows(dst: &mut [u8], src: &[i8], row_step: usize, run: usize, rows: usize) {
+    let src_need = if rows == 0 { 0 } else { (rows - 1).saturating_mul(row_step).saturating_add(run) };
+    if rows == 0 || run == 0 || rows.saturating_mul(run) > dst.len() || src_need > src.len() {
+        return;
+    }
+    // SAFETY: reads `run` bytes at `src + r * row_step` for `r < rows`, the last ending at
+    // `src_need <= src.len()`; writes `dst[..rows * run]` (checked); unaligned word accesses are
+    // allowed on these cores. Every register written is declared.
+    unsafe {
+        asm!(
+            "2:",
+            "mov {sr}, {s}",
+            "subs {n}, {run}, #4",
+            "blt 4f",
+            "3:",
+            "ldr {t}, [{sr}], #4",
+            "str {t}, [{d}], #4",
+            "subs {n}, {n}, #4",
+            "bge 3b",
+            "4:",
+            "adds {n}, {n}, #4",
+            "beq 6f",
+            "5:",
+            "ldrb {t}, [{sr}], #1",
+            "strb {t}, [{d}], #1",
+            "subs {n}, {n}, #1",
+            "bne 5b",
+            "6:",
+            "add {s}, {s}, {rs}",
+            "subs {rows}, {rows}, #1",
+            "bne 2b",
+            s = inout(reg) src.as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            rs = in(reg) row_step,
+            run = in(reg) run,
+            rows = inout(reg) rows => _,
+            sr = out(reg) _,
+            n = out(reg) _,
+            t = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// Largest patch (`kh * kw * in_c`, rounded up to words) [`conv_im2col_tile`] gathers raw on the
+/// stack for channel counts that are not a multiple of 4 (first layers: 1 or 3 channels).
+const RAW_PATCH_WORDS: usize = 16;
+
+/// Bytes of the raw patch buffer of [`conv_im2col_tile`]: 4 patches.
+const RAW_BYTES: usize = 4 * 4 * RAW_PATCH_WORDS;
+
+/// The raw patches (int8, the input zero point where a tap falls in the padding) of 4 output
+/// pixels from `(oy, ox)`, one after the other, `stride` bytes each, into `raw`: filter row by
+/// filter row, each row's taps one run of `kw * in_c` bytes (dilation 1 across). A window inside
+/// the image is copied by [`copy_rows`]. Bytes past `k` in each patch are not written: the
+/// caller fills `raw` with the zero point once.
+#[inline(always)]
+fn gather_raw_patches(p: &ConvParams, in_b: &[i8], oy: usize, ox: usize, raw: &mut [u8], stride: usize, zp: u8) {
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c;
+    let run = p.filter.w * c;
+    let row_step = p.dilation.h * ind.w * c;
+    let (mut y, mut x) = (oy, ox);
+    for patch in raw.chunks_exact_mut(stride.max(1)).take(TILE) {
+        let ix0 = (x * p.stride.w) as isize - p.padding.left as isize;
+        let iy0 = (y * p.stride.h) as isize - p.padding.top as isize;
+        let inside_w = ix0 >= 0 && ix0 as usize + p.filter.w <= ind.w;
+        let inside_h = iy0 >= 0 && iy0 as usize + (p.filter.h - 1) * p.dilation.h < ind.h;
+        if inside_w && inside_h {
+            let start = (iy0 as usize * ind.w + ix0 as usize) * c;
+            copy_rows(patch, in_b.get(start..).unwrap_or(&[]), row_step, run, p.filter.h);
+        } else {
+            let mut at = 0;
+            for ky in 0..p.filter.h {
+                let dst = patch.get_mut(at..at + run).unwrap_or(&mut []);
+                match input_coord(y, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) {
+                    Some(iy) => {
+                        for (kx, d) in dst.chunks_exact_mut(c.max(1)).enumerate() {
+                            let ix = ix0 + kx as isize;
+                            if ix >= 0 && (ix as usize) < ind.w {
+                                let start = (iy * ind.w + ix as usize) * c;
+                                copy_short(d, in_b.get(start..).unwrap_or(&[]), c);
+                            } else {
+                                d.iter_mut().for_each(|b| *b = zp);
+                            }
+                        }
+                    }
+                    None => dst.iter_mut().for_each(|b| *b = zp),
+                }
+                at += run;
+            }
+        }
+        x += 1;
+        if x == outd.w {
+            x = 0;
+            y += 1;
+        }
+    }
+}
+
+/// The im2col block of the 4 output pixels from `p0` (at `(oy, ox)`) for [`conv_s8`]: with
+/// whole words per pixel (`in_c % 4 == 0`), 1x1 convolutions that map output pixels to the same
+/// input pixels gather 4 consecutive pixels, and any filter (dilation 1 across) whose 4 pixels
+/// share a row and lie horizontally inside the image gathers each filter row's 4 runs
+/// ([`im2col_gather4`]; rows in the padding are zeros); every other tile takes
+/// [`InterleavedTile::im2col`]. Only the `ceil(k / 4)` groups the tile reads are written.
+#[allow(clippy::too_many_arguments)]
+fn conv_im2col_tile(
+    p: &ConvParams,
+    in_b: &[i8],
+    p0: usize,
+    oy: usize,
+    ox: usize,
+    cols: &mut [u32],
+    k: usize,
+    kp: usize,
+    raw: &mut [u8; RAW_BYTES],
+) {
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c;
+    let off2 = offset_pair(p.input_offset);
+    let wpp = c / 4; // words per input pixel
+    if c % 4 == 0 && c > 0 {
+        let same_grid = p.filter.h == 1
+            && p.filter.w == 1
+            && p.stride.h == 1
+            && p.stride.w == 1
+            && p.padding.top == 0
+            && p.padding.left == 0
+            && ind.h == outd.h
+            && ind.w == outd.w;
+        if same_grid {
+            let start = p0 * c;
+            if start + 4 * c <= in_b.len() && cols.len() >= 8 * wpp {
+                // SAFETY: pixel q's `wpp` words lie in `in_b[start + q * c..start + (q + 1) * c]`,
+                // inside `in_b` (checked); `cols` holds `8 * wpp` words (checked).
+                unsafe { im2col_gather4(in_b.as_ptr().add(start), c, cols.as_mut_ptr(), wpp, off2) };
+                return;
+            }
+        }
+        let sw = p.stride.w;
+        let last_ox = ox + 3;
+        let ix_first = (ox * sw) as isize - p.padding.left as isize;
+        let ix_last = (last_ox * sw + (p.filter.w - 1)) as isize - p.padding.left as isize;
+        if p.dilation.w == 1 && last_ox < outd.w && ix_first >= 0 && ix_last < ind.w as isize {
+            let run = p.filter.w * wpp; // words per filter row
+            let pstride = sw * c;
+            for (ky, dst) in cols.chunks_exact_mut((8 * run).max(1)).take(p.filter.h).enumerate() {
+                match input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) {
+                    Some(iy) => {
+                        let start = (iy * ind.w) * c + ix_first as usize * c;
+                        let end = start + 3 * pstride + run * 4;
+                        if end <= in_b.len() {
+                            // SAFETY: pixel q's run is `in_b[start + q * pstride..][..4 * run]`,
+                            // the last ending at `end <= in_b.len()` (checked); `dst` holds `8 *
+                            // run` words.
+                            unsafe { im2col_gather4(in_b.as_ptr().add(start), pstride, dst.as_mut_ptr(), run, off2) };
+                        }
+                    }
+                    None => dst.fill(0),
+                }
+            }
+            return;
+        }
+    }
+    let groups = k.div_ceil(4);
+    if c % 4 != 0 && p.dilation.w == 1 && groups <= RAW_PATCH_WORDS && cols.len() >= 8 * groups {
+        // Few channels: the 4 raw patches gathered on the stack (prefilled with the zero point
+        // by the caller), then expanded like whole words.
+        let zp = (-p.input_offset) as u8;
+        gather_raw_patches(p, in_b, oy, ox, raw, 4 * groups, zp);
+        // SAFETY: patch q's `groups` words lie in `raw[16 * groups * q / 4..]`: the last ends at
+        // `4 * (4 * groups) <= raw.len()`; `cols` holds `8 * groups` words (checked).
+        unsafe { im2col_gather4(raw.as_ptr() as *const i8, 4 * groups, cols.as_mut_ptr(), groups, off2) };
+        return;
+    }
+    let mut px = [(0usize, 0usize); TILE];
+    let (mut y, mut x) = (oy, ox);
+    for d in px.iter_mut() {
+        *d = (y, x);
+        x += 1;
+        if x == outd.w {
+            x = 0;
+            y += 1;
+        }
+    }
+    let _ = p0;
+    InterleavedTile::im2col(p, in_b, &px, cols, k, kp);
+}
+
+/// The state [`conv_tile_asm`] copies onto its stack frame (`#[repr(C)]` words, addressed by
+/// offset; the field order is the frame's).
+#[repr(C)]
+struct ConvTileFrame {
+    /// `sp + 0`: the current filter's bias (or a zero word when the layer has none).
+    bias: *const i32,
+    /// `sp + 4`, `sp + 8`: the current filter's multiplier and shift.
+    multiplier: *const i32,
+    shift: *const i32,
+    /// `sp + 12`: the current filter's output byte in the tile's first pixel.
+    out: *mut i8,
+    /// `sp + 16`: bytes between output pixels (the output channels).
+    out_c: usize,
+    /// `sp + 20`, `sp + 24`: the im2col block and its end after `groups` groups.
+    cols: *const u32,
+    cols_end: *const u32,
+    /// `sp + 28`: `1 + 2 * output_offset`, the requantization's last rounding and the offset.
+    one_off: i32,
+    /// `sp + 32`: bytes the bias pointer steps per filter (4, or 0 without bias).
+    bias_step: usize,
+    /// `sp + 36`: bytes of the 8-group loop body skipped on entry (52 per group: `8 - groups % 8`
+    /// groups, modulo 8).
+    entry: usize,
+    /// `sp + 40`: filters left.
+    count: usize,
+    /// `sp + 44`: added to the filter pointer after a filter's `4 * groups` bytes to reach the
+    /// next filter (`k - 4 * groups`, wrapping).
+    filter_delta: usize,
+    /// Loaded into `r5`: the first filter.
+    filter: *const i8,
+}
+
+/// The conv tile of [`conv_s8`]: every filter of `f.count` against the im2col block of 4 output
+/// pixels, requantized and stored, in one `asm!` block. Per filter: the 4 accumulators start at
+/// the bias; the groups of 4 patch values run through an 8-group loop body (13 instructions
+/// per group, 16 MACs: [`conv_group!`]) entered part-way for the first `groups % 8`; then each
+/// accumulator is requantized in the [`RightShiftRequant`] form with the shift applied as
+/// `((hi >> (e - 2)) + 1 + 2 * offset) >> 1` (equal to `((hi + 2^(e-2)) >> (e-1)) + offset`;
+/// with a zero multiplier any shift gives the offset), the last shift inside `SSAT`; the 4
+/// bytes go to the 4 pixels' rows (`f.out_c` apart). About 60 instructions per filter besides
+/// the MACs.
+///
+/// # Safety
+/// `f.cols` holds `8 * groups` words, `f.cols_end = f.cols + 8 * groups`, `groups >= 1`, and
+/// `f.entry` as documented; for each of the `f.count >= 1` filters `i`, bytes `[i * k, i * k +
+/// 4 * groups)` from `f.filter` are readable (`k = 4 * groups + f.filter_delta`, wrapping),
+/// `f.multiplier` and `f.shift` have `f.count` readable words, `f.bias` has `f.count` readable
+/// words or `f.bias_step == 0` and one, and bytes `f.out + i + q * f.out_c` (q < 4) are
+/// writable.
+#[inline(always)]
+unsafe fn conv_tile_asm(f: &ConvTileFrame) {
+    // SAFETY: the caller's contract covers every access; the frame pushed at the start (12
+    // words) is popped at the end; `cols` is word aligned for `LDM`; the computed jump lands on
+    // a group boundary of the 8-group body (every instruction there is 32-bit: 52 bytes per
+    // group), with the Thumb bit set. Every register written is declared.
+    unsafe {
+        asm!(
+            "ldrd r5, r8, [r4, #40]",
+            "push {{r5, r8}}",
+            "ldm r4, {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12}}",
+            "push {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12}}",
+            "ldr r5, [r4, #48]",
+            "3:",
+            "ldr r8, [sp]",
+            "ldr r0, [r8]",
+            "ldr r9, [sp, #32]",
+            "add r8, r8, r9",
+            "str r8, [sp]",
+            "mov r1, r0",
+            "mov r2, r0",
+            "mov r3, r0",
+            "ldr r4, [sp, #20]",
+            "ldr r8, [sp, #36]",
+            "adr r9, 2f",
+            "add r8, r8, r9",
+            "orr r8, r8, #1",
+            "bx r8",
+            ".p2align 2",
+            "2:",
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            "ldr r8, [sp, #24]",
+            "cmp r4, r8",
+            "bne 2b",
+            "ldr r8, [sp, #44]",
+            "add r5, r5, r8",
+            "ldrd r8, r9, [sp, #4]",
+            "ldr r10, [r8], #4",
+            "ldr r11, [r9], #4",
+            "strd r8, r9, [sp, #4]",
+            "mvn r11, r11",
+            "sub r11, r11, #1",
+            "ldr r12, [sp, #28]",
+            "mov r4, #0x40000000",
+            conv_requant!("r0"),
+            conv_requant!("r1"),
+            conv_requant!("r2"),
+            conv_requant!("r3"),
+            "ldrd r8, r9, [sp, #12]",
+            "strb r0, [r8]",
+            "strb r1, [r8, r9]",
+            "add r10, r8, r9, lsl #1",
+            "strb r2, [r10]",
+            "strb r3, [r10, r9]",
+            "add r8, r8, #1",
+            "str r8, [sp, #12]",
+            "ldr r8, [sp, #40]",
+            "subs r8, r8, #1",
+            "str r8, [sp, #40]",
+            "bne 3b",
+            "add sp, sp, #48",
+            inout("r4") f as *const ConvTileFrame => _,
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            out("r12") _,
+            out("lr") _,
+        );
+    }
+}
+
+/// Requantizes accumulator `$a` in [`conv_tile_asm`] (`r10` multiplier, `r11` `e - 2`, `r12`
+/// `1 + 2 * offset`, `r4` `2^30`): 6 instructions, the result saturated to int8 in `$a`.
+macro_rules! conv_requant {
+    ($a:literal) => {
+        concat!(
+            "asr r8, ", $a, ", #31\n",
+            "orr r9, r4, r8, lsl #31\n",
+            "smlal r9, r8, ", $a, ", r10\n",
+            "asr r8, r8, r11\n",
+            "add r8, r8, r12\n",
+            "ssat ", $a, ", #8, r8, asr #1\n",
+        )
+    };
+}
+use conv_requant;
+
+/// A zero bias word for layers without bias (the tile then steps its bias pointer by 0).
+static ZERO_BIAS: i32 = 0;
+
+/// Largest `4 * groups` for which [`conv_s8`] copies the last filter of a layer with `k % 4 !=
+/// 0` to the stack (its last word would reach past the filters).
+const LAST_FILTER_MAX: usize = 128;
+
+/// Convolution on the Arm DSP path: output pixels in tiles of 4 (the image's last tile
+/// overlaps the one before it instead of being partial), each tile's patches expanded once into
+/// the im2col block ([`InterleavedTile::im2col`]), then every filter against it in one `asm!`
+/// block ([`conv_tile_asm`]: MACs, requantization and stores, about 60 instructions per filter
+/// besides the 13 per 16 MACs). A clamp narrower than int8 is applied afterwards to the tile's
+/// output bytes, 4 at a time (`SSUB8` + `SEL`). Layers outside this path's preconditions (a
+/// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
+/// a last filter too long to copy) run the shared tiled path (`conv_s8_tiled`); grouped
+/// convolutions and too little scratch return `false` (the reference runs).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv_s8(
+    p: &ConvParams,
+    multiplier: &[i32],
+    shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    cols: &mut [u32],
+) -> bool {
+    let (ind, outd) = (p.input, p.output);
+    let k = p.filter.h * p.filter.w * p.filter.c;
+    let kp = super::padded_patch_len(k);
+    let words = super::conv_scratch_words(k);
+    let out_c = outd.c;
+    let pixels = outd.h * outd.w;
+    let groups = k.div_ceil(4);
+    let last_pad = k % 4 != 0;
+    let fits = p.filter.c == ind.c
+        && k > 0
+        && out_c > 0
+        && cols.len() >= words
+        && pixels >= 4
+        && multiplier.len() == out_c
+        && shift.len() == out_c
+        && bias.is_none_or(|b| b.len() == out_c)
+        && filter.len() >= out_c * k
+        && (!last_pad || 4 * groups <= LAST_FILTER_MAX)
+        && RightShiftRequant::all_valid(multiplier, shift);
+    if !fits {
+        return super::conv_s8_tiled::<InterleavedTile>(p, multiplier, shift, input, filter, bias, output, cols);
+    }
+    let in_image = ind.h * ind.w * ind.c;
+    let out_image = pixels * out_c;
+    if in_image == 0 {
+        return true;
+    }
+    let Some(cols) = cols.get_mut(..words) else { return false };
+    // The layer's last filter, zero-padded to whole words, when its last word would overrun.
+    let mut last = [0i8; LAST_FILTER_MAX];
+    let asm_filters = if last_pad {
+        let src = filter.get((out_c - 1) * k..out_c * k).unwrap_or(&[]);
+        last.iter_mut().zip(src).for_each(|(d, &s)| *d = s);
+        out_c - 1
+    } else {
+        out_c
+    };
+    let (bias_ptr, bias_step) = match bias {
+        Some(b) => (b.as_ptr(), 4),
+        None => (&ZERO_BIAS as *const i32, 0),
+    };
+    let full_range = p.activation.min <= -128 && p.activation.max >= 127;
+    let lo4 = (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101);
+    let hi4 = (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101);
+    let entry = 52 * ((8 - groups % 8) % 8);
+    // 1x1 over the same grid with whole words and whole passes: the last 1-2 pixels as rows.
+    let same_grid_1x1 = p.filter.h == 1
+        && p.filter.w == 1
+        && p.stride.h == 1
+        && p.stride.w == 1
+        && p.padding.top == 0
+        && p.padding.left == 0
+        && ind.h == outd.h
+        && ind.w == outd.w
+        && k % 4 == 0
+        && out_c % 4 == 0;
+    // Raw patches of few-channel layers: the zero point wherever the gather writes nothing.
+    let mut raw = [(-p.input_offset) as u8; RAW_BYTES];
+    for b in 0..ind.n {
+        // (No zip of chunk iterators here: its out-of-line `Zip::new` keeps a division check.)
+        let (Some(in_b), Some(out_b)) =
+            (input.get(b * in_image..(b + 1) * in_image), output.get_mut(b * out_image..(b + 1) * out_image))
+        else {
+            break;
+        };
+        let (mut t, mut oy, mut ox) = (0, 0, 0);
+        while t < pixels {
+            if t + 4 > pixels && t + 2 >= pixels && same_grid_1x1 {
+                // 1 or 2 pixels left of a 1x1 convolution: each as a fully connected row (4
+                // filters per pass) rather than a tile of 4.
+                for px in t..pixels {
+                    conv_pixel_as_fc(p, multiplier, shift, in_b, filter, (bias_ptr, bias_step), out_b, px, cols);
+                }
+                break;
+            }
+            if t + 4 > pixels {
+                // The last tile: the image's last 4 pixels (overlapping the tile before).
+                t = pixels - 4;
+                let w = outd.w.max(1);
+                (oy, ox) = (t / w, t % w);
+            }
+            let p0 = t;
+            conv_im2col_tile(p, in_b, p0, oy, ox, cols, k, kp, &mut raw);
+            let tile_out = out_b.get_mut(p0 * out_c..(p0 + 4) * out_c).unwrap_or(&mut []);
+            if tile_out.len() == 4 * out_c {
+                let base = ConvTileFrame {
+                    bias: bias_ptr,
+                    multiplier: multiplier.as_ptr(),
+                    shift: shift.as_ptr(),
+                    out: tile_out.as_mut_ptr(),
+                    out_c,
+                    cols: cols.as_ptr(),
+                    cols_end: cols.as_ptr().wrapping_add(8 * groups),
+                    one_off: 1 + 2 * p.output_offset,
+                    bias_step,
+                    entry,
+                    count: asm_filters,
+                    filter_delta: k.wrapping_sub(4 * groups),
+                    filter: filter.as_ptr(),
+                };
+                if asm_filters > 0 {
+                    // SAFETY: `cols` has `words >= 8 * groups` words; filter `i < asm_filters`
+                    // reads `[i * k, i * k + 4 * groups)`, which ends within `filter` (`out_c *
+                    // k <= filter.len()`, and when `k % 4 != 0` the last filter is not among
+                    // them: `(out_c - 2) * k + 4 * groups <= (out_c - 1) * k`); multipliers,
+                    // shifts and bias have `out_c` entries (checked) or the bias is the zero word
+                    // with step 0; the writes `out + i + q * out_c` lie in `tile_out` (4 pixels
+                    // of `out_c` bytes).
+                    unsafe { conv_tile_asm(&base) };
+                }
+                if last_pad {
+                    let j = out_c - 1;
+                    let f = ConvTileFrame {
+                        bias: bias_ptr.wrapping_add(if bias_step == 4 { j } else { 0 }),
+                        multiplier: multiplier.as_ptr().wrapping_add(j),
+                        shift: shift.as_ptr().wrapping_add(j),
+                        out: tile_out.as_mut_ptr().wrapping_add(j),
+                        count: 1,
+                        filter: last.as_ptr(),
+                        ..base
+                    };
+                    // SAFETY: as above for filter `j = out_c - 1`, read from `last`, which holds
+                    // `LAST_FILTER_MAX >= 4 * groups` bytes (checked).
+                    unsafe { conv_tile_asm(&f) };
+                }
+                if !full_range {
+                    clamp_region(tile_out, lo4, hi4);
+                }
+            }
+            t += TILE;
+            ox += TILE;
+            while ox >= outd.w && outd.w > 0 {
+                ox -= outd.w;
+                oy += 1;
+            }
+        }
+    }
+    true
+}
+
+/// Output pixel `px` of a 1x1 convolution over the same grid (`k = in_c`, both multiples of 4)
+/// as a fully connected row: the pixel's input expanded into `cols`, then [`fc_rows_asm`] over
+/// the `out_c / 4` passes of 4 filters (21 instructions per 16 MACs), requantized and clamped
+/// like the tiles. Does nothing if a length does not fit.
+#[allow(clippy::too_many_arguments)]
+fn conv_pixel_as_fc(
+    p: &ConvParams,
+    multiplier: &[i32],
+    shift: &[i32],
+    in_b: &[i8],
+    filter: &[i8],
+    (bias_ptr, bias_step): (*const i32, usize),
+    out_b: &mut [i8],
+    px: usize,
+    cols: &mut [u32],
+) {
+    let (k, out_c) = (p.input.c, p.output.c);
+    let groups = k / 4;
+    let (Some(x), Some(out)) = (in_b.get(px * k..(px + 1) * k), out_b.get_mut(px * out_c..(px + 1) * out_c)) else { return };
+    let xw = match cols.get_mut(..2 * groups) {
+        Some(xw) if groups > 0 && out_c >= 4 && filter.len() >= out_c * k && multiplier.len() >= out_c && shift.len() >= out_c => xw,
+        _ => return,
+    };
+    expand_row(x, offset_pair(p.input_offset), xw);
+    let f = FcFrame {
+        // Without bias: 4 zero words, step 0 (the conv's zero bias is a single word).
+        bias: if bias_step == 0 { ZERO_BIAS4.as_ptr() } else { bias_ptr },
+        bias_step: 4 * bias_step,
+        multiplier: multiplier.as_ptr(),
+        shift: shift.as_ptr(),
+        quant_step: 16,
+        out: out.as_mut_ptr(),
+        x: xw.as_ptr(),
+        x_end: xw.as_ptr().wrapping_add(2 * groups),
+        entry: 84 * ((8 - groups % 8) % 8),
+        filter_delta: 3 * k,
+        one_off: 1 + 2 * p.output_offset,
+        lo4: (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101),
+        hi4: (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101),
+        count: out_c / 4,
+        depth: k,
+        filter: filter.as_ptr(),
+    };
+    // SAFETY: `xw` holds `2 * groups` words, `depth = k = 4 * groups`; the `out_c` filter rows
+    // of `k` bytes lie in `filter` (checked); multipliers and shifts have `out_c` entries
+    // (checked), the bias `out_c` or is the zero word with step 0 (the caller's); the `out_c`
+    // output bytes lie in `out` (a slice of that length).
+    unsafe { fc_rows_asm(&f) };
+}
+
+/// Clamps every byte of `out` (signed) to `[lo, hi]` (given in every byte of `lo4`, `hi4`), 4 at
+/// a time with `SSUB8` + `SEL`.
+#[inline(always)]
+fn clamp_region(out: &mut [i8], lo4: u32, hi4: u32) {
+    let mut chunks = out.chunks_exact_mut(4);
+    for c in &mut chunks {
+        let w = u32::from_le_bytes([c[0] as u8, c[1] as u8, c[2] as u8, c[3] as u8]);
+        c.copy_from_slice(&clamp_bytes(w, lo4, hi4).to_le_bytes().map(|b| b as i8));
+    }
+    let (lo, hi) = (lo4 as u8 as i8, hi4 as u8 as i8);
+    for b in chunks.into_remainder() {
+        *b = (*b).max(lo).min(hi);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fully connected: the input row expanded once, 2 filters per pass.
 // ---------------------------------------------------------------------------------------------
@@ -550,6 +1223,32 @@ impl ConvTile for InterleavedTile {
 /// x[4g+3] + off)` per group of 4 values, zeros past the end.
 #[inline(always)]
 fn expand_row(row: &[i8], off2: u32, dst: &mut [u32]) {
+    let words = row.len() / 4;
+    if row.len() % 4 == 0 && words > 0 && dst.len() >= 2 * words {
+        // Whole words: 6 instructions per group, then zeros for the rest of `dst`.
+        // SAFETY: reads `row[..4 * words]` (its whole length) and writes `dst[..2 * words]`
+        // (checked), word aligned for `STRD`. Every register written is declared.
+        unsafe {
+            asm!(
+                "2:",
+                "ldr {x}, [{s}], #4",
+                "sxtab16 {e}, {off}, {x}",
+                "sxtab16 {x}, {off}, {x}, ror #8",
+                "strd {e}, {x}, [{d}], #8",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                s = inout(reg) row.as_ptr() => _,
+                d = inout(reg) dst.as_mut_ptr() => _,
+                n = inout(reg) words => _,
+                off = in(reg) off2,
+                x = out(reg) _,
+                e = out(reg) _,
+                options(nostack),
+            );
+        }
+        dst.iter_mut().skip(2 * words).for_each(|w| *w = 0);
+        return;
+    }
     let mut chunks = row.chunks(4);
     for pair in dst.chunks_exact_mut(2) {
         match chunks.next() {
@@ -764,6 +1463,162 @@ fn dot_2x1_direct(x: &[i8], off2: u32, w0: &[i8], w1: &[i8], groups: usize, acc:
     (a0, a1)
 }
 
+/// The state [`fc_rows_asm`] copies onto its stack frame (`#[repr(C)]` words in frame order).
+#[repr(C)]
+struct FcFrame {
+    /// `sp + 0`, `sp + 4`: the next 4 biases (or 4 zero words) and the step per pass (16 or 0).
+    bias: *const i32,
+    bias_step: usize,
+    /// `sp + 8`, `sp + 12`, `sp + 16`: the next 4 multipliers and shifts, and their step per pass
+    /// (16 per channel; 0 for a per-tensor scale spread over 4 words).
+    multiplier: *const i32,
+    shift: *const i32,
+    quant_step: usize,
+    /// `sp + 20`: the next 4 outputs.
+    out: *mut i8,
+    /// `sp + 24`, `sp + 28`: the expanded input row and its end after `groups` groups.
+    x: *const u32,
+    x_end: *const u32,
+    /// `sp + 32`: bytes of the 8-group loop body skipped on entry (84 per group).
+    entry: usize,
+    /// `sp + 36`: from a pass's first row, after its `depth` bytes, to the next pass's (`3 *
+    /// depth`).
+    filter_delta: usize,
+    /// `sp + 40`: `1 + 2 * output_offset`.
+    one_off: i32,
+    /// `sp + 44`, `sp + 48`: the clamp bounds in every byte.
+    lo4: u32,
+    hi4: u32,
+    /// `sp + 52`: passes left (>= 1).
+    count: usize,
+    /// `sp + 56`: bytes per filter row (the depth).
+    depth: usize,
+    /// Loaded into `r5`: the first pass's first row.
+    filter: *const i8,
+}
+
+/// `f.count` passes of 4 consecutive fully connected outputs in one `asm!` block: per pass, the
+/// accumulators start at the 4 biases, every group of 4 input values runs [`fc_group!`] (21
+/// instructions, 16 MACs; an 8-group loop body entered part-way for the first `groups % 8`),
+/// then each accumulator is requantized as in [`conv_tile_asm`] (10 instructions with the
+/// multiplier and shift loads), the 4 bytes packed (`BFI`), clamped (`SSUB8` + `SEL`) and stored
+/// as one word. About 77 instructions per pass besides the MACs.
+///
+/// # Safety
+/// `f.x` holds `2 * groups` words (`groups >= 1`, `f.x_end = f.x + 2 * groups`), `f.depth = 4 *
+/// groups`; the `4 * f.count` filter rows from `f.filter` (`f.depth` bytes each, consecutive)
+/// are readable; `f.bias`, `f.multiplier`, `f.shift` have `4 + (f.count - 1) * step / 4`
+/// readable words for their steps; `4 * f.count` bytes at `f.out` are writable; `f.count >= 1`.
+#[inline(always)]
+unsafe fn fc_rows_asm(f: &FcFrame) {
+    // SAFETY: the caller's contract covers every access; the 15-word frame pushed at the start
+    // is popped at the end; `x` is word aligned for `LDRD`; the computed jump lands on a group
+    // boundary of the 8-group body (all 32-bit instructions: 84 bytes per group), Thumb bit set.
+    // Every register written is declared.
+    unsafe {
+        asm!(
+            "add r4, r4, #44",
+            "ldm r4, {{r0, r1, r2, r3}}",
+            "push {{r0, r1, r2, r3}}",
+            "sub r4, r4, #44",
+            "ldm r4, {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12, lr}}",
+            "push {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12, lr}}",
+            "ldr r5, [r4, #60]",
+            "3:",
+            "ldr r8, [sp]",
+            "ldm r8, {{r0, r1, r2, r3}}",
+            "ldr r9, [sp, #4]",
+            "add r8, r8, r9",
+            "str r8, [sp]",
+            "ldr r9, [sp, #56]",
+            "add r8, r5, r9, lsl #1",
+            "ldr r4, [sp, #24]",
+            "ldr r10, [sp, #32]",
+            "adr r11, 2f",
+            "add r10, r10, r11",
+            "orr r10, r10, #1",
+            "bx r10",
+            ".p2align 2",
+            "2:",
+            fc_group!(),
+            fc_group!(),
+            fc_group!(),
+            fc_group!(),
+            fc_group!(),
+            fc_group!(),
+            fc_group!(),
+            fc_group!(),
+            "ldr r12, [sp, #28]",
+            "cmp r4, r12",
+            "bne 2b",
+            "ldr r12, [sp, #36]",
+            "add r5, r5, r12",
+            "ldrd r8, r9, [sp, #8]",
+            "ldr r12, [sp, #40]",
+            "mov lr, #0x40000000",
+            fc_requant!("r0", "0"),
+            fc_requant!("r1", "4"),
+            fc_requant!("r2", "8"),
+            fc_requant!("r3", "12"),
+            "bfi r0, r1, #8, #8",
+            "bfi r0, r2, #16, #8",
+            "bfi r0, r3, #24, #8",
+            "ldr r10, [sp, #16]",
+            "add r8, r8, r10",
+            "add r9, r9, r10",
+            "strd r8, r9, [sp, #8]",
+            "ldrd r8, r9, [sp, #44]",
+            "ssub8 r10, r0, r8",
+            "sel r0, r0, r8",
+            "ssub8 r10, r9, r0",
+            "sel r0, r0, r9",
+            "ldr r10, [sp, #20]",
+            "str r0, [r10], #4",
+            "str r10, [sp, #20]",
+            "ldr r10, [sp, #52]",
+            "subs r10, r10, #1",
+            "str r10, [sp, #52]",
+            "bne 3b",
+            "add sp, sp, #60",
+            inout("r4") f as *const FcFrame => _,
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            out("r12") _,
+            out("lr") _,
+        );
+    }
+}
+
+/// Requantizes accumulator `$a` in [`fc_rows_asm`] with the multiplier and shift at byte `$o`
+/// from `r8` and `r9` (`r12` `1 + 2 * offset`, `lr` `2^30`): 10 instructions.
+macro_rules! fc_requant {
+    ($a:literal, $o:literal) => {
+        concat!(
+            "ldr r10, [r8, #", $o, "]\n",
+            "asr r11, ", $a, ", #31\n",
+            "orr r4, lr, r11, lsl #31\n",
+            "smlal r4, r11, ", $a, ", r10\n",
+            "ldr r10, [r9, #", $o, "]\n",
+            "mvn r10, r10\n",
+            "sub r10, r10, #1\n",
+            "asr r11, r11, r10\n",
+            "add r11, r11, r12\n",
+            "ssat ", $a, ", #8, r11, asr #1\n",
+        )
+    };
+}
+use fc_requant;
+
+/// Four zero words: the biases of a layer without bias.
+static ZERO_BIAS4: [i32; 4] = [0; 4];
+
 /// Fully connected, int8. With at least 4 outputs and the scratch ([`fully_connected_s8_scratch_len`]
 /// bytes), each input row is expanded once into `scratch` (int16 pairs with the offset added) and
 /// multiplied by 4 filter rows at a time (21 instructions for 16 MACs per group of 4 values, 8
@@ -804,13 +1659,59 @@ pub(crate) fn fully_connected_s8(
     let out = |c: usize, acc: i32| scale.output_s8(c, acc, p.output_offset, p.activation);
     let lo4 = (p.activation.min as u8 as u32) * 0x0101_0101;
     let hi4 = (p.activation.max as u8 as u32) * 0x0101_0101;
+    // The whole-pass asm: whole words per row and a scale in the `SMLAL` form.
+    let rs_scale = match *scale {
+        OutputScale::Fixed { multiplier, shift, right_shift: true, .. } if depth % 4 == 0 => {
+            Some((multiplier, shift))
+        }
+        _ => None,
+    };
     for (row, out_row) in input.chunks_exact(depth.max(1)).zip(output.chunks_exact_mut(out_d.max(1))) {
         let mut c = 0;
         if expand {
             let xw = &mut scratch[..words];
             expand_row(row, off2, xw);
             let xw: &[u32] = xw;
-            for (w4, o4) in filter.chunks_exact(depth.saturating_mul(4).max(1)).zip(out_row.chunks_exact_mut(4)) {
+            let passes = out_d / 4;
+            if let (Some((m, s)), true) = (rs_scale, passes > 0 && filter.len() >= 4 * passes * depth && xw.len() >= 2 * groups) {
+                let per_tensor = m.len() == 1;
+                let (m4, s4) = ([m.first().copied().unwrap_or(0); 4], [s.first().copied().unwrap_or(0); 4]);
+                let (bias_ptr, bias_step) = match bias {
+                    Some(b) if b.len() >= out_d => (b.as_ptr(), 16),
+                    _ => (ZERO_BIAS4.as_ptr(), 0),
+                };
+                let f = FcFrame {
+                    bias: bias_ptr,
+                    bias_step,
+                    multiplier: if per_tensor { m4.as_ptr() } else { m.as_ptr() },
+                    shift: if per_tensor { s4.as_ptr() } else { s.as_ptr() },
+                    quant_step: if per_tensor { 0 } else { 16 },
+                    out: out_row.as_mut_ptr(),
+                    x: xw.as_ptr(),
+                    x_end: xw.as_ptr().wrapping_add(2 * groups),
+                    entry: 84 * ((8 - groups % 8) % 8),
+                    filter_delta: 3 * depth,
+                    one_off: 1 + 2 * p.output_offset,
+                    lo4,
+                    hi4,
+                    count: passes,
+                    depth,
+                    filter: filter.as_ptr(),
+                };
+                let per_channel_ok = per_tensor || (m.len() >= out_d && s.len() >= out_d);
+                if per_channel_ok && groups > 0 {
+                    // SAFETY: `xw` holds `2 * groups` words (checked); the `4 * passes` rows of
+                    // `depth = 4 * groups` bytes lie in `filter` (checked); biases, multipliers
+                    // and shifts have `out_d >= 4 * passes` entries (or 4 local/zero words with
+                    // step 0); the `4 * passes` output bytes lie in `out_row` (`out_d` bytes).
+                    unsafe { fc_rows_asm(&f) };
+                    c = 4 * passes;
+                }
+            }
+            let c_asm = c;
+            let w_rest = filter.get(c_asm * depth..).unwrap_or(&[]);
+            let o_rest = out_row.get_mut(c_asm..).unwrap_or(&mut []);
+            for (w4, o4) in w_rest.chunks_exact(depth.saturating_mul(4).max(1)).zip(o_rest.chunks_exact_mut(4)) {
                 let mut acc = dot_4x1(xw, w4, depth, groups, [b(c), b(c + 1), b(c + 2), b(c + 3)]);
                 if has_tail {
                     for (a, wj) in acc.iter_mut().zip(w4.chunks_exact(depth.max(1))) {
@@ -866,13 +1767,6 @@ pub(crate) fn fully_connected_s8(
 
 /// Largest filter (taps) whose extended weights [`depthwise_conv_s8`] keeps on the stack.
 const DW_MAX_TAPS: usize = 25;
-
-/// `acc[j] += w[j] * (x[j] + off)` for the 4 channels of one tap.
-#[inline(always)]
-fn mac4(x: u32, off2: u32, we: u32, wo: u32, acc: [i32; 4]) -> [i32; 4] {
-    let (xe, xo) = (sxtab16(off2, x), sxtab16_ror8(off2, x));
-    [smlabb(xe, we, acc[0]), smlabb(xo, wo, acc[1]), smlatt(xe, we, acc[2]), smlatt(xo, wo, acc[3])]
-}
 
 /// The filter taps `[first, end)` of one axis whose input coordinate `o * stride + k * dilation
 /// - before` lies in `[0, size)`, and the input coordinate of `first`.
@@ -983,15 +1877,434 @@ fn dw_3x3_interior(
     Some([a0, a1, a2, a3])
 }
 
-/// Depthwise convolution, depth multiplier 1: channels in groups of 4 (one word of input and of
-/// weights per tap: `SXTAB16` x 2 for the input with its offset, `SMLABB`/`SMLATT` x 4), the
-/// group's weights extended once into a stack array and reused for every output pixel; the taps
-/// inside the image computed once per row and column (no per-tap padding test); 3x3 filters
-/// have a fully unrolled path for pixels whose window lies inside the image. The last `in_c % 4`
-/// channels go through a per-channel loop. No scratch. Preconditions (else `false`):
-/// `depth_multiplier == 1`, at most 25 taps, multipliers and shifts within [`ChannelRequant`]'s
-/// contract.
-pub(crate) fn depthwise_conv_s8(
+/// `acc[j] += w[j] * x[j]` for the 4 channels of one tap: `x` raw (the input offset is folded
+/// into the accumulators' start), `we`/`wo` the tap's weights extended by `SXTB16`.
+#[inline(always)]
+fn mac4_raw(x: u32, we: u32, wo: u32, acc: [i32; 4]) -> [i32; 4] {
+    let (xe, xo) = (sxtb16(x), sxtb16_ror8(x));
+    [smlabb(xe, we, acc[0]), smlabb(xo, wo, acc[1]), smlatt(xe, we, acc[2]), smlatt(xo, wo, acc[3])]
+}
+
+/// The taps of a `kh` x `kw` window whose every tap lies in `buf` (the image or a gathered
+/// window), 4 channels: tap `(r, q)` reads the word at `base + r * row_step + q * col_step`.
+/// `acc` starts at `bias + offset * sum(weights)` (the offset folded out of the loop).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn dw_window(
+    buf: &[i8],
+    base: usize,
+    row_step: usize,
+    col_step: usize,
+    kh: usize,
+    kw: usize,
+    wexp: &[[u32; 2]; DW_MAX_TAPS],
+    w3: &[[u32; 2]; 9],
+    acc: [i32; 4],
+) -> [i32; 4] {
+    if kh == 3 && kw == 3 {
+        if let Some(a) = dw_3x3_interior(buf, base, row_step, col_step, w3, acc) {
+            return a;
+        }
+    }
+    let mut acc = acc;
+    for (r, wrow) in wexp.chunks(kw.max(1)).take(kh).enumerate() {
+        let row = base + r * row_step;
+        for (q, &[we, wo]) in wrow.iter().enumerate() {
+            acc = mac4_raw(read4(buf, row + q * col_step), we, wo, acc);
+        }
+    }
+    acc
+}
+
+/// The requantization the DSP epilogues run per output channel: [`RightShiftRequant`] with
+/// `SMLAL` (what TFLite's converters produce), or [`ChannelRequant`] for other shifts.
+trait DspRequant: Copy {
+    /// The prepared form of a channel whose `(multiplier, shift)` the caller checked
+    /// (`all_valid`); anything else gives a wrong value, never undefined behaviour.
+    fn of(multiplier: i32, shift: i32) -> Self;
+    /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
+    fn apply(self, acc: i32) -> i32;
+}
+
+impl DspRequant for RightShiftRequant {
+    #[inline(always)]
+    fn of(multiplier: i32, shift: i32) -> Self {
+        Self::new(multiplier, shift).unwrap_or_default()
+    }
+
+    /// `((hi(acc·m ± 2^30) + round) >> shift`: 5 instructions (the 64-bit start value comes from
+    /// the sign of `acc`: `ASR` gives the high word, `ORR` the low one).
+    #[inline(always)]
+    fn apply(self, acc: i32) -> i32 {
+        let r: i32;
+        // SAFETY: register-only instructions (no memory, no stack, no flags: SMLAL without S).
+        // `shift` is in [1, 30] for every prepared value (0 for the default, also fine).
+        unsafe {
+            asm!(
+                "asr {hi}, {a}, #31",
+                "orr {lo}, {c}, {hi}, lsl #31",
+                "smlal {lo}, {hi}, {a}, {m}",
+                "add {hi}, {hi}, {round}",
+                "asr {hi}, {hi}, {sh}",
+                a = in(reg) acc,
+                m = in(reg) self.multiplier,
+                c = in(reg) 0x4000_0000u32,
+                round = in(reg) self.round,
+                sh = in(reg) self.shift,
+                hi = out(reg) r,
+                lo = out(reg) _,
+                options(pure, nomem, nostack, preserves_flags),
+            )
+        };
+        r
+    }
+}
+
+/// [`RightShiftRequant::apply`] with `SMLAL` (5 instructions), for the other kernels' fast paths.
+#[inline(always)]
+pub(crate) fn requant_right_shift(r: RightShiftRequant, acc: i32) -> i32 {
+    DspRequant::apply(r, acc)
+}
+
+impl DspRequant for ChannelRequant {
+    #[inline(always)]
+    fn of(multiplier: i32, shift: i32) -> Self {
+        Self::new_valid(multiplier, shift)
+    }
+    #[inline(always)]
+    fn apply(self, acc: i32) -> i32 {
+        ChannelRequant::apply(&self, acc)
+    }
+}
+
+/// Words of the stack buffer [`depthwise_3x3_s8`] gathers windows into: a whole padded plane
+/// of 4 channels when it fits (small images), else strips of 3 rows.
+const DW_BUF_WORDS: usize = 256;
+
+/// Columns (words) of a strip in [`depthwise_3x3_s8`]'s buffer.
+const DW_STRIP_W: usize = DW_BUF_WORDS / 3;
+
+/// Fewest pixels [`depthwise_3x3_s8`] runs in place (fewer: the whole row goes through strips).
+const DW_RUN_MIN: usize = 8;
+
+/// One row of a depthwise strip, 4 channels per word: `left` words of `zp` (the input zero
+/// point in every byte), `n` words read from `src` `step` bytes apart, then `zp` up to the end
+/// of `dst`. Does nothing if `dst` is shorter than `left + n` or `src` than its `n` words.
+#[inline(always)]
+fn strip_row(dst: &mut [u32], src: &[i8], step: usize, left: usize, n: usize, zp: u32) {
+    let right = dst.len().wrapping_sub(left).wrapping_sub(n);
+    let src_need = if n == 0 { 0 } else { (n - 1).saturating_mul(step).saturating_add(4) };
+    if left.checked_add(n).is_none_or(|e| e > dst.len()) || src_need > src.len() {
+        return;
+    }
+    // SAFETY: writes `left + n + right = dst.len()` words from the start of `dst` (word aligned);
+    // reads `n` words at `src + i * step`, the last ending at `(n - 1) * step + 4 <= src.len()`
+    // (checked above; unaligned `LDR` is allowed on these cores). Every register written is
+    // declared.
+    unsafe {
+        asm!(
+            "cmp {left}, #0",
+            "beq 3f",
+            "2:",
+            "str {zp}, [{dst}], #4",
+            "subs {left}, {left}, #1",
+            "bne 2b",
+            "3:",
+            "cmp {n}, #0",
+            "beq 5f",
+            "4:",
+            "ldr {t}, [{src}]",
+            "add {src}, {src}, {step}",
+            "str {t}, [{dst}], #4",
+            "subs {n}, {n}, #1",
+            "bne 4b",
+            "5:",
+            "cmp {right}, #0",
+            "beq 7f",
+            "6:",
+            "str {zp}, [{dst}], #4",
+            "subs {right}, {right}, #1",
+            "bne 6b",
+            "7:",
+            dst = inout(reg) dst.as_mut_ptr() => _,
+            src = inout(reg) src.as_ptr() => _,
+            step = in(reg) step,
+            left = inout(reg) left => _,
+            n = inout(reg) n => _,
+            right = inout(reg) right => _,
+            zp = in(reg) zp,
+            t = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// Everything the 3x3 depthwise run ([`dw3x3_run`]) reads besides the input and output
+/// pointers, for one group of 4 channels; `asm!` addresses the fields by their offsets
+/// (`#[repr(C)]`, all 4-byte words).
+#[repr(C)]
+struct Dw3x3Ctx {
+    /// Offset 0: the 9 taps' weights extended by `SXTB16`: `(w0, w2)`, `(w1, w3)`.
+    w: [[u32; 2]; 9],
+    /// Offset 72: per channel `(multiplier, round + output_offset << shift, shift)`: a
+    /// [`RightShiftRequant`] with the output offset folded into the rounding term.
+    rq: [[i32; 3]; 4],
+    /// Offset 120, 124: the clamp bounds in every byte.
+    lo4: u32,
+    hi4: u32,
+    /// Offset 128: bytes between filter rows in the buffer read.
+    row_step: usize,
+    /// Offset 132: added to the input pointer after a pixel's taps (which leave it two rows
+    /// down) to reach the next pixel's window (wrapping: may be negative).
+    next: usize,
+    /// Offset 136: bytes between output pixels.
+    out_step: usize,
+    /// Offset 140: where the output pointer stops (one step past the last pixel).
+    out_end: usize,
+    /// Offset 144: the accumulators' start, `bias + input_offset * sum(weights)` per channel.
+    acc0: [i32; 4],
+    /// Whether the clamp is the whole int8 range (the run then skips it; not read by `asm!`).
+    full_range: bool,
+}
+
+/// One filter row of [`dw3x3_run`]: 3 taps at `px`, `px + cs`, `px + 2 cs`, each one input word
+/// (4 channels, raw) extended to `(x0, x2)` and `(x1, x3)` against the tap's extended weights
+/// (`LDRD` from the context at byte `$w`), 4 `SMLABB`/`SMLATT`.
+macro_rules! dw_run_row {
+    ($w0:literal, $w1:literal, $w2:literal) => {
+        concat!(
+            "ldr {x}, [{px}]\n",
+            "ldrd {we}, {wo}, [{ctx}, #", $w0, "]\n",
+            "sxtb16 {xe}, {x}\n",
+            "sxtb16 {x}, {x}, ror #8\n",
+            "smlabb {a0}, {xe}, {we}, {a0}\n",
+            "smlatt {a2}, {xe}, {we}, {a2}\n",
+            "smlabb {a1}, {x}, {wo}, {a1}\n",
+            "smlatt {a3}, {x}, {wo}, {a3}\n",
+            "ldr {x}, [{px}, {cs}]\n",
+            "ldrd {we}, {wo}, [{ctx}, #", $w1, "]\n",
+            "sxtb16 {xe}, {x}\n",
+            "sxtb16 {x}, {x}, ror #8\n",
+            "smlabb {a0}, {xe}, {we}, {a0}\n",
+            "smlatt {a2}, {xe}, {we}, {a2}\n",
+            "smlabb {a1}, {x}, {wo}, {a1}\n",
+            "smlatt {a3}, {x}, {wo}, {a3}\n",
+            "ldr {x}, [{px}, {cs}, lsl #1]\n",
+            "ldrd {we}, {wo}, [{ctx}, #", $w2, "]\n",
+            "sxtb16 {xe}, {x}\n",
+            "sxtb16 {x}, {x}, ror #8\n",
+            "smlabb {a0}, {xe}, {we}, {a0}\n",
+            "smlatt {a2}, {xe}, {we}, {a2}\n",
+            "smlabb {a1}, {x}, {wo}, {a1}\n",
+            "smlatt {a3}, {x}, {wo}, {a3}\n",
+        )
+    };
+}
+
+/// Requantizes accumulator `$a` with the context's channel at byte `$m` (multiplier; round and
+/// shift follow): `SMLAL` from `±2^30`, the folded rounding and offset, the shift, `SSAT` to
+/// int8 (8 instructions). `{we}` holds `2^30`.
+macro_rules! dw_run_requant {
+    ($a:literal, $m:literal, $k:literal) => {
+        concat!(
+            "ldr {xe}, [{ctx}, #", $m, "]\n",
+            "asr {x}, ", $a, ", #31\n",
+            "orr {wo}, {we}, {x}, lsl #31\n",
+            "smlal {wo}, {x}, ", $a, ", {xe}\n",
+            "ldrd {xe}, {wo}, [{ctx}, #", $k, "]\n",
+            "add {x}, {x}, {xe}\n",
+            "asr ", $a, ", {x}, {wo}\n",
+            "ssat ", $a, ", #8, ", $a, "\n",
+        )
+    };
+}
+
+/// The `asm!` body of [`dw3x3_run_raw`], with (`clamp`) or without the per-byte clamp.
+macro_rules! dw3x3_asm {
+    ($px:expr, $po:expr, $cs:expr, $ctx:expr $(, $clamp:literal)?) => {
+        asm!(
+            "2:",
+            "ldrd {a0}, {a1}, [{ctx}, #144]",
+            "ldrd {a2}, {a3}, [{ctx}, #152]",
+            dw_run_row!("0", "8", "16"),
+            "ldr {x}, [{ctx}, #128]",
+            "add {px}, {px}, {x}",
+            dw_run_row!("24", "32", "40"),
+            "ldr {x}, [{ctx}, #128]",
+            "add {px}, {px}, {x}",
+            dw_run_row!("48", "56", "64"),
+            "mov {we}, #0x40000000",
+            dw_run_requant!("{a0}", "72", "76"),
+            dw_run_requant!("{a1}", "84", "88"),
+            dw_run_requant!("{a2}", "96", "100"),
+            dw_run_requant!("{a3}", "108", "112"),
+            "bfi {a0}, {a1}, #8, #8",
+            "bfi {a0}, {a2}, #16, #8",
+            "bfi {a0}, {a3}, #24, #8",
+            $(
+                $clamp,
+                "ldrd {x}, {xe}, [{ctx}, #120]",
+                "ssub8 {wo}, {a0}, {x}",
+                "sel {a0}, {a0}, {x}",
+                "ssub8 {wo}, {xe}, {a0}",
+                "sel {a0}, {a0}, {xe}",
+            )?
+            "str {a0}, [{po}]",
+            "ldr {x}, [{ctx}, #136]",
+            "add {po}, {po}, {x}",
+            "ldr {x}, [{ctx}, #132]",
+            "add {px}, {px}, {x}",
+            "ldr {x}, [{ctx}, #140]",
+            "cmp {po}, {x}",
+            "bne 2b",
+            px = inout(reg) $px => _,
+            po = inout(reg) $po => _,
+            cs = in(reg) $cs,
+            ctx = in(reg) $ctx,
+            a0 = out(reg) _,
+            a1 = out(reg) _,
+            a2 = out(reg) _,
+            a3 = out(reg) _,
+            x = out(reg) _,
+            xe = out(reg) _,
+            we = out(reg) _,
+            wo = out(reg) _,
+            options(nostack),
+        )
+    };
+}
+
+/// Runs the 3x3 depthwise of one channel group over `n >= 1` consecutive output pixels, all in
+/// one `asm!` block (122 instructions per pixel, 127 with the clamp: 72 for the 36 MACs, 32 for
+/// the 4 requantizations, the rest to pack, clamp per byte, store and step): the window of the
+/// first pixel starts at `px` (tap `(r, q)` at `r * ctx.row_step + q * col_step`), each next
+/// one `2 * ctx.row_step + ctx.next` further; the 4 int8 results of pixel `i` go to `po + i *
+/// ctx.out_step`. Sets `ctx.out_end`.
+///
+/// # Safety
+/// Every tap word of the `n` windows is readable and every 4-byte output writable (pixel steps
+/// are non-negative); `ctx.out_step > 0`.
+#[inline(always)]
+unsafe fn dw3x3_run_raw(px: *const i8, col_step: usize, po: *mut i8, n: usize, ctx: &mut Dw3x3Ctx) {
+    ctx.out_end = po.wrapping_add(n * ctx.out_step) as usize;
+    let c = ctx as *const Dw3x3Ctx;
+    // SAFETY: the caller's contract; `ctx` is read at its `#[repr(C)]` fields' offsets (word
+    // aligned for `LDRD`); the loop ends when the output pointer, starting `n * out_step` before
+    // `out_end`, reaches it. Every register written is declared.
+    unsafe {
+        if ctx.full_range {
+            dw3x3_asm!(px, po, col_step, c);
+        } else {
+            dw3x3_asm!(px, po, col_step, c, "");
+        }
+    }
+}
+
+/// [`dw3x3_run_raw`] on `buf` from `start` and `out` from `out_start`, after checking that
+/// every read and write of the `n` pixels lies inside them (else nothing runs: the callers'
+/// geometry rules it out).
+#[inline(always)]
+fn dw3x3_run(buf: &[i8], start: usize, col_step: usize, out: &mut [i8], out_start: usize, n: usize, ctx: &mut Dw3x3Ctx) {
+    if n == 0 || ctx.out_step == 0 {
+        return;
+    }
+    let pixel_step = ctx.next.wrapping_add(2usize.wrapping_mul(ctx.row_step));
+    let reads_end = (n - 1)
+        .checked_mul(pixel_step)
+        .and_then(|v| v.checked_add(start))
+        .and_then(|v| v.checked_add(2 * ctx.row_step))
+        .and_then(|v| v.checked_add(2 * col_step))
+        .and_then(|v| v.checked_add(4));
+    let writes_end = (n - 1).checked_mul(ctx.out_step).and_then(|v| v.checked_add(out_start)).and_then(|v| v.checked_add(4));
+    if reads_end.is_none_or(|e| e > buf.len()) || writes_end.is_none_or(|e| e > out.len()) || ctx.row_step > buf.len() {
+        return;
+    }
+    // SAFETY: pixel `i < n` reads the words at `start + i * pixel_step + r * row_step + q *
+    // col_step` (r, q < 3) of `buf`, the farthest ending at `reads_end <= buf.len()` (checked;
+    // pixel steps are non-negative: a wrapped `next` only undoes part of the two row steps),
+    // and writes the word at `out_start + i * out_step` of `out`, the last ending at `writes_end
+    // <= out.len()` (checked).
+    unsafe { dw3x3_run_raw(buf.as_ptr().add(start), col_step, out.as_mut_ptr().add(out_start), n, ctx) };
+}
+
+/// A run of output pixels of a row in [`depthwise_3x3_s8`], the same for every row and channel
+/// group: read in place (`strip == false`: every window inside the image; only for rows whose
+/// filter rows are all inside), or through a strip of `width` columns whose in-image columns
+/// are `[q0, q1)`. `first_col`: the input column of the first pixel's window (in place), or of
+/// strip column `q0`.
+#[derive(Clone, Copy, Default)]
+struct DwSegment {
+    ox: u16,
+    n: u16,
+    strip: bool,
+    width: u16,
+    q0: u16,
+    q1: u16,
+    first_col: u16,
+}
+
+/// Segments per row kind in [`depthwise_3x3_s8`] (wider rows take the general path).
+const DW_MAX_SEGMENTS: usize = 12;
+
+/// The segments of a row: pixels `[run_lo, run_hi)` in place (if any), the others in strips.
+fn dw_segments(
+    p: &DepthwiseConvParams,
+    run_lo: usize,
+    run_hi: usize,
+    segs: &mut [DwSegment; DW_MAX_SEGMENTS],
+) -> Option<usize> {
+    let (ow, iw) = (p.output.w, p.input.w);
+    let sw = p.stride.w.max(1);
+    let span = 2 * p.dilation.w;
+    let per_strip = (DW_STRIP_W - 1 - span) / sw + 1;
+    let mut count = 0;
+    let mut ox = 0;
+    let small = |v: usize| u16::try_from(v).ok();
+    while ox < ow {
+        let (n, seg) = if ox == run_lo && run_hi > run_lo {
+            let n = run_hi - run_lo;
+            let first_col = small(ox * sw - p.padding.left)?;
+            (n, DwSegment { ox: small(ox)?, n: small(n)?, first_col, ..Default::default() })
+        } else {
+            let end = if ox < run_lo { run_lo } else { ow };
+            let n = (end - ox).min(per_strip);
+            let width = (n - 1) * sw + span + 1;
+            let ix_left = (ox * sw) as isize - p.padding.left as isize;
+            let q0 = ((-ix_left).max(0) as usize).min(width);
+            let q1 = ((iw as isize - ix_left).max(0) as usize).min(width).max(q0);
+            let first_col = small((ix_left + q0 as isize).max(0) as usize)?;
+            let seg = DwSegment {
+                ox: small(ox)?,
+                n: small(n)?,
+                strip: true,
+                width: small(width)?,
+                q0: small(q0)?,
+                q1: small(q1)?,
+                first_col,
+            };
+            (n, seg)
+        };
+        *segs.get_mut(count)? = seg;
+        count += 1;
+        ox += n;
+    }
+    Some(count)
+}
+
+/// The 3x3 depthwise convolution (depth multiplier 1, any stride and dilation) of
+/// [`depthwise_conv_s8`] with every group of 4 channels in [`dw3x3_run`]: on rows whose filter
+/// rows all lie inside the image, the pixels whose window lies inside too in one run on the
+/// input in place (when there are at least [`DW_RUN_MIN`]); every other pixel through a strip:
+/// its filter rows' words copied to the stack ([`strip_row`]), the input zero point wherever a
+/// tap falls in the padding (so it adds `w * (zp + offset) = 0`; the offset is folded into the
+/// accumulators' start). The column geometry (which pixels run where) is the same for every
+/// row and channel group and is computed once. Preconditions (else `false`, nothing written):
+/// every channel's requantization a [`RightShiftRequant`] whose rounding term can take the
+/// output offset (`shift >= -23`, or a zero multiplier), windows of at most [`DW_STRIP_W`]
+/// columns, rows of at most [`DW_MAX_SEGMENTS`] segments. Not inlined: its stack buffer stays
+/// out of its callers' frames.
+#[inline(never)]
+fn depthwise_3x3_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
     input: &[i8],
@@ -1000,31 +2313,219 @@ pub(crate) fn depthwise_conv_s8(
     output: &mut [i8],
 ) -> bool {
     let (ind, outd) = (p.input, p.output);
-    let (kh, kw) = (p.filter.h, p.filter.w);
-    let taps = kh * kw;
-    if p.depth_multiplier != 1 || taps > DW_MAX_TAPS || taps == 0 || !ChannelRequant::all_valid(quant.multiplier, quant.shift)
-    {
+    let c = ind.c;
+    let o_off = p.output_offset;
+    // (multiplier, round + offset << shift, shift): |offset| << 22 plus the high word stays in i32.
+    let folded = |ch: usize| -> Option<[i32; 3]> {
+        let (&m, &s) = (quant.multiplier.get(ch)?, quant.shift.get(ch)?);
+        let r = RightShiftRequant::new(m, s)?;
+        (r.shift <= 22).then(|| [r.multiplier, r.round.wrapping_add(o_off << r.shift), r.shift as i32])
+    };
+    let sw = p.stride.w.max(1);
+    let span_w = 2 * p.dilation.w;
+    if p.filter.h != 3 || p.filter.w != 3 || span_w + 1 > DW_STRIP_W || (0..c).any(|ch| folded(ch).is_none()) {
         return false;
     }
-    let c = ind.c;
     let in_image = ind.h * ind.w * c;
     let out_image = outd.h * outd.w * c;
     if in_image == 0 || out_image == 0 {
         return true;
     }
+    // Output columns whose whole window lies inside the image: [ox_lo, ox_hi).
+    let ox_lo = p.padding.left.div_ceil(sw).min(outd.w);
+    let ox_hi = if ind.w + p.padding.left > span_w { (ind.w + p.padding.left - span_w).div_ceil(sw).min(outd.w) } else { 0 };
+    let (run_lo, run_hi) = if ox_hi >= ox_lo + DW_RUN_MIN { (ox_lo, ox_hi) } else { (outd.w, outd.w) };
+    let mut full_segs = [DwSegment::default(); DW_MAX_SEGMENTS];
+    let mut edge_segs = [DwSegment::default(); DW_MAX_SEGMENTS];
+    let (Some(n_full), Some(n_edge)) =
+        (dw_segments(p, run_lo, run_hi, &mut full_segs), dw_segments(p, outd.w, outd.w, &mut edge_segs))
+    else {
+        return false;
+    };
     let off = p.input_offset;
-    let off2 = offset_pair(off);
-    let unrolled_3x3 = kh == 3 && kw == 3;
+    let zp4 = ((-off) as u8 as u32).wrapping_mul(0x0101_0101);
+    let row_step = p.dilation.h * ind.w * c;
+    let col_step = p.dilation.w * c;
+    let span_h = (2 * p.dilation.h) as isize;
+    // The padded plane the windows cover: rows (and columns) from `-padding` on, when it fits.
+    let hp = (outd.h - 1) * p.stride.h + span_h as usize + 1;
+    let wp = (outd.w - 1) * sw + span_w + 1;
+    let plane = (hp.checked_mul(wp).is_some_and(|n| n <= DW_BUF_WORDS)).then_some((hp, wp));
+    let mut strip = [0u32; DW_BUF_WORDS];
+    let mut ctx = Dw3x3Ctx {
+        w: [[0; 2]; 9],
+        rq: [[0; 3]; 4],
+        lo4: (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101),
+        hi4: (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101),
+        row_step,
+        next: 0,
+        out_step: c,
+        out_end: 0,
+        acc0: [0; 4],
+        full_range: p.activation.min <= -128 && p.activation.max >= 127,
+    };
+    for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
+        for ch in (0..c / 4).map(|g| 4 * g) {
+            // The weights extended, and summed per channel in halfword pairs (9 x 127 fits).
+            let (mut sum_e, mut sum_o) = (0u32, 0u32);
+            for (t, e) in ctx.w.iter_mut().enumerate() {
+                let w = word(filter.get(t * c + ch..).unwrap_or(&[]));
+                *e = [sxtb16(w), sxtb16_ror8(w)];
+                sum_e = sadd16(sum_e, e[0]);
+                sum_o = sadd16(sum_o, e[1]);
+            }
+            let wsum = [sum_e as i16 as i32, sum_o as i16 as i32, (sum_e >> 16) as i16 as i32, (sum_o >> 16) as i16 as i32];
+            for j in 0..4 {
+                ctx.acc0[j] = bias.and_then(|b| b.get(ch + j)).copied().unwrap_or(0).wrapping_add(wsum[j].wrapping_mul(off));
+                ctx.rq[j] = folded(ch + j).unwrap_or_default();
+            }
+            if let Some((hp, wp)) = plane {
+                // Small image: the group's padded plane once, then one run per output row.
+                let q0 = p.padding.left.min(wp);
+                let q1 = (p.padding.left + ind.w).min(wp).max(q0);
+                for (j, prow) in strip.chunks_exact_mut(wp.max(1)).take(hp).enumerate() {
+                    let iy = j as isize - p.padding.top as isize;
+                    if iy >= 0 && iy < ind.h as isize {
+                        let first = iy as usize * ind.w * c + ch;
+                        strip_row(prow, in_b.get(first..).unwrap_or(&[]), c, q0, q1 - q0, zp4);
+                    } else {
+                        strip_row(prow, &[], c, wp, 0, zp4);
+                    }
+                }
+                ctx.row_step = 4 * wp * p.dilation.h;
+                ctx.next = (4 * sw).wrapping_sub(2 * ctx.row_step);
+                let cs = 4 * p.dilation.w;
+                // The last row's last window and output word: every other lies before them.
+                let last_read = 4 * ((outd.h - 1) * p.stride.h * wp + (outd.w - 1) * sw) + 2 * ctx.row_step + 2 * cs + 4;
+                let last_write = (outd.h * outd.w - 1) * c + ch + 4;
+                if last_read <= 4 * hp * wp && 4 * hp * wp <= 4 * strip.len() && last_write <= out_b.len() {
+                    let plane = strip.as_ptr() as *const i8;
+                    let out_p = out_b.as_mut_ptr();
+                    for oy in 0..outd.h {
+                        // SAFETY: the row's windows start at plane word `oy * sh * wp + ox * sw`
+                        // and reach `2 * row_step + 2 * cs + 4` bytes further, at most to
+                        // `last_read <= 4 * hp * wp`, inside `strip`; its outputs end at most at
+                        // `last_write <= out_b.len()` (checked above); `out_step = c >= 4`.
+                        unsafe {
+                            dw3x3_run_raw(plane.add(4 * oy * p.stride.h * wp), cs, out_p.add(oy * outd.w * c + ch), outd.w, &mut ctx)
+                        };
+                    }
+                }
+                continue;
+            }
+            for oy in 0..outd.h {
+                // Input row of filter row 0 (may be in the padding).
+                let iy_top = (oy * p.stride.h) as isize - p.padding.top as isize;
+                let full = iy_top >= 0 && iy_top + span_h < ind.h as isize;
+                let segs = if full { full_segs.get(..n_full) } else { edge_segs.get(..n_edge) }.unwrap_or(&[]);
+                let row_out = oy * outd.w * c + ch;
+                for seg in segs {
+                    let (seg_ox, seg_n, width) = (seg.ox as usize, seg.n as usize, seg.width as usize);
+                    let (q0, q1, first_col) = (seg.q0 as usize, seg.q1 as usize, seg.first_col as usize);
+                    let out_start = row_out + seg_ox * c;
+                    if !seg.strip {
+                        ctx.row_step = row_step;
+                        ctx.next = (sw * c).wrapping_sub(2 * row_step);
+                        let start = (iy_top as usize * ind.w + first_col) * c + ch;
+                        dw3x3_run(in_b, start, col_step, out_b, out_start, seg_n, &mut ctx);
+                        continue;
+                    }
+                    for (r, srow) in strip.chunks_exact_mut(width.max(1)).take(3).enumerate() {
+                        let iy = iy_top + (r * p.dilation.h) as isize;
+                        if iy >= 0 && iy < ind.h as isize {
+                            let first = (iy as usize * ind.w + first_col) * c + ch;
+                            strip_row(srow, in_b.get(first..).unwrap_or(&[]), c, q0, q1 - q0, zp4);
+                        } else {
+                            strip_row(srow, &[], c, width, 0, zp4);
+                        }
+                    }
+                    ctx.row_step = 4 * width;
+                    ctx.next = (4 * sw).wrapping_sub(8 * width);
+                    dw3x3_run(bytemuck::cast_slice(&strip[..]), 0, 4 * p.dilation.w, out_b, out_start, seg_n, &mut ctx);
+                }
+            }
+        }
+    }
+    if c % 4 != 0 {
+        dw_rest_channels::<RightShiftRequant>(p, quant, input, filter, bias, output);
+    }
+    true
+}
+
+/// Depthwise convolution, depth multiplier 1: channels in groups of 4 (one word of input and of
+/// weights per tap: `SXTB16` x 2, `SMLABB`/`SMLATT` x 4), the group's weights extended once
+/// into a stack array and reused for every output pixel, the input offset folded into the
+/// accumulators' start (`bias + offset * sum(weights)`). A pixel whose window lies inside the
+/// image reads the input in place (3x3: one unrolled `asm!` block of 75 instructions); a pixel
+/// whose window meets the padding gathers its in-image taps into a window on the stack whose
+/// other taps hold the input zero point (so they add `w * (zp + offset) = 0`), then runs the
+/// same code. Requantization: [`RightShiftRequant`] (5 instructions) when every channel has that
+/// form, else [`ChannelRequant`]; the 4 results are saturated (`SSAT`), packed, clamped per byte
+/// (`SSUB8` + `SEL`, skipped for the full int8 range) and stored as one word. The last
+/// `in_c % 4` channels go through a per-channel loop. No scratch. Preconditions (else `false`,
+/// nothing written): `depth_multiplier == 1`, at most 25 taps, every multiplier and shift within
+/// [`ChannelRequant`]'s contract.
+pub(crate) fn depthwise_conv_s8(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> bool {
+    let taps = p.filter.h * p.filter.w;
+    if p.depth_multiplier != 1 || taps > DW_MAX_TAPS || taps == 0 {
+        return false;
+    }
+    if depthwise_3x3_s8(p, quant, input, filter, bias, output) {
+        return true;
+    }
+    let (m, s) = (quant.multiplier, quant.shift);
+    if RightShiftRequant::all_valid(m, s) {
+        depthwise_s8_with::<RightShiftRequant>(p, quant, input, filter, bias, output);
+    } else if ChannelRequant::all_valid(m, s) {
+        depthwise_s8_with::<ChannelRequant>(p, quant, input, filter, bias, output);
+    } else {
+        return false;
+    }
+    true
+}
+
+/// [`depthwise_conv_s8`] with the requantization `R` (preconditions checked by the caller).
+#[inline(never)]
+fn depthwise_s8_with<R: DspRequant>(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    let (ind, outd) = (p.input, p.output);
+    let (kh, kw) = (p.filter.h, p.filter.w);
+    let taps = kh * kw;
+    let c = ind.c;
+    let in_image = ind.h * ind.w * c;
+    let out_row_len = outd.w * c;
+    let out_image = outd.h * out_row_len;
+    if in_image == 0 || out_image == 0 {
+        return;
+    }
+    let off = p.input_offset;
+    // The input zero point (`-offset`, within int8) in every byte: the padding of a gathered window.
+    let zp4 = ((-off) as u8 as u32).wrapping_mul(0x0101_0101);
     let row_step = p.dilation.h * ind.w * c; // input distance between filter rows
     let col_step = p.dilation.w * c; // between filter columns
     let bias_of = |ch: usize| bias.and_then(|b| b.get(ch)).copied().unwrap_or(0);
     let rq_of = |ch: usize| match (quant.multiplier.get(ch), quant.shift.get(ch)) {
-        (Some(&m), Some(&s)) => ChannelRequant::new_valid(m, s),
-        _ => ChannelRequant::new_valid(0, 0),
+        (Some(&m), Some(&s)) => R::of(m, s),
+        _ => R::of(0, 0),
     };
+    let o_off = p.output_offset;
+    let full_range = p.activation.min <= -128 && p.activation.max >= 127;
     // The clamp bounds (within int8, validated) in every byte, for `clamp_bytes`.
-    let lo4 = (p.activation.min as u8 as u32) * 0x0101_0101;
-    let hi4 = (p.activation.max as u8 as u32) * 0x0101_0101;
+    let lo4 = (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101);
+    let hi4 = (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101);
     // Output columns whose whole window lies inside the image: `ox_lo <= ox < ox_hi`.
     let span_w = (kw - 1) * p.dilation.w; // window width - 1
     let sw = p.stride.w.max(1);
@@ -1033,62 +2534,84 @@ pub(crate) fn depthwise_conv_s8(
     for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
         for ch in (0..c / 4).map(|g| 4 * g) {
             let mut wexp = [[0u32; 2]; DW_MAX_TAPS];
+            let mut wsum = [0i32; 4];
             for (t, e) in wexp.iter_mut().take(taps).enumerate() {
                 let w = word(filter.get(t * c + ch..).unwrap_or(&[]));
                 *e = [sxtb16(w), sxtb16_ror8(w)];
+                for (j, s) in wsum.iter_mut().enumerate() {
+                    *s += ((w >> (8 * j)) as u8 as i8) as i32;
+                }
             }
             let mut w3 = [[0u32; 2]; 9];
             w3.copy_from_slice(&wexp[..9]);
-            let b = [bias_of(ch), bias_of(ch + 1), bias_of(ch + 2), bias_of(ch + 3)];
-            // Interior 3x3 windows use all 9 taps: fold `offset * sum(w)` into their bias.
-            let mut b_full = b;
-            for (j, bf) in b_full.iter_mut().enumerate() {
-                let wsum = (0..taps).filter_map(|t| filter.get(t * c + ch + j)).fold(0i32, |a, &w| a + w as i32);
-                *bf = bf.wrapping_add(wsum.wrapping_mul(off));
-            }
+            // The offset folded out: every tap of every window contributes `w * (x + off)`.
+            let acc0 = [0, 1, 2, 3].map(|j| bias_of(ch + j).wrapping_add(wsum[j].wrapping_mul(off)));
             let rq = [rq_of(ch), rq_of(ch + 1), rq_of(ch + 2), rq_of(ch + 3)];
-            let mut out_px = out_b.chunks_exact_mut(c.max(1));
-            for oy in 0..outd.h {
+            for (oy, out_row) in out_b.chunks_exact_mut(out_row_len.max(1)).enumerate() {
                 let (ky0, ky1, iy0) = tap_range(oy, p.stride.h, p.dilation.h, p.padding.top, ind.h, kh);
                 let full_rows = ky0 == 0 && ky1 == kh;
-                for ox in 0..outd.w {
-                    let Some(px) = out_px.next() else { break };
-                    let interior = unrolled_3x3 && full_rows && ox >= ox_lo && ox < ox_hi;
-                    // The whole 3x3 window in the image: 9 taps at fixed distances.
-                    let fast = if interior {
-                        let base = (iy0 * ind.w + ox * p.stride.w - p.padding.left) * c + ch;
-                        dw_3x3_interior(in_b, base, row_step, col_step, &w3, b_full)
+                for (ox, px) in out_row.chunks_exact_mut(c.max(1)).enumerate() {
+                    let acc = if full_rows && ox >= ox_lo && ox < ox_hi {
+                        let base = (iy0 * ind.w + ox * sw - p.padding.left) * c + ch;
+                        dw_window(in_b, base, row_step, col_step, kh, kw, &wexp, &w3, acc0)
                     } else {
-                        None
-                    };
-                    let mut acc = b;
-                    if let Some(a) = fast {
-                        acc = a;
-                    } else {
-                        let (kx0, kx1, ix0) = tap_range(ox, p.stride.w, p.dilation.w, p.padding.left, ind.w, kw);
-                        let base = (iy0 * ind.w + ix0) * c + ch; // first in-image tap, channel `ch`
-                        for (r, ky) in (ky0..ky1).enumerate() {
+                        // The window meets the padding: its in-image taps, zero points elsewhere.
+                        let (kx0, kx1, ix0) = tap_range(ox, sw, p.dilation.w, p.padding.left, ind.w, kw);
+                        let base = (iy0 * ind.w + ix0) * c + ch; // first in-image tap
+                        let mut win = [zp4; DW_MAX_TAPS];
+                        for (r, wrow) in win.chunks_mut(kw.max(1)).skip(ky0).take(ky1 - ky0).enumerate() {
                             let row = base + r * row_step;
-                            for (q, kx) in (kx0..kx1).enumerate() {
-                                if let Some(&[we, wo]) = wexp.get(ky * kw + kx) {
-                                    acc = mac4(read4(in_b, row + q * col_step), off2, we, wo, acc);
-                                }
+                            for (q, d) in wrow.iter_mut().skip(kx0).take(kx1 - kx0).enumerate() {
+                                *d = read4(in_b, row + q * col_step);
                             }
                         }
+                        let win: &[i8] = bytemuck::cast_slice(&win[..]);
+                        dw_window(win, 0, 4 * kw, 4, kh, kw, &wexp, &w3, acc0)
+                    };
+                    let v = [0, 1, 2, 3].map(|j| ssat8(rq[j].apply(acc[j]).wrapping_add(o_off)));
+                    let mut packed = pack4(v);
+                    if !full_range {
+                        packed = clamp_bytes(packed, lo4, hi4);
                     }
                     if let Some(o) = px.get_mut(ch..ch + 4) {
-                        // clamp(x + offset) == clamp(ssat8(x + offset)): the clamp is within int8.
-                        let v = [
-                            ssat8(rq[0].apply(acc[0]).wrapping_add(p.output_offset)),
-                            ssat8(rq[1].apply(acc[1]).wrapping_add(p.output_offset)),
-                            ssat8(rq[2].apply(acc[2]).wrapping_add(p.output_offset)),
-                            ssat8(rq[3].apply(acc[3]).wrapping_add(p.output_offset)),
-                        ];
-                        o.copy_from_slice(&clamp_bytes(pack4(v), lo4, hi4).to_le_bytes().map(|b| b as i8));
+                        o.copy_from_slice(&packed.to_le_bytes().map(|b| b as i8));
                     }
                 }
             }
         }
+    }
+    if c % 4 != 0 {
+        dw_rest_channels::<R>(p, quant, input, filter, bias, output);
+    }
+}
+
+/// The channels past the last group of 4 (`in_c % 4`), one at a time (requantization `R`).
+fn dw_rest_channels<R: DspRequant>(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    let (ind, outd) = (p.input, p.output);
+    let (kh, kw) = (p.filter.h, p.filter.w);
+    let c = ind.c;
+    let in_image = ind.h * ind.w * c;
+    let out_image = outd.h * outd.w * c;
+    if in_image == 0 || out_image == 0 {
+        return;
+    }
+    let off = p.input_offset;
+    let o_off = p.output_offset;
+    let row_step = p.dilation.h * ind.w * c;
+    let col_step = p.dilation.w * c;
+    let bias_of = |ch: usize| bias.and_then(|b| b.get(ch)).copied().unwrap_or(0);
+    let rq_of = |ch: usize| match (quant.multiplier.get(ch), quant.shift.get(ch)) {
+        (Some(&m), Some(&s)) => R::of(m, s),
+        _ => R::of(0, 0),
+    };
+    for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
         // The channels left over (in_c % 4), one at a time.
         for ch in (c / 4) * 4..c {
             let rq = rq_of(ch);
@@ -1110,11 +2633,10 @@ pub(crate) fn depthwise_conv_s8(
                         }
                     }
                     if let Some(o) = px.get_mut(ch) {
-                        *o = rq.output_s8(acc, p.output_offset, p.activation);
+                        *o = p.activation.apply(rq.apply(acc).wrapping_add(o_off)) as i8;
                     }
                 }
             }
         }
     }
-    true
 }

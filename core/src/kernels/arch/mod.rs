@@ -26,6 +26,7 @@
 //! [`conv_s8_scratch_len`]: crate::kernels::conv::conv_s8_scratch_len
 
 use crate::kernels::ActivationRange;
+use crate::kernels::add::AddParams;
 use crate::kernels::conv::{ConvParams, input_coord};
 use crate::requant;
 
@@ -127,6 +128,140 @@ impl ChannelRequant {
     }
 }
 
+/// One output channel's requantization in the form the Arm DSP epilogues compute with one
+/// 64-bit multiply-accumulate (`SMLAL`) and four single-cycle instructions, for the channels
+/// TFLite's converters produce: a right shift of at least 2 (`shift` in `[-31, -2]`) and a
+/// multiplier `>= 0`, or a multiplier of 0 (any shift). With `e = -shift`:
+///
+/// `multiply_by_quantized_multiplier(a, m, shift) = ((hi(a·m ± 2^30) + 2^(e-2)) >> (e-1)`
+///
+/// where `hi(x) = x >> 32` (arithmetic) and the `± 2^30` takes the sign of `a`. Why:
+/// `SaturatingRoundingDoublingHighMul(a, m) = h = floor((a·m + 2^30) / 2^31)` (no saturation for
+/// `m >= 0`), and TFLite's `RoundingDivideByPOT(h, e) = floor((h + 2^(e-1) - [h < 0]) / 2^e)`
+/// (round half away from zero); nested floors of integer quotients merge, so the result is
+/// `floor((a·m + 2^30 + 2^(30+e) - [h < 0]·2^31) / 2^(31+e))`. `[h < 0]` may be replaced by
+/// `[a < 0]`: they differ only when `a < 0` and `h = 0`, where both give 0. `2^(30+e)` is a
+/// multiple of `2^32` for `e >= 2`, so it adds `2^(e-2)` to the high word exactly; the rest is
+/// the high word of `a·m + 2^30 - [a < 0]·2^31 = a·m ± 2^30`. The high word is within
+/// `[-2^30 - 1, 2^30]` (`|a·m| < 2^62`), so adding `2^(e-2) <= 2^29` cannot overflow. A
+/// multiplier of 0 gives 0 whatever the shift, as `(hi + 1) >> 1` with `hi` in `{-1, 0}` does.
+///
+/// [`Self::apply`] is this formula in portable 64-bit arithmetic (the host property test checks
+/// it against the library function); `arm_dsp` computes the same in `asm!`.
+#[derive(Clone, Copy, Default)]
+#[cfg_attr(not(mq_dsp), allow(dead_code))]
+pub(crate) struct RightShiftRequant {
+    /// The Q31 multiplier, `>= 0`.
+    pub(crate) multiplier: i32,
+    /// `2^(e-2)`, the rounding term added to the high word.
+    pub(crate) round: i32,
+    /// `e - 1`, in `[1, 30]`.
+    pub(crate) shift: u32,
+}
+
+#[cfg_attr(not(mq_dsp), allow(dead_code))]
+impl RightShiftRequant {
+    /// The prepared form of `(multiplier, shift)`, or `None` outside this form's domain (a
+    /// negative multiplier; a nonzero multiplier with a shift outside `[-31, -2]`; a shift
+    /// outside `[-31, 30]`).
+    #[inline(always)]
+    pub(crate) fn new(multiplier: i32, shift: i32) -> Option<Self> {
+        if multiplier == 0 && (-31..=30).contains(&shift) {
+            return Some(Self { multiplier: 0, round: 1, shift: 1 });
+        }
+        if multiplier < 0 || !(-31..=-2).contains(&shift) {
+            return None;
+        }
+        let e1 = shift.unsigned_abs() - 1; // in [1, 30]
+        Some(Self { multiplier, round: 1 << (e1 - 1), shift: e1 })
+    }
+
+    /// Whether every channel's `(multiplier, shift)` has this form.
+    pub(crate) fn all_valid(multiplier: &[i32], shift: &[i32]) -> bool {
+        multiplier.len() == shift.len() && multiplier.iter().zip(shift).all(|(&m, &s)| Self::new(m, s).is_some())
+    }
+
+    /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`, in portable 64-bit arithmetic
+    /// (the property tests' form; `arm_dsp` computes it with `SMLAL`).
+    #[inline(always)]
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn apply(self, acc: i32) -> i32 {
+        let half = if acc < 0 { -(1i64 << 30) } else { 1i64 << 30 };
+        let hi = ((acc as i64 * self.multiplier as i64 + half) >> 32) as i32;
+        hi.wrapping_add(self.round) >> (self.shift & 31)
+    }
+}
+
+/// One input's rescaling in int8 ADD: `multiply_by_quantized_multiplier((x + offset) << 20, m,
+/// shift)` for `m >= 0` and `shift` in `[-31, 0]`, in 32-bit arithmetic only. With `v = x +
+/// offset` in `[-255, 255]` and `m = mh * 2^11 + ml`: `SaturatingRoundingDoublingHighMul(v *
+/// 2^20, m) = floor((v * m + 2^10) / 2^11) = v * mh + ((v * ml + 2^10) >> 11)` (the common
+/// factor `2^20` cancels out of TFLite's `(a * m + 2^30) / 2^31`; `|v * mh| < 2^28`, `|v * ml| <
+/// 2^19`), then `RoundingDivideByPOT` as `(h + 2^(e-1) - [h < 0]) >> e` (`e = -shift`; `h` for
+/// `e = 0`).
+#[derive(Clone, Copy)]
+pub(crate) struct AddInputScale {
+    offset: i32,
+    mh: i32,
+    ml: i32,
+    half: i32,
+    neg: i32,
+    e: u32,
+}
+
+impl AddInputScale {
+    /// The prepared form, or `None` outside its domain.
+    pub(crate) fn new(offset: i32, multiplier: i32, shift: i32) -> Option<Self> {
+        if multiplier < 0 || !(-31..=0).contains(&shift) || !(-255..=255).contains(&offset) {
+            return None;
+        }
+        let e = shift.unsigned_abs();
+        let (half, neg) = if e == 0 { (0, 0) } else { (1 << (e - 1), 1) };
+        Some(Self { offset, mh: multiplier >> 11, ml: multiplier & 0x7ff, half, neg, e })
+    }
+
+    /// The rescaled value of `x`.
+    #[inline(always)]
+    pub(crate) fn apply(&self, x: i8) -> i32 {
+        let v = x as i32 + self.offset;
+        let h = v * self.mh + ((v * self.ml + 1024) >> 11);
+        (h + self.half - (((h as u32) >> 31) as i32 & self.neg)) >> (self.e & 31)
+    }
+}
+
+/// int8 ADD without broadcasting (TFLite's `left_shift` of 20): the inputs' rescaling through
+/// [`AddInputScale`], the sum's through `out_scale` (the output multiplier), plus the output
+/// offset, clamped. `false` (nothing written) outside the preconditions: int8 parameters
+/// (`left_shift == 20`), equal shapes, lengths matching them, multipliers in their forms.
+pub(crate) fn add_s8_elementwise(p: &AddParams, in1: &[i8], in2: &[i8], out: &mut [i8]) -> bool {
+    let (m1, m2) = (p.input1_multiplier, p.input2_multiplier);
+    let (Some(s1), Some(s2)) =
+        (AddInputScale::new(p.input1_offset, m1.multiplier, m1.shift), AddInputScale::new(p.input2_offset, m2.multiplier, m2.shift))
+    else {
+        return false;
+    };
+    let n = p.broadcast.output_len();
+    if p.left_shift != 20 || !p.broadcast.is_elementwise() || in1.len() != n || in2.len() != n || out.len() != n {
+        return false;
+    }
+    let mo = p.output_multiplier;
+    let (lo, hi, off) = (p.activation.min, p.activation.max, p.output_offset);
+    #[cfg(mq_dsp)]
+    if let Some(r) = RightShiftRequant::new(mo.multiplier, mo.shift) {
+        for ((o, &a), &b) in out.iter_mut().zip(in1).zip(in2) {
+            let sum = s1.apply(a).wrapping_add(s2.apply(b));
+            *o = arm_dsp::requant_right_shift(r, sum).wrapping_add(off).max(lo).min(hi) as i8;
+        }
+        return true;
+    }
+    let Some(r) = ChannelRequant::new(mo.multiplier, mo.shift) else { return false };
+    for ((o, &a), &b) in out.iter_mut().zip(in1).zip(in2) {
+        let sum = s1.apply(a).wrapping_add(s2.apply(b));
+        *o = r.apply(sum).wrapping_add(off).max(lo).min(hi) as i8;
+    }
+    true
+}
+
 /// `multiply_by_quantized_multiplier` through [`ChannelRequant`] when `(multiplier, shift)` is
 /// within its contract, else the library function: the same result either way.
 #[inline(always)]
@@ -151,6 +286,10 @@ pub(crate) enum OutputScale<'a> {
         shift: &'a [i32],
         /// Whether every pair is within [`ChannelRequant`]'s contract ([`ChannelRequant::all_valid`]).
         valid: bool,
+        /// Whether every pair also has [`RightShiftRequant`]'s form (computed on the Arm DSP
+        /// path only, else `false`).
+        #[cfg_attr(not(mq_dsp), allow(dead_code))]
+        right_shift: bool,
     },
     /// `f(channel, acc)`.
     Other(&'a dyn Fn(usize, i32) -> i32),
@@ -162,7 +301,7 @@ impl OutputScale<'_> {
     #[inline(always)]
     pub(crate) fn output_s8(&self, channel: usize, acc: i32, output_offset: i32, act: ActivationRange) -> i8 {
         let v = match *self {
-            OutputScale::Fixed { multiplier, shift, valid } => {
+            OutputScale::Fixed { multiplier, shift, valid, .. } => {
                 let i = if multiplier.len() == 1 { 0 } else { channel };
                 match (multiplier.get(i), shift.get(i)) {
                     (Some(&m), Some(&s)) if valid => ChannelRequant::new_valid(m, s).apply(acc),
@@ -180,7 +319,7 @@ impl OutputScale<'_> {
     #[inline(always)]
     #[cfg_attr(not(mq_dsp), allow(dead_code))]
     pub(crate) fn fixed_s8_x4(&self, c: usize, acc: [i32; 4], output_offset: i32) -> Option<[i32; 4]> {
-        let OutputScale::Fixed { multiplier, shift, valid: true } = *self else { return None };
+        let OutputScale::Fixed { multiplier, shift, valid: true, .. } = *self else { return None };
         let one = multiplier.len() == 1;
         let pick = |s: &[i32], j: usize| if one { s.first() } else { s.get(c + j) }.copied();
         let mut r = [0i32; 4];
@@ -329,7 +468,7 @@ pub(crate) fn conv_s8_tiled<T: ConvTile>(
 #[cfg(test)]
 pub(crate) mod tests {
     extern crate std;
-    use super::ChannelRequant;
+    use super::{ChannelRequant, RightShiftRequant};
     use crate::requant::multiply_by_quantized_multiplier;
     use proptest::prelude::*;
 
@@ -367,6 +506,72 @@ pub(crate) mod tests {
             prop_assert_eq!(super::requantize(acc, m, shift), multiply_by_quantized_multiplier(acc, m, shift));
             if m != i32::MIN {
                 prop_assert_eq!(ChannelRequant::new(m, shift).map(|r| r.apply(acc)), Some(multiply_by_quantized_multiplier(acc, m, shift)));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        /// The right-shift form is the library function for every accumulator, any multiplier
+        /// `>= 0` and every shift in `[-31, -2]` (right shifts: no contract on the accumulator),
+        /// and for a zero multiplier with any shift.
+        #[test]
+        fn right_shift_requant_is_multiply_by_quantized_multiplier(
+            acc in extreme(), m in extreme(), shift in -31i32..=-2, any_shift in -31i32..=30,
+        ) {
+            let m = if m == i32::MIN { i32::MAX } else { m.abs() };
+            let r = RightShiftRequant::new(m, shift).map(|r| r.apply(acc));
+            prop_assert_eq!(r, Some(multiply_by_quantized_multiplier(acc, m, shift)));
+            let acc0 = if in_contract(acc, any_shift) { acc } else { acc >> any_shift };
+            let r0 = RightShiftRequant::new(0, any_shift).map(|r| r.apply(acc0));
+            prop_assert_eq!(r0, Some(multiply_by_quantized_multiplier(acc0, 0, any_shift)));
+        }
+    }
+
+    /// The int8 ADD fast path is the reference kernel on random scales, offsets, clamps and data.
+    #[test]
+    fn add_s8_elementwise_matches_reference() {
+        use crate::kernels::ActivationRange;
+        use crate::kernels::Rounding;
+        use crate::kernels::add::{AddParams, add_s8};
+        use crate::kernels::tensor::TensorQuant;
+        let mut rng = Rng(0xadd5);
+        let mut checked = 0;
+        for case in 0..400 {
+            let scale = |r: &mut Rng| 0.001 + (r.next() % 10_000) as f32 * 1e-4;
+            let zp = |r: &mut Rng| (r.next() % 256) as i32 - 128;
+            let (q1, q2, qo) = (
+                TensorQuant::new(scale(&mut rng), zp(&mut rng)),
+                TensorQuant::new(if case % 5 == 0 { 0.0 } else { scale(&mut rng) }, zp(&mut rng)),
+                TensorQuant::new(scale(&mut rng) * 2.0, zp(&mut rng)),
+            );
+            let q2 = if case % 5 == 0 { TensorQuant::new(q1.scale, q2.zero_point) } else { q2 };
+            let (a, b) = ((rng.next() % 256) as i32 - 128, (rng.next() % 256) as i32 - 128);
+            let act = if case % 3 == 0 { ActivationRange::INT8 } else { ActivationRange { min: a.min(b), max: a.max(b) } };
+            let n = 1 + (rng.next() % 300) as usize;
+            let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };
+            let (x1, x2) = (rng.bytes(n), rng.bytes(n));
+            let (mut want, mut got) = (std::vec![0i8; n], std::vec![0i8; n]);
+            add_s8(&p, &x1, &x2, &mut want).unwrap();
+            assert!(super::add_s8_elementwise(&p, &x1, &x2, &mut got), "case {case}: fast path declined");
+            assert_eq!(want, got, "case {case}");
+            checked += n;
+        }
+        assert!(checked > 10_000);
+    }
+
+    #[test]
+    fn right_shift_requant_domain_and_corners() {
+        assert!(RightShiftRequant::new(1 << 30, -1).is_none());
+        assert!(RightShiftRequant::new(1 << 30, 0).is_none());
+        assert!(RightShiftRequant::new(-5, -4).is_none());
+        for &acc in &[i32::MIN, i32::MIN + 1, -(1 << 30), -3, -2, -1, 0, 1, 2, 3, 1 << 30, i32::MAX - 1, i32::MAX] {
+            for &m in &[0, 1, 1 << 30, (1 << 30) + 1, i32::MAX - 1, i32::MAX] {
+                for shift in -31..=-2 {
+                    let r = RightShiftRequant::new(m, shift).map(|r| r.apply(acc));
+                    assert_eq!(r, Some(multiply_by_quantized_multiplier(acc, m, shift)), "acc {acc} m {m} shift {shift}");
+                }
             }
         }
     }

@@ -1,0 +1,333 @@
+//! `microquant quantize`: a float ONNX or TFLite model and calibration samples become an int8
+//! `.mq`, a per-layer report (printed, and as JSON), and optionally a QDQ ONNX model.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use microquant::compile::CompileOptions;
+use microquant::graph::Graph;
+use microquant::kernels::Rounding;
+use microquant::onnx::{IoInfo, QdqExportOptions};
+use microquant::ptq::{
+    ActivationType, CalibrationOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, convert,
+};
+
+use crate::CliError;
+
+/// Arguments of `microquant quantize`.
+#[derive(Args, Debug)]
+pub struct QuantizeArgs {
+    /// The float model: `.onnx` (opsets 11 to 21, also QDQ models quantized elsewhere, whose
+    /// scales are kept) or `.tflite`.
+    pub model: PathBuf,
+    /// Calibration samples: float32 `.npy`, samples first, each in the model's own input layout
+    /// (NCHW for PyTorch exports), e.g. `[N, 1, 28, 28]`.
+    #[arg(long)]
+    pub calib: PathBuf,
+    /// Labels of the calibration samples (`.npy` of integers, `[N]`): the report adds float and
+    /// int8 accuracy.
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Observer of every activation: minmax, moving-average, histogram, entropy, percentile
+    /// (99.999; `percentile:99.9` for another).
+    #[arg(long, default_value = "minmax", value_parser = parse_observer)]
+    pub observer: ObserverKind,
+    /// Observer of one layer (node or tensor name), e.g. `--layer-observer conv1=entropy`;
+    /// repeatable.
+    #[arg(long = "layer-observer", value_name = "LAYER=OBSERVER", value_parser = parse_layer_observer)]
+    pub layer_observers: Vec<(String, ObserverKind)>,
+    /// One weight scale per tensor instead of per output channel.
+    #[arg(long)]
+    pub per_tensor: bool,
+    /// Layers to compute in 16x8 (int16 activations), by node name.
+    #[arg(long = "int16", value_name = "LAYER", num_args = 1..)]
+    pub int16: Vec<String>,
+    /// Every layer in 16x8 (int16 activations).
+    #[arg(long)]
+    pub int16_all: bool,
+    /// Quantization mode. Only `static` (int8 weights and activations, calibrated) is
+    /// implemented: the device runtime has no float kernels, so `dynamic` and `weight-only` are
+    /// rejected with an explanation.
+    #[arg(long, value_enum, default_value_t = Mode::Static)]
+    pub mode: Mode,
+    /// Ignore the scales a QDQ model carries and calibrate every tensor.
+    #[arg(long)]
+    pub ignore_qdq: bool,
+    /// Keep the float biases as they are (by default each conv / fully-connected bias absorbs the
+    /// mean error its weights' quantization causes on the calibration samples).
+    #[arg(long)]
+    pub no_bias_correction: bool,
+    /// Where to write the `.mq`.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Where to write the report as JSON.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Where to write the quantized model as QDQ ONNX (opset 17; 21 with int16 layers), in the
+    /// model's own layout.
+    #[arg(long)]
+    pub qdq: Option<PathBuf>,
+    /// Rounding: `double` (bit-exact with TFLite Micro, the default) or `single` (with the
+    /// TFLite interpreter's reference kernels).
+    #[arg(long, value_enum, default_value_t = RoundingMode::Double)]
+    pub rounding: RoundingMode,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// int8 weights and activations, activation ranges from calibration.
+    Static,
+    /// int8 weights, activations quantized per input at run time (not implemented).
+    Dynamic,
+    /// int8 weights, float compute (not implemented).
+    WeightOnly,
+}
+
+/// `--rounding`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RoundingMode {
+    /// TFLite Micro (double rounding).
+    Double,
+    /// The TFLite interpreter's reference kernels (single rounding).
+    Single,
+}
+
+fn parse_observer(s: &str) -> Result<ObserverKind, String> {
+    if let Some(p) = s.strip_prefix("percentile:") {
+        let v: f64 = p.parse().map_err(|_| format!("bad percentile {p:?}"))?;
+        if !(50.0..=100.0).contains(&v) {
+            return Err(format!("percentile {v} outside [50, 100]"));
+        }
+        return Ok(ObserverKind::Percentile(v));
+    }
+    ObserverKind::from_name(s).ok_or_else(|| {
+        format!("unknown observer {s:?} (minmax, moving-average, histogram, entropy, percentile, percentile:<p>)")
+    })
+}
+
+fn parse_layer_observer(s: &str) -> Result<(String, ObserverKind), String> {
+    let (layer, kind) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected LAYER=OBSERVER"))?;
+    Ok((layer.to_string(), parse_observer(kind)?))
+}
+
+/// The imported model: its float graph and the layout of its inputs and outputs.
+struct Source {
+    graph: Graph,
+    inputs: Vec<IoInfo>,
+    outputs: Vec<IoInfo>,
+    kind: &'static str,
+}
+
+fn load(path: &Path) -> Result<Source, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
+    let at = |e: microquant::graph::ConvertError| CliError(format!("{}: {e}", path.display()));
+    if bytes.get(4..8) == Some(b"TFL3") {
+        let graph = microquant::tflite::import(&bytes).map_err(at)?;
+        let io = |ids: &[microquant::graph::TensorId]| -> Vec<IoInfo> {
+            ids.iter()
+                .filter_map(|&t| graph.tensor(t))
+                .map(|t| IoInfo { name: t.name.clone(), model_shape: t.shape.clone(), perm: (0..t.shape.len()).collect() })
+                .collect()
+        };
+        let (inputs, outputs) = (io(&graph.inputs), io(&graph.outputs));
+        Ok(Source { graph, inputs, outputs, kind: "TFLite" })
+    } else {
+        let imported = microquant::onnx::import(&bytes).map_err(at)?;
+        Ok(Source { graph: imported.graph, inputs: imported.inputs, outputs: imported.outputs, kind: "ONNX" })
+    }
+}
+
+fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, CliError> {
+    let arr = crate::npy::read(path)?;
+    let data = match arr.data {
+        crate::npy::Batch::F32(v) => v,
+        crate::npy::Batch::I8(_) => {
+            return Err(CliError(format!("{}: calibration samples must be float32, not int8", path.display())));
+        }
+    };
+    let per: usize = input.model_shape.iter().product();
+    let n = arr.shape.first().copied().unwrap_or(0);
+    let fits = arr.shape.len() == input.model_shape.len()
+        && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1));
+    if !fits || n == 0 {
+        return Err(CliError(format!(
+            "{}: shape {:?} does not fit the model input {:?} {:?}: expected [N, {}] in the model's own layout",
+            path.display(),
+            arr.shape,
+            input.name,
+            input.model_shape,
+            input.model_shape.iter().skip(1).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    data.chunks_exact(per)
+        .map(|s| {
+            input.to_graph_layout(s).map(|g| vec![g]).map_err(|e| CliError(format!("{}: {e}", path.display())))
+        })
+        .collect()
+}
+
+fn read_labels(path: &Path) -> Result<Vec<usize>, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
+    let bad = |what: String| CliError(format!("{}: {what}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| bad(format!("not a valid .npy file: {e}")))?;
+    let shape: Vec<u64> = npy.shape().to_vec();
+    if shape.len() > 2 || (shape.len() == 2 && shape[1] != 1) {
+        return Err(bad(format!("labels must be [N] (or [N, 1]), got {shape:?}")));
+    }
+    let descr = npy.dtype().descr().trim_matches(|c| c == '\'' || c == '"').to_string();
+    let conv = |e: std::io::Error| bad(format!("bad data: {e}"));
+    let v: Vec<i64> = match &descr[1..] {
+        "i1" => npy.into_vec::<i8>().map_err(conv)?.into_iter().map(i64::from).collect(),
+        "u1" => npy.into_vec::<u8>().map_err(conv)?.into_iter().map(i64::from).collect(),
+        "i2" => npy.into_vec::<i16>().map_err(conv)?.into_iter().map(i64::from).collect(),
+        "i4" => npy.into_vec::<i32>().map_err(conv)?.into_iter().map(i64::from).collect(),
+        "u4" => npy.into_vec::<u32>().map_err(conv)?.into_iter().map(i64::from).collect(),
+        "i8" => npy.into_vec::<i64>().map_err(conv)?,
+        other => return Err(bad(format!("labels must be integers, got dtype '{other}'"))),
+    };
+    v.into_iter()
+        .map(|l| usize::try_from(l).map_err(|_| bad(format!("negative label {l}"))))
+        .collect()
+}
+
+/// Runs `microquant quantize`.
+pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
+    match a.mode {
+        Mode::Static => {}
+        Mode::Dynamic | Mode::WeightOnly => {
+            return Err(CliError(format!(
+                "--mode {}: not implemented: the device runtime runs int8 and 16x8 kernels only (no float \
+                 kernels), so it cannot run activations quantized at run time or float compute; use --mode static",
+                if a.mode == Mode::Dynamic { "dynamic" } else { "weight-only" }
+            )));
+        }
+    }
+    let src = load(&a.model)?;
+    if src.graph.inputs.len() != 1 {
+        return Err(CliError(format!(
+            "{}: the model has {} inputs; `quantize` takes models with one input",
+            a.model.display(),
+            src.graph.inputs.len()
+        )));
+    }
+    let input = src.inputs.first().ok_or_else(|| CliError("the model has no input".into()))?;
+    let samples = read_calibration(&a.calib, input)?;
+    let labels = match &a.labels {
+        Some(p) => {
+            let l = read_labels(p)?;
+            if l.len() != samples.len() {
+                return Err(CliError(format!(
+                    "{}: {} labels for {} calibration samples",
+                    p.display(),
+                    l.len(),
+                    samples.len()
+                )));
+            }
+            Some(l)
+        }
+        None => None,
+    };
+    let name = a.model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let options = PtqOptions {
+        calibration: CalibrationOptions {
+            observer: a.observer,
+            overrides: a.layer_observers.clone(),
+            ..Default::default()
+        },
+        quantize: QuantizeOptions {
+            per_channel: !a.per_tensor,
+            activations: if a.int16_all { ActivationType::Int16 } else { ActivationType::Int8 },
+            int16_layers: a.int16.clone(),
+            use_carried: !a.ignore_qdq,
+            bias_correction: !a.no_bias_correction,
+        },
+        compile: CompileOptions {
+            rounding: if a.rounding == RoundingMode::Single { Rounding::Single } else { Rounding::Double },
+            metadata: vec![
+                ("producer".into(), format!("microquant-cli {} quantize", env!("CARGO_PKG_VERSION"))),
+                ("source_file".into(), name),
+                ("observer".into(), a.observer.name().into()),
+                ("calibration_samples".into(), samples.len().to_string()),
+            ],
+        },
+    };
+    let bar = ProgressBar::new(samples.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>22} [{bar:40}] {pos}/{len} samples ({elapsed})")
+            .map_err(|e| CliError(format!("progress bar: {e}")))?
+            .progress_chars("=> "),
+    );
+    let mut last_pass = u32::MAX;
+    let out = convert(&src.graph, &samples, labels.as_deref(), &options, &mut |p: Progress| {
+        if p.pass != last_pass {
+            last_pass = p.pass;
+            bar.set_position(0);
+            bar.set_length(p.total as u64);
+            bar.set_message(if p.pass + 1 == p.passes {
+                String::from("evaluation")
+            } else {
+                format!("calibration {}/{}", p.pass + 1, p.passes - 1)
+            });
+        }
+        bar.set_position(p.done as u64);
+    })
+    .map_err(|e| CliError(format!("{}: {e}", a.model.display())))?;
+    bar.finish_and_clear();
+
+    std::fs::write(&a.output, &out.compiled.bytes).map_err(|e| CliError::io(&a.output, e))?;
+    if let Some(p) = &a.report {
+        std::fs::write(p, out.report.to_json()).map_err(|e| CliError::io(p, e))?;
+    }
+    if let Some(p) = &a.qdq {
+        let int16 = a.int16_all || !a.int16.is_empty();
+        let qdq = microquant::onnx::export_qdq(
+            &out.quantized.graph,
+            &QdqExportOptions {
+                opset: if int16 { 21 } else { 17 },
+                inputs: src.inputs.clone(),
+                outputs: src.outputs.clone(),
+                graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            },
+        )
+        .map_err(|e| CliError(format!("QDQ export: {e}")))?;
+        std::fs::write(p, qdq).map_err(|e| CliError::io(p, e))?;
+    }
+    // Written with `write!` (not `println!`): a closed pipe (`| head`) ends the output quietly.
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(
+        o,
+        "{} ({}, {} nodes) -> {}: {} samples, observer {}, {} weights",
+        a.model.display(),
+        src.kind,
+        src.graph.nodes.len(),
+        a.output.display(),
+        samples.len(),
+        a.observer.name(),
+        if a.per_tensor { "per-tensor" } else { "per-channel" }
+    );
+    let _ = write!(o, "{}", out.report);
+    if let Some(p) = &a.report {
+        let _ = writeln!(o, "report: {}", p.display());
+    }
+    if let Some(p) = &a.qdq {
+        let _ = writeln!(o, "QDQ ONNX: {}", p.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observer_names() {
+        assert_eq!(parse_observer("entropy"), Ok(ObserverKind::Entropy));
+        assert_eq!(parse_observer("percentile:99.9"), Ok(ObserverKind::Percentile(99.9)));
+        assert!(parse_observer("percentile:10").is_err());
+        assert!(parse_observer("max").is_err());
+        assert_eq!(parse_layer_observer("a=b=minmax"), Ok(("a=b".into(), ObserverKind::MinMax)));
+    }
+}

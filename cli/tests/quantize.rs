@@ -1,0 +1,306 @@
+//! `microquant quantize`: float ONNX and TFLite models with calibration samples become `.mq`
+//! models, reports and QDQ ONNX models; bad input is one clear error line. Runs the binary on
+//! the committed digits models and data (`tests/golden/peers/`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn peers(file: &str) -> PathBuf {
+    repo().join("tests/golden/peers").join(file)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("microquant-cli-quantize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn microquant<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_microquant")).args(args).output().expect("run microquant")
+}
+
+fn ok<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
+    let out = microquant(args);
+    assert!(out.status.success(), "microquant {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The error line of a failing run (exactly one line on stderr).
+fn fails<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
+    let out = microquant(args);
+    assert!(!out.status.success(), "microquant {args:?} succeeded");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.starts_with("microquant: error: "), "{err}");
+    err
+}
+
+/// A float32 .npy (format 1.0).
+fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    b.extend_from_slice(header.as_bytes());
+    b.extend(data.iter().flat_map(|v| v.to_le_bytes()));
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn quantizes_an_onnx_model_with_report_and_qdq() {
+    let (mq, report, qdq) = (tmp("cnn.mq"), tmp("cnn.json"), tmp("cnn_qdq.onnx"));
+    let stdout = ok(&[
+        "quantize".as_ref(),
+        peers("cnn_nchw.onnx").as_os_str(),
+        "--calib".as_ref(),
+        peers("calib_nchw.npy").as_os_str(),
+        "--labels".as_ref(),
+        peers("calib_labels.npy").as_os_str(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+        "--report".as_ref(),
+        report.as_os_str(),
+        "--qdq".as_ref(),
+        qdq.as_os_str(),
+    ]);
+    // The table: model line, accuracies, one line per layer.
+    assert!(stdout.contains("mode static int8 | 200 samples"), "{stdout}");
+    assert!(stdout.contains("accuracy: float"), "{stdout}");
+    assert!(stdout.contains("SQNR dB"), "{stdout}");
+    for layer in ["/conv1/Conv", "/conv2/Conv", "/fc/Gemm"] {
+        assert!(stdout.contains(layer), "{layer} missing:\n{stdout}");
+    }
+    // The report as JSON.
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["model"]["samples"], 200);
+    assert_eq!(v["layers"].as_array().unwrap().len(), 5);
+    assert!(v["model"]["int8_accuracy"].as_f64().unwrap() > 0.95);
+    // The QDQ model is what the library writes (tests/host/qdq.rs checks it against ONNX Runtime).
+    let committed = std::fs::read(repo().join("tests/golden/qdq/export/cnn_minmax.onnx")).unwrap();
+    assert_eq!(std::fs::read(&qdq).unwrap(), committed, "QDQ export differs from the committed one");
+    // The .mq loads and runs: inspect it.
+    let inspect = ok(&["inspect".as_ref(), mq.as_os_str()]);
+    assert!(inspect.contains("CONV_2D"), "{inspect}");
+}
+
+#[test]
+fn every_observer_and_option() {
+    for observer in ["minmax", "moving-average", "histogram", "entropy", "percentile", "percentile:99.9"] {
+        let mq = tmp(&format!("mlp_{observer}.mq"));
+        let out = ok(&[
+            "quantize".as_ref(),
+            peers("mlp_nhwc.onnx").as_os_str(),
+            "--calib".as_ref(),
+            peers("calib_nhwc.npy").as_os_str(),
+            "--observer".as_ref(),
+            observer.as_ref(),
+            "-o".as_ref(),
+            mq.as_os_str(),
+        ]);
+        let name = observer.split(':').next().unwrap();
+        assert!(out.contains(&format!("observer {name}")), "{out}");
+        assert!(std::fs::metadata(&mq).unwrap().len() > 1000);
+    }
+    // Per-tensor weights, single rounding, a per-layer observer, no bias correction.
+    let mq = tmp("dscnn_options.mq");
+    let out = ok(&[
+        "quantize".as_ref(),
+        peers("dscnn_nchw.onnx").as_os_str(),
+        "--calib".as_ref(),
+        peers("calib_nchw.npy").as_os_str(),
+        "--per-tensor".as_ref(),
+        "--rounding".as_ref(),
+        "single".as_ref(),
+        "--layer-observer".as_ref(),
+        "/pw1/Conv=entropy".as_ref(),
+        "--no-bias-correction".as_ref(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+    ]);
+    assert!(out.contains("per-tensor weights"), "{out}");
+    assert!(out.lines().any(|l| l.contains("/pw1/Conv") && l.contains("entropy")), "{out}");
+    let inspect = ok(&["inspect".as_ref(), mq.as_os_str()]);
+    assert!(inspect.contains("single"), "{inspect}");
+}
+
+#[test]
+fn int16_layers_and_their_qdq_model() {
+    let (mq, qdq) = (tmp("dscnn16.mq"), tmp("dscnn16.onnx"));
+    let out = ok(&[
+        "quantize".as_ref(),
+        peers("dscnn_nchw.onnx").as_os_str(),
+        "--calib".as_ref(),
+        peers("calib_nchw.npy").as_os_str(),
+        "--int16".as_ref(),
+        "/pw1/Conv".as_ref(),
+        "/Add".as_ref(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+        "--qdq".as_ref(),
+        qdq.as_os_str(),
+    ]);
+    assert!(out.contains("static int8 + 16x8 layers"), "{out}");
+    assert!(out.lines().any(|l| l.contains("/Add") && l.contains("i16")), "{out}");
+    let inspect = ok(&["inspect".as_ref(), mq.as_os_str()]);
+    assert!(inspect.contains("QUANTIZE"), "{inspect}");
+    // int16 QuantizeLinear needs opset 21: the QDQ model says so.
+    let bytes = std::fs::read(&qdq).unwrap();
+    let model = microquant_onnx_opset(&bytes);
+    assert_eq!(model, 21);
+}
+
+/// The default-domain opset of an ONNX model (ModelProto field 8, OperatorSetIdProto field 2),
+/// read with a minimal protobuf walk.
+fn microquant_onnx_opset(bytes: &[u8]) -> u64 {
+    fn varint(b: &[u8], i: &mut usize) -> u64 {
+        let mut v = 0u64;
+        let mut s = 0;
+        loop {
+            let x = b[*i];
+            *i += 1;
+            v |= u64::from(x & 0x7f) << s;
+            if x < 0x80 {
+                return v;
+            }
+            s += 7;
+        }
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let key = varint(bytes, &mut i);
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => {
+                varint(bytes, &mut i);
+            }
+            2 => {
+                let len = varint(bytes, &mut i) as usize;
+                if field == 8 {
+                    let sub = &bytes[i..i + len];
+                    let mut j = 0;
+                    let mut version = 0;
+                    let mut domain_empty = true;
+                    while j < sub.len() {
+                        let k = varint(sub, &mut j);
+                        match (k >> 3, k & 7) {
+                            (1, 2) => {
+                                let l = varint(sub, &mut j) as usize;
+                                domain_empty = l == 0;
+                                j += l;
+                            }
+                            (2, 0) => version = varint(sub, &mut j),
+                            (_, 0) => {
+                                varint(sub, &mut j);
+                            }
+                            (_, 2) => {
+                                let l = varint(sub, &mut j) as usize;
+                                j += l;
+                            }
+                            _ => panic!("unexpected wire type"),
+                        }
+                    }
+                    if domain_empty {
+                        return version;
+                    }
+                }
+                i += len;
+            }
+            5 => i += 4,
+            1 => i += 8,
+            _ => panic!("unexpected wire type {wire}"),
+        }
+    }
+    panic!("no default-domain opset")
+}
+
+#[test]
+fn quantizes_a_float_tflite_model() {
+    // MLPerf Tiny's anomaly-detection autoencoder (float32 TFLite), SYNTHETIC calibration data:
+    // uniform over its input range.
+    let calib = tmp("ad_calib.npy");
+    let mut r = 12345u64;
+    let data: Vec<f32> = (0..16 * 640)
+        .map(|_| {
+            r = r.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((r >> 40) as f32 / (1u64 << 24) as f32) * 100.0 - 35.0
+        })
+        .collect();
+    write_npy_f32(&calib, &[16, 640], &data);
+    let mq = tmp("ad.mq");
+    let out = ok(&[
+        "quantize".as_ref(),
+        repo().join("models/mlperf-tiny/ad01_float32.tflite").as_os_str(),
+        "--calib".as_ref(),
+        calib.as_os_str(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+    ]);
+    assert!(out.contains("(TFLite, "), "{out}");
+    assert!(out.contains("FullyConnected"), "{out}");
+}
+
+#[test]
+fn errors_are_one_clear_line() {
+    let model = peers("cnn_nchw.onnx");
+    let calib = peers("calib_nchw.npy");
+    let out = tmp("err.mq");
+    let base = |extra: &[&std::ffi::OsStr]| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = vec!["quantize".into(), model.clone().into(), "--calib".into(), calib.clone().into()];
+        v.extend(extra.iter().map(|s| s.to_os_string()));
+        v.push("-o".into());
+        v.push(out.clone().into());
+        v
+    };
+    // Calibration data that does not fit the model.
+    let wrong = tmp("wrong.npy");
+    write_npy_f32(&wrong, &[4, 8, 8], &[0.0; 256]);
+    let e = fails(&["quantize".as_ref(), model.as_os_str(), "--calib".as_ref(), wrong.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert!(e.contains("does not fit the model input") && e.contains("[N, 1, 8, 8]"), "{e}");
+    // A missing file.
+    let e = fails(&["quantize".as_ref(), model.as_os_str(), "--calib".as_ref(), "/no/such.npy".as_ref(), "-o".as_ref(), out.as_os_str()]);
+    assert!(e.contains("/no/such.npy"), "{e}");
+    // Not a model.
+    let e = fails(&["quantize".as_ref(), calib.as_os_str(), "--calib".as_ref(), calib.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert!(e.contains("calib_nchw.npy") && e.contains("ONNX"), "{e}");
+    // Modes the runtime cannot run.
+    let e = fails(&base(&["--mode".as_ref(), "dynamic".as_ref()]));
+    assert!(e.contains("--mode dynamic") && e.contains("not implemented"), "{e}");
+    let e = fails(&base(&["--mode".as_ref(), "weight-only".as_ref()]));
+    assert!(e.contains("weight-only"), "{e}");
+    // An int16 layer that does not exist.
+    let e = fails(&base(&["--int16".as_ref(), "nope".as_ref()]));
+    assert!(e.contains("int16 layer \"nope\""), "{e}");
+    // Labels that do not match.
+    let labels = tmp("labels.npy");
+    std::fs::write(&labels, npy_i64(&[1, 2, 3])).unwrap();
+    let e = fails(&base(&["--labels".as_ref(), labels.as_os_str()]));
+    assert!(e.contains("3 labels for 200 calibration samples"), "{e}");
+    // A per-layer observer for a layer that does not exist.
+    let e = fails(&base(&["--layer-observer".as_ref(), "nope=entropy".as_ref()]));
+    assert!(e.contains("nope"), "{e}");
+    // An unknown observer: clap's message names the choices.
+    let bad = microquant(&base(&["--observer".as_ref(), "max".as_ref()]));
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown observer \"max\""));
+}
+
+fn npy_i64(v: &[i64]) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}", v.len());
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    b.extend_from_slice(header.as_bytes());
+    b.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+    b
+}

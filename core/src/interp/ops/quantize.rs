@@ -1,0 +1,75 @@
+//! QUANTIZE between integer types (int8 ↔ int16, or a new scale in the same type): what a model
+//! with some layers in 16x8 runs between its int8 and int16 layers. Inputs: `[input]`, per-tensor
+//! quantized int8 or int16; output the same shape, int8 or int16. Parameter words:
+//! `[multiplier, shift]`, the quantized `s_in / s_out` (TFLite's `QuantizeMultiplier`, written by
+//! the converter); the zero points are the tensors'. Both rounding modes round twice here, as
+//! TFLite Micro and the TFLite interpreter do. The kernel is
+//! [`crate::kernels::requantize`] (TFLite's `reference_ops::Requantize`).
+
+use super::{Ctx, as_pod, as_pod_mut, bytes_of};
+use crate::interp::arena::carve;
+use crate::kernels::requantize::{
+    IntType, RequantizeParams, requantize_s8_s8, requantize_s8_s16, requantize_s16_s8, requantize_s16_s16,
+};
+use crate::model::DType;
+use crate::requant::QuantizedMultiplier;
+use crate::Error;
+
+fn int_type(ctx: &Ctx, d: DType) -> Result<IntType, Error> {
+    match d {
+        DType::I8 => Ok(IntType::I8),
+        DType::I16 => Ok(IntType::I16),
+        _ => Err(ctx.bad("quantize converts between int8 and int16")),
+    }
+}
+
+fn params(ctx: &Ctx) -> Result<RequantizeParams, Error> {
+    ctx.counts(1..=1, 1)?;
+    let (x, y) = (ctx.input(0)?, ctx.output()?);
+    if x.len() != y.len() {
+        return Err(ctx.bad("quantize input and output differ in size"));
+    }
+    let (input_type, output_type) = (int_type(ctx, x.dtype)?, int_type(ctx, y.dtype)?);
+    let (_, zin) = x.per_tensor().ok_or(ctx.bad("quantize input is not quantized per tensor"))?;
+    let (_, zout) = y.per_tensor().ok_or(ctx.bad("quantize output is not quantized per tensor"))?;
+    let in_range = |z: i32, t: IntType| match t {
+        IntType::I8 => (-128..=127).contains(&z),
+        IntType::I16 => (-32768..=32767).contains(&z),
+    };
+    if !in_range(zin, input_type) || !in_range(zout, output_type) {
+        return Err(ctx.bad("a zero point is outside its type"));
+    }
+    let mut p = ctx.params();
+    let multiplier = QuantizedMultiplier { multiplier: p.i32()?, shift: p.i32()? };
+    // The shifted input must fit 32 bits: |x - zp| < 2^8 (int8) or 2^16 (int16).
+    let max_shift = if input_type == IntType::I8 { 23 } else { 15 };
+    if multiplier.multiplier < 0 || multiplier.shift < -31 || multiplier.shift > max_shift {
+        return Err(ctx.bad("requantization multiplier or shift out of range"));
+    }
+    Ok(RequantizeParams {
+        input_zero_point: zin,
+        output_zero_point: zout,
+        multiplier,
+        input_type,
+        output_type,
+    })
+}
+
+pub(crate) fn validate(ctx: &Ctx) -> Result<(), Error> {
+    params(ctx).map(|_| ())
+}
+
+pub(crate) fn eval(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let p = params(ctx)?;
+    let idx = ctx.op.index;
+    let x = ctx.input(0)?;
+    let (out_r, scratch_r) = ctx.out_and_scratch()?;
+    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
+    let xb = bytes_of(&x, &ro, idx)?;
+    match (p.input_type, p.output_type) {
+        (IntType::I8, IntType::I16) => requantize_s8_s16(&p, bytemuck::cast_slice(xb), as_pod_mut(out, idx)?),
+        (IntType::I16, IntType::I8) => requantize_s16_s8(&p, as_pod(xb, idx)?, bytemuck::cast_slice_mut(out)),
+        (IntType::I8, IntType::I8) => requantize_s8_s8(&p, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
+        (IntType::I16, IntType::I16) => requantize_s16_s16(&p, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+    }
+}

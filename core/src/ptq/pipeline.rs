@@ -1,0 +1,101 @@
+//! The whole post-training quantization in one call ([`convert`]): what the CLI and the npm
+//! package run.
+
+
+use super::calibrate::{CalibrationOptions, Calibrator, Progress};
+use super::prepare::{Prepared, prepare};
+use super::quantize::{QuantizeOptions, Quantized, quantize};
+use super::report::{Report, evaluate_with_progress};
+use crate::compile::{CompileOptions, Compiled, compile};
+use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph};
+
+/// Options of [`convert`]: calibration, quantization and compilation.
+#[derive(Debug, Clone, Default)]
+pub struct PtqOptions {
+    /// Observers (per model and per layer), one or two passes.
+    pub calibration: CalibrationOptions,
+    /// Weights per channel or per tensor, activation types, 16x8 layers, carried parameters.
+    pub quantize: QuantizeOptions,
+    /// Rounding (TFLite Micro's double rounding by default) and `.mq` metadata.
+    pub compile: CompileOptions,
+}
+
+/// Everything [`convert`] made.
+#[derive(Debug, Clone)]
+pub struct PtqOutput {
+    /// The float graph after [`prepare`] (what was calibrated, and the reference of the report).
+    pub float: Graph,
+    /// What [`prepare`] rewrote.
+    pub prepared: Prepared,
+    /// The quantized graph (also what [`crate::onnx::export_qdq`] writes).
+    pub quantized: Quantized,
+    /// The `.mq` model.
+    pub compiled: Compiled,
+    /// The per-layer report, on the calibration samples.
+    pub report: Report,
+    /// The calibration options used (the observer names of [`PtqOutput::evaluate`]'s report).
+    pub calibration: CalibrationOptions,
+}
+
+impl PtqOutput {
+    /// The report on other samples (e.g. a test set; same conventions as [`convert`]'s).
+    ///
+    /// # Errors
+    /// As [`evaluate`](super::evaluate).
+    pub fn evaluate<S, V>(&self, samples: &[S], labels: Option<&[usize]>) -> Result<Report, ConvertError>
+    where
+        S: AsRef<[V]>,
+        V: AsRef<[f32]>,
+    {
+        let cal = Calibrator::new(&self.float, &self.calibration)?;
+        super::report::evaluate(&cal, &self.quantized, &self.compiled, samples, labels)
+    }
+}
+
+/// Prepares `graph`, calibrates it on `samples`, quantizes, compiles and evaluates it (the
+/// report compares float and int8 on the same samples; `labels`, one class per sample row of
+/// the first output, add accuracies).
+///
+/// `samples`: one entry per sample, each a list of input slices in the **graph's** layout (for
+/// an ONNX model in NCHW, convert with [`crate::onnx::IoInfo::to_graph_layout`]).
+///
+/// `progress` is called after each sample of each calibration pass and of the evaluation; the
+/// evaluation is the last pass (`pass == passes - 1`).
+///
+/// # Errors
+/// The errors of [`prepare`], [`Calibrator`], [`quantize`], [`compile`] and
+/// [`evaluate`](super::evaluate);
+/// `InvalidGraph` for no samples.
+pub fn convert<S, V>(
+    graph: &Graph,
+    samples: &[S],
+    labels: Option<&[usize]>,
+    options: &PtqOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PtqOutput, ConvertError>
+where
+    S: AsRef<[V]>,
+    V: AsRef<[f32]>,
+{
+    if samples.is_empty() {
+        return Err(ConvertError::new(Kind::InvalidGraph, "no calibration samples"));
+    }
+    let mut float = graph.clone();
+    let prepared = prepare(&mut float)?;
+    let (quantized, compiled, report) = {
+        let mut cal = Calibrator::new(&float, &options.calibration)?;
+        let passes = cal.passes() + 1;
+        cal.calibrate(samples, &mut |p| progress(Progress { passes, ..p }))?;
+        let quantized = quantize(&cal, &options.quantize)?;
+        let compiled = compile(&quantized.graph, &options.compile)?;
+        let mut done = 0;
+        let total = samples.len();
+        let report = evaluate_with_progress(&cal, &quantized, &compiled, samples, labels, &mut |_| {
+            done += 1;
+            progress(Progress { pass: passes - 1, passes, done, total });
+        })?;
+        (quantized, compiled, report)
+    };
+    Ok(PtqOutput { float, prepared, quantized, compiled, report, calibration: options.calibration.clone() })
+}
+

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""QDQ ONNX out and in, against ONNX Runtime (tests/host/qdq.rs).
+
+    /work/pyenv/bin/python tests/gen/gen_qdq.py
+
+Run after tests/gen/peers/train_and_compare.py (it reuses its float digits models and samples).
+Writes tests/golden/qdq/:
+
+  export/<name>.onnx   QDQ models written by OUR exporter: `microquant quantize MODEL --calib CALIB
+                       --observer OBS -o x.mq --qdq export/<name>.onnx` (the CLI of this checkout,
+                       built here with `cargo build --release -p microquant-cli`); each is checked
+                       with onnx.checker (full_check) before it is kept
+  import/<name>.onnx   QDQ models written by ONNX Runtime 1.32.0's quantize_static (QuantFormat.QDQ,
+                       per_channel=True, weight_type QInt8, MinMax calibration on the same samples;
+                       activation_type QInt8, and QUInt8 for the `_u8` model), no pre-processing;
+                       and, when PyTorch is available ($TORCH_PYTHON, default
+                       /work/torchenv/bin/python), a QAT-style export (gen_qdq_torch.py)
+  conv_bn_calib.npy, concat_pad_calib.npy
+                       float32 calibration samples of two importer test models (numpy
+                       default_rng(7 / 8).standard_normal, NCHW)
+  qdq.json             per model: the float source, the calibration file, the observer (export),
+                       and ONNX Runtime's outputs on the first 100 calibration samples, run with
+                       the CPU provider twice: default session options (ORT fuses the QDQ patterns
+                       into its int8 kernels: QLinearConv, QGemm...) and ORT_DISABLE_ALL (the float
+                       ops between QuantizeLinear and DequantizeLinear, as the ONNX spec defines
+                       them; stored only when it differs); for exports also every QuantizeLinear
+                       output (int8) on the first 4 samples, for the layer-by-layer comparison
+
+The Rust test re-exports with the current code and checks the bytes equal export/<name>.onnx, then
+runs our int8 runtime on the same samples and compares with ONNX Runtime's outputs in units of the
+output's quantization step; it imports import/<name>.onnx into a .mq with the scales it carries and
+does the same.
+
+Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked); torch 2.15.0 (checked by
+gen_qdq_torch.py). Deterministic.
+"""
+import importlib.metadata
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import goldenio  # noqa: E402
+
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static  # noqa: E402
+
+PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
+OUT = REPO / "tests" / "golden" / "qdq"
+PEERS = REPO / "tests" / "golden" / "peers"
+ONNX = REPO / "tests" / "golden" / "onnx"
+
+# (name, float model, calibration file, observer)
+EXPORTS = [
+    ("mlp_minmax", PEERS / "mlp_nchw.onnx", PEERS / "calib_nchw.npy", "minmax"),
+    ("cnn_minmax", PEERS / "cnn_nchw.onnx", PEERS / "calib_nchw.npy", "minmax"),
+    ("dscnn_percentile", PEERS / "dscnn_nchw.onnx", PEERS / "calib_nchw.npy", "percentile"),
+    ("dscnn_nhwc_histogram", PEERS / "dscnn_nhwc.onnx", PEERS / "calib_nhwc.npy", "histogram"),
+    ("outlier_entropy", PEERS / "outlier_nchw.onnx", PEERS / "calib_nchw.npy", "entropy"),
+    ("conv_bn_minmax", ONNX / "torch" / "conv_bn_opset17.onnx", OUT / "conv_bn_calib.npy", "minmax"),
+    ("concat_pad_minmax", ONNX / "torch" / "concat_pad_opset17.onnx", OUT / "concat_pad_calib.npy", "minmax"),
+]
+# (name, float model, calibration file, activation type)
+IMPORTS = [
+    ("ort_mlp", PEERS / "mlp_nchw.onnx", PEERS / "calib_nchw.npy", QuantType.QInt8),
+    ("ort_cnn", PEERS / "cnn_nchw.onnx", PEERS / "calib_nchw.npy", QuantType.QInt8),
+    ("ort_cnn_u8", PEERS / "cnn_nchw.onnx", PEERS / "calib_nchw.npy", QuantType.QUInt8),
+    ("ort_dscnn", PEERS / "dscnn_nchw.onnx", PEERS / "calib_nchw.npy", QuantType.QInt8),
+    ("ort_dscnn_nhwc", PEERS / "dscnn_nhwc.onnx", PEERS / "calib_nhwc.npy", QuantType.QInt8),
+]
+
+
+def check_versions():
+    bad = [f"{p}: have {importlib.metadata.version(p)}, want {v}" for p, v in PINNED.items()
+           if importlib.metadata.version(p) != v]
+    if bad:
+        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
+
+
+def rel(p):
+    return str(pathlib.Path(p).resolve().relative_to(REPO))
+
+
+SAMPLES = 100  # calibration samples whose outputs are compared
+LAYER_SAMPLES = 4  # samples whose every quantized activation is kept (exports)
+
+
+def ort_outputs(path, x):
+    m = onnx.load(str(path))
+    name = m.graph.input[0].name
+    x = x[:SAMPLES]
+    ys = {}
+    for key, level in (("ort", ort.GraphOptimizationLevel.ORT_ENABLE_ALL),
+                       ("ort_noopt", ort.GraphOptimizationLevel.ORT_DISABLE_ALL)):
+        so = ort.SessionOptions()
+        so.graph_optimization_level = level
+        s = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        ys[key] = np.concatenate([s.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))]).astype(np.float32)
+    # The unoptimized run is stored only when it differs from the default one.
+    same = np.array_equal(ys["ort"], ys["ort_noopt"])
+    return {"ort": goldenio.tensor(ys["ort"]), "ort_noopt": None if same else goldenio.tensor(ys["ort_noopt"])}
+
+
+def ort_layers(path, x):
+    """Every QuantizeLinear output (int8) of one of our exported models, run by ONNX Runtime
+    without graph optimizations, keyed by the tensor name (our exporter names them
+    `<tensor>/quantized`; 4-D activations are NCHW inside the model)."""
+    m = onnx.load(str(path))
+    name = m.graph.input[0].name
+    qs = [n.output[0] for n in m.graph.node if n.op_type == "QuantizeLinear"]
+    del m.graph.output[:]
+    for q in qs:
+        m.graph.output.append(onnx.helper.make_tensor_value_info(q, onnx.TensorProto.INT8, None))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    runs = [s.run(None, {name: x[i:i + 1]}) for i in range(LAYER_SAMPLES)]
+    return {q[: -len("/quantized")]: goldenio.tensor(np.concatenate([r[k] for r in runs]))
+            for k, q in enumerate(qs) if q.endswith("/quantized")}
+
+
+class Reader:
+    def __init__(self, x, name):
+        self.rows = [{name: x[i:i + 1]} for i in range(len(x))]
+        self.i = 0
+
+    def get_next(self):
+        if self.i >= len(self.rows):
+            return None
+        self.i += 1
+        return self.rows[self.i - 1]
+
+    def rewind(self):
+        self.i = 0
+
+
+def main():
+    check_versions()
+    (OUT / "export").mkdir(parents=True, exist_ok=True)
+    (OUT / "import").mkdir(parents=True, exist_ok=True)
+    np.save(OUT / "conv_bn_calib.npy", np.random.default_rng(7).standard_normal((32, 3, 8, 8)).astype(np.float32))
+    np.save(OUT / "concat_pad_calib.npy", np.random.default_rng(8).standard_normal((32, 2, 6, 6)).astype(np.float32))
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "microquant-cli"], cwd=REPO, check=True)
+    cli = REPO / "target" / "release" / "microquant"
+    entries = []
+    for name, model, calib, observer in EXPORTS:
+        qdq = OUT / "export" / f"{name}.onnx"
+        mq = OUT / "export" / f"{name}.mq.tmp"
+        subprocess.run([str(cli), "quantize", str(model), "--calib", str(calib), "--observer", observer,
+                        "-o", str(mq), "--qdq", str(qdq)], check=True, stdout=subprocess.DEVNULL)
+        mq.unlink()
+        onnx.checker.check_model(onnx.load(str(qdq)), full_check=True)
+        x = np.load(calib)
+        e = {"name": name, "kind": "export", "file": rel(qdq), "float_model": rel(model), "calib": rel(calib),
+             "observer": observer}
+        e.update(ort_outputs(qdq, x))
+        e["layers"] = ort_layers(qdq, x)
+        entries.append(e)
+        print("export", name, "ok")
+    for name, model, calib, act in IMPORTS:
+        qdq = OUT / "import" / f"{name}.onnx"
+        x = np.load(calib)
+        inp = onnx.load(str(model)).graph.input[0].name
+        quantize_static(str(model), str(qdq), Reader(x, inp), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=act, weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax)
+        m = onnx.load(str(qdq))
+        m.producer_version = "1.32.0"
+        onnx.save(m, str(qdq))
+        e = {"name": name, "kind": "import", "file": rel(qdq), "float_model": rel(model), "calib": rel(calib)}
+        e.update(ort_outputs(qdq, x))
+        entries.append(e)
+        print("import", name, "ok")
+    torch_py = os.environ.get("TORCH_PYTHON", "/work/torchenv/bin/python")
+    if pathlib.Path(torch_py).exists():
+        qat = OUT / "import" / "torch_qat_cnn.onnx"
+        calib = PEERS / "calib_nchw.npy"
+        subprocess.run([torch_py, str(HERE / "gen_qdq_torch.py"), str(calib), str(qat)], check=True)
+        e = {"name": "torch_qat_cnn", "kind": "import", "file": rel(qat), "float_model": None, "calib": rel(calib)}
+        e.update(ort_outputs(qat, np.load(calib)))
+        entries.append(e)
+        print("import torch_qat_cnn ok")
+    (OUT / "qdq.json").write_text(json.dumps({"tools": PINNED, "models": entries}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+export default { build: { target: 'es2022' }, worker: { format: 'es' }, optimizeDeps: { exclude: ['microquant'] } };
