@@ -24,12 +24,32 @@ use microquant_tests::models::{ModelGolden, MlperfTinyGolden};
 /// (release): 188 KB on thumbv7em and thumbv8m.main with the Arm DSP fast paths, 150 KB on
 /// thumbv6m (the interpreter links every kernel it can dispatch to, int8 and 16x8); rounded up.
 const APP_CODE_ESTIMATE: u64 = 196 * 1024;
+/// The same with `opt-level = "s"` (what `cargo run-an547` builds: the M55's code memory is a
+/// 512 KB ITCM): 118 KB on thumbv8m.main; rounded up.
+const APP_CODE_ESTIMATE_SIZE_OPT: u64 = 128 * 1024;
 /// RAM the application needs besides the arena: statics, defmt buffers and the stack (measured
 /// peak stack: about 4 KB for KWS on the M4F, 4.6 KB for the tiny model on the M0).
 const APP_RAM_RESERVE: u64 = 6 * 1024;
 /// The same for a model test image (defmt-test; the golden outputs are counted separately).
 /// Measured: 193 KB besides the model on thumbv8m.main (defmt-test, the golden outputs apart).
 const TEST_CODE_ESTIMATE: u64 = 200 * 1024;
+/// With `opt-level = "s"` (`cargo test-an547`): 117 KB measured; rounded up.
+const TEST_CODE_ESTIMATE_SIZE_OPT: u64 = 128 * 1024;
+
+/// Whether this build optimizes for size (cargo tells build scripts the profile's `opt-level`).
+fn size_optimized() -> bool {
+    matches!(env::var("OPT_LEVEL").as_deref(), Ok("s") | Ok("z"))
+}
+
+/// The application's code estimate for this build.
+fn app_code_estimate() -> u64 {
+    if size_optimized() { APP_CODE_ESTIMATE_SIZE_OPT } else { APP_CODE_ESTIMATE }
+}
+
+/// A model test image's code estimate for this build.
+fn test_code_estimate() -> u64 {
+    if size_optimized() { TEST_CODE_ESTIMATE_SIZE_OPT } else { TEST_CODE_ESTIMATE }
+}
 const TEST_RAM_RESERVE: u64 = 6 * 1024;
 /// RAM the runner keeps outside its model + arena buffer (statics, stack): 1/4 of RAM, at least
 /// 6 KB (the interpreter's peak stack on the M0 is about 4.5 KB) and at most 64 KB.
@@ -177,7 +197,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     };
     println!("cargo:rerun-if-changed={}", path.display());
     let app = load(&path);
-    let flash_needed = app.bytes.len() as u64 + APP_CODE_ESTIMATE;
+    let flash_needed = app.bytes.len() as u64 + app_code_estimate();
     let ram_needed = app.arena as u64 + APP_RAM_RESERVE;
     if flash_needed > mem.flash || ram_needed > mem.ram {
         // A clear message and no backtrace: this is the user's model not fitting, not a bug.
@@ -186,7 +206,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
             path.display(),
             if from_env { " (MQ_MODEL)" } else { "" },
             kib(app.bytes.len() as u64),
-            kib(APP_CODE_ESTIMATE),
+            kib(app_code_estimate()),
             kib(flash_needed),
             kib(mem.flash),
             kib(app.arena as u64),
@@ -242,7 +262,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
         let b = convert(p);
         let upper = m.name.to_uppercase();
         let expected = expected_tflm(m);
-        let flash_needed = (b.bytes.len() + expected.len()) as u64 + TEST_CODE_ESTIMATE;
+        let flash_needed = (b.bytes.len() + expected.len()) as u64 + test_code_estimate();
         let ram_needed = b.arena as u64 + TEST_RAM_RESERVE;
         let fits = flash_needed <= mem.flash && ram_needed <= mem.ram;
         writeln!(s, "/// `{}` ({} samples), or why it does not run on this board.", m.file, m.samples.len()).unwrap();
@@ -267,7 +287,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
                 kib(flash_needed),
                 kib(b.bytes.len() as u64),
                 kib(expected.len() as u64),
-                kib(TEST_CODE_ESTIMATE),
+                kib(test_code_estimate()),
                 kib(ram_needed),
                 kib(b.arena as u64),
                 kib(TEST_RAM_RESERVE),

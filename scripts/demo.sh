@@ -1,44 +1,61 @@
 #!/usr/bin/env bash
-# The main job: import the MLPerf Tiny keyword-spotting model (int8 TFLite), run it on the host
-# and on an emulated Cortex-M4F (QEMU mps2-an386), and print the prediction, the arena (RAM),
-# the flash and the instructions per inference beside the host's identical result.
+# The main job, on a fresh machine (set-up included):
+#   1. quantize the bundled example, a float CNN exported from PyTorch to ONNX (8x8 digits from
+#      scikit-learn, web-demo/examples/), on its 100 calibration samples: per-layer report;
+#   2. run the int8 model on the host and on an emulated Cortex-M4F (QEMU mps2-an386), check the
+#      outputs are identical, and print the prediction, arena (RAM), flash and instructions;
+#   3. the same for an int8 TFLite model: the MLPerf Tiny keyword-spotting model, imported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 bash scripts/setup.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-MODEL=models/mlperf-tiny/kws_ref_model_int8.tflite
-INPUT=models/examples/kws_samples.npy   # three golden inputs (tests/gen/gen_demo_inputs.py)
+EX=web-demo/examples
 
 cargo build -q --release -p microquant-cli
 MQ=$ROOT/target/release/microquant
 
-echo "=== import $MODEL"
-$MQ import "$MODEL" -o "$T/kws.mq"
-arena=$($MQ inspect "$T/kws.mq" --json | sed -n 's/^ *"arena_bytes": \([0-9]*\),*/\1/p')
-mq_bytes=$(stat -c %s "$T/kws.mq")
+arena_of() { $MQ inspect "$1" --json | sed -n 's/^ *"arena_bytes": \([0-9]*\),*/\1/p'; }
+insns_of() { sed -n 's/.*: \([0-9]*\) instructions per inference.*/\1/p' "$1" | tail -1; }
 
-echo "=== host"
-$MQ run "$T/kws.mq" --input "$INPUT" -o "$T/host.npy" 2>&1 | tee "$T/host.log"
+echo "=== 1. quantize $EX/digits_cnn.onnx (float, from PyTorch) on $EX/digits_calib.npy"
+$MQ quantize "$EX/digits_cnn.onnx" --calib "$EX/digits_calib.npy" --labels "$EX/digits_labels.npy" \
+  --observer histogram -o "$T/digits.mq" --report "$T/digits.json" --qdq "$T/digits_qdq.onnx" | tee "$T/quantize.log"
 
-echo "=== Cortex-M4F (QEMU mps2-an386, -icount shift=0)"
-$MQ run "$T/kws.mq" --input "$INPUT" -o "$T/m4.npy" --target qemu-m4 2>&1 | tee "$T/m4.log"
-insns=$(sed -n 's/.*: \([0-9]*\) instructions per inference.*/\1/p' "$T/m4.log" | tail -1)
+echo "=== 2. run it: host, then Cortex-M4F (QEMU mps2-an386, -icount shift=0)"
+$MQ run "$T/digits.mq" --input "$EX/digits_calib.npy" -o "$T/digits_host.npy" | tee "$T/digits_host.log"
+$MQ run "$T/digits.mq" --input "$EX/digits_calib.npy" -o "$T/digits_m4.npy" --target qemu-m4 | tee "$T/digits_m4.log"
 
-echo "=== firmware image for mps2-an386 with this model embedded"
-(cd firmware && cargo build -q --release --target thumbv7em-none-eabihf)
+echo "=== 3. import models/mlperf-tiny/kws_ref_model_int8.tflite (int8 TFLite), run it on the host and the Cortex-M4F"
+$MQ import models/mlperf-tiny/kws_ref_model_int8.tflite -o "$T/kws.mq"
+$MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_host.npy" > "$T/kws_host.log"
+$MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_m4.npy" --target qemu-m4 | tee "$T/kws_m4.log"
+
+echo "=== firmware image for mps2-an386 with the quantized example embedded"
+(cd firmware && MQ_MODEL="$T/digits.mq" cargo build -q --release --target thumbv7em-none-eabihf)
 SIZE="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/host: //p')/bin/llvm-size"
 ELF=firmware/target/thumbv7em-none-eabihf/release/microquant-firmware
 flash=$("$SIZE" -A "$ELF" | awk '$1==".vector_table"||$1==".text"||$1==".rodata"||$1==".data"{s+=$2} END{print s}')
 
+same() { if cmp -s "$1" "$2"; then echo "identical int8 outputs on the host and the Cortex-M4F"; else echo "OUTPUTS DIFFER"; fi; }
+digits_same=$(same "$T/digits_host.npy" "$T/digits_m4.npy")
+kws_same=$(same "$T/kws_host.npy" "$T/kws_m4.npy")
 echo
-if cmp -s "$T/host.npy" "$T/m4.npy"; then same="identical int8 outputs on the host and the Cortex-M4F"; else same="OUTPUTS DIFFER"; fi
-pred=$(grep -m1 '^sample 0:' "$T/m4.log" || true)
-printf '%-32s %s\n' "prediction (Cortex-M4F)" "$pred" \
-  "arena (RAM, planned)" "$arena bytes" \
-  "model (.mq, flash)" "$mq_bytes bytes" \
+echo "digits CNN (quantized here from float ONNX)"
+printf '  %-30s %s\n' \
+  "accuracy" "$(grep -m1 '^accuracy:' "$T/quantize.log" || echo n/a)" \
+  "prediction (Cortex-M4F)" "$(grep -m1 '^sample 0:' "$T/digits_m4.log")" \
+  "arena (RAM, planned)" "$(arena_of "$T/digits.mq") bytes" \
+  "model (.mq, flash)" "$(stat -c %s "$T/digits.mq") bytes" \
   "firmware image (flash, total)" "$flash bytes (code + model)" \
-  "instructions per inference" "$insns (QEMU -icount, Cortex-M4F)" \
-  "host vs device" "$same"
-[ "$same" != "OUTPUTS DIFFER" ]
+  "instructions per inference" "$(insns_of "$T/digits_m4.log") (QEMU -icount, Cortex-M4F)" \
+  "host vs device" "$digits_same"
+echo "MLPerf Tiny KWS (int8 TFLite, imported)"
+printf '  %-30s %s\n' \
+  "prediction (Cortex-M4F)" "$(grep -m1 '^sample 0:' "$T/kws_m4.log")" \
+  "arena (RAM, planned)" "$(arena_of "$T/kws.mq") bytes" \
+  "model (.mq, flash)" "$(stat -c %s "$T/kws.mq") bytes" \
+  "instructions per inference" "$(insns_of "$T/kws_m4.log") (QEMU -icount, Cortex-M4F)" \
+  "host vs device" "$kws_same"
+[ "$digits_same" != "OUTPUTS DIFFER" ] && [ "$kws_same" != "OUTPUTS DIFFER" ]
