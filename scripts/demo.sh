@@ -24,13 +24,13 @@ $MQ quantize "$EX/digits_cnn.onnx" --calib "$EX/digits_calib.npy" --labels "$EX/
   --observer histogram -o "$T/digits.mq" --report "$T/digits.json" --qdq "$T/digits_qdq.onnx" | tee "$T/quantize.log"
 
 echo "=== 2. run it: host, then Cortex-M4F (QEMU mps2-an386, -icount shift=0)"
-$MQ run "$T/digits.mq" --input "$EX/digits_calib.npy" -o "$T/digits_host.npy" | tee "$T/digits_host.log"
-$MQ run "$T/digits.mq" --input "$EX/digits_calib.npy" -o "$T/digits_m4.npy" --target qemu-m4 | tee "$T/digits_m4.log"
+$MQ run "$T/digits.mq" --input "$EX/digits_calib.npy" -o "$T/digits_host.npy" 2>&1 | tee "$T/digits_host.log"
+$MQ run "$T/digits.mq" --input "$EX/digits_calib.npy" -o "$T/digits_m4.npy" --target qemu-m4 2>&1 | tee "$T/digits_m4.log"
 
 echo "=== 3. import models/mlperf-tiny/kws_ref_model_int8.tflite (int8 TFLite), run it on the host and the Cortex-M4F"
 $MQ import models/mlperf-tiny/kws_ref_model_int8.tflite -o "$T/kws.mq"
-$MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_host.npy" > "$T/kws_host.log"
-$MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_m4.npy" --target qemu-m4 | tee "$T/kws_m4.log"
+$MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_host.npy" > "$T/kws_host.log" 2>&1
+$MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_m4.npy" --target qemu-m4 2>&1 | tee "$T/kws_m4.log"
 
 echo "=== firmware image for mps2-an386 with the quantized example embedded"
 (cd firmware && MQ_MODEL="$T/digits.mq" cargo build -q --release --target thumbv7em-none-eabihf)
@@ -44,7 +44,7 @@ kws_same=$(same "$T/kws_host.npy" "$T/kws_m4.npy")
 echo
 echo "digits CNN (quantized here from float ONNX)"
 printf '  %-30s %s\n' \
-  "accuracy" "$(grep -m1 '^accuracy:' "$T/quantize.log" || echo n/a)" \
+  "accuracy (calibration set)" "$(sed -n 's/^accuracy: //p' "$T/quantize.log" | head -1)" \
   "prediction (Cortex-M4F)" "$(grep -m1 '^sample 0:' "$T/digits_m4.log")" \
   "arena (RAM, planned)" "$(arena_of "$T/digits.mq") bytes" \
   "model (.mq, flash)" "$(stat -c %s "$T/digits.mq") bytes" \

@@ -82,6 +82,9 @@ firmware_tests() {
 
 web_demo_tests() {
   (cd web-demo && npm run -s build && node e2e/run.mjs)
+  # The npm package as a user installs it: packed tarball, a Node 20 app and a Vite app
+  # (TypeScript types, `exports`, Web Workers) in headless Chromium.
+  bash wasm/npm-e2e/run.sh
 }
 
 if [ "${1:-}" = "--kind" ]; then

@@ -357,3 +357,61 @@ fn every_exported_layer_is_within_one_step_of_onnx_runtime() {
     assert!(layers_checked >= 40, "{layers_checked} layers checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The fields `field` (length-delimited) of a protobuf message, in order.
+fn proto_fields(mut b: &[u8], field: u64) -> Vec<&[u8]> {
+    fn varint(b: &mut &[u8]) -> u64 {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = b.split_first().expect("truncated varint");
+            *b = rest;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        v
+    }
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let key = varint(&mut b);
+        match key & 7 {
+            0 => {
+                varint(&mut b);
+            }
+            1 => b = &b[8..],
+            5 => b = &b[4..],
+            2 => {
+                let n = varint(&mut b) as usize;
+                let (v, rest) = b.split_at(n);
+                if key >> 3 == field {
+                    out.push(v);
+                }
+                b = rest;
+            }
+            w => panic!("wire type {w}"),
+        }
+    }
+    out
+}
+
+/// An int8 TFLite model exported as QDQ ONNX has unique node names (ONNX Runtime refuses a
+/// file with two nodes of one name; the TFLite importer may name a node like the model output,
+/// whose `Identity` the exporter writes).
+#[test]
+fn exported_node_names_are_unique_for_the_mlperf_int8_models() {
+    for m in ["kws_ref_model_int8", "ic_resnet8_int8", "vww_96_int8", "ad01_int8"] {
+        let bytes = std::fs::read(repo(&format!("models/mlperf-tiny/{m}.tflite"))).unwrap();
+        let graph = microquant::tflite::import(&bytes).unwrap();
+        let onnx = export_qdq(&graph, &QdqExportOptions { graph_name: m.into(), ..Default::default() }).unwrap();
+        let g = proto_fields(&onnx, 7);
+        assert_eq!(g.len(), 1, "{m}: one graph");
+        let names: Vec<String> = proto_fields(g[0], 1)
+            .into_iter()
+            .map(|node| String::from_utf8(proto_fields(node, 3).first().copied().unwrap_or_default().to_vec()).unwrap())
+            .collect();
+        let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert!(names.len() > 10, "{m}: {} nodes", names.len());
+        assert_eq!(unique.len(), names.len(), "{m}: duplicate node names among {names:?}");
+    }
+}

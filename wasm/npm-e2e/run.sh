@@ -7,7 +7,8 @@
 #      compiler and rustc accept);
 #   3. a Vite 7 app (vite-app/) installs the tarball, `tsc --noEmit` checks it against the
 #      package's types, `vite build` bundles it, and headless Chromium runs the bundle
-#      (check-vite.mjs: the page quantizes the digits example in a Web Worker).
+#      (check-vite.mjs: the page quantizes the digits example in a Web Worker, and calibrateInWorkers
+#      over two Web Workers running microquant/worker gives the same .mq as one calibration).
 # Vite, TypeScript and playwright-core come from web-demo/node_modules (`npm ci` there); the
 # tarball has no dependencies, so nothing is fetched from the registry.
 #   bash wasm/npm-e2e/run.sh [--no-build]

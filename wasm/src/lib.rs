@@ -324,8 +324,10 @@ fn detect(bytes: &[u8], requested: Option<&str>) -> Result<Format, JsValue> {
     Ok(Format::Onnx)
 }
 
-/// Loads a model from its bytes: a `.mq` file, an int8 TFLite model or a QDQ ONNX model (a
-/// `QuantizedModel`), or a float ONNX or TFLite model (a `FloatModel`). `options`: `format`
+/// Loads a model from its bytes: a `.mq` file or an int8 TFLite model (a `QuantizedModel`), or
+/// a float ONNX or TFLite model (a `FloatModel`). A QDQ ONNX model (quantized elsewhere) is a
+/// `FloatModel` whose `carriesQuantization` is true: `quantize` keeps the scales and zero points
+/// it carries (and calibrates only the tensors without them). `options`: `format`
 /// (`"auto"` default, `"onnx"`, `"tflite"`, `"mq"`), `name` (for exports), `rounding`
 /// (`"double"` default or `"single"`, when an int8 TFLite model is compiled). Throws an
 /// `Error` that names the problem: the unsupported op with its node, the byte offset of

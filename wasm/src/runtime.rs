@@ -121,7 +121,7 @@ pub(crate) struct Compiled {
     /// The `.mq` bytes, exactly as written.
     pub(crate) bytes: Vec<u8>,
     session: RefCell<Session>,
-    /// Where the model came from: `mq`, `tflite`, `onnx-qdq`, `quantized`.
+    /// Where the model came from: `mq`, `tflite`, `quantized`.
     pub(crate) source: &'static str,
     /// A name for exports (file stem).
     pub(crate) name: String,
@@ -323,8 +323,8 @@ impl QuantizedModel {
         Ok(QuantizedModel { inner: Compiled::new(b, "mq", name.unwrap_or_else(|| "model".into()), None)? })
     }
 
-    /// Where the model came from: `"mq"` (a `.mq` file), `"tflite"` (an int8 TFLite model),
-    /// `"onnx-qdq"` (a QDQ ONNX model) or `"quantized"` (quantized here from a float model).
+    /// Where the model came from: `"mq"` (a `.mq` file), `"tflite"` (an int8 TFLite model) or
+    /// `"quantized"` (quantized here from a float or QDQ ONNX / TFLite model).
     #[wasm_bindgen(getter)]
     pub fn source(&self) -> String {
         String::from(self.inner.source)

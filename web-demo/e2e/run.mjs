@@ -4,7 +4,9 @@
 //    numbers shown (accuracy table, sizes, per-layer SQNR, scales, zero points) equal the CLI's
 //    report for the same model, samples and options (`microquant quantize`, committed by
 //    wasm/tests/data/gen_cli_expected.sh), and the downloaded .mq, QDQ ONNX and report are
-//    byte-identical to the CLI's. Then again with the entropy observer and per-tensor weights.
+//    byte-identical to the CLI's. Then again with the entropy observer and per-tensor weights, with
+//    two layers in 16x8 chosen in the per-layer table, and with a QDQ ONNX model dropped on the page
+//    (its scales kept).
 // 2. The user's own files: a float TFLite model (MLPerf Tiny KWS) with a generated .npy; the page
 //    stays responsive while the worker calibrates, and Cancel stops it. A folder of PNG images
 //    resized to the model input is quantized too.
@@ -66,7 +68,7 @@ async function quantizeAndWait(page) {
 }
 
 /** Compares what the page shows with the CLI's report and downloads the CLI's files. */
-async function checkAgainstCli(page, name) {
+async function checkAgainstCli(page, name, stem = 'digits_cnn') {
   const report = JSON.parse(await readFile(path.join(data, `${name}.report.json`), 'utf8'));
   const m = report.model;
   const acc = Object.fromEntries(await page.$$eval('#accuracy tbody tr', (rows) =>
@@ -105,7 +107,8 @@ async function checkAgainstCli(page, name) {
   const json = Buffer.from(await download(page, '#dl-report')).toString('utf8');
   expect(json === await readFile(path.join(data, `${name}.report.json`), 'utf8'), `${name}: the downloaded report differs from the CLI's`);
   const header = Buffer.from(await download(page, '#dl-h')).toString('utf8');
-  expect(header.includes(`#define DIGITS_CNN_MQ_LEN ${m.model_bytes}u`), `${name}: the C header`);
+  const id = stem.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+  expect(header.includes(`#define ${id}_MQ_LEN ${m.model_bytes}u`), `${name}: the C header`);
   console.log(`${name}: page numbers, .mq, QDQ ONNX and report equal the CLI's`);
 }
 
@@ -139,6 +142,26 @@ try {
   status = await quantizeAndWait(page);
   expect(/Quantized in/.test(status), `entropy: status "${status}"`);
   await checkAgainstCli(page, 'digits_entropy_per_tensor');
+  // 16x8 layers chosen in the per-layer table, with the histogram observer (the CLI's --int16).
+  await page.selectOption('#observer', 'histogram');
+  await page.selectOption('#per-channel', 'true');
+  await page.click('#per-layer summary');
+  for (const l of ['/pw/Conv', '/fc1/Gemm']) await page.check(`#layer-options input[data-layer="${l}"]`);
+  status = await quantizeAndWait(page);
+  expect(/Quantized in/.test(status), `int16 layers: status "${status}"`);
+  await checkAgainstCli(page, 'digits_int16_layers');
+  for (const l of ['/pw/Conv', '/fc1/Gemm']) await page.uncheck(`#layer-options input[data-layer="${l}"]`);
+  await page.click('#per-layer summary');
+  // A QDQ ONNX model (the CLI's export of the first case) dropped with the example's data: its
+  // scales are kept, and the result is the CLI's for the same file.
+  await page.selectOption('#observer', 'minmax');
+  await page.setInputFiles('#model-file', path.join(data, 'digits_minmax.qdq.onnx'));
+  await page.waitForFunction(() => /QDQ: its scales are kept/.test(document.getElementById('model-info').textContent), null, { timeout: 30000 });
+  await page.setInputFiles('#calib-file', path.join(demo, 'examples/digits_calib.npy'));
+  await page.setInputFiles('#labels-file', path.join(demo, 'examples/digits_labels.npy'));
+  status = await quantizeAndWait(page);
+  expect(/Quantized in/.test(status), `QDQ input: status "${status}"`);
+  await checkAgainstCli(page, 'digits_qdq_input', 'digits_minmax.qdq');
   const outside = requests.filter((u) => !u.startsWith('blob:'));
   expect(outside.length === 0, `requests while quantizing offline: ${outside.join(', ')}`);
   await context.setOffline(false);

@@ -194,6 +194,8 @@ struct Exporter<'g> {
     /// (constant, perm) → its dequantized value.
     constants: BTreeMap<(u32, Vec<usize>), String>,
     used: BTreeMap<String, usize>,
+    /// Node names written so far (ONNX Runtime refuses two nodes with one name).
+    node_names: BTreeMap<String, usize>,
 }
 
 impl<'g> Exporter<'g> {
@@ -210,6 +212,7 @@ impl<'g> Exporter<'g> {
             g,
             opts,
             nodes: Vec::new(),
+            node_names: BTreeMap::new(),
             inits: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
@@ -229,10 +232,19 @@ impl<'g> Exporter<'g> {
     }
 
     fn node(&mut self, op: &str, name: &str, inputs: Vec<String>, outputs: Vec<String>, attrs: Vec<pb::AttributeProto>) {
+        // A name already given to a node gets the first free `_<n>` suffix (an imported graph may
+        // name a node like the model output whose `Identity` is written here).
+        let mut unique = name.to_string();
+        while self.node_names.contains_key(&unique) {
+            let n = self.node_names.entry(name.to_string()).or_insert(0);
+            *n += 1;
+            unique = format!("{name}_{n}");
+        }
+        self.node_names.insert(unique.clone(), 0);
         self.nodes.push(pb::NodeProto {
             input: inputs,
             output: outputs,
-            name: Some(name.to_string()),
+            name: Some(unique),
             op_type: Some(op.to_string()),
             domain: Some(String::new()),
             attribute: attrs,

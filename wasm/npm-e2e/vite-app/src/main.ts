@@ -1,6 +1,6 @@
 // A Vite 7 + TypeScript app: the package's types, its wasm bundled by Vite, quantization in a
 // Web Worker (the page stays responsive), the .mq bytes handed back to the page.
-import { loadModel, QuantizedModel, QTensor, type Report } from 'microquant';
+import { loadModel, calibrateInWorkers, FloatModel, QuantizedModel, QTensor, type Report } from 'microquant';
 
 const out = document.getElementById('out')!;
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
@@ -11,6 +11,22 @@ const result = await new Promise<{ mq: Uint8Array; report: Report; progress: num
 // The main thread loads the .mq the worker made and runs it.
 const q = loadModel(result.mq) as QuantizedModel;
 const [y]: QTensor[] = q.run(new Float32Array(64));
-const summary = { bytes: Array.from(result.mq), int8Accuracy: result.report.model.int8Accuracy, progress: result.progress, output: y.toString() };
+
+// One calibration split over two Web Workers running microquant/worker, merged exactly: the same
+// .mq as one calibration on this thread (entropy: two passes, so two rounds of merging).
+const get = async (f: string) => new Uint8Array(await (await fetch(`/${f}`)).arrayBuffer());
+const modelBytes = await get('digits_cnn.onnx');
+const calib = await get('digits_calib.npy');
+const model = loadModel(modelBytes, { name: 'digits_cnn.onnx' });
+if (!(model instanceof FloatModel)) throw new Error('expected a float model');
+const workers = [0, 1].map(() => new Worker(new URL('./cal-worker.ts', import.meta.url), { type: 'module' }));
+let workerProgress = 0;
+const cal = await calibrateInWorkers(model, modelBytes, calib, { workers, observer: 'entropy', onProgress: () => workerProgress++ });
+const merged = (await model.quantize(cal)).toBytes();
+const single = (await model.calibrateAndQuantize(calib, { observer: 'entropy' })).toBytes();
+const workersSame = cal.complete && merged.length === single.length && merged.every((b, i) => b === single[i]);
+workers.forEach((w) => w.terminate());
+
+const summary = { bytes: Array.from(result.mq), int8Accuracy: result.report.model.int8Accuracy, progress: result.progress, output: y.toString(), workersSame, workerProgress };
 out.textContent = JSON.stringify({ ...summary, bytes: result.mq.length });
 (window as unknown as { __result: typeof summary }).__result = summary;

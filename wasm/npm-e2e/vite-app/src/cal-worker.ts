@@ -1,0 +1,2 @@
+// A calibration worker for calibrateInWorkers: the package's worker entry point, bundled by Vite.
+import 'microquant/worker';
