@@ -56,7 +56,7 @@ function npy(shape, values) {
 const valueOf = (s) => (s === 'null' ? null : Number(s));
 
 async function download(page, selector) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 120000 }), page.click(selector)]);
   return new Uint8Array(await readFile(await dl.path()));
 }
 
