@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # Every test of microquant, after set-up: (1) host unit + integration tests and the no_std builds,
 # (2) wasm tests in Node and in headless Chromium, (3) firmware tests under QEMU on Cortex-M4F
-# (mps2-an386) and Cortex-M0 (microbit), (4) the web demo end to end in headless Chromium.
-# Prints one summary line per kind; exits non-zero if any kind failed.
+# (mps2-an386), Cortex-M0 (microbit), M7, M33 and M55, (4) the web demo end to end in headless
+# Chromium and the npm package installed in a Node 20 app and a Vite app.
+# The firmware kind runs beside the other three (two lanes); MQ_TEST_SERIAL=1 runs them one after
+# the other, MQ_TEST_KINDS="host wasm" runs only those. Prints one summary line per kind; exits
+# non-zero if any kind failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PATH="$ROOT/web-demo/node_modules/.bin:$PATH"   # wasm-opt from npm binaryen
-declare -a SUMMARY=()
-FAILED=0
 
-# run_kind NAME: runs one kind of test in its own bash process (so `set -e` holds inside it),
-# tees its log, records "NAME: ok|FAILED (time) detail".
+# run_kind NAME: runs one kind of test in its own bash process (so `set -e` holds inside it), logs
+# it to $LOGDIR/NAME.log (and to the console, each line prefixed with [NAME]), and writes
+# "NAME: ok|FAILED (time) detail" to $LOGDIR/NAME.result.
 run_kind() {
   local name=$1
   local t0=$(date +%s) st=0
   echo "=== $name"
-  LOGDIR=$LOGDIR bash "$ROOT/scripts/test.sh" --kind "$name" 2>&1 | tee "$LOGDIR/$name.log" || st=$?
+  LOGDIR=$LOGDIR bash "$ROOT/scripts/test.sh" --kind "$name" 2>&1 | tee "$LOGDIR/$name.log" | sed -u "s/^/[$name] /" || st=$?
   local dt=$(( $(date +%s) - t0 ))
   local detail
   detail=$(detail_for "$name")
-  if [ $st = 0 ]; then SUMMARY+=("$name: ok (${dt}s) $detail"); else SUMMARY+=("$name: FAILED (exit $st, ${dt}s) $detail"); FAILED=1; fi
+  if [ $st = 0 ]; then echo "$name: ok (${dt}s) $detail"; else echo "$name: FAILED (exit $st, ${dt}s) $detail"; fi > "$LOGDIR/$name.result"
+  echo "=== $(cat "$LOGDIR/$name.result")"
 }
 
 # Count "test result: ok. N passed" lines in a log.
@@ -97,9 +100,27 @@ fi
 
 bash scripts/setup.sh
 LOGDIR=$(mktemp -d)
-for kind in ${MQ_TEST_KINDS:-host wasm firmware web-demo}; do run_kind "$kind"; done
+T0=$(date +%s)
+if [ -n "${MQ_TEST_KINDS:-}" ] || [ "${MQ_TEST_SERIAL:-0}" = 1 ]; then
+  KINDS=${MQ_TEST_KINDS:-host wasm firmware web-demo}
+  for kind in $KINDS; do run_kind "$kind"; done
+else
+  # Two lanes: the firmware (its own cargo target folder; fat-LTO links and QEMU runs use one
+  # core) beside host, wasm and web demo (which share target/). On 2 cores this keeps both busy.
+  KINDS="host wasm firmware web-demo"
+  ( for kind in host wasm web-demo; do run_kind "$kind"; done ) &
+  lane_a=$!
+  ( run_kind firmware ) &
+  lane_b=$!
+  wait $lane_a || true
+  wait $lane_b || true
+fi
 
 echo
-echo "=== summary"
-printf '%s\n' "${SUMMARY[@]}"
+echo "=== summary ($(( $(date +%s) - T0 ))s)"
+FAILED=0
+for kind in $KINDS; do
+  if [ -f "$LOGDIR/$kind.result" ]; then cat "$LOGDIR/$kind.result"; else echo "$kind: FAILED (no result)"; FAILED=1; fi
+  grep -q "^$kind: ok" "$LOGDIR/$kind.result" 2>/dev/null || FAILED=1
+done
 exit $FAILED
