@@ -21,6 +21,31 @@ pub struct Array {
 pub fn read(path: &Path) -> Result<Array, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
     let bad = |what: String| CliError(format!("{}: {what}", path.display()));
+    // npyz allocates the header length the file declares (up to 4 GiB in versions 2 and 3)
+    // before reading it: check it against the file first.
+    let header_end = match (bytes.get(6), bytes.get(8..12)) {
+        (Some(1), Some(b)) => Some(10 + u64::from(u16::from_le_bytes([b[0], b[1]]))),
+        (Some(2 | 3), Some(b)) => Some(12 + u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        _ => None,
+    };
+    if let Some(end) = header_end.filter(|&e| e > bytes.len() as u64) {
+        return Err(bad(format!("not a valid .npy file: its header ends at byte {end}, past the end of the file ({} bytes)", bytes.len())));
+    }
+    // npyz parses the header with a backtracking parser that takes exponential time in the
+    // nesting of brackets; a real header nests at most 4 deep (a dict, a structured dtype's
+    // list of tuples, a shape).
+    let header = &bytes[..header_end.unwrap_or(0).min(bytes.len() as u64) as usize];
+    let mut depth = 0usize;
+    for &c in header {
+        match c {
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > 4 {
+            return Err(bad("not a valid .npy file: its header nests brackets more than 4 deep".into()));
+        }
+    }
     let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| bad(format!("not a valid .npy file: {e}")))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let descr = npy.dtype().descr().trim_matches(|c| c == '\'' || c == '"').to_string();
@@ -38,7 +63,7 @@ pub fn read(path: &Path) -> Result<Array, CliError> {
         Batch::I8(v) => v.len(),
         Batch::F32(v) => v.len(),
     };
-    if shape.iter().product::<usize>() != n {
+    if shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(n) {
         return Err(bad(format!("header shape {shape:?} does not match its {n} elements")));
     }
     Ok(Array { shape, data })

@@ -75,7 +75,12 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> 
     let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
     let x = npy::read(input)?;
     let (n, rows) = input_rows(&model, &x)?;
-    let mut arena = vec![0u8; model.arena_len() + 16];
+    // Fallible: the arena size comes from the file.
+    let mut arena: Vec<u8> = Vec::new();
+    arena.try_reserve_exact(model.arena_len() + 16).map_err(|_| {
+        CliError(format!("{}: the model needs an arena of {} bytes, which cannot be allocated", model_path.display(), model.arena_len()))
+    })?;
+    arena.resize(model.arena_len() + 16, 0);
     let mut it = Interpreter::new(&bytes, &mut arena).map_err(|e| CliError::model(model_path, e))?;
     let out_t = it.output_info(0)?;
     let (per_in, per_out) = (rows.len() / n.max(1), out_t.len());

@@ -147,7 +147,17 @@ impl Compiled {
             let m = Model::parse(view.get(..bytes.len()).unwrap_or(&[])).ctx("not a valid .mq model")?;
             m.arena_len()
         };
-        let owner = Owner { words, len: bytes.len(), arena: vec![0u128; (arena_len + ARENA_ALIGN).div_ceil(16)] };
+        // The arena size comes from the file (validated against its tensors by `Model::parse`):
+        // allocated fallibly, so a model too large for this page is an error, not a trap.
+        let words_needed = (arena_len + ARENA_ALIGN).div_ceil(16);
+        let mut arena: Vec<u128> = Vec::new();
+        if arena.try_reserve_exact(words_needed).is_err() {
+            return Err(crate::error::range_error(format!(
+                "the .mq model needs an arena of {arena_len} bytes, which cannot be allocated here"
+            )));
+        }
+        arena.resize(words_needed, 0);
+        let owner = Owner { words, len: bytes.len(), arena };
         let session = Session::try_new(MutBorrow::new(owner), |o| {
             let o = o.borrow_mut();
             let Owner { words, len, arena } = o;

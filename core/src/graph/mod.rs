@@ -59,6 +59,12 @@ pub use error::{ConvertError, ConvertErrorKind};
 pub use op::{Activation, Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, Op, Padding, Pool2d};
 pub use shape::{broadcast_shapes, num_elements};
 
+/// The most nodes an importer accepts, checked on the count the file declares before anything
+/// is converted: far above any model for a microcontroller, far below what would exhaust memory.
+pub const MAX_NODES: usize = 1 << 16;
+/// The most tensors an importer accepts (checked like [`MAX_NODES`]).
+pub const MAX_TENSORS: usize = 1 << 18;
+
 /// Index of a tensor in [`Graph::tensors`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TensorId(pub u32);

@@ -298,10 +298,15 @@ impl<'a> Model<'a> {
         self.n_outputs = u32_at(buf, self.io_off + 4, "io table")?;
         let n_io = (self.n_inputs as u64) + (self.n_outputs as u64);
         slice(buf, self.io_off + 8, (n_io * 4).min(usize::MAX as u64) as usize, "io table")?;
+        // The furthest arena byte any tensor or scratch buffer reaches: the planner's arena ends
+        // there (rounded up to 16), so a larger declared arena is refused below, before a
+        // caller allocates it.
+        let mut reach = 0u64;
         for i in 0..self.n_tensors {
             let t = self.tensor(i)?;
             if let Storage::Arena(off) = t.storage {
                 let end = off as u64 + t.byte_len as u64;
+                reach = reach.max(end);
                 if end > self.arena_len as u64 {
                     return Err(Error::BadTensor { index: i, reason: "arena bytes outside the planned arena" });
                 }
@@ -326,6 +331,12 @@ impl<'a> Model<'a> {
             if op.scratch_len > 0 && op.scratch_offset as u64 + op.scratch_len as u64 > self.arena_len as u64 {
                 return Err(Error::BadOp { index: i, reason: "scratch buffer outside the planned arena" });
             }
+            if op.scratch_len > 0 {
+                reach = reach.max(op.scratch_offset as u64 + op.scratch_len as u64);
+            }
+        }
+        if self.arena_len as u64 > reach.next_multiple_of(16) {
+            return Err(Error::BadHeader { reason: "the planned arena is larger than its tensors and scratch buffers reach" });
         }
         for k in 0..(self.n_inputs + self.n_outputs) {
             let t = u32_at(buf, self.io_off + 8 + 4 * k as usize, "io table")?;

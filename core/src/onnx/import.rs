@@ -101,6 +101,19 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
         ConvertError::new(Kind::Malformed, format!("no graph in the {}-byte protobuf: not an ONNX model", bytes.len()))
     })?;
     let opset = default_opset(&model)?;
+    if graph.node.len() > crate::graph::MAX_NODES {
+        return Err(ConvertError::new(
+            Kind::Unsupported,
+            format!("the graph has {} nodes, more than the {} supported", graph.node.len(), crate::graph::MAX_NODES),
+        ));
+    }
+    let declared = graph.initializer.len().saturating_add(graph.input.len()).saturating_add(graph.value_info.len());
+    if declared > crate::graph::MAX_TENSORS {
+        return Err(ConvertError::new(
+            Kind::Unsupported,
+            format!("the graph declares {declared} tensors, more than the {} supported", crate::graph::MAX_TENSORS),
+        ));
+    }
     let mut b = Builder {
         g: Graph::new(GraphMetadata::new(
             format!("microquant {} onnx importer", env!("CARGO_PKG_VERSION")),
@@ -297,6 +310,10 @@ fn input_shape(vi: &pb::ValueInfoProto, name: &str, index: usize) -> Result<Vec<
                 .with_tensor(index, name));
             }
         }
+    }
+    // Refused before the graph allocates anything for it.
+    if crate::graph::num_elements(&out).is_none_or(|n| n > crate::float::MAX_TENSOR_ELEMENTS) {
+        return Err(unsupported(format!("input {name:?} of shape {out:?} has more than 2^26 elements")).with_tensor(index, name));
     }
     Ok(out)
 }

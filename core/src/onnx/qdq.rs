@@ -155,7 +155,7 @@ fn dequantize(ints: &[i64], shape: &[usize], p: &QParams) -> Result<Vec<f32>, St
         .enumerate()
         .map(|(k, &q)| {
             let c = (k / inner) % channels;
-            ((q - p.zero_points[c]) as f32) * p.scales[c]
+            (q.saturating_sub(p.zero_points[c]) as f32) * p.scales[c]
         })
         .collect())
 }
@@ -184,7 +184,8 @@ fn quantize(x: &[f32], shape: &[usize], p: &QParams) -> Result<Vec<i64>, String>
         .map(|(k, &v)| {
             let c = (k / inner) % channels;
             let r = libm::rintf(v / p.scales[c]) as i64;
-            (r + p.zero_points[c]).max(lo).min(hi)
+            // `r` saturates at the i64 range (an infinite or huge quotient); so does the sum.
+            r.saturating_add(p.zero_points[c]).max(lo).min(hi)
         })
         .collect())
 }

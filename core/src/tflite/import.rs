@@ -282,10 +282,22 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
         None => return Err(malformed("the subgraph has no tensor list")),
     };
     let n_tensors = tensors.len();
+    if n_tensors > crate::graph::MAX_TENSORS {
+        return Err(err(
+            Kind::Unsupported,
+            format!("the subgraph declares {n_tensors} tensors, more than the {} supported", crate::graph::MAX_TENSORS),
+        ));
+    }
 
     // Pass 1: operators.
     let mut raw_ops: Vec<RawOp<'_>> = Vec::new();
     if let Some(ops) = sg.operators().fb()? {
+        if ops.len() > crate::graph::MAX_NODES {
+            return Err(err(
+                Kind::Unsupported,
+                format!("the subgraph declares {} operators, more than the {} supported", ops.len(), crate::graph::MAX_NODES),
+            ));
+        }
         for (index, op) in ops.iter().enumerate() {
             let op = op.fb().map_err(|e| e.or_at_node(index, "?"))?;
             let raw = read_raw_op(index, op, &codes, n_tensors)?;
@@ -506,6 +518,13 @@ impl<'a> Importer<'a> {
         }
         if num_elements(&shape).is_none() {
             return Err(malformed(format!("shape {shape:?} overflows")));
+        }
+        // Refused before anything is allocated for it (a constant's data must also match, below).
+        if num_elements(&shape).is_some_and(|n| n > crate::float::MAX_TENSOR_ELEMENTS) {
+            return Err(err(
+                Kind::Unsupported,
+                format!("shape {shape:?} has more than 2^26 elements (the largest tensor supported)"),
+            ));
         }
         let dt = match t.type_() {
             Ok(ty) => dtype(ty)?,

@@ -58,6 +58,37 @@ impl AddWords {
     }
 }
 
+/// The values of an int8 or int16 tensor.
+fn int_range(dtype: DType) -> (i64, i64) {
+    match dtype {
+        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        _ => (i16::MIN.into(), i16::MAX.into()),
+    }
+}
+
+/// `[min, max]` of `offset + x` over the values `x` of `dtype`, where `offset` (an input's
+/// `-zero_point`) must come from a zero point the type can hold.
+fn offset_input_range(ctx: &Ctx, offset: i32, dtype: DType) -> Result<(i64, i64), Error> {
+    let (lo, hi) = int_range(dtype);
+    let off = i64::from(offset);
+    if !(-hi..=-lo).contains(&off) {
+        return Err(ctx.bad("an input zero point is outside its type"));
+    }
+    Ok((lo + off, hi + off))
+}
+
+fn check_output_offset(ctx: &Ctx, offset: i32, dtype: DType) -> Result<(), Error> {
+    let (lo, hi) = int_range(dtype);
+    if !(lo..=hi).contains(&i64::from(offset)) {
+        return Err(ctx.bad("the output zero point is outside its type"));
+    }
+    Ok(())
+}
+
+fn fits_i32(v: i64) -> bool {
+    i64::from(i32::MIN) <= v && v <= i64::from(i32::MAX)
+}
+
 fn add_params(ctx: &Ctx) -> Result<AddParams, Error> {
     let (_, _, y, broadcast) = binary_operands(ctx)?;
     let mut p = ctx.params();
@@ -67,10 +98,21 @@ fn add_params(ctx: &Ctx) -> Result<AddParams, Error> {
         return Err(ctx.bad("add left shift out of range"));
     }
     let (input1_multiplier, input2_multiplier, output_multiplier) = (qm(&mut p)?, qm(&mut p)?, qm(&mut p)?);
+    // TFLite's ADD rescales with multipliers below one (shift <= 0), as the converter writes.
     for m in [input1_multiplier, input2_multiplier, output_multiplier] {
-        if !(-31..=30).contains(&m.shift) || m.multiplier < 0 {
+        if !(-31..=0).contains(&m.shift) || m.multiplier < 0 {
             return Err(ctx.bad("a requantization shift or multiplier is out of range"));
         }
+    }
+    // The kernel computes `(offset + x) << left_shift` for each input and the sum of the two
+    // rescaled values (each no larger in magnitude) in i32, as TFLite does: parameters for
+    // which that could overflow are refused here (a hostile file; the converter never writes
+    // them), so the kernel never wraps.
+    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y.dtype)?;
+    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y.dtype)?;
+    check_output_offset(ctx, output_offset, y.dtype)?;
+    if ![(a_lo + b_lo) << left_shift, (a_hi + b_hi) << left_shift].into_iter().all(fits_i32) {
+        return Err(ctx.bad("add parameters overflow 32-bit arithmetic"));
     }
     let activation = read_activation(ctx, &mut p, y.dtype)?;
     Ok(AddParams {
@@ -141,6 +183,15 @@ fn mul_params(ctx: &Ctx) -> Result<MulParams, Error> {
     let output_multiplier = qm(&mut p)?;
     if !(-31..=30).contains(&output_multiplier.shift) || output_multiplier.multiplier < 0 {
         return Err(ctx.bad("a requantization shift or multiplier is out of range"));
+    }
+    // The product `(offset1 + x1) · (offset2 + x2)`, shifted left by a positive shift, must fit
+    // in i32 (TFLite's arithmetic): refused here otherwise, so the kernel never wraps.
+    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y.dtype)?;
+    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y.dtype)?;
+    check_output_offset(ctx, output_offset, y.dtype)?;
+    let left = output_multiplier.shift.max(0);
+    if ![a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi].into_iter().all(|v| fits_i32(v << left)) {
+        return Err(ctx.bad("mul parameters overflow 32-bit arithmetic"));
     }
     let activation = read_activation(ctx, &mut p, y.dtype)?;
     Ok(MulParams { input1_offset, input2_offset, output_offset, output_multiplier, activation, broadcast, rounding: ctx.rounding })
