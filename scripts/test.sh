@@ -3,13 +3,17 @@
 # (2) wasm tests in Node and in headless Chromium, (3) firmware tests under QEMU on Cortex-M4F
 # (mps2-an386), Cortex-M0 (microbit), M7, M33 and M55, (4) the web demo end to end in headless
 # Chromium and the npm package installed in a Node 20 app and a Vite app.
-# The firmware kind runs beside the other three (two lanes); MQ_TEST_SERIAL=1 runs them one after
-# the other, MQ_TEST_KINDS="host wasm" runs only those. Prints one summary line per kind; exits
+# Two lanes share the 2 cores: host then wasm; firmware then web demo. MQ_TEST_SERIAL=1 runs the
+# kinds one after the other, MQ_TEST_KINDS="host wasm" runs only those. Prints one summary line per kind; exits
 # non-zero if any kind failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PATH="$ROOT/web-demo/node_modules/.bin:$PATH"   # wasm-opt from npm binaryen
+# Test builds keep line tables (backtraces with file:line) but not full debug info: compiling and
+# linking the test binaries (host, wasm, firmware) is most of this script's time. Cargo.toml's
+# profiles stay as they are for development.
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
 
 # run_kind NAME: runs one kind of test in its own bash process (so `set -e` holds inside it), logs
 # it to $LOGDIR/NAME.log (and to the console, each line prefixed with [NAME]), and writes
@@ -40,13 +44,13 @@ detail_for() {
 
 host_tests() {
   cargo test --workspace --exclude microquant-wasm
-  # core builds without std/alloc for every device target, and with alloc for wasm and the host.
-  for t in thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf wasm32-unknown-unknown x86_64-unknown-linux-gnu; do
-    echo "--- core, no default features, $t"; cargo build -q -p microquant --no-default-features --target "$t"
-  done
-  for t in wasm32-unknown-unknown x86_64-unknown-linux-gnu; do
-    echo "--- core, alloc, $t"; cargo build -q -p microquant --no-default-features --features alloc --target "$t"
-  done
+  # core builds without std/alloc for every device target, and with alloc for wasm and the host
+  # (one cargo call per feature set, so the targets build in parallel).
+  local targets=(thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf wasm32-unknown-unknown x86_64-unknown-linux-gnu)
+  echo "--- core, no default features: ${targets[*]}"
+  cargo build -q -p microquant --no-default-features "${targets[@]/#/--target=}"
+  echo "--- core, alloc: wasm32-unknown-unknown x86_64-unknown-linux-gnu"
+  cargo build -q -p microquant --no-default-features --features alloc --target=wasm32-unknown-unknown --target=x86_64-unknown-linux-gnu
 }
 
 wasm_tests() {
@@ -64,6 +68,9 @@ wasm_tests() {
 
 firmware_tests() {
   cd "$ROOT/firmware"
+  # Line tables only in the test images (defmt locations stay): fat-LTO links of full debug info
+  # are most of this kind's time. Flash and RAM are the same (debug info is not loaded).
+  export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
   cargo test-an386
   cargo test-microbit
   # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
@@ -81,8 +88,10 @@ firmware_tests() {
 }
 
 web_demo_tests() {
-  # One build of the npm package (wasm/npm/) serves both: the demo page loads it from pkg/.
-  bash wasm/build-npm.sh
+  # One build of the npm package (wasm/npm/) serves both: the demo page loads it from pkg/. Its own
+  # target folder, so it does not wait for the wasm kind's cargo lock in the other lane; no debug
+  # info (wasm-opt drops it anyway).
+  CARGO_TARGET_DIR="$ROOT/target/npm" CARGO_PROFILE_RELEASE_DEBUG=0 bash wasm/build-npm.sh
   rm -rf web-demo/pkg && cp -r wasm/npm web-demo/pkg
   (cd web-demo && node e2e/run.mjs)
   # The npm package as a user installs it: packed tarball, a Node 20 app and a Vite app
@@ -105,12 +114,12 @@ if [ -n "${MQ_TEST_KINDS:-}" ] || [ "${MQ_TEST_SERIAL:-0}" = 1 ]; then
   KINDS=${MQ_TEST_KINDS:-host wasm firmware web-demo}
   for kind in $KINDS; do run_kind "$kind"; done
 else
-  # Two lanes: the firmware (its own cargo target folder; fat-LTO links and QEMU runs use one
-  # core) beside host, wasm and web demo (which share target/). On 2 cores this keeps both busy.
+  # Two lanes, balanced on 2 cores: host then wasm (both in target/), firmware (its own cargo
+  # workspace and target folder) then the web demo (target/npm).
   KINDS="host wasm firmware web-demo"
-  ( for kind in host wasm web-demo; do run_kind "$kind"; done ) &
+  ( for kind in host wasm; do run_kind "$kind"; done ) &
   lane_a=$!
-  ( run_kind firmware ) &
+  ( for kind in firmware web-demo; do run_kind "$kind"; done ) &
   lane_b=$!
   wait $lane_a || true
   wait $lane_b || true
