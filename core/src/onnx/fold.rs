@@ -434,7 +434,9 @@ fn slice(
         }
         let (b, e) =
             if s > 0 { (clampi(b, 0, d), clampi(e, 0, d)) } else { (clampi(b, 0, d - 1), clampi(e, -1, d - 1)) };
-        let len = if s > 0 { (e - b + s - 1).max(0) / s } else { (b - e + (-s) - 1).max(0) / (-s) };
+        // In i128: a step near i64::MAX (or i64::MIN, whose negation overflows) is valid ONNX.
+        let (bw, ew, sw) = (i128::from(b), i128::from(e), i128::from(s));
+        let len = if sw > 0 { (ew - bw + sw - 1).max(0) / sw } else { (bw - ew - sw - 1).max(0) / (-sw) };
         start[axis] = b;
         step[axis] = s;
         extent[axis] = len as usize;
@@ -646,6 +648,12 @@ mod tests {
         assert_eq!(s.data, KData::I64(vec![7, 5, 3]));
         let s = slice(&k(&[2, 3], &[1, 2, 3, 4, 5, 6]), &[1], &[i64::MAX], Some(&[1]), None).unwrap();
         assert_eq!((s.shape.as_slice(), s.data), (&[2usize, 2][..], KData::I64(vec![2, 3, 5, 6])));
+        // Extreme steps (a fuzz finding: the length computation overflowed i64).
+        // Python: list(range(10))[2::2**63-1] == [2]; list(range(10))[8:-2**63:-2**63] == [8]
+        let s = slice(&k(&[10], &(0..10).collect::<Vec<_>>()), &[2], &[i64::MAX], None, Some(&[i64::MAX])).unwrap();
+        assert_eq!(s.data, KData::I64(vec![2]));
+        let s = slice(&k(&[10], &(0..10).collect::<Vec<_>>()), &[8], &[i64::MIN], None, Some(&[i64::MIN])).unwrap();
+        assert_eq!(s.data, KData::I64(vec![8]));
     }
 
     #[test]
