@@ -99,6 +99,17 @@ fn every_npy_finding_replays_without_panic() {
 }
 
 #[test]
+fn constant_folding_refuses_a_huge_constant_before_allocating() {
+    // A mutated torch export whose `ConstantOfShape` asked for 30.7 M i64 values (245 MB), which
+    // the folds after it copied until the process held 2 GiB. Constants are now capped at 2^24
+    // elements, checked before anything is allocated.
+    let data = input("onnx_import", "constant_of_shape_2gib");
+    let e = microquant::onnx::import(&data).err().expect("refused").to_string();
+    assert!(e.contains("a constant of shape [30670852] is too large to fold"), "{e}");
+    assert!(e.contains("ConstantOfShape"), "{e}");
+}
+
+#[test]
 fn npy_header_length_past_the_end_is_refused_before_allocating() {
     // A version 3 file declaring a ~4 GiB header: npyz allocated it before reading.
     let data = input("npy_read", "header_len_4gib");

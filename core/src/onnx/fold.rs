@@ -13,8 +13,10 @@ use super::tensor::dt;
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, num_elements};
 
 /// The largest constant the importer builds or folds (elements), so a hostile shape cannot make
-/// it allocate without bound.
-pub(crate) const MAX_CONST_ELEMENTS: usize = 1 << 27;
+/// it allocate without bound: 2^24 (16.8 M weights, 64 MiB as f32, 128 MiB as i64), far beyond
+/// any model a microcontroller holds, and small enough that folding a chain of them stays well
+/// under a browser tab's memory (2^27 let one fuzzed `ConstantOfShape` chain reach 2 GiB).
+pub(crate) const MAX_CONST_ELEMENTS: usize = 1 << 24;
 
 /// Constant data: floats as f32, every integer type as i64, booleans.
 #[derive(Debug, Clone, PartialEq)]

@@ -77,7 +77,12 @@ pub(crate) fn konst_from_proto(t: &pb::TensorProto, what: &str) -> Result<Konst,
     let shape = proto_shape(t, what)?;
     let n = crate::graph::num_elements(&shape)
         .filter(|&n| n <= MAX_CONST_ELEMENTS)
-        .ok_or_else(|| malformed(format!("{what} has shape {shape:?}: too many elements")))?;
+        .ok_or_else(|| {
+            ConvertError::new(
+                Kind::Unsupported,
+                format!("{what} has shape {shape:?}: more than 2^24 elements, the largest constant supported"),
+            )
+        })?;
     let code = t.data_type.unwrap_or(0);
     let raw = t.raw_data.as_deref().filter(|r| !r.is_empty());
     let data = match code {
