@@ -46,6 +46,25 @@ pub fn read(path: &Path) -> Result<Array, CliError> {
             return Err(bad("not a valid .npy file: its header nests brackets more than 4 deep".into()));
         }
     }
+    // npyz multiplies the shape's extents without an overflow check: refuse a shape whose element
+    // count does not fit a u64 first.
+    if let Some(i) = header.windows(5).position(|w| w == b"shape") {
+        let rest = &header[i..];
+        let open = rest.iter().position(|&c| c == b'(');
+        let close = rest.iter().position(|&c| c == b')');
+        if let (Some(a), Some(b)) = (open, close)
+            && a < b
+        {
+            let dims = std::str::from_utf8(&rest[a + 1..b]).unwrap_or("");
+            let n = dims.split(',').map(str::trim).filter(|d| !d.is_empty()).try_fold(1u64, |n, d| match d.parse::<u64>() {
+                Ok(d) => n.checked_mul(d),
+                Err(_) => Some(n),
+            });
+            if n.is_none() {
+                return Err(bad(format!("not a valid .npy file: shape ({dims}) has more elements than a 64-bit count holds")));
+            }
+        }
+    }
     let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| bad(format!("not a valid .npy file: {e}")))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let descr = npy.dtype().descr().trim_matches(|c| c == '\'' || c == '"').to_string();

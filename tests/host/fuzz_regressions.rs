@@ -122,6 +122,19 @@ fn npy_header_length_past_the_end_is_refused_before_allocating() {
 }
 
 #[test]
+fn npy_shape_whose_element_count_overflows_is_refused() {
+    // shape (7444444444444444444, 2, 6, 6): npyz multiplied the extents without a check (a panic
+    // with overflow checks, a wrapped count without).
+    let data = input("npy_read", "shape_product_overflow");
+    let path = std::env::temp_dir().join(format!("microquant-fuzz-npy-shape-{}.npy", std::process::id()));
+    std::fs::write(&path, &data).unwrap();
+    let e = cli_npy::read(&path).err().expect("refused").0;
+    let _ = std::fs::remove_file(&path);
+    assert!(e.contains("shape (7444444444444444444 , 2, 6, 6) has more elements than a 64-bit count holds"), "{e}");
+    assert!(wasm_npy::parse(&data, "x.npy").is_err());
+}
+
+#[test]
 fn npy_header_with_deeply_nested_brackets_is_refused_quickly() {
     // `{{{{...` in the header: npyz's parser backtracks exponentially (a 13 s hang for 40
     // levels); the CLI now refuses it first.
