@@ -43,6 +43,7 @@ detail_for() {
 }
 
 host_tests() {
+  bash scripts/check-safety.sh
   cargo test --workspace --exclude microquant-wasm
   # core builds without std/alloc for every device target, and with alloc for wasm and the host
   # (one cargo call per feature set, so the targets build in parallel).

@@ -39,6 +39,8 @@ fn defmt_panic() -> ! {
 }
 
 #[exception]
+// SAFETY: cortex-m-rt requires the HardFault handler to be an `unsafe fn`; this one only ends
+// the emulation through semihosting.
 unsafe fn HardFault(_frame: &ExceptionFrame) -> ! {
     // Without this QEMU would spin forever on a fault.
     semihosting::process::exit(101)

@@ -262,6 +262,8 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 }
 
 #[cortex_m_rt::exception]
+// SAFETY: cortex-m-rt requires the HardFault handler to be an `unsafe fn`; this one only
+// spins.
 unsafe fn HardFault(_: &cortex_m_rt::ExceptionFrame) -> ! {
     loop {}
 }
