@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::CliError;
+use super::CliError;
 
 /// A batch read from an `.npy` file.
 pub enum Batch {

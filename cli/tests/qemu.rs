@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../tests/support/npy_v1.rs"]
+mod npy_v1;
+
 #[path = "../../tests/src/rng.rs"]
 mod rng;
 
@@ -25,17 +28,7 @@ fn microquant(args: &[&std::ffi::OsStr]) -> std::process::Output {
 
 /// An int8 .npy (format 1.0) of `shape`.
 fn write_npy_i8(path: &Path, shape: &[usize], data: &[i8]) {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!("{{'descr': '|i1', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    b.extend_from_slice(header.as_bytes());
-    b.extend(data.iter().map(|&v| v as u8));
-    std::fs::write(path, b).unwrap();
+    std::fs::write(path, npy_v1::npy_v1("|i1", &npy_v1::tuple(shape), &data.iter().map(|&v| v as u8).collect::<Vec<u8>>())).unwrap();
 }
 
 fn same_on_host_and_qemu(name: &str, tflite: &Path, input_shape: &[usize], samples: usize, seed_base: u64, target: &str) {

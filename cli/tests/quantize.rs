@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "../../tests/support/npy_v1.rs"]
+mod npy_v1;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -41,17 +44,7 @@ fn fails<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
 
 /// A float32 .npy (format 1.0).
 fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    b.extend_from_slice(header.as_bytes());
-    b.extend(data.iter().flat_map(|v| v.to_le_bytes()));
-    std::fs::write(path, b).unwrap();
+    std::fs::write(path, npy_v1::npy_v1("<f4", &npy_v1::tuple(shape), &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())).unwrap();
 }
 
 #[test]

@@ -727,6 +727,13 @@ fn tflite_err(b: &[u8]) -> ConvertError {
     microquant::tflite::import(b).err().expect("refused")
 }
 
+/// The message of the error importing the model [`tflite_model`] builds, after checking its kind.
+fn tflite_refused(shapes: &[&[i32]], ops: &[TOp], repeat: usize, kind: Kind) -> String {
+    let e = tflite_err(&tflite_model(shapes, ops, repeat));
+    assert_eq!(e.kind(), kind, "{e}");
+    e.to_string()
+}
+
 #[test]
 fn tflite_builder_makes_valid_models() {
     let b = tflite_model(&[&[1, 4], &[1, 4]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0);
@@ -736,47 +743,38 @@ fn tflite_builder_makes_valid_models() {
 
 #[test]
 fn tflite_unsupported_op_names_op_and_operator() {
-    let b = tflite_model(
+    let e = tflite_refused(
         &[&[1, 4], &[1, 4], &[1, 4]],
         &[TOp { code: RELU, inputs: &[0], outputs: &[1] }, TOp { code: EXP, inputs: &[1], outputs: &[2] }],
         0,
+        Kind::UnsupportedOp,
     );
-    let e = tflite_err(&b);
-    assert_eq!(e.kind(), Kind::UnsupportedOp);
-    assert_eq!(e.to_string(), "unsupported op: EXP is not supported (operator 1 EXP)");
+    assert_eq!(e, "unsupported op: EXP is not supported (operator 1 EXP)");
 }
 
 #[test]
 fn tflite_op_with_the_wrong_number_of_inputs() {
-    let b = tflite_model(&[&[1, 4], &[1, 4]], &[TOp { code: ADD, inputs: &[0], outputs: &[1] }], 0);
-    let e = tflite_err(&b);
-    assert_eq!(e.kind(), Kind::InvalidGraph);
-    assert_eq!(e.to_string(), "invalid graph: Add takes 2..=2 inputs, got 1 (node 0 ADD \"t1\")");
+    let e = tflite_refused(&[&[1, 4], &[1, 4]], &[TOp { code: ADD, inputs: &[0], outputs: &[1] }], 0, Kind::InvalidGraph);
+    assert_eq!(e, "invalid graph: Add takes 2..=2 inputs, got 1 (node 0 ADD \"t1\")");
 }
 
 #[test]
 fn tflite_tensor_of_2_pow_40_elements_is_refused_before_allocating() {
-    let b = tflite_model(&[&[1 << 20, 1 << 20], &[1 << 20, 1 << 20]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0);
-    let e = tflite_err(&b);
-    assert_eq!(e.kind(), Kind::Unsupported);
-    assert!(e.to_string().contains("shape [1048576, 1048576] has more than 2^26 elements"), "{e}");
+    let e = tflite_refused(&[&[1 << 20, 1 << 20], &[1 << 20, 1 << 20]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0, Kind::Unsupported);
+    assert!(e.contains("shape [1048576, 1048576] has more than 2^26 elements"), "{e}");
 }
 
 #[test]
 fn tflite_shape_whose_element_count_overflows() {
     let big = i32::MAX;
-    let b = tflite_model(&[&[big, big, big], &[big, big, big]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0);
-    let e = tflite_err(&b);
-    assert_eq!(e.kind(), Kind::Malformed);
-    assert!(e.to_string().contains("shape [2147483647, 2147483647, 2147483647] overflows"), "{e}");
+    let e = tflite_refused(&[&[big, big, big], &[big, big, big]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0, Kind::Malformed);
+    assert!(e.contains("shape [2147483647, 2147483647, 2147483647] overflows"), "{e}");
 }
 
 #[test]
 fn tflite_graph_with_millions_of_operators_is_refused() {
-    let b = tflite_model(&[&[1, 4], &[1, 4]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 2_000_000);
-    let e = tflite_err(&b);
-    assert_eq!(e.kind(), Kind::Unsupported);
-    assert_eq!(e.to_string(), "unsupported model feature: the subgraph declares 2000001 operators, more than the 65536 supported");
+    let e = tflite_refused(&[&[1, 4], &[1, 4]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 2_000_000, Kind::Unsupported);
+    assert_eq!(e, "unsupported model feature: the subgraph declares 2000001 operators, more than the 65536 supported");
 }
 
 #[test]
@@ -788,7 +786,8 @@ fn tflite_truncated_at_every_length() {
     let e = tflite_err(&full[..6]);
     assert_eq!(e.kind(), Kind::Truncated);
     let mut b = full.clone();
-    b[4..8].copy_from_slice(b"XXXX");
+    // An older TFLite identifier in the file-identifier slot.
+    b[4..8].copy_from_slice(b"TFL2");
     assert_eq!(tflite_err(&b).kind(), Kind::WrongFileIdentifier);
 }
 
@@ -796,18 +795,10 @@ fn tflite_truncated_at_every_length() {
 // .npy
 // ---------------------------------------------------------------------------------------------
 
-fn npy(descr: &str, shape: &str, body: &[u8]) -> Vec<u8> {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    b.extend_from_slice(header.as_bytes());
-    b.extend_from_slice(body);
-    b
-}
+#[path = "../support/npy_v1.rs"]
+#[allow(dead_code)]
+mod npy_v1;
+use npy_v1::npy_v1 as npy;
 
 #[test]
 fn npy_valid_file_reads() {

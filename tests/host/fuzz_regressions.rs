@@ -12,24 +12,9 @@ use microquant::model::AlignedBytes;
 #[allow(dead_code)]
 mod targets;
 
-// The two `.npy` readers, from their source files: the npm package's and the CLI's.
+// The wasm package's `.npy` parser and the CLI's reader, as the fuzz target runs them.
 extern crate alloc;
-#[path = "../../wasm/src/npy.rs"]
-#[allow(dead_code)]
-mod wasm_npy;
-
-/// The CLI's error type, as `cli/src/main.rs` defines it (the CLI is a binary crate).
-pub struct CliError(pub String);
-
-impl CliError {
-    pub fn io(path: &std::path::Path, e: std::io::Error) -> Self {
-        CliError(format!("{}: {e}", path.display()))
-    }
-}
-
-#[path = "../../cli/src/npy.rs"]
-#[allow(dead_code)]
-mod cli_npy;
+use targets::wasm_npy;
 
 fn dir(target: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/fuzz").join(target)
@@ -49,6 +34,19 @@ fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
 
 fn input(target: &str, name: &str) -> Vec<u8> {
     std::fs::read(dir(target).join(name)).unwrap()
+}
+
+/// The CLI reader's error for the `npy_read` finding `name` (both readers must refuse it), and
+/// how long the CLI's took.
+fn npy_finding_errors(name: &str) -> (String, std::time::Duration) {
+    let data = input("npy_read", name);
+    let path = std::env::temp_dir().join(format!("microquant-fuzz-{name}-{}.npy", std::process::id()));
+    let t = std::time::Instant::now();
+    let e = targets::cli_npy_error(&data, &path).expect("the CLI's reader refuses it");
+    let elapsed = t.elapsed();
+    let _ = std::fs::remove_file(&path);
+    assert!(wasm_npy::parse(&data, "x.npy").is_err(), "the npm package's parser refuses it");
+    (e, elapsed)
 }
 
 /// What `Interpreter::new` says about an `mq_load` input (control byte applied).
@@ -90,10 +88,8 @@ fn every_npy_finding_replays_without_panic() {
     let all = inputs("npy_read");
     assert!(!all.is_empty());
     let path = std::env::temp_dir().join(format!("microquant-fuzz-regression-{}.npy", std::process::id()));
-    for (name, data) in &all {
-        let _ = wasm_npy::parse(data, name);
-        std::fs::write(&path, data).unwrap();
-        let _ = cli_npy::read(&path);
+    for (_, data) in &all {
+        targets::npy_read(data, &path);
     }
     let _ = std::fs::remove_file(&path);
 }
@@ -112,39 +108,24 @@ fn constant_folding_refuses_a_huge_constant_before_allocating() {
 #[test]
 fn npy_header_length_past_the_end_is_refused_before_allocating() {
     // A version 3 file declaring a ~4 GiB header: npyz allocated it before reading.
-    let data = input("npy_read", "header_len_4gib");
-    let path = std::env::temp_dir().join(format!("microquant-fuzz-npy-hdr-{}.npy", std::process::id()));
-    std::fs::write(&path, &data).unwrap();
-    let e = cli_npy::read(&path).err().expect("refused").0;
-    let _ = std::fs::remove_file(&path);
+    let (e, _) = npy_finding_errors("header_len_4gib");
     assert!(e.contains("past the end of the file"), "{e}");
-    assert!(wasm_npy::parse(&data, "x.npy").is_err());
 }
 
 #[test]
 fn npy_shape_whose_element_count_overflows_is_refused() {
     // shape (7444444444444444444, 2, 6, 6): npyz multiplied the extents without a check (a panic
     // with overflow checks, a wrapped count without).
-    let data = input("npy_read", "shape_product_overflow");
-    let path = std::env::temp_dir().join(format!("microquant-fuzz-npy-shape-{}.npy", std::process::id()));
-    std::fs::write(&path, &data).unwrap();
-    let e = cli_npy::read(&path).err().expect("refused").0;
-    let _ = std::fs::remove_file(&path);
+    let (e, _) = npy_finding_errors("shape_product_overflow");
     assert!(e.contains("shape (7444444444444444444 , 2, 6, 6) has more elements than a 64-bit count holds"), "{e}");
-    assert!(wasm_npy::parse(&data, "x.npy").is_err());
 }
 
 #[test]
 fn npy_header_with_deeply_nested_brackets_is_refused_quickly() {
     // `{{{{...` in the header: npyz's parser backtracks exponentially (a 13 s hang for 40
     // levels); the CLI now refuses it first.
-    let data = input("npy_read", "nested_header_hang");
-    let path = std::env::temp_dir().join(format!("microquant-fuzz-npy-nest-{}.npy", std::process::id()));
-    std::fs::write(&path, &data).unwrap();
-    let t = std::time::Instant::now();
-    let e = cli_npy::read(&path).err().expect("refused").0;
-    let _ = std::fs::remove_file(&path);
-    assert!(t.elapsed() < std::time::Duration::from_secs(1));
+    let (e, elapsed) = npy_finding_errors("nested_header_hang");
+    assert!(elapsed < std::time::Duration::from_secs(1), "{elapsed:?}");
     assert!(e.contains("nests brackets more than 4 deep"), "{e}");
 }
 
