@@ -49,6 +49,8 @@ extern crate alloc;
 extern crate std;
 
 mod error;
+#[cfg(test)]
+mod test_support;
 pub mod kernels;
 pub mod requant;
 pub mod interp;

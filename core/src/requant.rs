@@ -538,6 +538,6 @@ mod tests {
     /// Random cases per property: 10 million over the three rounding properties in release
     /// runs (`MQ_PROPTEST_CASES`), fewer by default so `cargo test` stays quick.
     fn proptest_cases() -> u32 {
-        option_env!("MQ_PROPTEST_CASES").and_then(|s| s.parse().ok()).unwrap_or(20_000)
+        crate::test_support::cases(option_env!("MQ_PROPTEST_CASES").and_then(|s| s.parse().ok()).unwrap_or(20_000))
     }
 }

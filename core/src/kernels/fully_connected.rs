@@ -374,27 +374,37 @@ fn fully_connected_s8_dispatch(
     output: &mut [i8],
     scratch: &mut [u8],
 ) {
-    // Fixed-point requantization through the fast paths' prepared form (the same function, see
-    // `arch::requantize`); the single-rounding forms as the reference computes them.
-    let other = |c: usize, acc: i32| requant.apply(c, acc);
+    let fast = !cfg!(feature = "force-reference");
     let one = |q: QuantizedMultiplier| ([q.multiplier], [q.shift]);
     let tensor = match requant {
         Requant::TensorFixed(q) => Some(one(q)),
         _ => None,
     };
-    // One scan of the multipliers when they have the DSP's `SMLAL` form (which implies the
-    // general one's contract); otherwise the general contract's.
-    let fixed = |m, s| {
-        let right_shift = cfg!(mq_dsp) && arch::RightShiftRequant::all_valid(m, s);
-        let valid = right_shift || arch::ChannelRequant::all_valid(m, s);
-        arch::OutputScale::Fixed { multiplier: m, shift: s, valid, right_shift }
-    };
+    // The Arm DSP path's lean case first: fixed point in its `SMLAL` form, whole words per row
+    // (it checks), with nothing else prepared.
+    #[cfg(mq_dsp)]
+    if fast {
+        let ms = match (&requant, &tensor) {
+            (_, Some((m, s))) => Some((&m[..], &s[..])),
+            (Requant::ChannelFixed(m, s), _) => Some((*m, *s)),
+            _ => None,
+        };
+        if let Some((multiplier, shift)) = ms {
+            let a = arch::arm_dsp::FcArgs { params: p, input, filter, bias, multiplier, shift };
+            if arch::arm_dsp::fully_connected_right_shift(&a, output, arch::scratch_words(scratch)) {
+                return;
+            }
+        }
+    }
+    // Fixed-point requantization through the fast paths' prepared form (the same function, see
+    // `arch::requantize`); the single-rounding forms as the reference computes them.
+    let other = |c: usize, acc: i32| requant.apply(c, acc);
+    let fixed = |m, s| arch::OutputScale::Fixed { multiplier: m, shift: s, valid: arch::ChannelRequant::all_valid(m, s) };
     let scale = match (&requant, &tensor) {
         (_, Some((m, s))) => fixed(m, s),
         (Requant::ChannelFixed(m, s), _) => fixed(m, s),
         _ => arch::OutputScale::Other(&other),
     };
-    let fast = !cfg!(feature = "force-reference");
     #[cfg(mq_dsp)]
     let done = fast && arch::arm_dsp::fully_connected_s8(p, input, filter, bias, output, arch::scratch_words(scratch), &scale);
     #[cfg(all(not(mq_dsp), target_arch = "wasm32", target_feature = "simd128"))]

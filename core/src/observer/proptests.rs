@@ -64,7 +64,7 @@ fn cfg() -> ObserverConfig {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(200), .. ProptestConfig::default() })]
 
     #[test]
     fn minmax_split_then_merge_equals_one_pass((x, cuts) in data()) {

@@ -161,6 +161,77 @@ fn offset_pair(offset: i32) -> u32 {
     h | (h << 16)
 }
 
+/// The scan of [`RightShiftRequant`]'s common form over the `n = min(multiplier.len(),
+/// shift.len())` channels: `(OR of every m | (s + 31), AND of every s + 1)`, 4 channels per
+/// iteration (two `LDM`s, 24 instructions), then the `n % 4` others one by one (9 each).
+#[inline(always)]
+pub(crate) fn right_shift_scan(multiplier: &[i32], shift: &[i32]) -> (i32, i32) {
+    let n = multiplier.len().min(shift.len());
+    let (mut bad, mut good) = (0i32, -1i32);
+    // SAFETY: `n / 4` iterations of the first loop, each reading 4 words at `pm` and at `ps`
+    // (`LDM`, word aligned: `i32` slices), then `n % 4` of the second, one word at each: in all
+    // `multiplier[..n]` and `shift[..n]`, within both. Every register written is declared; the
+    // flags are not declared preserved.
+    unsafe {
+        asm!(
+            "lsrs {q}, {n}, #2",
+            "beq 3f",
+            "2:",
+            "ldm {pm}!, {{r0, r1, r2, r3}}",
+            "orr {bad}, {bad}, r0",
+            "orr {bad}, {bad}, r1",
+            "orr {bad}, {bad}, r2",
+            "orr {bad}, {bad}, r3",
+            "ldm {ps}!, {{r0, r1, r2, r3}}",
+            "add {t}, r0, #31",
+            "orr {bad}, {bad}, {t}",
+            "add {t}, r0, #1",
+            "and {good}, {good}, {t}",
+            "add {t}, r1, #31",
+            "orr {bad}, {bad}, {t}",
+            "add {t}, r1, #1",
+            "and {good}, {good}, {t}",
+            "add {t}, r2, #31",
+            "orr {bad}, {bad}, {t}",
+            "add {t}, r2, #1",
+            "and {good}, {good}, {t}",
+            "add {t}, r3, #31",
+            "orr {bad}, {bad}, {t}",
+            "add {t}, r3, #1",
+            "and {good}, {good}, {t}",
+            "subs {q}, {q}, #1",
+            "bne 2b",
+            "3:",
+            "ands {n}, {n}, #3",
+            "beq 5f",
+            "4:",
+            "ldr r0, [{pm}], #4",
+            "ldr r1, [{ps}], #4",
+            "orr {bad}, {bad}, r0",
+            "add {t}, r1, #31",
+            "orr {bad}, {bad}, {t}",
+            "add {t}, r1, #1",
+            "and {good}, {good}, {t}",
+            "subs {n}, {n}, #1",
+            "bne 4b",
+            "5:",
+            pm = inout(reg) multiplier.as_ptr() => _,
+            ps = inout(reg) shift.as_ptr() => _,
+            n = inout(reg) n => _,
+            q = out(reg) _,
+            bad = inout(reg) bad,
+            good = inout(reg) good,
+            t = out(reg) _,
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            options(readonly, nostack),
+        );
+    }
+    (bad, good)
+}
+
 /// Four bytes as a little-endian word (an unaligned `LDR`, which these cores support).
 #[inline(always)]
 fn word(b: &[i8]) -> u32 {
@@ -1178,10 +1249,9 @@ fn conv_pixel_as_fc(
         // Without bias: 4 zero words, step 0 (the conv's zero bias is a single word).
         bias: if bias_step == 0 { ZERO_BIAS4.as_ptr() } else { bias_ptr },
         bias_step: 4 * bias_step,
-        multiplier: multiplier.as_ptr(),
-        shift: shift.as_ptr(),
-        quant_step: 16,
+        quant: [multiplier.as_ptr() as usize, shift.as_ptr() as usize],
         out: out.as_mut_ptr(),
+        out_end: out.as_mut_ptr().wrapping_add(4 * (out_c / 4)),
         x: xw.as_ptr(),
         x_end: xw.as_ptr().wrapping_add(2 * groups),
         entry: 84 * ((8 - groups % 8) % 8),
@@ -1189,15 +1259,15 @@ fn conv_pixel_as_fc(
         one_off: 1 + 2 * p.output_offset,
         lo4: (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101),
         hi4: (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101),
-        count: out_c / 4,
         depth: k,
         filter: filter.as_ptr(),
     };
-    // SAFETY: `xw` holds `2 * groups` words, `depth = k = 4 * groups`; the `out_c` filter rows
-    // of `k` bytes lie in `filter` (checked); multipliers and shifts have `out_c` entries
-    // (checked), the bias `out_c` or is the zero word with step 0 (the caller's); the `out_c`
-    // output bytes lie in `out` (a slice of that length).
-    unsafe { fc_rows_asm(&f) };
+    // SAFETY: `xw` holds `2 * groups` words, `depth = k = 4 * groups`; `out_c / 4 >= 1` passes
+    // (`out_c % 4 == 0`, the caller's); the `out_c` filter rows of `k` bytes lie in `filter`
+    // (checked); multipliers and shifts have `out_c` entries (checked; all in the right-shift
+    // form, the caller's precondition), the bias `out_c` or is the zero word with step 0 (the
+    // caller's); the `out_c` output bytes lie in `out` (a slice of that length).
+    unsafe { fc_rows_asm::<true>(&f) };
 }
 
 /// Clamps every byte of `out` (signed) to `[lo, hi]` (given in every byte of `lo4`, `hi4`), 4 at
@@ -1415,46 +1485,132 @@ fn dot_2x1(x: &[u32], w0: &[i8], w1: &[i8], groups: usize, acc: (i32, i32)) -> (
     (a0, a1)
 }
 
-/// As [`dot_2x1`] on the raw int8 input row, extended with the offset on the fly (`SXTAB16`
-/// twice per group of 4, 13 instructions per group): for few outputs, or without scratch.
+/// As [`dot_2x1`] on the raw int8 input row, extended with the offset on the fly
+/// ([`dot_2x1_raw`]): for few outputs, or without scratch.
 #[inline(always)]
 fn dot_2x1_direct(x: &[i8], off2: u32, w0: &[i8], w1: &[i8], groups: usize, acc: (i32, i32)) -> (i32, i32) {
     let n = groups.min(x.len() / 4).min(w0.len() / 4).min(w1.len() / 4);
+    if n == 0 {
+        return acc;
+    }
+    // SAFETY: `4 * n` bytes from each of `x`, `w0`, `w1`, within the slices (`n` is bounded by
+    // their lengths), `n >= 1`.
+    unsafe { dot_2x1_raw(x.as_ptr(), w0.as_ptr(), w1.as_ptr(), n, off2, false, acc) }
+}
+
+/// Dot products of 2 filter rows (`w0`, `w1`) with the raw int8 input row `x`, extended with the
+/// offset on the fly (`SXTAB16` twice per group of 4), over `4 * n` values: `(acc0 + x . w0,
+/// acc1 + x . w1)`. The `n % 8` first groups one by one (16 instructions each with the loop
+/// test), then 8 groups per loop iteration: 106 instructions for 64 MACs, or 102 when `aligned`
+/// (the input read two words at a time with `LDRD`, which needs word alignment).
+///
+/// # Safety
+/// `n >= 1`; `4 * n` bytes readable from each of `x`, `w0` and `w1`; `x` word aligned if
+/// `aligned`.
+#[inline(always)]
+unsafe fn dot_2x1_raw(
+    x: *const i8,
+    w0: *const i8,
+    w1: *const i8,
+    n: usize,
+    off2: u32,
+    aligned: bool,
+    acc: (i32, i32),
+) -> (i32, i32) {
     let (mut a0, mut a1) = acc;
-    if n > 0 {
-        // SAFETY: `n` iterations, each reading 4 bytes at each of `px`, `p0` and `p1`:
-        // `x[..4n]`, `w0[..4n]`, `w1[..4n]`, within the slices (`n` is bounded by their
-        // lengths). Unaligned word `LDR`s are allowed on these cores. Every register written is
-        // declared.
-        unsafe {
-            let end = w0.as_ptr().add(4 * n);
+    // SAFETY: (both blocks) `n` groups in all (the single-group loop runs `n % 8` times and
+    // leaves a multiple of 8 in `n`, the 8-group loop the rest), each reading 4 bytes at each of
+    // `px`, `p0` and `p1`: the `4 * n` bytes of each the caller guarantees. Unaligned word `LDR`s
+    // are allowed on these cores; `LDRD` runs only when `x` is word aligned (the caller's), and
+    // `px` stays so (it advances by 4 or 8). Every register written is declared; the flags are
+    // not declared preserved.
+    unsafe {
+        if aligned {
             asm!(
+                "tst {n}, #7",
+                "beq 3f",
                 "2:",
-                "ldr {w}, [{px}], #4",
-                "sxtab16 {xe}, {off}, {w}",
-                "sxtab16 {xo}, {off}, {w}, ror #8",
-                "ldr {w}, [{p0}], #4",
-                "sxtb16 {e}, {w}",
-                "smlad {a0}, {xe}, {e}, {a0}",
-                "sxtb16 {e}, {w}, ror #8",
-                "smlad {a0}, {xo}, {e}, {a0}",
-                "ldr {w}, [{p1}], #4",
-                "sxtb16 {e}, {w}",
-                "smlad {a1}, {xe}, {e}, {a1}",
-                "sxtb16 {e}, {w}, ror #8",
-                "smlad {a1}, {xo}, {e}, {a1}",
-                "cmp {p0}, {end}",
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "sub {n}, {n}, #1",
+                "tst {n}, #7",
                 "bne 2b",
-                px = inout(reg) x.as_ptr() => _,
-                p0 = inout(reg) w0.as_ptr() => _,
-                p1 = inout(reg) w1.as_ptr() => _,
-                end = in(reg) end,
+                "3:",
+                "cmp {n}, #0",
+                "beq 5f",
+                "4:",
+                "ldrd {xa}, {xb}, [{px}], #8",
+                dot2_half!("{xa}"),
+                dot2_half!("{xb}"),
+                "ldrd {xa}, {xb}, [{px}], #8",
+                dot2_half!("{xa}"),
+                dot2_half!("{xb}"),
+                "ldrd {xa}, {xb}, [{px}], #8",
+                dot2_half!("{xa}"),
+                dot2_half!("{xb}"),
+                "ldrd {xa}, {xb}, [{px}], #8",
+                dot2_half!("{xa}"),
+                dot2_half!("{xb}"),
+                "subs {n}, {n}, #8",
+                "bne 4b",
+                "5:",
+                px = inout(reg) x => _,
+                p0 = inout(reg) w0 => _,
+                p1 = inout(reg) w1 => _,
+                n = inout(reg) n => _,
                 off = in(reg) off2,
                 a0 = inout(reg) a0,
                 a1 = inout(reg) a1,
+                xa = out(reg) _,
+                xb = out(reg) _,
                 xe = out(reg) _,
                 xo = out(reg) _,
-                w = out(reg) _,
+                e = out(reg) _,
+                options(readonly, nostack),
+            );
+        } else {
+            asm!(
+                "tst {n}, #7",
+                "beq 3f",
+                "2:",
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "sub {n}, {n}, #1",
+                "tst {n}, #7",
+                "bne 2b",
+                "3:",
+                "cmp {n}, #0",
+                "beq 5f",
+                "4:",
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "ldr {xa}, [{px}], #4",
+                dot2_half!("{xa}"),
+                "subs {n}, {n}, #8",
+                "bne 4b",
+                "5:",
+                px = inout(reg) x => _,
+                p0 = inout(reg) w0 => _,
+                p1 = inout(reg) w1 => _,
+                n = inout(reg) n => _,
+                off = in(reg) off2,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                xa = out(reg) _,
+                xe = out(reg) _,
+                xo = out(reg) _,
                 e = out(reg) _,
                 options(readonly, nostack),
             );
@@ -1463,23 +1619,48 @@ fn dot_2x1_direct(x: &[i8], off2: u32, w0: &[i8], w1: &[i8], groups: usize, acc:
     (a0, a1)
 }
 
+/// One group of 4 input values (the word in `$x`) against 2 filter rows in [`dot_2x1_raw`] (12
+/// instructions, 8 MACs, besides the input's load): the input word extended with the offset
+/// (`SXTAB16` x 2), then `$x` reused for each row's word, extended (`SXTB16` x 2) into its
+/// accumulator.
+macro_rules! dot2_half {
+    ($x:literal) => {
+        concat!(
+            "sxtab16 {xe}, {off}, ", $x, "\n",
+            "sxtab16 {xo}, {off}, ", $x, ", ror #8\n",
+            "ldr ", $x, ", [{p0}], #4\n",
+            "sxtb16 {e}, ", $x, "\n",
+            "smlad {a0}, {xe}, {e}, {a0}\n",
+            "sxtb16 {e}, ", $x, ", ror #8\n",
+            "smlad {a0}, {xo}, {e}, {a0}\n",
+            "ldr ", $x, ", [{p1}], #4\n",
+            "sxtb16 {e}, ", $x, "\n",
+            "smlad {a1}, {xe}, {e}, {a1}\n",
+            "sxtb16 {e}, ", $x, ", ror #8\n",
+            "smlad {a1}, {xo}, {e}, {a1}\n",
+        )
+    };
+}
+use dot2_half;
+
 /// The state [`fc_rows_asm`] copies onto its stack frame (`#[repr(C)]` words in frame order).
 #[repr(C)]
 struct FcFrame {
     /// `sp + 0`, `sp + 4`: the next 4 biases (or 4 zero words) and the step per pass (16 or 0).
     bias: *const i32,
     bias_step: usize,
-    /// `sp + 8`, `sp + 12`, `sp + 16`: the next 4 multipliers and shifts, and their step per pass
-    /// (16 per channel; 0 for a per-tensor scale spread over 4 words).
-    multiplier: *const i32,
-    shift: *const i32,
-    quant_step: usize,
-    /// `sp + 20`: the next 4 outputs.
+    /// `sp + 8`, `sp + 12`: per channel (`fc_rows_asm::<true>`), the next 4 multipliers' and
+    /// shifts' addresses; per tensor (`fc_rows_asm::<false>`), the multiplier and `e - 2`
+    /// (`-shift - 2`).
+    quant: [usize; 2],
+    /// `sp + 16`, `sp + 20`: the next 4 outputs, and the end of the last pass's.
     out: *mut i8,
+    out_end: *mut i8,
     /// `sp + 24`, `sp + 28`: the expanded input row and its end after `groups` groups.
     x: *const u32,
     x_end: *const u32,
-    /// `sp + 32`: bytes of the 8-group loop body skipped on entry (84 per group).
+    /// `sp + 32`: bytes of the 8-group loop body skipped on entry (84 per group); on the stack
+    /// the block turns it into the entry address once.
     entry: usize,
     /// `sp + 36`: from a pass's first row, after its `depth` bytes, to the next pass's (`3 *
     /// depth`).
@@ -1489,54 +1670,96 @@ struct FcFrame {
     /// `sp + 44`, `sp + 48`: the clamp bounds in every byte.
     lo4: u32,
     hi4: u32,
-    /// `sp + 52`: passes left (>= 1).
-    count: usize,
-    /// `sp + 56`: bytes per filter row (the depth).
+    /// `sp + 52`: bytes per filter row (the depth).
     depth: usize,
     /// Loaded into `r5`: the first pass's first row.
     filter: *const i8,
 }
 
-/// `f.count` passes of 4 consecutive fully connected outputs in one `asm!` block: per pass, the
-/// accumulators start at the 4 biases, every group of 4 input values runs [`fc_group!`] (21
-/// instructions, 16 MACs; an 8-group loop body entered part-way for the first `groups % 8`),
-/// then each accumulator is requantized as in [`conv_tile_asm`] (10 instructions with the
-/// multiplier and shift loads), the 4 bytes packed (`BFI`), clamped (`SSUB8` + `SEL`) and stored
-/// as one word. About 77 instructions per pass besides the MACs.
-///
-/// # Safety
-/// `f.x` holds `2 * groups` words (`groups >= 1`, `f.x_end = f.x + 2 * groups`), `f.depth = 4 *
-/// groups`; the `4 * f.count` filter rows from `f.filter` (`f.depth` bytes each, consecutive)
-/// are readable; `f.bias`, `f.multiplier`, `f.shift` have `4 + (f.count - 1) * step / 4`
-/// readable words for their steps; `4 * f.count` bytes at `f.out` are writable; `f.count >= 1`.
-#[inline(always)]
-unsafe fn fc_rows_asm(f: &FcFrame) {
-    // SAFETY: the caller's contract covers every access; the 15-word frame pushed at the start
-    // is popped at the end; `x` is word aligned for `LDRD`; the computed jump lands on a group
-    // boundary of the 8-group body (all 32-bit instructions: 84 bytes per group), Thumb bit set.
-    // Every register written is declared.
-    unsafe {
+/// Requantizes accumulator `$a` in [`fc_rows_asm`], per channel: the multiplier and shift loaded
+/// from `r8` and `r9` (post-incremented), `r12` `1 + 2 * offset`, `lr` `2^30`: 10 instructions.
+macro_rules! fc_requant_pc {
+    ($a:literal) => {
+        concat!(
+            "ldr r10, [r8], #4\n",
+            "asr r11, ", $a, ", #31\n",
+            "orr r4, lr, r11, lsl #31\n",
+            "smlal r4, r11, ", $a, ", r10\n",
+            "ldr r10, [r9], #4\n",
+            "mvn r10, r10\n",
+            "sub r10, r10, #1\n",
+            "asr r11, r11, r10\n",
+            "add r11, r11, r12\n",
+            "ssat ", $a, ", #8, r11, asr #1\n",
+        )
+    };
+}
+
+/// Requantizes accumulator `$a` in [`fc_rows_asm`], per tensor: `r8` the multiplier, `r9` `e -
+/// 2`, `r12` `1 + 2 * offset`, `lr` `2^30`: 6 instructions.
+macro_rules! fc_requant_pt {
+    ($a:literal) => {
+        concat!(
+            "asr r11, ", $a, ", #31\n",
+            "orr r4, lr, r11, lsl #31\n",
+            "smlal r4, r11, ", $a, ", r8\n",
+            "asr r11, r11, r9\n",
+            "add r11, r11, r12\n",
+            "ssat ", $a, ", #8, r11, asr #1\n",
+        )
+    };
+}
+
+/// The requantization of the 4 accumulators of a pass: per channel (the multiplier and shift
+/// addresses advanced and written back) or per tensor.
+macro_rules! fc_requant4 {
+    (pc) => {
+        concat!(
+            "ldrd r8, r9, [sp, #8]\n",
+            fc_requant_pc!("r0"),
+            fc_requant_pc!("r1"),
+            fc_requant_pc!("r2"),
+            fc_requant_pc!("r3"),
+            "strd r8, r9, [sp, #8]\n",
+        )
+    };
+    (pt) => {
+        concat!(
+            "ldrd r8, r9, [sp, #8]\n",
+            fc_requant_pt!("r0"),
+            fc_requant_pt!("r1"),
+            fc_requant_pt!("r2"),
+            fc_requant_pt!("r3"),
+        )
+    };
+}
+
+/// The whole [`fc_rows_asm`] block, with the requantization `$mode` (`pc` or `pt`).
+macro_rules! fc_rows_block {
+    ($f:expr, $mode:ident) => {
         asm!(
             "add r4, r4, #44",
-            "ldm r4, {{r0, r1, r2, r3}}",
-            "push {{r0, r1, r2, r3}}",
+            "ldm r4, {{r0, r1, r2}}",
+            "push {{r0, r1, r2}}",
             "sub r4, r4, #44",
             "ldm r4, {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12, lr}}",
             "push {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12, lr}}",
-            "ldr r5, [r4, #60]",
+            "ldr r5, [r4, #56]",
+            "ldr r10, [sp, #32]",
+            "adr r11, 2f",
+            "add r10, r10, r11",
+            "orr r10, r10, #1",
+            "str r10, [sp, #32]",
             "3:",
             "ldr r8, [sp]",
             "ldm r8, {{r0, r1, r2, r3}}",
             "ldr r9, [sp, #4]",
             "add r8, r8, r9",
             "str r8, [sp]",
-            "ldr r9, [sp, #56]",
+            "ldr r9, [sp, #52]",
             "add r8, r5, r9, lsl #1",
             "ldr r4, [sp, #24]",
             "ldr r10, [sp, #32]",
-            "adr r11, 2f",
-            "add r10, r10, r11",
-            "orr r10, r10, #1",
             "bx r10",
             ".p2align 2",
             "2:",
@@ -1553,34 +1776,24 @@ unsafe fn fc_rows_asm(f: &FcFrame) {
             "bne 2b",
             "ldr r12, [sp, #36]",
             "add r5, r5, r12",
-            "ldrd r8, r9, [sp, #8]",
             "ldr r12, [sp, #40]",
             "mov lr, #0x40000000",
-            fc_requant!("r0", "0"),
-            fc_requant!("r1", "4"),
-            fc_requant!("r2", "8"),
-            fc_requant!("r3", "12"),
+            fc_requant4!($mode),
             "bfi r0, r1, #8, #8",
             "bfi r0, r2, #16, #8",
             "bfi r0, r3, #24, #8",
-            "ldr r10, [sp, #16]",
-            "add r8, r8, r10",
-            "add r9, r9, r10",
-            "strd r8, r9, [sp, #8]",
             "ldrd r8, r9, [sp, #44]",
             "ssub8 r10, r0, r8",
             "sel r0, r0, r8",
             "ssub8 r10, r9, r0",
             "sel r0, r0, r9",
-            "ldr r10, [sp, #20]",
+            "ldrd r10, r11, [sp, #16]",
             "str r0, [r10], #4",
-            "str r10, [sp, #20]",
-            "ldr r10, [sp, #52]",
-            "subs r10, r10, #1",
-            "str r10, [sp, #52]",
+            "str r10, [sp, #16]",
+            "cmp r10, r11",
             "bne 3b",
-            "add sp, sp, #60",
-            inout("r4") f as *const FcFrame => _,
+            "add sp, sp, #56",
+            inout("r4") $f => _,
             out("r0") _,
             out("r1") _,
             out("r2") _,
@@ -1592,42 +1805,107 @@ unsafe fn fc_rows_asm(f: &FcFrame) {
             out("r11") _,
             out("r12") _,
             out("lr") _,
-        );
-    }
-}
-
-/// Requantizes accumulator `$a` in [`fc_rows_asm`] with the multiplier and shift at byte `$o`
-/// from `r8` and `r9` (`r12` `1 + 2 * offset`, `lr` `2^30`): 10 instructions.
-macro_rules! fc_requant {
-    ($a:literal, $o:literal) => {
-        concat!(
-            "ldr r10, [r8, #", $o, "]\n",
-            "asr r11, ", $a, ", #31\n",
-            "orr r4, lr, r11, lsl #31\n",
-            "smlal r4, r11, ", $a, ", r10\n",
-            "ldr r10, [r9, #", $o, "]\n",
-            "mvn r10, r10\n",
-            "sub r10, r10, #1\n",
-            "asr r11, r11, r10\n",
-            "add r11, r11, r12\n",
-            "ssat ", $a, ", #8, r11, asr #1\n",
         )
     };
 }
-use fc_requant;
+
+/// Passes of 4 consecutive fully connected outputs in one `asm!` block, from `f.out` to
+/// `f.out_end`: per pass, the accumulators start at the 4 biases, every group of 4 input values
+/// runs [`fc_group!`] (21 instructions, 16 MACs; an 8-group loop body entered part-way for the
+/// first `groups % 8`), then each accumulator is requantized in the [`RightShiftRequant`] form
+/// as in [`conv_tile_asm`] (per channel 10 instructions with the multiplier and shift loads, per
+/// tensor 6), the 4 bytes packed (`BFI`), clamped (`SSUB8` + `SEL`) and stored as one word.
+/// 69 instructions per pass besides the MACs and the loop tests (3 per 8 groups) per channel,
+/// 52 per tensor.
+///
+/// # Safety
+/// `f.x` holds `2 * groups` words (`groups >= 1`, `f.x_end = f.x + 2 * groups`), `f.depth = 4 *
+/// groups`, `f.entry = 84 * ((8 - groups % 8) % 8)`; `f.out_end = f.out + 4 * count` with
+/// `count >= 1` passes; the `4 * count` filter rows from `f.filter` (`f.depth` bytes each,
+/// consecutive) are readable; `f.bias` has `4 + (count - 1) * f.bias_step / 4` readable words;
+/// with `PER_CHANNEL`, `f.quant` holds the addresses of `4 * count` readable multipliers and
+/// shifts (each in the [`RightShiftRequant`] form); without, a multiplier and `e - 2` in that
+/// form; the `4 * count` bytes from `f.out` are writable.
+#[inline(always)]
+unsafe fn fc_rows_asm<const PER_CHANNEL: bool>(f: &FcFrame) {
+    // SAFETY: the caller's contract covers every access; the 14-word frame pushed at the start
+    // is popped at the end; `x` is word aligned for `LDRD`; the computed jump lands on a group
+    // boundary of the 8-group body (all 32-bit instructions: 84 bytes per group), Thumb bit set.
+    // Every register written is declared.
+    unsafe {
+        if PER_CHANNEL {
+            fc_rows_block!(f as *const FcFrame, pc);
+        } else {
+            fc_rows_block!(f as *const FcFrame, pt);
+        }
+    }
+}
 
 /// Four zero words: the biases of a layer without bias.
 static ZERO_BIAS4: [i32; 4] = [0; 4];
 
-/// Fully connected, int8. With at least 4 outputs and the scratch ([`fully_connected_s8_scratch_len`]
-/// bytes), each input row is expanded once into `scratch` (int16 pairs with the offset added) and
-/// multiplied by 4 filter rows at a time (21 instructions for 16 MACs per group of 4 values, 8
-/// groups per loop iteration),
-/// the last 1-3 rows in pairs; otherwise 2 rows at a time on the raw input, extended on the fly
-/// (13 instructions for 8 MACs). The `input_depth % 4` last values go through a scalar loop.
-/// `scale` is the layer's requantization (either rounding mode). Always applies (returns `true`).
+/// The operands of [`fully_connected_right_shift`], validated by the kernel (lengths as
+/// `params` says; `multiplier` and `shift` one entry, or one per output).
+pub(crate) struct FcArgs<'a> {
+    pub(crate) params: &'a FullyConnectedParams,
+    pub(crate) input: &'a [i8],
+    pub(crate) filter: &'a [i8],
+    pub(crate) bias: Option<&'a [i32]>,
+    pub(crate) multiplier: &'a [i32],
+    pub(crate) shift: &'a [i32],
+}
+
+/// Fully connected, int8, on the Arm DSP path, for the layers TFLite's converters produce: whole
+/// words per row (`input_depth % 4 == 0`) and a fixed-point requantization (in the
+/// [`RightShiftRequant`] form for the first path). Two lean paths, each an out-of-line function
+/// that sets up only what it uses:
+/// - at least 4 outputs and the scratch ([`fully_connected_s8_scratch_len`] bytes):
+///   [`fc_expanded`], each input row expanded once into `scratch` (int16 pairs with the offset
+///   added), then multiplied by 4 filter rows per pass ([`fc_rows_asm`]: 21 instructions for 16
+///   MACs per group of 4 values, requantization and stores in the same block), the last
+///   `output_depth % 4` outputs in pairs ([`fc_tail`]);
+/// - otherwise [`fc_direct`], 2 rows at a time on the raw input, extended on the fly (13
+///   instructions for 8 MACs; 12.5 with a word-aligned input row), each output's form checked
+///   as it is requantized (no scan of the multipliers).
+///
+/// `false` (nothing written) for every other layer, which then takes [`fully_connected_s8`].
 ///
 /// [`fully_connected_s8_scratch_len`]: crate::kernels::fully_connected::fully_connected_s8_scratch_len
+pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scratch: &mut [u32]) -> bool {
+    let p = a.params;
+    let (batches, depth, out_d) = (p.batches, p.input_depth, p.output_depth);
+    let (m, s) = (a.multiplier, a.shift);
+    let fits = depth > 0
+        && depth % 4 == 0
+        && out_d > 0
+        && m.len() == s.len()
+        && (m.len() == 1 || m.len() == out_d)
+        && batches.checked_mul(depth).is_some_and(|n| n <= a.input.len())
+        && out_d.checked_mul(depth).is_some_and(|n| n <= a.filter.len())
+        && batches.checked_mul(out_d).is_some_and(|n| n <= output.len())
+        && a.bias.is_none_or(|b| b.len() >= out_d);
+    if !fits {
+        return false;
+    }
+    match scratch.get_mut(..depth / 2) {
+        Some(xw) if out_d >= 4 => {
+            if !RightShiftRequant::all_valid(m, s) {
+                return false;
+            }
+            fc_expanded(a, output, xw);
+        }
+        _ => fc_direct(a, output),
+    }
+    true
+}
+
+/// Fully connected, int8, on the Arm DSP path, any layer [`fully_connected_right_shift`] declines
+/// (a depth that is not a multiple of 4, another requantization): with at least 4 outputs and
+/// the scratch, each input row expanded once and multiplied by 4 filter rows at a time
+/// ([`dot_4x1`]), the last 1-3 rows in pairs ([`dot_2x1`]); otherwise 2 rows at a time on the
+/// raw input ([`dot_2x1_direct`]). The `input_depth % 4` last values go through a scalar loop;
+/// requantization through `scale` (either rounding mode). Always applies (returns `true`)
+/// unless a depth is 0.
 pub(crate) fn fully_connected_s8(
     p: &FullyConnectedParams,
     input: &[i8],
@@ -1637,10 +1915,208 @@ pub(crate) fn fully_connected_s8(
     scratch: &mut [u32],
     scale: &OutputScale<'_>,
 ) -> bool {
-    let (depth, out_d) = (p.input_depth, p.output_depth);
-    if depth == 0 || out_d == 0 {
+    if p.input_depth == 0 || p.output_depth == 0 {
         return false;
     }
+    fc_general(p, input, filter, bias, output, scratch, scale);
+    true
+}
+
+/// [`fully_connected_right_shift`] (whose checks it relies on) with at least 4 outputs and `xw`
+/// of `input_depth / 2` words: per input row, the row expanded into `xw`, the `output_depth / 4`
+/// passes of [`fc_rows_asm`], then the last `output_depth % 4` outputs ([`fc_tail`]).
+#[inline(never)]
+fn fc_expanded(a: &FcArgs<'_>, output: &mut [i8], xw: &mut [u32]) {
+    let p = a.params;
+    let (batches, depth, out_d) = (p.batches, p.input_depth, p.output_depth);
+    let groups = depth / 4;
+    if groups == 0 || out_d < 4 || xw.len() < 2 * groups {
+        return;
+    }
+    let (m, s) = (a.multiplier, a.shift);
+    let per_channel = m.len() != 1;
+    let (bias, bias_step) = match a.bias {
+        Some(b) => (b.as_ptr(), 16),
+        None => (ZERO_BIAS4.as_ptr(), 0),
+    };
+    let passes = out_d / 4;
+    let mut f = FcFrame {
+        bias,
+        bias_step,
+        quant: match (m, s) {
+            (&[m0], &[s0]) => [m0 as usize, s0.wrapping_neg().wrapping_sub(2) as usize],
+            _ => [m.as_ptr() as usize, s.as_ptr() as usize],
+        },
+        out: output.as_mut_ptr(),
+        out_end: output.as_mut_ptr(),
+        x: xw.as_ptr(),
+        x_end: xw.as_ptr().wrapping_add(2 * groups),
+        entry: 84 * ((8 - groups % 8) % 8),
+        filter_delta: 3 * depth,
+        one_off: 1 + 2 * p.output_offset,
+        lo4: (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101),
+        hi4: (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101),
+        depth,
+        filter: a.filter.as_ptr(),
+    };
+    let off2 = offset_pair(p.input_offset);
+    for row in 0..batches {
+        let x = a.input.get(row * depth..(row + 1) * depth).unwrap_or(&[]);
+        expand_row(x, off2, xw);
+        f.out = output.as_mut_ptr().wrapping_add(row * out_d);
+        f.out_end = f.out.wrapping_add(4 * passes);
+        // SAFETY: `xw` holds `2 * groups` words with `groups >= 1` (checked), `depth = 4 *
+        // groups`, `entry` as required; `passes >= 1` passes from output 0 of row `row <
+        // batches`: their `4 * passes <= out_d` filter rows lie in `filter`, their biases in
+        // `bias` (`out_d` entries) or are the 4 zero words with step 0, their multipliers and
+        // shifts in `m`, `s` (`out_d` entries, all in the right-shift form) or per tensor the one
+        // pair, their outputs in the row's `out_d` bytes of `output` (the caller checked every
+        // length and the form).
+        unsafe {
+            if per_channel {
+                fc_rows_asm::<true>(&f);
+            } else {
+                fc_rows_asm::<false>(&f);
+            }
+        }
+        if out_d % 4 != 0 {
+            let out_row = output.get_mut(row * out_d..(row + 1) * out_d).unwrap_or(&mut []);
+            fc_tail(a, xw, 4 * passes, out_row);
+        }
+    }
+}
+
+/// Outputs `c0..output_depth` of one row (at most 3) from the expanded input row `x`, in pairs
+/// ([`dot_2x1`], the last of an odd count paired with itself), requantized by [`fc_requant_one`].
+#[inline(never)]
+fn fc_tail(a: &FcArgs<'_>, x: &[u32], c0: usize, out_row: &mut [i8]) {
+    let depth = a.params.input_depth;
+    let b = |c: usize| a.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
+    let rq = |c: usize, acc: i32| fc_requant_one(a, c, acc);
+    let mut c = c0;
+    while c < out_row.len() {
+        let pair = c + 1 < out_row.len();
+        let w0 = a.filter.get(c * depth..(c + 1) * depth).unwrap_or(&[]);
+        let w1 = if pair { a.filter.get((c + 1) * depth..(c + 2) * depth).unwrap_or(&[]) } else { w0 };
+        let (a0, a1) = dot_2x1(x, w0, w1, depth / 4, (b(c), b(c + 1)));
+        if let Some(o) = out_row.get_mut(c) {
+            *o = rq(c, a0);
+        }
+        if pair {
+            if let Some(o) = out_row.get_mut(c + 1) {
+                *o = rq(c + 1, a1);
+            }
+        }
+        c += 2;
+    }
+}
+
+/// [`fully_connected_right_shift`] (whose checks it relies on) on the raw input (fewer than 4
+/// outputs, or no scratch): 2 rows at a time ([`dot_2x1_raw`]), the last row of an odd count
+/// paired with itself, each output requantized by [`fc_requant_one`].
+#[inline(never)]
+fn fc_direct(a: &FcArgs<'_>, output: &mut [i8]) {
+    let p = a.params;
+    let (batches, depth, out_d) = (p.batches, p.input_depth, p.output_depth);
+    let groups = depth / 4;
+    if groups == 0
+        || batches.checked_mul(depth).is_none_or(|n| n > a.input.len())
+        || out_d.checked_mul(depth).is_none_or(|n| n > a.filter.len())
+    {
+        return;
+    }
+    let off2 = offset_pair(p.input_offset);
+    let b = |c: usize| a.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
+    for (row, out_row) in output.chunks_exact_mut(out_d.max(1)).take(batches).enumerate() {
+        let x = a.input.as_ptr().wrapping_add(row * depth);
+        let aligned = x as usize % 4 == 0;
+        let mut w0 = a.filter.as_ptr();
+        let mut c = 0;
+        while c < out_row.len() {
+            let pair = c + 1 < out_row.len();
+            let w1 = if pair { w0.wrapping_add(depth) } else { w0 };
+            // SAFETY: `groups * 4 = depth` bytes from `x` (row `row < batches` of `input`), `w0`
+            // (row `c < out_d` of `filter`) and `w1` (row `c + 1 < out_d`, or `w0`): all inside
+            // the slices (`batches * depth <= input.len()`, `out_d * depth <= filter.len()`,
+            // checked above); `groups >= 1`; `x` word aligned when `aligned`.
+            let (a0, a1) = unsafe { dot_2x1_raw(x, w0, w1, groups, off2, aligned, (b(c), b(c + 1))) };
+            if let Some(o) = out_row.get_mut(c) {
+                *o = fc_requant_one(a, c, a0);
+            }
+            if pair {
+                if let Some(o) = out_row.get_mut(c + 1) {
+                    *o = fc_requant_one(a, c + 1, a1);
+                }
+            }
+            w0 = w0.wrapping_add(2 * depth);
+            c += 2;
+        }
+    }
+}
+
+/// Output `c`'s int8 value from its accumulator: [`requant_rs_s8`] when its multiplier and shift
+/// have the [`RightShiftRequant`] form (checked here, with sign bits: a few instructions), else
+/// the general fixed-point function ([`super::requantize`]); plus the offset, clamped.
+#[inline(always)]
+fn fc_requant_one(a: &FcArgs<'_>, c: usize, acc: i32) -> i8 {
+    let p = a.params;
+    let i = if a.multiplier.len() == 1 { 0 } else { c };
+    let (m, s) = (a.multiplier.get(i).copied().unwrap_or(0), a.shift.get(i).copied().unwrap_or(0));
+    let v = if (m | s.wrapping_add(31) | !s.wrapping_add(1)) >= 0 {
+        requant_rs_s8(acc, m, s, 1 + 2 * p.output_offset)
+    } else {
+        super::requantize(acc, m, s).wrapping_add(p.output_offset)
+    };
+    p.activation.apply(v) as i8
+}
+
+/// `ssat8(multiply_by_quantized_multiplier(acc, m, s) + offset)` for a `(m, s)` in the
+/// [`RightShiftRequant`] form, with `one_off = 1 + 2 * offset`: the epilogue of [`fc_rows_asm`]
+/// for one value, `((hi(acc·m ± 2^30) >> (e - 2)) + one_off) >> 1` saturated (8 instructions;
+/// with a zero multiplier `hi` is 0 or -1, which any shift keeps, giving the offset).
+#[inline(always)]
+fn requant_rs_s8(acc: i32, m: i32, s: i32, one_off: i32) -> i32 {
+    let r: i32;
+    // SAFETY: register-only instructions (no memory, no stack); `SSAT` may set the sticky Q flag,
+    // so flags are not declared preserved.
+    unsafe {
+        asm!(
+            "asr {hi}, {a}, #31",
+            "orr {lo}, {c}, {hi}, lsl #31",
+            "smlal {lo}, {hi}, {a}, {m}",
+            "mvn {lo}, {s}",
+            "sub {lo}, {lo}, #1",
+            "asr {hi}, {hi}, {lo}",
+            "add {hi}, {hi}, {oo}",
+            "ssat {hi}, #8, {hi}, asr #1",
+            a = in(reg) acc,
+            m = in(reg) m,
+            s = in(reg) s,
+            c = in(reg) 0x4000_0000u32,
+            oo = in(reg) one_off,
+            hi = out(reg) r,
+            lo = out(reg) _,
+            options(pure, nomem, nostack),
+        )
+    };
+    r
+}
+
+/// [`fully_connected_s8`]: with at least 4 outputs and the scratch, each input row
+/// expanded once and multiplied by 4 filter rows at a time ([`dot_4x1`]), the last 1-3 rows in
+/// pairs ([`dot_2x1`]); otherwise 2 rows at a time on the raw input ([`dot_2x1_direct`]). The
+/// `input_depth % 4` last values go through a scalar loop; requantization through `scale`.
+#[inline(never)]
+fn fc_general(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    scratch: &mut [u32],
+    scale: &OutputScale<'_>,
+) {
+    let (depth, out_d) = (p.input_depth, p.output_depth);
     let words = super::padded_patch_len(depth) / 2;
     let expand = out_d >= 4 && scratch.len() >= words;
     let groups = depth / 4;
@@ -1659,59 +2135,13 @@ pub(crate) fn fully_connected_s8(
     let out = |c: usize, acc: i32| scale.output_s8(c, acc, p.output_offset, p.activation);
     let lo4 = (p.activation.min as u8 as u32) * 0x0101_0101;
     let hi4 = (p.activation.max as u8 as u32) * 0x0101_0101;
-    // The whole-pass asm: whole words per row and a scale in the `SMLAL` form.
-    let rs_scale = match *scale {
-        OutputScale::Fixed { multiplier, shift, right_shift: true, .. } if depth % 4 == 0 => {
-            Some((multiplier, shift))
-        }
-        _ => None,
-    };
     for (row, out_row) in input.chunks_exact(depth.max(1)).zip(output.chunks_exact_mut(out_d.max(1))) {
         let mut c = 0;
         if expand {
             let xw = &mut scratch[..words];
             expand_row(row, off2, xw);
             let xw: &[u32] = xw;
-            let passes = out_d / 4;
-            if let (Some((m, s)), true) = (rs_scale, passes > 0 && filter.len() >= 4 * passes * depth && xw.len() >= 2 * groups) {
-                let per_tensor = m.len() == 1;
-                let (m4, s4) = ([m.first().copied().unwrap_or(0); 4], [s.first().copied().unwrap_or(0); 4]);
-                let (bias_ptr, bias_step) = match bias {
-                    Some(b) if b.len() >= out_d => (b.as_ptr(), 16),
-                    _ => (ZERO_BIAS4.as_ptr(), 0),
-                };
-                let f = FcFrame {
-                    bias: bias_ptr,
-                    bias_step,
-                    multiplier: if per_tensor { m4.as_ptr() } else { m.as_ptr() },
-                    shift: if per_tensor { s4.as_ptr() } else { s.as_ptr() },
-                    quant_step: if per_tensor { 0 } else { 16 },
-                    out: out_row.as_mut_ptr(),
-                    x: xw.as_ptr(),
-                    x_end: xw.as_ptr().wrapping_add(2 * groups),
-                    entry: 84 * ((8 - groups % 8) % 8),
-                    filter_delta: 3 * depth,
-                    one_off: 1 + 2 * p.output_offset,
-                    lo4,
-                    hi4,
-                    count: passes,
-                    depth,
-                    filter: filter.as_ptr(),
-                };
-                let per_channel_ok = per_tensor || (m.len() >= out_d && s.len() >= out_d);
-                if per_channel_ok && groups > 0 {
-                    // SAFETY: `xw` holds `2 * groups` words (checked); the `4 * passes` rows of
-                    // `depth = 4 * groups` bytes lie in `filter` (checked); biases, multipliers
-                    // and shifts have `out_d >= 4 * passes` entries (or 4 local/zero words with
-                    // step 0); the `4 * passes` output bytes lie in `out_row` (`out_d` bytes).
-                    unsafe { fc_rows_asm(&f) };
-                    c = 4 * passes;
-                }
-            }
-            let c_asm = c;
-            let w_rest = filter.get(c_asm * depth..).unwrap_or(&[]);
-            let o_rest = out_row.get_mut(c_asm..).unwrap_or(&mut []);
-            for (w4, o4) in w_rest.chunks_exact(depth.saturating_mul(4).max(1)).zip(o_rest.chunks_exact_mut(4)) {
+            for (w4, o4) in filter.chunks_exact(depth.saturating_mul(4).max(1)).zip(out_row.chunks_exact_mut(4)) {
                 let mut acc = dot_4x1(xw, w4, depth, groups, [b(c), b(c + 1), b(c + 2), b(c + 3)]);
                 if has_tail {
                     for (a, wj) in acc.iter_mut().zip(w4.chunks_exact(depth.max(1))) {
@@ -1758,7 +2188,6 @@ pub(crate) fn fully_connected_s8(
             }
         }
     }
-    true
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
+        #![proptest_config(ProptestConfig::with_cases(crate::test_support::cases(300)))]
 
         #[test]
         fn tiled_conv_matches_reference(
