@@ -14,6 +14,11 @@ export PATH="$ROOT/web-demo/node_modules/.bin:$PATH"   # wasm-opt from npm binar
 # linking the test binaries (host, wasm, firmware) is most of this script's time. Cargo.toml's
 # profiles stay as they are for development.
 export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
+# The firmware's release images too (defmt locations stay; flash and RAM are the same, debug info
+# is not loaded). Set for every kind, not only the firmware's: the CLI's `run --target qemu-*`
+# tests (host kind) build the firmware runner with the same profile, so they reuse what the
+# firmware kind builds in firmware/target instead of compiling core twice more.
+export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
 
 # run_kind NAME: runs one kind of test in its own bash process (so `set -e` holds inside it), logs
 # it to $LOGDIR/NAME.log (and to the console, each line prefixed with [NAME]), and writes
@@ -45,19 +50,26 @@ detail_for() {
 host_tests() {
   bash scripts/check-safety.sh
   cargo test --workspace --exclude microquant-wasm
-  # core builds without std/alloc for every device target, and with alloc for wasm and the host
-  # (one cargo call per feature set, so the targets build in parallel).
-  local targets=(thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf wasm32-unknown-unknown x86_64-unknown-linux-gnu)
+  # core builds without std/alloc for every target, and with alloc for wasm and the host. Each
+  # build is done once in the whole test command: here wasm32 and the host without default
+  # features and the host with alloc; the firmware kind builds core without default features for
+  # the three thumb targets (nopanic-check, release) and the wasm and web-demo kinds build it with
+  # alloc for wasm32 (the npm package's converter).
+  local targets=(wasm32-unknown-unknown x86_64-unknown-linux-gnu)
   echo "--- core, no default features: ${targets[*]}"
   cargo build -q -p microquant --no-default-features "${targets[@]/#/--target=}"
-  echo "--- core, alloc: wasm32-unknown-unknown x86_64-unknown-linux-gnu"
-  cargo build -q -p microquant --no-default-features --features alloc --target=wasm32-unknown-unknown --target=x86_64-unknown-linux-gnu
+  echo "--- core, alloc: x86_64-unknown-linux-gnu"
+  cargo build -q -p microquant --no-default-features --features alloc --target=x86_64-unknown-linux-gnu
 }
 
 wasm_tests() {
   # --node runs the tests in Node. WASM_BINDGEN_USE_BROWSER=1 makes the same tests run in Chromium
   # (without it, --chrome silently skips tests that are not configured for the browser), and the
   # passed counts are checked so a silent skip fails.
+  # wasm-pack builds the tests twice, with `cargo build --tests` (dev profile) and then `cargo
+  # test` (test profile, opt-level 1 in Cargo.toml): the same opt-level in both makes the second
+  # build reuse the first instead of compiling everything again.
+  export CARGO_PROFILE_DEV_OPT_LEVEL=1
   wasm-pack test --node wasm 2>&1 | tee "$LOGDIR/wasm-node.out"
   WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome wasm 2>&1 | tee "$LOGDIR/wasm-chrome.out"
   local n c
@@ -69,9 +81,6 @@ wasm_tests() {
 
 firmware_tests() {
   cd "$ROOT/firmware"
-  # Line tables only in the test images (defmt locations stay): fat-LTO links of full debug info
-  # are most of this kind's time. Flash and RAM are the same (debug info is not loaded).
-  export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
   cargo test-an386
   cargo test-microbit
   # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
@@ -84,7 +93,7 @@ firmware_tests() {
   for t in thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
     echo "--- nopanic-check, $t"; cargo build --release -p nopanic-check --target "$t"
   done
-  echo "nopanic-check: linked for 3 targets, no reachable panic"
+  echo "nopanic-check: core without default features linked for 3 targets, no reachable panic"
   cd "$ROOT"
 }
 
