@@ -264,8 +264,9 @@ mod tests {
         let mut back = make();
         back.read_state(&buf[..n]).unwrap();
         assert_eq!(back.range().unwrap(), merged.range().unwrap());
-        // Every truncation is an error and leaves the observer as it was.
-        for cut in 0..n {
+        // Every truncation is an error and leaves the observer as it was (under Miri about 50 of
+        // them, and the last).
+        for cut in (0..n).step_by(crate::test_support::stride(n)).chain([n - 1]) {
             let mut o = make();
             assert!(o.read_state(&buf[..cut]).is_err(), "cut {cut}");
             assert!(o.range().is_err());
