@@ -146,11 +146,12 @@ mod tests {
     use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len};
     use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference};
     use microquant::kernels::fully_connected::{
-        ExactMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
+        ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
         fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_per_channel_s8_reference,
         fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
     };
     use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+    use microquant::requant::QuantizedMultiplier;
 
     #[init]
     fn init() {
@@ -416,6 +417,71 @@ mod tests {
         defmt::assert!(convs > 50 && dws > 50 && fcs > 50);
     }
 
+    /// Fully connected layers with few outputs (or no scratch), where the Arm DSP path runs 2
+    /// filter rows per pass on the raw input (`fc_direct`): depths that are multiples of 4 (so
+    /// that path applies) with every mix of the groups of 8 and 16 its loops take, input rows at
+    /// each offset from a word boundary (word aligned: `LDRD`; not: `LDR`), filters aligned or
+    /// not, per-tensor and per-channel requantization in each regime of `Draw::quant` (the
+    /// right-shift form, and others that take the general requantization), with and without
+    /// bias, narrow clamps, 1 to 3 batches; against the reference, bit for bit.
+    #[test]
+    fn fully_connected_direct_rows_match_reference() {
+        #[repr(C, align(4))]
+        struct Words<const N: usize>([i8; N]);
+        const MAX_OUT: usize = 13;
+        let mut d = Draw(super::SplitMix64::new(0x6663646972));
+        let (mut xb, mut wb) = (Words([0i8; 3 * 260 + 4]), Words([0i8; MAX_OUT * 260 + 4]));
+        let (mut want, mut got) = ([0i8; 3 * MAX_OUT], [0i8; 3 * MAX_OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; MAX_OUT], [0i32; MAX_OUT], [0i32; MAX_OUT]);
+        let mut scratch = Words([0i8; 2 * 264 + 4]);
+        let (mut cases, mut unaligned, mut elements) = (0, 0, 0);
+        for i in 0..160 {
+            let depth = 4 * [1, 2, 7, 8, 9, 15, 16, 17, 24, 32, 33, 40, 64, 65][d.below(14)];
+            let out_d = [1, 2, 3, 4, 5, 10, 11, 12, 13][d.below(9)];
+            let batches = d.range(1, 3);
+            // Input offset `i % 4` from a word boundary: every fourth case is aligned.
+            let (xo, wo) = (i % 4, if d.below(3) == 0 { d.range(1, 3) } else { 0 });
+            let (nx, nw, n) = (batches * depth, out_d * depth, batches * out_d);
+            let x = &mut xb.0[xo..xo + nx];
+            let w = &mut wb.0[wo..wo + nw];
+            d.fill(x);
+            d.fill(w);
+            d.quant(&mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
+            let (x, w): (&[i8], &[i8]) = (x, w);
+            let p = FullyConnectedParams {
+                batches, input_depth: depth, output_depth: out_d, input_offset: -(d.i8() as i32),
+                output_offset: d.i8() as i32,
+                activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
+                rounding: Rounding::Double,
+            };
+            let b = if d.below(4) == 0 { None } else { Some(&bias[..out_d]) };
+            // Without scratch the direct path takes every output count.
+            let len = if d.below(3) == 0 { 0 } else { fully_connected_s8_scratch_len(&p) };
+            let scratch = &mut scratch.0[..len];
+            let scratch = bytemuck::cast_slice_mut::<i8, u8>(scratch);
+            if d.below(3) == 0 {
+                let q = FullyConnectedMultiplier {
+                    fixed: QuantizedMultiplier { multiplier: m[0], shift: s[0] },
+                    exact: ExactMultiplier::from_f64(0.5).unwrap(),
+                };
+                fully_connected_s8_reference(&p, &q, x, w, b, &mut want[..n]).unwrap();
+                fully_connected_s8(&p, &q, x, w, b, &mut got[..n], scratch).unwrap();
+            } else {
+                let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] }, exact: &[] };
+                fully_connected_per_channel_s8_reference(&p, &pc, x, w, b, &mut want[..n]).unwrap();
+                fully_connected_per_channel_s8(&p, &pc, x, w, b, &mut got[..n], scratch).unwrap();
+            }
+            elements += check("direct fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+            cases += 1;
+            unaligned += (x.as_ptr() as usize % 4 != 0) as usize;
+        }
+        defmt::info!(
+            "direct fully connected: {=usize} cases ({=usize} with an unaligned input row), {=usize} elements: dispatched == reference",
+            cases, unaligned, elements
+        );
+        defmt::assert!(unaligned > 0 && unaligned < cases);
+    }
+
     /// Random wider images (up to 40 columns) through the conv fast path, against the reference:
     /// 1x1 convolutions over the same grid, rows whose 4 tile pixels lie inside the image, 1 to 3
     /// channels (raw patches, a last filter whose word would overrun), tiles of the image's last
@@ -469,6 +535,65 @@ mod tests {
             cases += 1;
         }
         defmt::info!("wide conv: {=usize} cases, {=usize} elements: dispatched == reference", cases, elements);
+    }
+
+    /// Random convolutions over many channels (20 to 64) against the reference: patches long
+    /// enough that the Arm DSP tile loops its body more than once (over 196 values), and tiles
+    /// at the image's edges whose filter rows' spans do not all fit the stack rows at once (more
+    /// than 256 words), so they are gathered a few rows at a time.
+    #[test]
+    fn conv_deep_patches_match_reference() {
+        const IN: usize = 1600;
+        const OUT: usize = 1024;
+        let mut d = Draw(super::SplitMix64::new(0x64656570));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; 4096], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; 16], [0i32; 16], [0i32; 16]);
+        let mut scratch = [0u8; 3584];
+        let (mut cases, mut long, mut split, mut elements) = (0, 0, 0, 0);
+        while cases < 100 {
+            let c = [32, 48, 64, 20][d.below(4)];
+            let wd = d.range(4, 12);
+            let h = d.range(1, (IN / (wd * c)).min(5));
+            let (kh, kw) = (d.range(1, 3), d.range(1, 3));
+            let stride = Hw::new(d.range(1, 2), d.range(1, 2));
+            let dilation = if d.below(5) == 0 { Hw::new(d.range(1, 2), d.range(1, 2)) } else { Hw::square(1) };
+            let same = d.below(3) != 0;
+            let pad = if same { Padding::Same } else { Padding::Valid };
+            let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) else { continue };
+            let k = kh * kw * c;
+            let out_c = d.range(1, (w.len() / k).min(16));
+            let (nin, nf, nout) = (h * wd * c, out_c * k, win.output.h * win.output.w * out_c);
+            if nin > IN || nf > w.len() || nout > OUT || nout == 0 {
+                continue;
+            }
+            d.fill(&mut x[..nin]);
+            d.fill(&mut w[..nf]);
+            d.quant(&mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
+            let p = ConvParams {
+                input: Dims4::new(1, h, wd, c), filter: Dims4::new(out_c, kh, kw, c),
+                output: Dims4::new(1, win.output.h, win.output.w, out_c), stride, dilation, padding: win.padding,
+                input_offset: -(d.i8() as i32), output_offset: d.i8() as i32,
+                activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
+                rounding: Rounding::Double,
+            };
+            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+            let len = conv_s8_scratch_len(&p);
+            if len > scratch.len() {
+                continue;
+            }
+            let b = if d.below(4) == 0 { None } else { Some(&bias[..out_c]) };
+            conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+            conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut scratch[..len]).unwrap();
+            elements += check("deep conv", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+            cases += 1;
+            long += (k > 196) as usize;
+            split += (same && dilation.w == 1 && (3 * stride.w + kw) * (c / 4) * kh > 256) as usize;
+        }
+        defmt::info!(
+            "deep conv: {=usize} cases ({=usize} patches over 196 values, {=usize} with edge rows split), {=usize} elements: dispatched == reference",
+            cases, long, split, elements
+        );
+        defmt::assert!(long > 0 && split > 0);
     }
 
     /// Random wider images (up to 48 columns) through the depthwise fast path, which runs rows

@@ -391,7 +391,7 @@ fn fully_connected_s8_dispatch(
         };
         if let Some((multiplier, shift)) = ms {
             let a = arch::arm_dsp::FcArgs { params: p, input, filter, bias, multiplier, shift };
-            if arch::arm_dsp::fully_connected_right_shift(&a, output, arch::scratch_words(scratch)) {
+            if arch::arm_dsp::fully_connected_right_shift(&a, output, scratch) {
                 return;
             }
         }

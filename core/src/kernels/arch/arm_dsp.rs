@@ -623,54 +623,92 @@ impl ConvTile for InterleavedTile {
     }
 }
 
-/// Writes `n >= 1` groups of the interleaved im2col block ([`InterleavedTile`]) from 4 pixel
-/// sources: pixel `q`'s values `4j..4j + 4` are the word at `src + q * pstride + 4j`, extended
-/// with the input offset (`SXTAB16`); group `j` goes to `dst[8j..8j + 8]` as `[e0 e1 e2 e3 o0
-/// o1 o2 o3]`. 20 instructions per group (16 values).
+/// One group of [`im2col_gather4`] (15 instructions): the 4 pixels' words (`r8`-`r11`, from
+/// `r4`, `r4 + r5` and `r4 + 2 * r5`, `r4 + 3 * r5`; `r4` post-incremented), their `(x0, x2)`
+/// pairs with the offset (`lr`) added into `r0`-`r3` stored with one `STM`, then their `(x1,
+/// x3)` pairs in place, another `STM` (`r12` the destination, post-incremented).
+macro_rules! gather_group {
+    () => {
+        concat!(
+            "ldr r9, [r4, r5]\n",
+            "add r0, r4, r5, lsl #1\n",
+            "ldr r10, [r0]\n",
+            "ldr r11, [r0, r5]\n",
+            "ldr r8, [r4], #4\n",
+            "sxtab16 r0, lr, r8\n",
+            "sxtab16 r1, lr, r9\n",
+            "sxtab16 r2, lr, r10\n",
+            "sxtab16 r3, lr, r11\n",
+            "stm r12!, {{r0, r1, r2, r3}}\n",
+            "sxtab16 r8, lr, r8, ror #8\n",
+            "sxtab16 r9, lr, r9, ror #8\n",
+            "sxtab16 r10, lr, r10, ror #8\n",
+            "sxtab16 r11, lr, r11, ror #8\n",
+            "stm r12!, {{r8, r9, r10, r11}}\n",
+        )
+    };
+}
+
+/// Writes `rows * n` groups (`rows >= 1`, `n >= 1`) of the interleaved im2col block
+/// ([`InterleavedTile`]) from 4 pixel sources per row: in row `r`, pixel `q`'s values `4j..4j +
+/// 4` are the word at `src + r * row_step + q * pstride + 4j`, extended with the input offset
+/// (`SXTAB16`); group `j` of row `r` goes to `dst[8(rn + j)..][..8]` as `[e0 e1 e2 e3 o0 o1 o2
+/// o3]`. Two groups per loop iteration ([`gather_group!`], entered half-way for an odd `n`): 33
+/// instructions per 2 groups (32 values) with the loop test, 12 per row and 6 per call besides.
 ///
 /// # Safety
-/// `src + q * pstride + 4j .. + 4` readable for `q < 4`, `j < n`; `dst[..8n]` writable and word
-/// aligned.
+/// `src + r * row_step + q * pstride + 4j .. + 4` readable for `r < rows`, `q < 4`, `j < n`;
+/// `dst[..8 * rows * n]` writable and word aligned.
 #[inline(always)]
-unsafe fn im2col_gather4(src: *const i8, pstride: usize, dst: *mut u32, n: usize, off2: u32) {
-    // SAFETY: the caller's contract; `STRD` needs word alignment, which `dst` has. Every
-    // register written is declared.
+unsafe fn im2col_gather4(src: *const i8, pstride: usize, row_step: usize, rows: usize, dst: *mut u32, n: usize, off2: u32) {
+    // SAFETY: the caller's contract: per row `n` groups (the row ends when the destination
+    // reaches the row's end, kept on the stack with the block's end, the row step, the row's
+    // bytes of `dst` and the row's source; an odd `n` enters the body at its second group), each
+    // reading the 4 pixels' words at the row's source plus `4j` and writing `dst[8j..8j + 8]`
+    // of the row; the 5 words pushed at the start are popped at the end; `STM` needs word
+    // alignment, which `dst` has. Every register written is declared; the flags are not
+    // declared preserved.
     unsafe {
         asm!(
+            "lsl r3, r0, #5",
+            "mul r1, r1, r3",
+            "add r1, r12, r1",
+            "add r0, r12, r3",
+            "push {{r0, r1, r2, r3, r4}}",
+            "1:",
+            "tst r3, #32",
+            "bne 3f",
             "2:",
-            "ldr {x0}, [{s}]",
-            "ldr {x1}, [{s}, {ps}]",
-            "add {u}, {s}, {ps}, lsl #1",
-            "ldr {x2}, [{u}]",
-            "ldr {x3}, [{u}, {ps}]",
-            "sxtab16 {t}, {off}, {x0}",
-            "sxtab16 {u}, {off}, {x1}",
-            "strd {t}, {u}, [{d}]",
-            "sxtab16 {t}, {off}, {x2}",
-            "sxtab16 {u}, {off}, {x3}",
-            "strd {t}, {u}, [{d}, #8]",
-            "sxtab16 {t}, {off}, {x0}, ror #8",
-            "sxtab16 {u}, {off}, {x1}, ror #8",
-            "strd {t}, {u}, [{d}, #16]",
-            "sxtab16 {t}, {off}, {x2}, ror #8",
-            "sxtab16 {u}, {off}, {x3}, ror #8",
-            "strd {t}, {u}, [{d}, #24]",
-            "add {s}, {s}, #4",
-            "add {d}, {d}, #32",
-            "subs {n}, {n}, #1",
+            gather_group!(),
+            "3:",
+            gather_group!(),
+            "ldr r0, [sp]",
+            "cmp r12, r0",
             "bne 2b",
-            s = inout(reg) src => _,
-            ps = in(reg) pstride,
-            d = inout(reg) dst => _,
-            n = inout(reg) n => _,
-            off = in(reg) off2,
-            x0 = out(reg) _,
-            x1 = out(reg) _,
-            x2 = out(reg) _,
-            x3 = out(reg) _,
-            t = out(reg) _,
-            u = out(reg) _,
-            options(nostack),
+            "ldr r0, [sp, #4]",
+            "cmp r12, r0",
+            "beq 4f",
+            "ldrd r2, r3, [sp, #8]",
+            "ldr r4, [sp, #16]",
+            "add r4, r4, r2",
+            "str r4, [sp, #16]",
+            "add r0, r12, r3",
+            "str r0, [sp]",
+            "b 1b",
+            "4:",
+            "add sp, sp, #20",
+            inout("r4") src => _,
+            in("r5") pstride,
+            inout("r12") dst => _,
+            inout("r0") n => _,
+            inout("r1") rows => _,
+            inout("r2") row_step => _,
+            in("lr") off2,
+            out("r3") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
         );
     }
 }
@@ -759,6 +797,10 @@ fn copy_rows(dst: &mut [u8], src: &[i8], row_step: usize, run: usize, rows: usiz
     }
 }
 
+/// Words of the stack rows [`conv_im2col_tile`] copies the filter rows' spans of input pixels
+/// into for a tile whose windows reach past the image.
+const EDGE_ROW_WORDS: usize = 256;
+
 /// Largest patch (`kh * kw * in_c`, rounded up to words) [`conv_im2col_tile`] gathers raw on the
 /// stack for channel counts that are not a multiple of 4 (first layers: 1 or 3 channels).
 const RAW_PATCH_WORDS: usize = 16;
@@ -818,8 +860,10 @@ fn gather_raw_patches(p: &ConvParams, in_b: &[i8], oy: usize, ox: usize, raw: &m
 /// The im2col block of the 4 output pixels from `p0` (at `(oy, ox)`) for [`conv_s8`]: with
 /// whole words per pixel (`in_c % 4 == 0`), 1x1 convolutions that map output pixels to the same
 /// input pixels gather 4 consecutive pixels, and any filter (dilation 1 across) whose 4 pixels
-/// share a row and lie horizontally inside the image gathers each filter row's 4 runs
-/// ([`im2col_gather4`]; rows in the padding are zeros); every other tile takes
+/// share a row and lie within the image's columns gathers each filter row's 4 runs
+/// ([`im2col_gather4`], all rows in one call when none is in the padding; rows in the padding
+/// are zeros), and from a copy of the rows' spans on the stack (the zero point outside the
+/// image) when they reach past its left or right edge; every other tile takes
 /// [`InterleavedTile::im2col`]. Only the `ceil(k / 4)` groups the tile reads are written.
 #[allow(clippy::too_many_arguments)]
 fn conv_im2col_tile(
@@ -832,6 +876,7 @@ fn conv_im2col_tile(
     k: usize,
     kp: usize,
     raw: &mut [u8; RAW_BYTES],
+    edge: &mut [u32; EDGE_ROW_WORDS],
 ) {
     let (ind, outd) = (p.input, p.output);
     let c = ind.c;
@@ -851,33 +896,105 @@ fn conv_im2col_tile(
             if start + 4 * c <= in_b.len() && cols.len() >= 8 * wpp {
                 // SAFETY: pixel q's `wpp` words lie in `in_b[start + q * c..start + (q + 1) * c]`,
                 // inside `in_b` (checked); `cols` holds `8 * wpp` words (checked).
-                unsafe { im2col_gather4(in_b.as_ptr().add(start), c, cols.as_mut_ptr(), wpp, off2) };
+                unsafe { im2col_gather4(in_b.as_ptr().add(start), c, 0, 1, cols.as_mut_ptr(), wpp, off2) };
                 return;
             }
         }
-        let sw = p.stride.w;
+        let (sw, kh, kw) = (p.stride.w, p.filter.h, p.filter.w);
         let last_ox = ox + 3;
         let ix_first = (ox * sw) as isize - p.padding.left as isize;
-        let ix_last = (last_ox * sw + (p.filter.w - 1)) as isize - p.padding.left as isize;
-        if p.dilation.w == 1 && last_ox < outd.w && ix_first >= 0 && ix_last < ind.w as isize {
-            let run = p.filter.w * wpp; // words per filter row
-            let pstride = sw * c;
-            for (ky, dst) in cols.chunks_exact_mut((8 * run).max(1)).take(p.filter.h).enumerate() {
-                match input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) {
-                    Some(iy) => {
-                        let start = (iy * ind.w) * c + ix_first as usize * c;
-                        let end = start + 3 * pstride + run * 4;
-                        if end <= in_b.len() {
-                            // SAFETY: pixel q's run is `in_b[start + q * pstride..][..4 * run]`,
-                            // the last ending at `end <= in_b.len()` (checked); `dst` holds `8 *
-                            // run` words.
-                            unsafe { im2col_gather4(in_b.as_ptr().add(start), pstride, dst.as_mut_ptr(), run, off2) };
+        let run = kw * wpp; // words per filter row
+        let pstride = sw * c;
+        // The tile's rows of taps: the first input row and the rows' step.
+        let iy_first = (oy * p.stride.h) as isize - p.padding.top as isize;
+        let row_step = p.dilation.h * ind.w * c;
+        let rows_inside = kh > 0 && iy_first >= 0 && iy_first as usize + (kh - 1) * p.dilation.h < ind.h;
+        let cols_fit = cols.len() >= 8 * run * kh && kh > 0 && run > 0;
+        let ix_last = (last_ox * sw + (kw - 1)) as isize - p.padding.left as isize;
+        if p.dilation.w == 1 && last_ox < outd.w && cols_fit {
+            if ix_first >= 0 && ix_last < ind.w as isize {
+                // Every window inside the image's columns: the filter rows' 4 runs straight from
+                // the input, all rows in one call when they are all inside the image too.
+                let x0 = ix_first as usize * c;
+                if rows_inside {
+                    let start = iy_first as usize * ind.w * c + x0;
+                    let end = start + (kh - 1) * row_step + 3 * pstride + 4 * run;
+                    if end <= in_b.len() {
+                        // SAFETY: row r's pixel q's run is `in_b[start + r * row_step + q *
+                        // pstride..][..4 * run]`, the last ending at `end <= in_b.len()`
+                        // (checked); `cols` holds `8 * run * kh` words (checked).
+                        unsafe { im2col_gather4(in_b.as_ptr().add(start), pstride, row_step, kh, cols.as_mut_ptr(), run, off2) };
+                    }
+                    return;
+                }
+                for (ky, dst) in cols.chunks_exact_mut((8 * run).max(1)).take(kh).enumerate() {
+                    match input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) {
+                        Some(iy) => {
+                            let start = iy * ind.w * c + x0;
+                            if start + 3 * pstride + 4 * run <= in_b.len() {
+                                // SAFETY: pixel q's run is `in_b[start + q * pstride..][..4 *
+                                // run]`, the last ending within `in_b` (checked); `dst` holds `8 *
+                                // run` words.
+                                unsafe { im2col_gather4(in_b.as_ptr().add(start), pstride, 0, 1, dst.as_mut_ptr(), run, off2) };
+                            }
+                        }
+                        None => dst.fill(0),
+                    }
+                }
+                return;
+            }
+            // Some window reaches past the image's left or right edge: each filter row's span of
+            // input pixels copied to the stack (the zero point outside the image, which extends
+            // to zeros), then gathered as above.
+            let span_px = 3 * sw + kw;
+            let span = span_px * wpp;
+            if span <= EDGE_ROW_WORDS {
+                let zp = ((-p.input_offset) as u8 as u32).wrapping_mul(0x0101_0101);
+                // Span pixels `lo..hi` lie in the image; the others are padding.
+                let lo = if ix_first < 0 { ix_first.unsigned_abs().min(span_px) } else { 0 };
+                let right = ind.w as isize - ix_first; // from the span's start to the image's end
+                let hi = if right <= lo as isize { lo } else { (right as usize).min(span_px) };
+                let first = (ix_first + lo as isize) as usize; // the first input column copied
+                // As many filter rows per gather as the stack rows hold.
+                let per = (EDGE_ROW_WORDS / span.max(1)).max(1);
+                let mut ky0 = 0;
+                while ky0 < kh {
+                    let rows = per.min(kh - ky0);
+                    for (r, row) in edge.chunks_exact_mut(span.max(1)).take(rows).enumerate() {
+                        let iy = input_coord(oy, p.stride.h, ky0 + r, p.dilation.h, p.padding.top, ind.h);
+                        let copied = match iy {
+                            Some(iy) => {
+                                let start = (iy * ind.w + first) * c;
+                                match (in_b.get(start..start + (hi - lo) * c), row.get_mut(lo * wpp..hi * wpp)) {
+                                    (Some(s), Some(d)) => {
+                                        let n = 4 * d.len();
+                                        copy_short(bytemuck::cast_slice_mut(d), s, n);
+                                        true
+                                    }
+                                    _ => false,
+                                }
+                            }
+                            None => false,
+                        };
+                        if copied {
+                            row.iter_mut().take(lo * wpp).for_each(|w| *w = zp);
+                            row.iter_mut().skip(hi * wpp).for_each(|w| *w = zp);
+                        } else {
+                            row.fill(zp);
                         }
                     }
-                    None => dst.fill(0),
+                    if let Some(dst) = cols.get_mut(8 * run * ky0..8 * run * (ky0 + rows)) {
+                        // SAFETY: row r's pixel q's run is the `4 * run` bytes from `4 * r * span
+                        // + q * pstride` in `edge`, the last ending at `4 * (rows - 1) * span + 3
+                        // * sw * c + 4 * run = 4 * rows * span` bytes, within its
+                        // `EDGE_ROW_WORDS` words (`rows <= EDGE_ROW_WORDS / span`); `dst` holds
+                        // `8 * run * rows` words.
+                        unsafe { im2col_gather4(edge.as_ptr() as *const i8, pstride, 4 * span, rows, dst.as_mut_ptr(), run, off2) };
+                    }
+                    ky0 += rows;
                 }
+                return;
             }
-            return;
         }
     }
     let groups = k.div_ceil(4);
@@ -888,7 +1005,7 @@ fn conv_im2col_tile(
         gather_raw_patches(p, in_b, oy, ox, raw, 4 * groups, zp);
         // SAFETY: patch q's `groups` words lie in `raw[16 * groups * q / 4..]`: the last ends at
         // `4 * (4 * groups) <= raw.len()`; `cols` holds `8 * groups` words (checked).
-        unsafe { im2col_gather4(raw.as_ptr() as *const i8, 4 * groups, cols.as_mut_ptr(), groups, off2) };
+        unsafe { im2col_gather4(raw.as_ptr() as *const i8, 4 * groups, 0, 1, cols.as_mut_ptr(), groups, off2) };
         return;
     }
     let mut px = [(0usize, 0usize); TILE];
@@ -906,123 +1023,136 @@ fn conv_im2col_tile(
 }
 
 /// The state [`conv_tile_asm`] copies onto its stack frame (`#[repr(C)]` words, addressed by
-/// offset; the field order is the frame's).
+/// offset; the field order is the frame's, words read together adjacent).
 #[repr(C)]
 struct ConvTileFrame {
-    /// `sp + 0`: the current filter's bias (or a zero word when the layer has none).
+    /// `sp + 0`: the im2col block.
+    cols: *const u32,
+    /// `sp + 4`, `sp + 8`: the current filter's bias (or a zero word when the layer has none)
+    /// and the bytes the bias pointer steps per filter (4, or 0 without bias).
     bias: *const i32,
-    /// `sp + 4`, `sp + 8`: the current filter's multiplier and shift.
+    bias_step: usize,
+    /// `sp + 12`, `sp + 16`: the current filter's multiplier and shift.
     multiplier: *const i32,
     shift: *const i32,
-    /// `sp + 12`: the current filter's output byte in the tile's first pixel.
-    out: *mut i8,
-    /// `sp + 16`: bytes between output pixels (the output channels).
-    out_c: usize,
-    /// `sp + 20`, `sp + 24`: the im2col block and its end after `groups` groups.
-    cols: *const u32,
-    cols_end: *const u32,
-    /// `sp + 28`: `1 + 2 * output_offset`, the requantization's last rounding and the offset.
+    /// `sp + 20`: `2^30`, the requantization's rounding term.
+    round: i32,
+    /// `sp + 24`: `1 + 2 * output_offset`, the requantization's last rounding and the offset.
     one_off: i32,
-    /// `sp + 32`: bytes the bias pointer steps per filter (4, or 0 without bias).
-    bias_step: usize,
-    /// `sp + 36`: bytes of the 8-group loop body skipped on entry (52 per group: `8 - groups % 8`
-    /// groups, modulo 8).
+    /// `sp + 28`: the current filter's output byte in the tile's first pixel.
+    out: *mut i8,
+    /// `sp + 32`: bytes between output pixels (the output channels).
+    out_c: usize,
+    /// `sp + 36`: `out` after the last filter (`out + count`).
+    out_end: *mut i8,
+    /// `sp + 40`: bytes of the loop body ([`CONV_BODY_GROUPS`] groups) skipped on entry after
+    /// the first group (52 per group: `CONV_BODY_GROUPS - (groups - 1) % CONV_BODY_GROUPS`
+    /// groups, modulo `CONV_BODY_GROUPS`); on the stack the block turns it into the entry
+    /// address once.
     entry: usize,
-    /// `sp + 40`: filters left.
-    count: usize,
-    /// `sp + 44`: added to the filter pointer after a filter's `4 * groups` bytes to reach the
-    /// next filter (`k - 4 * groups`, wrapping).
+    /// `sp + 44`: whether the groups after the first need more than one pass of the loop body
+    /// (`groups - 1 > CONV_BODY_GROUPS`: 1, else 0); on the stack the block turns it into the
+    /// address the body continues at (the loop test, or the requantization).
+    loops: usize,
+    /// `sp + 48`: the im2col block's end after `groups` groups.
+    cols_end: *const u32,
+    /// `sp + 52`: added to the filter pointer after a filter's `4 * groups` bytes to reach the
+    /// next filter (`k - 4 * groups`, wrapping; read only when `k % 4 != 0`).
     filter_delta: usize,
     /// Loaded into `r5`: the first filter.
     filter: *const i8,
 }
 
-/// The conv tile of [`conv_s8`]: every filter of `f.count` against the im2col block of 4 output
-/// pixels, requantized and stored, in one `asm!` block. Per filter: the 4 accumulators start at
-/// the bias; the groups of 4 patch values run through an 8-group loop body (13 instructions
-/// per group, 16 MACs: [`conv_group!`]) entered part-way for the first `groups % 8`; then each
-/// accumulator is requantized in the [`RightShiftRequant`] form with the shift applied as
-/// `((hi >> (e - 2)) + 1 + 2 * offset) >> 1` (equal to `((hi + 2^(e-2)) >> (e-1)) + offset`;
-/// with a zero multiplier any shift gives the offset), the last shift inside `SSAT`; the 4
-/// bytes go to the 4 pixels' rows (`f.out_c` apart). About 60 instructions per filter besides
-/// the MACs.
-///
-/// # Safety
-/// `f.cols` holds `8 * groups` words, `f.cols_end = f.cols + 8 * groups`, `groups >= 1`, and
-/// `f.entry` as documented; for each of the `f.count >= 1` filters `i`, bytes `[i * k, i * k +
-/// 4 * groups)` from `f.filter` are readable (`k = 4 * groups + f.filter_delta`, wrapping),
-/// `f.multiplier` and `f.shift` have `f.count` readable words, `f.bias` has `f.count` readable
-/// words or `f.bias_step == 0` and one, and bytes `f.out + i + q * f.out_c` (q < 4) are
-/// writable.
-#[inline(always)]
-unsafe fn conv_tile_asm(f: &ConvTileFrame) {
-    // SAFETY: the caller's contract covers every access; the frame pushed at the start (12
-    // words) is popped at the end; `cols` is word aligned for `LDM`; the computed jump lands on
-    // a group boundary of the 8-group body (every instruction there is 32-bit: 52 bytes per
-    // group), with the Thumb bit set. Every register written is declared.
-    unsafe {
+/// Groups of 4 patch values in the loop body of [`conv_tile_asm`] (52 bytes of code each): one
+/// pass per filter for patches up to `4 * 49 = 196` values (a 3x3 filter over 16 channels is
+/// 144), at 2.5 KB of code.
+const CONV_BODY_GROUPS: usize = 48;
+
+/// The first group of a filter in [`conv_tile_asm`] (13 instructions, 16 MACs): as
+/// [`conv_group!`], with the bias in `r0` as every accumulator's addend (no copies of it).
+macro_rules! conv_first_group {
+    () => {
+        concat!(
+            "ldr r12, [r5], #4\n",
+            "ldm r4!, {{r8, r9, r10, r11}}\n",
+            "sxtb16 lr, r12\n",
+            "smlad r1, r9, lr, r0\n",
+            "smlad r2, r10, lr, r0\n",
+            "smlad r3, r11, lr, r0\n",
+            "smlad r0, r8, lr, r0\n",
+            "ldm r4!, {{r8, r9, r10, r11}}\n",
+            "sxtb16 lr, r12, ror #8\n",
+            "smlad r0, r8, lr, r0\n",
+            "smlad r1, r9, lr, r1\n",
+            "smlad r2, r10, lr, r2\n",
+            "smlad r3, r11, lr, r3\n",
+        )
+    };
+}
+
+/// The whole [`conv_tile_asm`] block; `$delta` the instructions that step the filter pointer
+/// past a filter's last word (none when `k % 4 == 0`).
+macro_rules! conv_tile_block {
+    ($f:expr, $($delta:literal),*) => {
         asm!(
-            "ldrd r5, r8, [r4, #40]",
-            "push {{r5, r8}}",
-            "ldm r4, {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12}}",
-            "push {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12}}",
-            "ldr r5, [r4, #48]",
-            "3:",
-            "ldr r8, [sp]",
-            "ldr r0, [r8]",
-            "ldr r9, [sp, #32]",
-            "add r8, r8, r9",
-            "str r8, [sp]",
-            "mov r1, r0",
-            "mov r2, r0",
-            "mov r3, r0",
-            "ldr r4, [sp, #20]",
-            "ldr r8, [sp, #36]",
+            "ldr r5, [r4, #44]",
+            "ldrd r8, r9, [r4, #48]",
+            "push {{r5, r8, r9}}",
+            "ldm r4, {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12, lr}}",
+            "push {{r0, r1, r2, r3, r5, r8, r9, r10, r11, r12, lr}}",
+            "ldr r5, [r4, #56]",
             "adr r9, 2f",
+            "add lr, lr, r9",
+            "orr lr, lr, #1",
+            "str lr, [sp, #40]",
+            "ldr r8, [sp, #44]",
+            "adr r9, 4f",
+            "adr r10, 5f",
+            "cmp r8, #0",
+            "it eq",
+            "moveq r9, r10",
+            "orr r9, r9, #1",
+            "str r9, [sp, #44]",
+            "3:",
+            "ldm sp, {{r4, r8, r9}}",
+            "ldr r0, [r8]",
             "add r8, r8, r9",
-            "orr r8, r8, #1",
-            "bx r8",
+            "str r8, [sp, #4]",
+            conv_first_group!(),
+            "ldr pc, [sp, #40]",
             ".p2align 2",
             "2:",
-            conv_group!(),
-            conv_group!(),
-            conv_group!(),
-            conv_group!(),
-            conv_group!(),
-            conv_group!(),
-            conv_group!(),
-            conv_group!(),
-            "ldr r8, [sp, #24]",
+            conv_body!(),
+            "ldr pc, [sp, #44]",
+            "4:",
+            "ldr r8, [sp, #48]",
             "cmp r4, r8",
             "bne 2b",
-            "ldr r8, [sp, #44]",
-            "add r5, r5, r8",
-            "ldrd r8, r9, [sp, #4]",
+            "5:",
+            $($delta,)*
+            "ldrd r8, r9, [sp, #12]",
             "ldr r10, [r8], #4",
             "ldr r11, [r9], #4",
-            "strd r8, r9, [sp, #4]",
+            "strd r8, r9, [sp, #12]",
             "mvn r11, r11",
             "sub r11, r11, #1",
-            "ldr r12, [sp, #28]",
-            "mov r4, #0x40000000",
+            "ldrd r4, r12, [sp, #20]",
             conv_requant!("r0"),
             conv_requant!("r1"),
             conv_requant!("r2"),
             conv_requant!("r3"),
-            "ldrd r8, r9, [sp, #12]",
-            "strb r0, [r8]",
-            "strb r1, [r8, r9]",
+            "ldrd r8, r9, [sp, #28]",
             "add r10, r8, r9, lsl #1",
+            "strb r1, [r8, r9]",
             "strb r2, [r10]",
             "strb r3, [r10, r9]",
-            "add r8, r8, #1",
-            "str r8, [sp, #12]",
-            "ldr r8, [sp, #40]",
-            "subs r8, r8, #1",
-            "str r8, [sp, #40]",
+            "strb r0, [r8], #1",
+            "str r8, [sp, #28]",
+            "ldr r9, [sp, #36]",
+            "cmp r8, r9",
             "bne 3b",
-            "add sp, sp, #48",
-            inout("r4") f as *const ConvTileFrame => _,
+            "add sp, sp, #56",
+            inout("r4") $f => _,
             out("r0") _,
             out("r1") _,
             out("r2") _,
@@ -1034,7 +1164,61 @@ unsafe fn conv_tile_asm(f: &ConvTileFrame) {
             out("r11") _,
             out("r12") _,
             out("lr") _,
-        );
+        )
+    };
+}
+
+/// The [`CONV_BODY_GROUPS`] groups of the [`conv_tile_asm`] loop body.
+macro_rules! conv_body {
+    () => {
+        concat!(
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+        )
+    };
+}
+
+/// The conv tile of [`conv_s8`]: every filter from `f.out` to `f.out_end` against the im2col
+/// block of 4 output pixels, requantized and stored, in one `asm!` block. Per filter: the first
+/// group of 4 patch values starts the 4 accumulators from the bias ([`conv_first_group!`]); the
+/// others run through a loop body of [`CONV_BODY_GROUPS`] groups (13 instructions per group, 16
+/// MACs: [`conv_group!`]) entered part-way, in one pass for patches of up to `4 *
+/// (CONV_BODY_GROUPS + 1)` values (else 3 instructions per pass for the loop test); then each
+/// accumulator is requantized in the [`RightShiftRequant`] form with the shift applied as `((hi
+/// >> (e - 2)) + 1 + 2 * offset) >> 1` (equal to `((hi + 2^(e-2)) >> (e-1)) + offset`; with a
+/// zero multiplier any shift gives the offset), the last shift inside `SSAT`; the 4 bytes go to
+/// the 4 pixels' rows (`f.out_c` apart). 47 instructions per filter besides the MACs and the
+/// loop tests (49 with `PAD`, the filter pointer then stepped by `f.filter_delta`).
+///
+/// # Safety
+/// `f.cols` holds `8 * groups` words, `f.cols_end = f.cols + 8 * groups`, `groups >= 2`, `f.entry
+/// = 52 * ((B - (groups - 1) % B) % B)` and `f.loops = (groups - 1 > B) as usize` with `B =
+/// CONV_BODY_GROUPS`, `f.round = 2^30`; `f.out_end = f.out + count` with `count >= 1` filters,
+/// and for each filter `i < count`: bytes `[i * k, i * k + 4 * groups)` from `f.filter` are
+/// readable (`k = 4 * groups` without `PAD`, else `4 * groups + f.filter_delta`, wrapping),
+/// `f.multiplier` and `f.shift` have `count` readable words (in the [`RightShiftRequant`]
+/// form), `f.bias` has `count` readable words or `f.bias_step == 0` and one, and bytes `f.out +
+/// i + q * f.out_c` (q < 4) are writable.
+#[inline(always)]
+unsafe fn conv_tile_asm<const PAD: bool>(f: &ConvTileFrame) {
+    // SAFETY: the caller's contract covers every access; the frame pushed at the start (14
+    // words) is popped at the end; `cols` is word aligned for `LDM`; the computed jump lands on
+    // a group boundary of the loop body (every instruction there is 32-bit: 52 bytes per group)
+    // and the body continues at the loop test or past it (one pass suffices when `loops` is 0),
+    // both addresses with the Thumb bit set. Every register written is declared; the flags are
+    // not declared preserved.
+    unsafe {
+        if PAD {
+            conv_tile_block!(f as *const ConvTileFrame, "ldr r8, [sp, #52]", "add r5, r5, r8");
+        } else {
+            conv_tile_block!(f as *const ConvTileFrame,);
+        }
     }
 }
 
@@ -1064,7 +1248,7 @@ const LAST_FILTER_MAX: usize = 128;
 /// Convolution on the Arm DSP path: output pixels in tiles of 4 (the image's last tile
 /// overlaps the one before it instead of being partial), each tile's patches expanded once into
 /// the im2col block ([`InterleavedTile::im2col`]), then every filter against it in one `asm!`
-/// block ([`conv_tile_asm`]: MACs, requantization and stores, about 60 instructions per filter
+/// block ([`conv_tile_asm`]: MACs, requantization and stores, 47 instructions per filter
 /// besides the 13 per 16 MACs). A clamp narrower than int8 is applied afterwards to the tile's
 /// output bytes, 4 at a time (`SSUB8` + `SEL`). Layers outside this path's preconditions (a
 /// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
@@ -1090,7 +1274,7 @@ pub(crate) fn conv_s8(
     let groups = k.div_ceil(4);
     let last_pad = k % 4 != 0;
     let fits = p.filter.c == ind.c
-        && k > 0
+        && k > 4
         && out_c > 0
         && cols.len() >= words
         && pixels >= 4
@@ -1125,7 +1309,7 @@ pub(crate) fn conv_s8(
     let full_range = p.activation.min <= -128 && p.activation.max >= 127;
     let lo4 = (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101);
     let hi4 = (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101);
-    let entry = 52 * ((8 - groups % 8) % 8);
+    let entry = 52 * ((CONV_BODY_GROUPS - (groups - 1) % CONV_BODY_GROUPS) % CONV_BODY_GROUPS);
     // 1x1 over the same grid with whole words and whole passes: the last 1-2 pixels as rows.
     let same_grid_1x1 = p.filter.h == 1
         && p.filter.w == 1
@@ -1139,6 +1323,26 @@ pub(crate) fn conv_s8(
         && out_c % 4 == 0;
     // Raw patches of few-channel layers: the zero point wherever the gather writes nothing.
     let mut raw = [(-p.input_offset) as u8; RAW_BYTES];
+    // The stack row of tiles at the image's left and right edges (`conv_im2col_tile`).
+    let mut edge = [0u32; EDGE_ROW_WORDS];
+    // Every tile's frame; each tile sets its outputs.
+    let mut base = ConvTileFrame {
+        cols: cols.as_ptr(),
+        bias: bias_ptr,
+        bias_step,
+        multiplier: multiplier.as_ptr(),
+        shift: shift.as_ptr(),
+        round: 1 << 30,
+        one_off: 1 + 2 * p.output_offset,
+        out: output.as_mut_ptr(),
+        out_c,
+        out_end: output.as_mut_ptr(),
+        entry,
+        loops: (groups - 1 > CONV_BODY_GROUPS) as usize,
+        cols_end: cols.as_ptr().wrapping_add(8 * groups),
+        filter_delta: k.wrapping_sub(4 * groups),
+        filter: filter.as_ptr(),
+    };
     for b in 0..ind.n {
         // (No zip of chunk iterators here: its out-of-line `Zip::new` keeps a division check.)
         let (Some(in_b), Some(out_b)) =
@@ -1163,48 +1367,45 @@ pub(crate) fn conv_s8(
                 (oy, ox) = (t / w, t % w);
             }
             let p0 = t;
-            conv_im2col_tile(p, in_b, p0, oy, ox, cols, k, kp, &mut raw);
+            conv_im2col_tile(p, in_b, p0, oy, ox, cols, k, kp, &mut raw, &mut edge);
             let tile_out = out_b.get_mut(p0 * out_c..(p0 + 4) * out_c).unwrap_or(&mut []);
             if tile_out.len() == 4 * out_c {
-                let base = ConvTileFrame {
-                    bias: bias_ptr,
-                    multiplier: multiplier.as_ptr(),
-                    shift: shift.as_ptr(),
-                    out: tile_out.as_mut_ptr(),
-                    out_c,
-                    cols: cols.as_ptr(),
-                    cols_end: cols.as_ptr().wrapping_add(8 * groups),
-                    one_off: 1 + 2 * p.output_offset,
-                    bias_step,
-                    entry,
-                    count: asm_filters,
-                    filter_delta: k.wrapping_sub(4 * groups),
-                    filter: filter.as_ptr(),
-                };
+                // (Pointers derived after this tile's writes to `cols` and for its outputs.)
+                base.cols = cols.as_ptr();
+                base.cols_end = base.cols.wrapping_add(8 * groups);
+                base.out = tile_out.as_mut_ptr();
+                base.out_end = base.out.wrapping_add(asm_filters);
                 if asm_filters > 0 {
                     // SAFETY: `cols` has `words >= 8 * groups` words; filter `i < asm_filters`
                     // reads `[i * k, i * k + 4 * groups)`, which ends within `filter` (`out_c *
                     // k <= filter.len()`, and when `k % 4 != 0` the last filter is not among
                     // them: `(out_c - 2) * k + 4 * groups <= (out_c - 1) * k`); multipliers,
-                    // shifts and bias have `out_c` entries (checked) or the bias is the zero word
-                    // with step 0; the writes `out + i + q * out_c` lie in `tile_out` (4 pixels
-                    // of `out_c` bytes).
-                    unsafe { conv_tile_asm(&base) };
+                    // shifts and bias have `out_c` entries (checked, all in the right-shift
+                    // form) or the bias is the zero word with step 0; the writes `out + i + q *
+                    // out_c` lie in `tile_out` (4 pixels of `out_c` bytes).
+                    unsafe {
+                        if last_pad {
+                            conv_tile_asm::<true>(&base);
+                        } else {
+                            conv_tile_asm::<false>(&base);
+                        }
+                    }
                 }
                 if last_pad {
                     let j = out_c - 1;
+                    let out = tile_out.as_mut_ptr().wrapping_add(j);
                     let f = ConvTileFrame {
                         bias: bias_ptr.wrapping_add(if bias_step == 4 { j } else { 0 }),
                         multiplier: multiplier.as_ptr().wrapping_add(j),
                         shift: shift.as_ptr().wrapping_add(j),
-                        out: tile_out.as_mut_ptr().wrapping_add(j),
-                        count: 1,
+                        out,
+                        out_end: out.wrapping_add(1),
                         filter: last.as_ptr(),
                         ..base
                     };
                     // SAFETY: as above for filter `j = out_c - 1`, read from `last`, which holds
                     // `LAST_FILTER_MAX >= 4 * groups` bytes (checked).
-                    unsafe { conv_tile_asm(&f) };
+                    unsafe { conv_tile_asm::<false>(&f) };
                 }
                 if !full_range {
                     clamp_region(tile_out, lo4, hi4);
@@ -1841,6 +2042,12 @@ unsafe fn fc_rows_asm<const PER_CHANNEL: bool>(f: &FcFrame) {
     }
 }
 
+/// Fewest outputs for which [`fully_connected_right_shift`] expands the input row
+/// ([`fc_expanded`]): below, [`fc_direct`]'s passes of 2 rows on the raw input (12
+/// instructions per 8 MACs, about 60 per pass) cost less than the expansion (6 instructions per
+/// 4 values), the scan and the setup (a few hundred instructions) save.
+const FC_EXPANDED_MIN_OUT: usize = 12;
+
 /// Four zero words: the biases of a layer without bias.
 static ZERO_BIAS4: [i32; 4] = [0; 4];
 
@@ -1859,43 +2066,48 @@ pub(crate) struct FcArgs<'a> {
 /// words per row (`input_depth % 4 == 0`) and a fixed-point requantization (in the
 /// [`RightShiftRequant`] form for the first path). Two lean paths, each an out-of-line function
 /// that sets up only what it uses:
-/// - at least 4 outputs and the scratch ([`fully_connected_s8_scratch_len`] bytes):
-///   [`fc_expanded`], each input row expanded once into `scratch` (int16 pairs with the offset
-///   added), then multiplied by 4 filter rows per pass ([`fc_rows_asm`]: 21 instructions for 16
-///   MACs per group of 4 values, requantization and stores in the same block), the last
-///   `output_depth % 4` outputs in pairs ([`fc_tail`]);
-/// - otherwise [`fc_direct`], 2 rows at a time on the raw input, extended on the fly (13
-///   instructions for 8 MACs; 12.5 with a word-aligned input row), each output's form checked
-///   as it is requantized (no scan of the multipliers).
+/// - at least [`FC_EXPANDED_MIN_OUT`] outputs and the scratch
+///   ([`fully_connected_s8_scratch_len`] bytes, any alignment): [`fc_expanded`], each input row
+///   expanded once into `scratch` (int16 pairs with the offset added), then multiplied by 4
+///   filter rows per pass ([`fc_rows_asm`]: 21 instructions for 16 MACs per group of 4 values,
+///   requantization and stores in the same block), the last `output_depth % 4` outputs in
+///   passes of 2 rows on the raw input ([`fc_pairs_asm`]);
+/// - otherwise [`fc_direct`]: passes of 2 rows on the raw input, extended on the fly (12
+///   instructions for 8 MACs with the input row and the filter word aligned, 13 otherwise), the
+///   whole pass (biases, MACs, requantization, clamp, stores) in one `asm!` block
+///   ([`fc_pairs_asm`]) when every channel has the common form (else [`fc_pairs`]).
 ///
 /// `false` (nothing written) for every other layer, which then takes [`fully_connected_s8`].
 ///
 /// [`fully_connected_s8_scratch_len`]: crate::kernels::fully_connected::fully_connected_s8_scratch_len
-pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scratch: &mut [u32]) -> bool {
+pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scratch: &mut [u8]) -> bool {
     let p = a.params;
     let (batches, depth, out_d) = (p.batches, p.input_depth, p.output_depth);
     let (m, s) = (a.multiplier, a.shift);
+    // `len / depth >= batches` is `batches * depth <= len` (no overflow to rule out).
     let fits = depth > 0
         && depth % 4 == 0
         && out_d > 0
         && m.len() == s.len()
         && (m.len() == 1 || m.len() == out_d)
-        && batches.checked_mul(depth).is_some_and(|n| n <= a.input.len())
-        && out_d.checked_mul(depth).is_some_and(|n| n <= a.filter.len())
-        && batches.checked_mul(out_d).is_some_and(|n| n <= output.len())
+        && a.input.len() / depth >= batches
+        && a.filter.len() / depth >= out_d
+        && output.len() / out_d >= batches
         && a.bias.is_none_or(|b| b.len() >= out_d);
     if !fits {
         return false;
     }
-    match scratch.get_mut(..depth / 2) {
-        Some(xw) if out_d >= 4 => {
+    if out_d >= FC_EXPANDED_MIN_OUT {
+        if let Some(xw) = super::scratch_words(scratch).get_mut(..depth / 2) {
             if !RightShiftRequant::all_valid(m, s) {
                 return false;
             }
             fc_expanded(a, output, xw);
+            return true;
         }
-        _ => fc_direct(a, output),
     }
+    // SAFETY: the lengths fit (`fits`).
+    unsafe { fc_direct(a, output) };
     true
 }
 
@@ -1924,7 +2136,7 @@ pub(crate) fn fully_connected_s8(
 
 /// [`fully_connected_right_shift`] (whose checks it relies on) with at least 4 outputs and `xw`
 /// of `input_depth / 2` words: per input row, the row expanded into `xw`, the `output_depth / 4`
-/// passes of [`fc_rows_asm`], then the last `output_depth % 4` outputs ([`fc_tail`]).
+/// passes of [`fc_rows_asm`], then the last `output_depth % 4` outputs ([`fc_pairs`]).
 #[inline(never)]
 fn fc_expanded(a: &FcArgs<'_>, output: &mut [i8], xw: &mut [u32]) {
     let p = a.params;
@@ -1980,77 +2192,417 @@ fn fc_expanded(a: &FcArgs<'_>, output: &mut [i8], xw: &mut [u32]) {
             }
         }
         if out_d % 4 != 0 {
-            let out_row = output.get_mut(row * out_d..(row + 1) * out_d).unwrap_or(&mut []);
-            fc_tail(a, xw, 4 * passes, out_row);
+            let c0 = 4 * passes;
+            let qc = if per_channel { c0 } else { 0 };
+            let (tb, ts) = (bias.wrapping_add(c0 * (bias_step / 16)), bias_step / 4);
+            let mut t = FcPairFrame::new(a, tb, ts, 4 * per_channel as usize, f.out_end);
+            t.x = a.input.as_ptr().wrapping_add(row * depth);
+            t.w = a.filter.as_ptr().wrapping_add(c0 * depth);
+            t.multiplier = m.as_ptr().wrapping_add(qc);
+            t.shift = s.as_ptr().wrapping_add(qc);
+            // SAFETY: the frame points at output `c0 = 4 * passes` of row `row < batches` (the
+            // raw input row, filter row `c0`, bias `c0` or the zero word, multiplier and shift
+            // `c0` or the only ones); the `out_d - c0` outputs from there are the row's last:
+            // their filter rows lie in `filter`, their biases in `bias` (`out_d` entries, step
+            // 4) or are the zero word (step 0), their multipliers and shifts in `m`, `s` (per
+            // channel, step 4; else step 0), all in the right-shift form (the caller's scan),
+            // their bytes in the row's `out_d` bytes of `output`; `groups >= 1`.
+            unsafe { fc_pairs_run(&mut t, out_d - c0) };
         }
     }
 }
 
-/// Outputs `c0..output_depth` of one row (at most 3) from the expanded input row `x`, in pairs
-/// ([`dot_2x1`], the last of an odd count paired with itself), requantized by [`fc_requant_one`].
+/// The state [`fc_pairs_asm`] keeps in memory (`#[repr(C)]` words in the order of the
+/// registers the block loads them into with `LDM`).
+#[repr(C)]
+struct FcPairFrame {
+    /// `+0`: the raw input row (`r2`).
+    x: *const i8,
+    /// `+4`: the next pass's first filter row (`r3`, advanced by the block).
+    w: *const i8,
+    /// `+8`: bytes from a pass's first filter row to its second (`r4`: `depth`; 0 for one row
+    /// paired with itself).
+    row_step: usize,
+    /// `+12`: the input offset in both halfwords (`r5`).
+    off2: u32,
+    /// `+16`, `+20`: the next pass's first bias (`r8`, advanced by the block) and the bytes to
+    /// its second (`r9`: 4, or 0 for one bias word used by every output).
+    bias: *const i32,
+    bias_step: usize,
+    /// `+24`: groups of 4 values (`lr`: `depth / 4`, at least 1).
+    groups: usize,
+    /// `+28`, `+32`, `+36`: the next pass's first multiplier and shift (`r2`, `r3`, advanced by
+    /// the block), and the bytes to the second's (`r4`: 4, or 0 per tensor).
+    multiplier: *const i32,
+    shift: *const i32,
+    quant_step: usize,
+    /// `+40`: `1 + 2 * output_offset` (`r5`).
+    one_off: i32,
+    /// `+44`, `+48`: the clamp bounds in every byte.
+    lo4: u32,
+    hi4: u32,
+    /// `+52`, `+56`, `+60`: the next pass's first output byte (`r2`, advanced by the block),
+    /// where the passes end (`r3`), and the bytes from a pass's first output to its second
+    /// (`r4`: 1; 0 for one row paired with itself, whose single pass ends at `out`).
+    out: *mut i8,
+    out_end: *mut i8,
+    out_step: usize,
+}
+
+/// One group of 4 input values (the word in `$x`) against the 2 filter rows of
+/// [`fc_pairs_asm`] (12 instructions, 8 MACs, besides the input's load), as [`dot2_half!`]:
+/// `r5` the offset pair, `r10`/`r11` the input's pairs, `r3`/`r4` the rows (post-incremented),
+/// `r12` each row word's pairs, `r0`/`r1` the accumulators.
+macro_rules! fc_pair_group {
+    ($x:literal) => {
+        concat!(
+            "sxtab16 r10, r5, ", $x, "\n",
+            "sxtab16 r11, r5, ", $x, ", ror #8\n",
+            "ldr ", $x, ", [r3], #4\n",
+            "sxtb16 r12, ", $x, "\n",
+            "smlad r0, r10, r12, r0\n",
+            "sxtb16 r12, ", $x, ", ror #8\n",
+            "smlad r0, r11, r12, r0\n",
+            "ldr ", $x, ", [r4], #4\n",
+            "sxtb16 r12, ", $x, "\n",
+            "smlad r1, r10, r12, r1\n",
+            "sxtb16 r12, ", $x, ", ror #8\n",
+            "smlad r1, r11, r12, r1\n",
+        )
+    };
+}
+
+/// Two groups of 4 input values against the 2 filter rows of [`fc_pairs_asm`] with the input
+/// and the first row word aligned (24 instructions, 16 MACs): both groups' input words with
+/// one `LDRD` (`r8`, `r9`), the first row's two words with another (`r8` once free, `lr`),
+/// the second row's one by one.
+macro_rules! fc_pair_2groups {
+    () => {
+        concat!(
+            "ldrd r8, r9, [r2], #8\n",
+            "sxtab16 r10, r5, r8\n",
+            "sxtab16 r11, r5, r8, ror #8\n",
+            "ldrd r8, lr, [r3], #8\n",
+            "sxtb16 r12, r8\n",
+            "smlad r0, r10, r12, r0\n",
+            "sxtb16 r12, r8, ror #8\n",
+            "smlad r0, r11, r12, r0\n",
+            "ldr r8, [r4], #4\n",
+            "sxtb16 r12, r8\n",
+            "smlad r1, r10, r12, r1\n",
+            "sxtb16 r12, r8, ror #8\n",
+            "smlad r1, r11, r12, r1\n",
+            "sxtab16 r10, r5, r9\n",
+            "sxtab16 r11, r5, r9, ror #8\n",
+            "sxtb16 r12, lr\n",
+            "smlad r0, r10, r12, r0\n",
+            "sxtb16 r12, lr, ror #8\n",
+            "smlad r0, r11, r12, r0\n",
+            "ldr r8, [r4], #4\n",
+            "sxtb16 r12, r8\n",
+            "smlad r1, r10, r12, r1\n",
+            "sxtb16 r12, r8, ror #8\n",
+            "smlad r1, r11, r12, r1\n",
+        )
+    };
+}
+
+/// Requantizes accumulator `$a` in [`fc_pairs_asm`] (`r2` the multiplier's address, `r3` the
+/// shift's, `$idx` the register offset to them, `r5` `1 + 2 * offset`, `lr` `2^30`, `r9` -2):
+/// the [`RightShiftRequant`] form as in [`fc_requant_pc!`], 9 instructions.
+macro_rules! fc_pair_requant {
+    ($a:literal, $idx:literal) => {
+        concat!(
+            "ldr r10, [r2", $idx, "]\n",
+            "asr r11, ", $a, ", #31\n",
+            "orr r8, lr, r11, lsl #31\n",
+            "smlal r8, r11, ", $a, ", r10\n",
+            "ldr r10, [r3", $idx, "]\n",
+            "sub r10, r9, r10\n",
+            "asr r11, r11, r10\n",
+            "add r11, r11, r5\n",
+            "ssat ", $a, ", #8, r11, asr #1\n",
+        )
+    };
+}
+
+/// Passes of 2 fully connected outputs in one `asm!` block, from `f.out` until `f.out_end`
+/// (once if `f.out_step` is 0): per pass, the accumulators start at the 2 biases, the raw input
+/// row is extended with the offset on the fly against the 2 filter rows (12 instructions per
+/// group of 4 values, 8 MACs: [`fc_pair_group!`]; the `groups % 8` first groups one by one, 16
+/// instructions each with the loop test; then, with the input and the first row word aligned,
+/// 16 groups per loop iteration ([`fc_pair_2groups!`]: 195 instructions for 128 MACs with the
+/// loop test, entered half-way for an odd count of 8), otherwise 8 groups per iteration (106
+/// instructions for 64 MACs)), each accumulator is requantized in the [`RightShiftRequant`]
+/// form (9 instructions), the 2 bytes clamped together (`SSUB8` + `SEL`) and stored, and the
+/// pointers advance to the next pass: 58 instructions per pass besides the MACs and the loop
+/// tests.
+///
+/// # Safety
+/// `f.groups >= 1`; with `k` passes (`2 * k * f.out_step = f.out_end - f.out`, or `k = 1` and
+/// `f.out_end = f.out` if `f.out_step = 0`): `4 * f.groups` bytes readable from `f.x` and from
+/// each `f.w + 2 * i * f.row_step` and that plus `f.row_step` (`i < k`); words readable at
+/// `f.bias + 2 * i * f.bias_step` and that plus `f.bias_step`, and the same for `f.multiplier`
+/// and `f.shift` with `f.quant_step` (every multiplier and shift in the [`RightShiftRequant`]
+/// form); bytes `f.out + 2 * i * f.out_step` and that plus `f.out_step` writable.
+#[inline(always)]
+unsafe fn fc_pairs_asm(f: &mut FcPairFrame) {
+    // SAFETY: the caller's contract covers every access: per pass `groups` groups (the
+    // single-group loop runs `groups % 8` times and leaves a multiple of 8, the 8-group loop the
+    // rest), each reading 4 bytes from the input and each row (`r4` ends `row_step` past the
+    // second row's start, which is the next pass's first row: `2 * row_step` past this one's);
+    // `LDRD` on the input and the first row only when both addresses are word aligned (tested),
+    // which the steps of 4 and 8 keep; unaligned `LDR`s are allowed on these cores. The end of
+    // the input row and the frame's address pushed before the loops are popped after them.
+    // Every register written is declared; the flags are not declared preserved.
+    unsafe {
+        asm!(
+            "1:",
+            "ldm r12, {{r2, r3, r4, r5, r8, r9, lr}}",
+            "add r4, r3, r4",
+            "ldr r0, [r8]",
+            "ldr r1, [r8, r9]",
+            "add r8, r8, r9, lsl #1",
+            "str r8, [r12, #16]",
+            "add r8, r2, lr, lsl #2",
+            "push {{r8, r12}}",
+            "orr r9, r2, r3",
+            "tst lr, #7",
+            "beq 3f",
+            "2:",
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "sub lr, lr, #1",
+            "tst lr, #7",
+            "bne 2b",
+            "cmp lr, #0",
+            "beq 9f",
+            "3:",
+            "tst r9, #3",
+            "bne 6f",
+            "tst lr, #8",
+            "bne 5f",
+            "4:",
+            fc_pair_2groups!(),
+            fc_pair_2groups!(),
+            fc_pair_2groups!(),
+            fc_pair_2groups!(),
+            "5:",
+            fc_pair_2groups!(),
+            fc_pair_2groups!(),
+            fc_pair_2groups!(),
+            fc_pair_2groups!(),
+            "ldr r12, [sp]",
+            "cmp r2, r12",
+            "bne 4b",
+            "b 9f",
+            "6:",
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "ldr r8, [r2], #4",
+            fc_pair_group!("r8"),
+            "subs lr, lr, #8",
+            "bne 6b",
+            "9:",
+            "pop {{r8, r12}}",
+            "str r4, [r12, #4]",
+            "add lr, r12, #28",
+            "ldm lr, {{r2, r3, r4, r5}}",
+            "mov lr, #0x40000000",
+            "mvn r9, #1",
+            fc_pair_requant!("r0", ""),
+            fc_pair_requant!("r1", ", r4"),
+            "add r2, r2, r4, lsl #1",
+            "add r3, r3, r4, lsl #1",
+            "strd r2, r3, [r12, #28]",
+            "bfi r0, r1, #8, #8",
+            "ldrd r8, r9, [r12, #44]",
+            "ssub8 r10, r0, r8",
+            "sel r0, r0, r8",
+            "ssub8 r10, r9, r0",
+            "sel r0, r0, r9",
+            "add lr, r12, #52",
+            "ldm lr, {{r2, r3, r4}}",
+            "strb r0, [r2]",
+            "lsr r0, r0, #8",
+            "strb r0, [r2, r4]",
+            "add r2, r2, r4, lsl #1",
+            "str r2, [r12, #52]",
+            "cmp r2, r3",
+            "bne 1b",
+            inout("r12") f as *mut FcPairFrame => _,
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            out("r4") _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            out("lr") _,
+        );
+    }
+}
+
+/// [`fully_connected_right_shift`] on the raw input (fewer than 4 outputs, or no scratch), 2
+/// filter rows at a time (the last of an odd count paired with itself). When every channel has
+/// the common [`RightShiftRequant`] form ([`right_shift_scan`]), per input row the passes of
+/// [`fc_pairs_asm`] (the whole pass in one block); otherwise [`fc_pairs`] from `c0 = 0`.
+///
+/// # Safety
+/// The lengths of `a` and `output` fit `a.params` as [`fully_connected_right_shift`] checks
+/// (`input_depth % 4 == 0` and at least 4; `batches * input_depth` input values, `output_depth *
+/// input_depth` filter values, `batches * output_depth` outputs, `output_depth` biases if any,
+/// `multiplier` and `shift` of the same length, 1 or `output_depth`).
 #[inline(never)]
-fn fc_tail(a: &FcArgs<'_>, x: &[u32], c0: usize, out_row: &mut [i8]) {
-    let depth = a.params.input_depth;
+unsafe fn fc_direct(a: &FcArgs<'_>, output: &mut [i8]) {
+    let p = a.params;
+    let (depth, out_d) = (p.input_depth, p.output_depth);
+    let (m, s) = (a.multiplier, a.shift);
+    let (bad, good) = right_shift_scan(m, s);
+    if bad < 0 || good >= 0 {
+        for row in 0..p.batches {
+            fc_pairs(a, row, 0, output);
+        }
+        return;
+    }
+    let (bias, bias_step) = match a.bias {
+        Some(b) => (b.as_ptr(), 4),
+        None => (&ZERO_BIAS as *const i32, 0),
+    };
+    let mut f = FcPairFrame::new(a, bias, bias_step, 4 * (m.len() != 1) as usize, output.as_mut_ptr());
+    for row in 0..p.batches {
+        if row > 0 {
+            f.x = a.input.as_ptr().wrapping_add(row * depth);
+            f.w = a.filter.as_ptr();
+            f.bias = bias;
+            f.multiplier = m.as_ptr();
+            f.shift = s.as_ptr();
+            f.out = output.as_mut_ptr().wrapping_add(row * out_d);
+        }
+        // SAFETY: the frame points at output 0 of row `row < batches` (the input row, filter
+        // row 0, bias 0 or the zero word, multiplier and shift 0); the `out_d` outputs from
+        // there are the row's: their filter rows lie in `filter`, their biases in `bias`
+        // (`out_d` entries) or are the zero word (step 0), their multipliers and shifts in `m`,
+        // `s` (`out_d` entries, or one with step 0), all in the common form (scanned), their
+        // bytes in `output` (the caller's contract); `depth / 4 >= 1` groups.
+        unsafe { fc_pairs_run(&mut f, out_d) };
+    }
+}
+
+impl FcPairFrame {
+    /// The frame of layer `a` for passes of 2 consecutive outputs (`bias_step`, `quant_step`:
+    /// 4, or 0 for one word used by every output), the pointers at the first output (`x` and
+    /// `w` at the first rows, `bias`, the first multiplier and shift, `out`).
+    fn new(a: &FcArgs<'_>, bias: *const i32, bias_step: usize, quant_step: usize, out: *mut i8) -> Self {
+        let p = a.params;
+        FcPairFrame {
+            x: a.input.as_ptr(),
+            w: a.filter.as_ptr(),
+            row_step: p.input_depth,
+            off2: offset_pair(p.input_offset),
+            bias,
+            bias_step,
+            groups: p.input_depth / 4,
+            multiplier: a.multiplier.as_ptr(),
+            shift: a.shift.as_ptr(),
+            quant_step,
+            one_off: 1 + 2 * p.output_offset,
+            lo4: (p.activation.min as u8 as u32).wrapping_mul(0x0101_0101),
+            hi4: (p.activation.max as u8 as u32).wrapping_mul(0x0101_0101),
+            out,
+            out_end: out,
+            out_step: 1,
+        }
+    }
+}
+
+/// `count` outputs from the frame's pointers, 2 filter rows per pass of [`fc_pairs_asm`] (the
+/// frame's steps those of consecutive outputs), the last of an odd count paired with itself;
+/// the steps are left as they were.
+///
+/// # Safety
+/// `f.groups >= 1`, `f.row_step = 4 * f.groups`, `f.out_step = 1`; for each of the `count`
+/// outputs `j`: `4 * f.groups` bytes readable from `f.x` and `f.w + j * f.row_step`; words
+/// readable at `f.bias + j * f.bias_step`, `f.multiplier + j * f.quant_step` and `f.shift + j *
+/// f.quant_step` (those two in the [`RightShiftRequant`] form); byte `f.out + j` writable.
+#[inline(always)]
+unsafe fn fc_pairs_run(f: &mut FcPairFrame, count: usize) {
+    if count >= 2 {
+        f.out_end = f.out.wrapping_add(count & !1);
+        // SAFETY: `count / 2` passes of outputs `2i`, `2i + 1 < count`: the caller's.
+        unsafe { fc_pairs_asm(f) };
+    }
+    if count % 2 != 0 {
+        // The block left the frame at the last output: one pass of it with itself.
+        let steps = (f.bias_step, f.quant_step);
+        f.row_step = 0;
+        f.bias_step = 0;
+        f.quant_step = 0;
+        f.out_step = 0;
+        f.out_end = f.out;
+        // SAFETY: one pass of output `count - 1` twice over (every step 0): the caller's.
+        unsafe { fc_pairs_asm(f) };
+        (f.bias_step, f.quant_step) = steps;
+        f.row_step = 4 * f.groups;
+        f.out_step = 1;
+    }
+}
+
+/// Outputs `c0..output_depth` of input row `row` on the raw input, 2 filter rows at a time (the
+/// last of an odd count paired with itself): [`dot_2x1_raw`] then [`fc_requant_one`] (which
+/// checks each channel's form). Does nothing if a length does not fit `params`.
+#[inline(never)]
+fn fc_pairs(a: &FcArgs<'_>, row: usize, c0: usize, output: &mut [i8]) {
+    let p = a.params;
+    let (depth, out_d) = (p.input_depth, p.output_depth);
+    let groups = depth / 4;
+    let (Some(x), Some(w), Some(out)) = (
+        a.input.get(row * depth..(row + 1) * depth),
+        a.filter.get(..out_d * depth),
+        output.get_mut(row * out_d..(row + 1) * out_d),
+    ) else {
+        return;
+    };
+    if groups == 0 || depth % 4 != 0 {
+        return;
+    }
+    let off2 = offset_pair(p.input_offset);
+    let aligned = x.as_ptr() as usize % 4 == 0;
     let b = |c: usize| a.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
     let rq = |c: usize, acc: i32| fc_requant_one(a, c, acc);
     let mut c = c0;
-    while c < out_row.len() {
-        let pair = c + 1 < out_row.len();
-        let w0 = a.filter.get(c * depth..(c + 1) * depth).unwrap_or(&[]);
-        let w1 = if pair { a.filter.get((c + 1) * depth..(c + 2) * depth).unwrap_or(&[]) } else { w0 };
-        let (a0, a1) = dot_2x1(x, w0, w1, depth / 4, (b(c), b(c + 1)));
-        if let Some(o) = out_row.get_mut(c) {
+    while c < out_d {
+        let pair = c + 1 < out_d;
+        let w0 = w.as_ptr().wrapping_add(c * depth);
+        let w1 = if pair { w0.wrapping_add(depth) } else { w0 };
+        // SAFETY: `groups >= 1` and `4 * groups = depth` bytes from `x` (row `row` of `input`, a
+        // slice of that length), `w0` (row `c < out_d` of `w`, which holds `out_d` rows) and
+        // `w1` (row `c + 1 < out_d`, or `w0`); `x` word aligned when `aligned`.
+        let (a0, a1) = unsafe { dot_2x1_raw(x.as_ptr(), w0, w1, groups, off2, aligned, (b(c), b(c + 1))) };
+        if let Some(o) = out.get_mut(c) {
             *o = rq(c, a0);
         }
         if pair {
-            if let Some(o) = out_row.get_mut(c + 1) {
+            if let Some(o) = out.get_mut(c + 1) {
                 *o = rq(c + 1, a1);
             }
         }
         c += 2;
-    }
-}
-
-/// [`fully_connected_right_shift`] (whose checks it relies on) on the raw input (fewer than 4
-/// outputs, or no scratch): 2 rows at a time ([`dot_2x1_raw`]), the last row of an odd count
-/// paired with itself, each output requantized by [`fc_requant_one`].
-#[inline(never)]
-fn fc_direct(a: &FcArgs<'_>, output: &mut [i8]) {
-    let p = a.params;
-    let (batches, depth, out_d) = (p.batches, p.input_depth, p.output_depth);
-    let groups = depth / 4;
-    if groups == 0
-        || batches.checked_mul(depth).is_none_or(|n| n > a.input.len())
-        || out_d.checked_mul(depth).is_none_or(|n| n > a.filter.len())
-    {
-        return;
-    }
-    let off2 = offset_pair(p.input_offset);
-    let b = |c: usize| a.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
-    for (row, out_row) in output.chunks_exact_mut(out_d.max(1)).take(batches).enumerate() {
-        let x = a.input.as_ptr().wrapping_add(row * depth);
-        let aligned = x as usize % 4 == 0;
-        let mut w0 = a.filter.as_ptr();
-        let mut c = 0;
-        while c < out_row.len() {
-            let pair = c + 1 < out_row.len();
-            let w1 = if pair { w0.wrapping_add(depth) } else { w0 };
-            // SAFETY: `groups * 4 = depth` bytes from `x` (row `row < batches` of `input`), `w0`
-            // (row `c < out_d` of `filter`) and `w1` (row `c + 1 < out_d`, or `w0`): all inside
-            // the slices (`batches * depth <= input.len()`, `out_d * depth <= filter.len()`,
-            // checked above); `groups >= 1`; `x` word aligned when `aligned`.
-            let (a0, a1) = unsafe { dot_2x1_raw(x, w0, w1, groups, off2, aligned, (b(c), b(c + 1))) };
-            if let Some(o) = out_row.get_mut(c) {
-                *o = fc_requant_one(a, c, a0);
-            }
-            if pair {
-                if let Some(o) = out_row.get_mut(c + 1) {
-                    *o = fc_requant_one(a, c + 1, a1);
-                }
-            }
-            w0 = w0.wrapping_add(2 * depth);
-            c += 2;
-        }
     }
 }
 
