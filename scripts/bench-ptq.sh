@@ -29,11 +29,11 @@ if [ "${1:-}" = "--peers" ]; then
 fi
 
 log "digits models: ours against ONNX Runtime and TFLite"
-MQ_PTQ_BENCH_MD="$TMP/peers.md" cargo test -q --release -p microquant-tests --test peers -- \
-  ours_against_onnx_runtime_and_tflite --exact --nocapture > "$TMP/peers.log"
+MQ_PTQ_BENCH_MD="$TMP/peers.md" cargo test -q --release -p microquant-tests --test host -- \
+  peers::ours_against_onnx_runtime_and_tflite --exact --nocapture > "$TMP/peers.log"
 log "MLPerf Tiny float models (synthetic calibration)"
-MQ_PTQ_BENCH_MLPERF_MD="$TMP/mlperf.md" cargo test -q --release -p microquant-tests --test peers -- \
-  mlperf_float_models --exact --ignored --nocapture > "$TMP/mlperf.log"
+MQ_PTQ_BENCH_MLPERF_MD="$TMP/mlperf.md" cargo test -q --release -p microquant-tests --test host -- \
+  peers::mlperf_float_models --exact --ignored --nocapture > "$TMP/mlperf.log"
 
 {
   echo "## Post-training quantization"

@@ -15,7 +15,6 @@ use microquant::model::{AlignedBytes, Model};
 
 // The npm package's `.npy` parser (pure Rust on bytes; `wasm/src/npy.rs`), compiled here from
 // its own source file.
-extern crate alloc;
 #[path = "../../wasm/src/npy.rs"]
 #[allow(dead_code)]
 mod wasm_npy;

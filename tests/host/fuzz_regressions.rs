@@ -13,7 +13,6 @@ use microquant::model::AlignedBytes;
 mod targets;
 
 // The wasm package's `.npy` parser and the CLI's reader, as the fuzz target runs them.
-extern crate alloc;
 use targets::wasm_npy;
 
 fn dir(target: &str) -> std::path::PathBuf {

@@ -11,7 +11,7 @@
 //!
 //! Two ignored tests compare microquant's `expf` and `tanhf` (used to build the interpreter's
 //! tables) with the platform C library on all 2^32 inputs:
-//! `cargo test --release -p microquant-tests --test kernels_activation -- --ignored`
+//! `cargo test --release -p microquant-tests --test host kernels_activation:: -- --ignored`
 //! (Linux with glibc only; the golden data was generated with glibc 2.36 on x86-64 with FMA).
 
 use microquant::kernels::Rounding;

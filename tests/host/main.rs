@@ -1,0 +1,33 @@
+//! The host integration tests of microquant against golden data from real tools (ONNX Runtime,
+//! the ONNX reference evaluator, TFLite, TFLite Micro, PyTorch), one module per file of this
+//! folder, all in one test binary: `cargo test -p microquant-tests --test host`, or one module
+//! with a filter, e.g. `cargo test -p microquant-tests --test host kernels_fc::`.
+
+// `alloc::` paths in the modules included from the wasm and fuzz crates (`wasm/src/npy.rs`).
+extern crate alloc;
+
+mod bad_input;
+mod float_exec;
+mod fuzz_regressions;
+mod golden_format;
+mod graph;
+mod interp_errors;
+mod kernels_activation;
+mod kernels_conv;
+mod kernels_depthwise;
+mod kernels_elementwise;
+mod kernels_fc;
+mod kernels_pool;
+mod kernels_shape;
+mod kernels_softmax;
+mod layer_debug;
+mod mlperf;
+mod onnx_import;
+mod peers;
+mod ptq;
+mod qdq;
+mod qdq_requantize;
+mod quant;
+mod quant_observers;
+mod smoke;
+mod tflite_import;
