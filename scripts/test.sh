@@ -19,6 +19,11 @@ export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-ta
 # tests (host kind) build the firmware runner with the same profile, so they reuse what the
 # firmware kind builds in firmware/target instead of compiling core twice more.
 export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
+# Firmware test images without LTO, which changes size and speed, never results: a fat-LTO link
+# re-optimizes the whole of core for every test image, and was half of the firmware kind's time.
+# Built as shipped (fat LTO, Cargo.toml's profile): the M55 test images (its 512 KB ITCM holds
+# the VWW image only so) and the no-panic check; the npm package keeps Cargo.toml's profile too.
+export CARGO_PROFILE_RELEASE_LTO=off
 
 # run_kind NAME: runs one kind of test in its own bash process (so `set -e` holds inside it), logs
 # it to $LOGDIR/NAME.log (and to the console, each line prefixed with [NAME]), and writes
@@ -84,18 +89,14 @@ firmware_tests() {
   cargo test-an386
   cargo test-microbit
   # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
-  # (M33 also runs the kernel golden cases on its DSP path). The M4F, M0 and M55 images are built
-  # as shipped (release: fat LTO; the M55's VWW image only fits its 512 KB ITCM so); the M7 and
-  # M33 reruns without LTO, which changes size and speed, not results, and saves about a third of
-  # this kind's time (every fat-LTO test image re-optimizes the whole of core).
-  local no_lto=(env CARGO_PROFILE_RELEASE_LTO=off)
+  # (M33 also runs the kernel golden cases on its DSP path); the M55 images with fat LTO, as shipped.
   local models=(--test app --test model_kws --test model_ic --test model_vww --test model_ad --test model_tiny)
-  "${no_lto[@]}" cargo test-an505 --test kernels "${models[@]}"
-  "${no_lto[@]}" cargo test-an500 "${models[@]}"
-  cargo test-an547 "${models[@]}"
+  cargo test-an505 --test kernels "${models[@]}"
+  cargo test-an500 "${models[@]}"
+  env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 "${models[@]}"
   # No reachable panic on the device path: this image only links if none survives optimization.
   for t in thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
-    echo "--- nopanic-check, $t"; cargo build --release -p nopanic-check --target "$t"
+    echo "--- nopanic-check, $t"; env -u CARGO_PROFILE_RELEASE_LTO cargo build --release -p nopanic-check --target "$t"
   done
   echo "nopanic-check: core without default features linked for 3 targets, no reachable panic"
   cd "$ROOT"
@@ -105,7 +106,7 @@ web_demo_tests() {
   # One build of the npm package (wasm/npm/) serves both: the demo page loads it from pkg/. Its own
   # target folder, so it does not wait for the wasm kind's cargo lock in the other lane; no debug
   # info (wasm-opt drops it anyway).
-  CARGO_TARGET_DIR="$ROOT/target/npm" CARGO_PROFILE_RELEASE_DEBUG=0 bash wasm/build-npm.sh
+  env -u CARGO_PROFILE_RELEASE_LTO CARGO_TARGET_DIR="$ROOT/target/npm" CARGO_PROFILE_RELEASE_DEBUG=0 bash wasm/build-npm.sh
   rm -rf web-demo/pkg && cp -r wasm/npm web-demo/pkg
   (cd web-demo && node e2e/run.mjs)
   # The npm package as a user installs it: packed tarball, a Node 20 app and a Vite app
