@@ -286,14 +286,5 @@ fn errors_are_one_clear_line() {
 }
 
 fn npy_i64(v: &[i64]) -> Vec<u8> {
-    let mut header = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}", v.len());
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    b.extend_from_slice(header.as_bytes());
-    b.extend(v.iter().flat_map(|x| x.to_le_bytes()));
-    b
+    npy_v1::npy_v1("<i8", &npy_v1::tuple(&[v.len()]), &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
 }

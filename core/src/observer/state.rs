@@ -280,15 +280,21 @@ mod tests {
     const BINS: usize = if cfg!(miri) { 256 } else { 512 };
 
     #[test]
-    fn every_observer_ships_and_merges_exactly() {
+    fn every_observer_ships_and_merges_exactly() -> Result<(), Error> {
         ship_and_merge(|| MinMaxObserver::new(CFG));
         ship_and_merge(|| MovingAverageMinMaxObserver::new(CFG));
         ship_and_merge(|| HistogramObserver::<BINS>::new(CFG));
         ship_and_merge(|| HistogramObserver::<BINS>::two_pass(CFG));
-        ship_and_merge(|| EntropyObserver::<BINS>::new(CFG, 128).unwrap());
-        ship_and_merge(|| EntropyObserver::<BINS>::two_pass(CFG, 128).unwrap());
-        ship_and_merge(|| PercentileObserver::<BINS>::new(CFG, 99.9, true).unwrap());
-        ship_and_merge(|| PercentileObserver::<BINS>::two_pass(CFG, 99.9, false).unwrap());
+        // Fresh observers are clones of one built (and checked) here.
+        let entropy = EntropyObserver::<BINS>::new(CFG, 128)?;
+        ship_and_merge(|| entropy.clone());
+        let entropy = EntropyObserver::<BINS>::two_pass(CFG, 128)?;
+        ship_and_merge(|| entropy.clone());
+        let percentile = PercentileObserver::<BINS>::new(CFG, 99.9, true)?;
+        ship_and_merge(|| percentile.clone());
+        let percentile = PercentileObserver::<BINS>::two_pass(CFG, 99.9, false)?;
+        ship_and_merge(|| percentile.clone());
+        Ok(())
     }
 
     #[test]
