@@ -14,6 +14,9 @@ export PATH="$ROOT/web-demo/node_modules/.bin:$PATH"   # wasm-opt from npm binar
 # linking the test binaries (host, wasm, firmware) is most of this script's time. Cargo.toml's
 # profiles stay as they are for development.
 export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
+# A fresh clone has nothing to reuse: incremental compilation only costs time here (its query
+# cache and dependency graph are written for every crate, about 8% of the CPU of a test build).
+export CARGO_INCREMENTAL=0
 # The firmware's release images too (defmt locations stay; flash and RAM are the same, debug info
 # is not loaded). Set for every kind, not only the firmware's: the CLI's `run --target qemu-*`
 # tests (host kind) build the firmware runner with the same profile, so they reuse what the

@@ -168,30 +168,6 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
         .collect()
 }
 
-fn read_labels(path: &Path) -> Result<Vec<usize>, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
-    let bad = |what: String| CliError(format!("{}: {what}", path.display()));
-    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| bad(format!("not a valid .npy file: {e}")))?;
-    let shape: Vec<u64> = npy.shape().to_vec();
-    if shape.len() > 2 || (shape.len() == 2 && shape[1] != 1) {
-        return Err(bad(format!("labels must be [N] (or [N, 1]), got {shape:?}")));
-    }
-    let descr = npy.dtype().descr().trim_matches(|c| c == '\'' || c == '"').to_string();
-    let conv = |e: std::io::Error| bad(format!("bad data: {e}"));
-    let v: Vec<i64> = match &descr[1..] {
-        "i1" => npy.into_vec::<i8>().map_err(conv)?.into_iter().map(i64::from).collect(),
-        "u1" => npy.into_vec::<u8>().map_err(conv)?.into_iter().map(i64::from).collect(),
-        "i2" => npy.into_vec::<i16>().map_err(conv)?.into_iter().map(i64::from).collect(),
-        "i4" => npy.into_vec::<i32>().map_err(conv)?.into_iter().map(i64::from).collect(),
-        "u4" => npy.into_vec::<u32>().map_err(conv)?.into_iter().map(i64::from).collect(),
-        "i8" => npy.into_vec::<i64>().map_err(conv)?,
-        other => return Err(bad(format!("labels must be integers, got dtype '{other}'"))),
-    };
-    v.into_iter()
-        .map(|l| usize::try_from(l).map_err(|_| bad(format!("negative label {l}"))))
-        .collect()
-}
-
 /// Runs `microquant quantize`.
 pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
     match a.mode {
@@ -216,7 +192,7 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
     let samples = read_calibration(&a.calib, input)?;
     let labels = match &a.labels {
         Some(p) => {
-            let l = read_labels(p)?;
+            let l = crate::npy::read_labels(p)?;
             if l.len() != samples.len() {
                 return Err(CliError(format!(
                     "{}: {} labels for {} calibration samples",

@@ -66,6 +66,8 @@ pub mod graph;
 #[cfg(feature = "alloc")]
 pub mod onnx;
 #[cfg(feature = "alloc")]
+pub mod npy;
+#[cfg(feature = "alloc")]
 pub mod passes;
 #[cfg(feature = "alloc")]
 pub mod ptq;

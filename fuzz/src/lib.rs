@@ -170,38 +170,27 @@ fn run_mq(bytes: &[u8]) {
     let _ = Interpreter::new(model, bytemuck_bytes_mut(&mut arena));
 }
 
-// The two `.npy` readers, each compiled from its own source file: the npm package's
-// (`wasm/src/npy.rs`, pure Rust on bytes) and the CLI's (`cli/src/npy.rs`, npyz on a file; it is
-// a binary crate, so its error type is declared here as `cli/src/main.rs` declares it).
+// The `.npy` readers, each compiled from its own source file: core's (`microquant::npy`, which
+// the CLI reads its files with) and the npm package's (`wasm/src/npy.rs`, pure Rust on bytes).
 extern crate alloc;
 
 #[path = "../../wasm/src/npy.rs"]
 #[allow(dead_code)]
 pub mod wasm_npy;
 
-/// The CLI's error type, as `cli/src/main.rs` defines it.
-pub struct CliError(pub String);
-
-impl CliError {
-    /// An I/O error on `path`.
-    pub fn io(path: &std::path::Path, e: std::io::Error) -> Self {
-        CliError(format!("{}: {e}", path.display()))
+/// Core's reader on `data`: its error, or `None` if it reads it (every conversion then done).
+pub fn core_npy_error(data: &[u8]) -> Option<microquant::npy::NpyError> {
+    match microquant::npy::Npy::parse(data) {
+        Ok(a) => {
+            let _ = (a.to_f32(), a.to_i64(), a.to_i8());
+            None
+        }
+        Err(e) => Some(e),
     }
 }
 
-#[path = "../../cli/src/npy.rs"]
-#[allow(dead_code)]
-pub mod cli_npy;
-
-/// The CLI reader's error for `data` (written to `path` first: it reads files), or `None` if it
-/// reads them.
-pub fn cli_npy_error(data: &[u8], path: &std::path::Path) -> Option<String> {
-    std::fs::write(path, data).ok()?;
-    cli_npy::read(path).err().map(|e| e.0)
-}
-
-/// The `npy_read` target: both readers on the same bytes (`path`: a scratch file for the CLI's).
-pub fn npy_read(data: &[u8], path: &std::path::Path) {
+/// The `npy_read` target: both readers on the same bytes.
+pub fn npy_read(data: &[u8]) {
     let _ = wasm_npy::parse(data, "fuzz.npy");
-    let _ = cli_npy_error(data, path);
+    let _ = core_npy_error(data);
 }

@@ -799,17 +799,40 @@ fn tflite_truncated_at_every_length() {
 mod npy_v1;
 use npy_v1::npy_v1 as npy;
 
+/// Core's reader (`microquant::npy`, the CLI's) on `b`, as shape and float32 data or the
+/// message a user sees; the npm package's parser must say the same.
+fn npy_parse(b: &[u8]) -> Result<(Vec<usize>, Vec<f32>), String> {
+    let core = microquant::npy::Npy::parse(b).map(|a| (a.shape().to_vec(), a.to_f32())).map_err(|e| format!("x.npy: {e}"));
+    let wasm = wasm_npy::parse(b, "x.npy").map(|a| (a.shape, a.data));
+    assert_eq!(core, wasm, "core's and the npm package's readers agree");
+    core
+}
+
 #[test]
 fn npy_valid_file_reads() {
     let body: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
-    let a = wasm_npy::parse(&npy("<f4", "(2,)", &body), "x.npy").unwrap();
-    assert_eq!((a.shape, a.data), (vec![2], vec![1.5, -2.0]));
+    assert_eq!(npy_parse(&npy("<f4", "(2,)", &body)).unwrap(), (vec![2], vec![1.5, -2.0]));
+}
+
+#[test]
+fn npy_files_numpy_wrote_read_and_write_back_byte_for_byte() {
+    // Written by NumPy's np.save (tests/gen/peers, tests/gen/qdq): float32 samples and int64
+    // labels. Core's writer, given what its reader got, writes the same bytes as NumPy.
+    let f32_file = std::fs::read(repo("tests/golden/qdq/conv_bn_calib.npy")).unwrap();
+    let a = microquant::npy::Npy::parse(&f32_file).unwrap();
+    assert_eq!((a.shape(), a.descr()), (&[32, 3, 8, 8][..], "<f4"));
+    assert_eq!(microquant::npy::to_bytes_f32(a.shape(), &a.to_f32()), f32_file);
+    let labels = std::fs::read(repo("tests/golden/peers/calib_labels.npy")).unwrap();
+    let l = microquant::npy::Npy::parse(&labels).unwrap();
+    assert_eq!((l.shape(), l.descr()), (&[200][..], "<i8"));
+    let v = l.to_i64().unwrap();
+    assert!(v.iter().all(|c| (0..10).contains(c)) && v.len() == 200);
 }
 
 #[test]
 fn npy_unsupported_dtype() {
     for (descr, size) in [("<c8", 8), ("<f2", 2), ("<U4", 16), ("|O", 8)] {
-        let e = wasm_npy::parse(&npy(descr, "(1,)", &vec![0; size]), "x.npy").unwrap_err();
+        let e = npy_parse(&npy(descr, "(1,)", &vec![0; size])).unwrap_err();
         assert_eq!(
             e,
             format!("x.npy: dtype \"{descr}\" is not supported (float32, float64 and integers of 8 to 64 bits)"),
@@ -822,19 +845,19 @@ fn npy_unsupported_dtype() {
 fn npy_lying_header() {
     // The header promises 2^40 float32 values; the file has 8 bytes of data: refused before
     // allocating anything for them.
-    let e = wasm_npy::parse(&npy("<f4", "(1048576, 1048576)", &[0; 8]), "x.npy").unwrap_err();
+    let e = npy_parse(&npy("<f4", "(1048576, 1048576)", &[0; 8])).unwrap_err();
     assert_eq!(e, "x.npy: shape [1048576, 1048576] of <f4 needs 4398046511104 bytes of data from byte 128, the file has 8");
     // An element count that overflows.
-    let e = wasm_npy::parse(&npy("<f4", "(4294967296, 4294967296)", &[0; 8]), "x.npy").unwrap_err();
+    let e = npy_parse(&npy("<f4", "(4294967296, 4294967296)", &[0; 8])).unwrap_err();
     assert_eq!(e, "x.npy: shape [4294967296, 4294967296] is too large");
     // A header length past the end of the file.
     let mut b = npy("<f4", "(1,)", &[0; 4]);
     b[8..10].copy_from_slice(&u16::MAX.to_le_bytes());
-    let e = wasm_npy::parse(&b, "x.npy").unwrap_err();
+    let e = npy_parse(&b).unwrap_err();
     assert_eq!(e, "x.npy: the header (bytes 10..65545) runs past the end of the file (132 bytes)");
     // Truncated at every length.
     let full = npy("<f4", "(2, 3)", &[0; 24]);
     for len in 0..full.len() {
-        assert!(wasm_npy::parse(&full[..len], "x.npy").is_err(), "prefix {len}");
+        assert!(npy_parse(&full[..len]).is_err(), "prefix {len}");
     }
 }
