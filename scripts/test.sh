@@ -61,7 +61,7 @@ host_tests() {
   # core builds without std/alloc for every target, and with alloc for wasm and the host. Each
   # build is done once in the whole test command: here wasm32 and the host without default
   # features and the host with alloc; the firmware kind builds core without default features for
-  # the three thumb targets (nopanic-check, release) and the wasm and web-demo kinds build it with
+  # the three thumb targets (nopanic-check: no std, no alloc, only `defmt`) and the wasm and web-demo kinds build it with
   # alloc for wasm32 (the npm package's converter).
   local targets=(wasm32-unknown-unknown x86_64-unknown-linux-gnu)
   echo "--- core, no default features: ${targets[*]}"
@@ -98,7 +98,9 @@ firmware_tests() {
   cargo test-an500 "${models[@]}"
   env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 "${models[@]}"
   # No reachable panic on the device path: this image only links if none survives optimization.
-  for t in thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
+  # Built as shipped (fat LTO) with core's `defmt` feature, as the firmware uses it: for
+  # thumbv8m.main it reuses the core the M55 images just built.
+  for t in thumbv8m.main-none-eabihf thumbv6m-none-eabi thumbv7em-none-eabihf; do
     echo "--- nopanic-check, $t"; env -u CARGO_PROFILE_RELEASE_LTO cargo build --release -p nopanic-check --target "$t"
   done
   echo "nopanic-check: core without default features linked for 3 targets, no reachable panic"
