@@ -41,7 +41,7 @@ enum Command {
     Run {
         /// The .mq file.
         model: PathBuf,
-        /// Input batch (.npy, int8 used as is, float32 quantized with the model's input qparams).
+        /// Input batch (.npy: int8 used as is; float32, or any other number type converted to float32, quantized with the model's input qparams).
         #[arg(long)]
         input: PathBuf,
         /// Output batch (.npy).
