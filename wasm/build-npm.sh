@@ -10,7 +10,8 @@
 #
 #   bash wasm/build-npm.sh [OUT_DIR] [--web-only]      # --web-only: skip the runtime-only build
 # MQ_WASM_SIZE=1 builds for size instead of speed (opt-level "z", fat LTO, wasm-opt -Oz), in its
-# own target directory (target/wasm-size) so the speed build's artifacts stay valid.
+# own target directory (target/wasm-size, or $MQ_WASM_SIZE_TARGET_DIR) so the speed build's
+# artifacts stay valid.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -34,7 +35,7 @@ export PATH="$ROOT/web-demo/node_modules/.bin:$PATH"
 OPT=-O3
 if [ "${MQ_WASM_SIZE:-0}" = 1 ]; then
   OPT=-Oz
-  export CARGO_TARGET_DIR="$ROOT/target/wasm-size" CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
+  export CARGO_TARGET_DIR="${MQ_WASM_SIZE_TARGET_DIR:-$ROOT/target/wasm-size}" CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
     CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_DEBUG=0
 fi
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -1)

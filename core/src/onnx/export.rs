@@ -28,15 +28,15 @@
 //! int16 activations need `QuantizeLinear` of opset 21 ([`QdqExportOptions::opset`]); int64
 //! biases (16x8 layers) are written as int32 when they fit.
 //!
-//! The bytes are deterministic: the same graph and options give the same file.
+//! The bytes are deterministic: the same graph and options give the same file. The message is
+//! built with the generated ONNX types and encoded by `write.rs` (the bytes prost would write,
+//! without prost's encoders for every ONNX message in the `.wasm`).
 
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-
-use prost::Message;
 
 use super::layout;
 use super::pb;
@@ -97,7 +97,7 @@ pub fn export_qdq(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, 
         }),
         ..Default::default()
     };
-    Ok(model.encode_to_vec())
+    Ok(super::write::encode_model(&model))
 }
 
 /// NCHW inside: ONNX axis `j` of a 4-D activation is our (NHWC) axis `NCHW[j]`.

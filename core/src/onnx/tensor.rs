@@ -56,6 +56,32 @@ fn le<const N: usize>(raw: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
     })
 }
 
+/// Byte width and signedness of an ONNX integer type code (one of the eight integer types).
+fn int_layout(code: i32) -> (usize, bool) {
+    match code {
+        dt::INT8 => (1, true),
+        dt::UINT8 => (1, false),
+        dt::INT16 => (2, true),
+        dt::UINT16 => (2, false),
+        dt::INT32 => (4, true),
+        dt::UINT32 => (4, false),
+        dt::INT64 => (8, true),
+        _ => (8, false),
+    }
+}
+
+/// The little-endian unsigned integer in `bytes` (at most 8).
+fn le_u64(bytes: &[u8]) -> u64 {
+    bytes.iter().rev().fold(0, |v, &b| (v << 8) | u64::from(b))
+}
+
+/// The low `width` bytes of `v` as an integer of that width, sign- or zero-extended to i64 (a
+/// `width` of 8 reinterprets the bits, as `u64 as i64` does).
+fn extend(v: u64, width: usize, signed: bool) -> i64 {
+    let unused = 64 - 8 * width as u32;
+    if signed { ((v << unused) as i64) >> unused } else { ((v << unused) >> unused) as i64 }
+}
+
 /// Decodes a `TensorProto` into a constant (floats as f32, integers as i64, bools).
 ///
 /// # Errors
@@ -102,38 +128,18 @@ pub(crate) fn konst_from_proto(t: &pb::TensorProto, what: &str) -> Result<Konst,
             Some(r) => le::<2>(r).map(|b| f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16)).collect(),
             None => t.int32_data.iter().map(|&v| f32::from_bits((v as u32 & 0xffff) << 16)).collect(),
         }),
-        dt::INT8 => KData::I64(match raw {
-            Some(r) => r.iter().map(|&b| i64::from(b as i8)).collect(),
-            None => t.int32_data.iter().map(|&v| i64::from(v as i8)).collect(),
-        }),
-        dt::UINT8 => KData::I64(match raw {
-            Some(r) => r.iter().map(|&b| i64::from(b)).collect(),
-            None => t.int32_data.iter().map(|&v| i64::from(v as u8)).collect(),
-        }),
-        dt::INT16 => KData::I64(match raw {
-            Some(r) => le::<2>(r).map(|b| i64::from(i16::from_le_bytes(b))).collect(),
-            None => t.int32_data.iter().map(|&v| i64::from(v as i16)).collect(),
-        }),
-        dt::UINT16 => KData::I64(match raw {
-            Some(r) => le::<2>(r).map(|b| i64::from(u16::from_le_bytes(b))).collect(),
-            None => t.int32_data.iter().map(|&v| i64::from(v as u16)).collect(),
-        }),
-        dt::INT32 => KData::I64(match raw {
-            Some(r) => le::<4>(r).map(|b| i64::from(i32::from_le_bytes(b))).collect(),
-            None => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
-        }),
-        dt::UINT32 => KData::I64(match raw {
-            Some(r) => le::<4>(r).map(|b| i64::from(u32::from_le_bytes(b))).collect(),
-            None => t.uint64_data.iter().map(|&v| v as i64).collect(),
-        }),
-        dt::INT64 => KData::I64(match raw {
-            Some(r) => le::<8>(r).map(i64::from_le_bytes).collect(),
-            None => t.int64_data.clone(),
-        }),
-        dt::UINT64 => KData::I64(match raw {
-            Some(r) => le::<8>(r).map(|b| u64::from_le_bytes(b) as i64).collect(),
-            None => t.uint64_data.iter().map(|&v| v as i64).collect(),
-        }),
+        dt::INT8 | dt::UINT8 | dt::INT16 | dt::UINT16 | dt::INT32 | dt::UINT32 | dt::INT64 | dt::UINT64 => {
+            // One loop for the eight integer types (not one per type: the converter's `.wasm`
+            // is smaller, and constants are read once).
+            let (width, signed) = int_layout(code);
+            KData::I64(match (raw, code) {
+                (Some(r), _) => r.chunks_exact(width).map(|c| extend(le_u64(c), width, signed)).collect(),
+                (None, dt::INT64) => t.int64_data.clone(),
+                (None, dt::UINT32 | dt::UINT64) => t.uint64_data.iter().map(|&v| v as i64).collect(),
+                // int32_data holds the narrower types, truncated to their width as ONNX stores them.
+                (None, _) => t.int32_data.iter().map(|&v| extend(u64::from(v as u32), width, signed)).collect(),
+            })
+        }
         dt::BOOL => KData::Bool(match raw {
             Some(r) => r.iter().map(|&b| b != 0).collect(),
             None => t.int32_data.iter().map(|&v| v != 0).collect(),
@@ -203,5 +209,46 @@ mod tests {
         assert_eq!(konst_from_proto(&t, "t").unwrap().data, KData::I64(vec![1, -1, 7]));
         let t = pb::TensorProto { dims: vec![1], data_type: Some(8), ..Default::default() };
         assert_eq!(konst_from_proto(&t, "t").unwrap_err().kind(), Kind::UnsupportedDType);
+    }
+
+    /// Every integer type, from `raw_data` and from its typed field, at the edges of its range
+    /// (the reading the per-type conversions `as i8`, `u16::from_le_bytes`... gave).
+    #[test]
+    fn integer_types_at_their_edges() {
+        let decode = |code: i32, raw: Option<Vec<u8>>, int32: Vec<i32>, int64: Vec<i64>, uint64: Vec<u64>, n: i64| {
+            let t = pb::TensorProto {
+                dims: vec![n],
+                data_type: Some(code),
+                raw_data: raw,
+                int32_data: int32,
+                int64_data: int64,
+                uint64_data: uint64,
+                ..Default::default()
+            };
+            match konst_from_proto(&t, "t").unwrap().data {
+                KData::I64(v) => v,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(decode(dt::INT8, Some(vec![0x80, 0x7f, 0xff]), vec![], vec![], vec![], 3), [-128, 127, -1]);
+        assert_eq!(decode(dt::UINT8, Some(vec![0x80, 0x7f, 0xff]), vec![], vec![], vec![], 3), [128, 127, 255]);
+        assert_eq!(decode(dt::INT16, Some(vec![0x00, 0x80, 0xff, 0x7f]), vec![], vec![], vec![], 2), [-32768, 32767]);
+        assert_eq!(decode(dt::UINT16, Some(vec![0x00, 0x80, 0xff, 0xff]), vec![], vec![], vec![], 2), [32768, 65535]);
+        let i32s = [i32::MIN.to_le_bytes(), (-1i32).to_le_bytes()].concat();
+        assert_eq!(decode(dt::INT32, Some(i32s.clone()), vec![], vec![], vec![], 2), [i64::from(i32::MIN), -1]);
+        assert_eq!(decode(dt::UINT32, Some(i32s), vec![], vec![], vec![], 2), [1 << 31, 0xffff_ffff]);
+        let i64s = [i64::MIN.to_le_bytes(), (-2i64).to_le_bytes()].concat();
+        assert_eq!(decode(dt::INT64, Some(i64s.clone()), vec![], vec![], vec![], 2), [i64::MIN, -2]);
+        assert_eq!(decode(dt::UINT64, Some(i64s), vec![], vec![], vec![], 2), [i64::MIN, -2]);
+        // Typed fields: int32_data truncated to the type's width.
+        let wide = vec![0x1ff, -129, 0x18000, i32::MIN];
+        assert_eq!(decode(dt::INT8, None, wide.clone(), vec![], vec![], 4), [-1, 127, 0, 0]);
+        assert_eq!(decode(dt::UINT8, None, wide.clone(), vec![], vec![], 4), [255, 127, 0, 0]);
+        assert_eq!(decode(dt::INT16, None, wide.clone(), vec![], vec![], 4), [511, -129, -32768, 0]);
+        assert_eq!(decode(dt::UINT16, None, wide.clone(), vec![], vec![], 4), [511, 65407, 32768, 0]);
+        assert_eq!(decode(dt::INT32, None, wide, vec![], vec![], 4), [0x1ff, -129, 0x18000, i64::from(i32::MIN)]);
+        assert_eq!(decode(dt::UINT32, None, vec![], vec![], vec![u64::MAX, 5], 2), [-1, 5]);
+        assert_eq!(decode(dt::UINT64, None, vec![], vec![], vec![u64::MAX, 5], 2), [-1, 5]);
+        assert_eq!(decode(dt::INT64, None, vec![], vec![i64::MAX, -3], vec![], 2), [i64::MAX, -3]);
     }
 }
