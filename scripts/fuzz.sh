@@ -3,7 +3,7 @@
 #   mq_load       .mq reader + Interpreter::new validation + one invoke (fixed 256 KiB arena)
 #   onnx_import   microquant::onnx::import
 #   tflite_import microquant::tflite::import_with_tensor_map
-#   npy_read      core's .npy reader (the CLI's) and the wasm package's parser on the same bytes
+#   npy_read      core's .npy reader (the CLI's and the npm package's)
 #   wasm_load     what the npm package's loadModel does, without JS (import, prepare, compile, load)
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]

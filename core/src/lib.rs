@@ -43,7 +43,7 @@
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "alloc")]
+#[cfg(any(feature = "alloc", feature = "npy"))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -65,7 +65,7 @@ pub mod float;
 pub mod graph;
 #[cfg(feature = "alloc")]
 pub mod onnx;
-#[cfg(feature = "alloc")]
+#[cfg(any(feature = "alloc", feature = "npy"))]
 pub mod npy;
 #[cfg(feature = "alloc")]
 pub mod passes;

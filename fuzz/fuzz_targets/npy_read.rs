@@ -1,7 +1,6 @@
 #![no_main]
-//! `npy_read`: both `.npy` readers on the same bytes, compiled from their own source files:
-//! core's (`microquant::npy`, which the CLI reads its files with) and the npm package's
-//! (`wasm/src/npy.rs`).
+//! `npy_read`: core's `.npy` reader (`microquant::npy`, which the CLI and the npm package read
+//! with) and every conversion of what it reads.
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

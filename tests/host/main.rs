@@ -3,9 +3,6 @@
 //! folder, all in one test binary: `cargo test -p microquant-tests --test host`, or one module
 //! with a filter, e.g. `cargo test -p microquant-tests --test host kernels_fc::`.
 
-// `alloc::` paths in the modules included from the wasm and fuzz crates (`wasm/src/npy.rs`).
-extern crate alloc;
-
 mod bad_input;
 mod float_exec;
 mod fuzz_regressions;

@@ -70,6 +70,17 @@ pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[
     if perm.len() != rank || data.len() != shape.iter().product::<usize>() {
         return data.to_vec();
     }
+    // Only axes of size 1 move (NCHW to NHWC with one channel, say): the order in memory is
+    // the same.
+    let mut moved = perm.iter().map(|&p| (p, shape.get(p).copied().unwrap_or(1))).filter(|&(_, d)| d != 1);
+    let mut last = moved.next().map(|(p, _)| p);
+    if moved.all(|(p, _)| {
+        let in_order = last.is_none_or(|l| p > l);
+        last = Some(p);
+        in_order
+    }) {
+        return data.to_vec();
+    }
     let mut strides = vec![1usize; rank];
     for i in (0..rank.saturating_sub(1)).rev() {
         strides[i] = strides[i + 1] * shape[i + 1];
@@ -541,4 +552,48 @@ fn write_data(buf: &mut [u8], data: &QData) -> Result<(), JsValue> {
         QData::I16(v) => buf.chunks_exact_mut(2).zip(v).for_each(|(b, &q)| b.copy_from_slice(&q.to_le_bytes())),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{inverse, transpose};
+
+    /// `transpose` against the definition (output index -> input index through the strides), for
+    /// permutations that move only unit axes (the copy shortcut) and ones that reorder data.
+    #[test]
+    fn transpose_matches_definition() {
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[1, 1, 8, 8], &[0, 2, 3, 1]),
+            (&[1, 3, 4, 5], &[0, 2, 3, 1]),
+            (&[2, 1, 3, 1], &[1, 0, 3, 2]),
+            (&[2, 3, 1, 4], &[0, 2, 1, 3]),
+            (&[2, 3, 4], &[2, 1, 0]),
+            (&[5], &[0]),
+        ];
+        for &(shape, perm) in cases {
+            let n: usize = shape.iter().product();
+            let data: Vec<u32> = (0..n as u32).collect();
+            let got = transpose(&data, shape, perm);
+            let mut strides = vec![1usize; shape.len()];
+            for i in (0..shape.len() - 1).rev() {
+                strides[i] = strides[i + 1] * shape[i + 1];
+            }
+            let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+            let mut want = Vec::with_capacity(n);
+            let mut idx = vec![0usize; shape.len()];
+            for _ in 0..n {
+                want.push(idx.iter().zip(perm).map(|(&i, &p)| i * strides[p]).sum::<usize>() as u32);
+                for ax in (0..shape.len()).rev() {
+                    idx[ax] += 1;
+                    if idx[ax] < out_shape[ax] {
+                        break;
+                    }
+                    idx[ax] = 0;
+                }
+            }
+            assert_eq!(got, want, "shape {shape:?} perm {perm:?}");
+            let back = transpose(&got, &out_shape, &inverse(perm));
+            assert_eq!(back, data, "shape {shape:?} perm {perm:?} and back");
+        }
+    }
 }

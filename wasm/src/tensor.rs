@@ -69,10 +69,53 @@ pub(crate) fn quantize_values(x: &[f32], p: &QParams) -> Result<QData, JsValue> 
     if let Some(i) = x.iter().position(|v| !v.is_finite()) {
         return Err(range_error(format!("value {i} is {} (only finite values can be quantized)", x[i])));
     }
+    if p.convention() == Convention::TfLite {
+        let q = TfLiteQuantizer::new(p);
+        match p.dtype() {
+            QuantDType::Int16 => return Ok(QData::I16(x.iter().map(|&v| q.quantize(v) as i16).collect())),
+            QuantDType::Int8 => return Ok(QData::I8(x.iter().map(|&v| q.quantize(v) as i8).collect())),
+            _ => {}
+        }
+    }
     Ok(match p.dtype() {
         QuantDType::Int16 => QData::I16(x.iter().map(|&v| p.quantize_one(v) as i16).collect()),
         _ => QData::I8(x.iter().map(|&v| p.quantize_one(v) as i8).collect()),
     })
+}
+
+/// [`QParams::quantize_one`] for the TFLite convention and an integer type, prepared once per
+/// tensor (`quantize_one` prepares its constants per value and rounds with a software
+/// `roundf`): `clamp(round(x / scale)) + zero_point` with the float clamp to `[qmin - zp, qmax -
+/// zp]` first, rounding half away from zero as `trunc(t)` plus the sign of `t` when `|t -
+/// trunc(t)| >= 0.5` (the difference is exact; wasm has `f32.trunc`). The same value for every
+/// finite `x` (callers reject the others).
+struct TfLiteQuantizer {
+    scale: f32,
+    lo: f32,
+    hi: f32,
+    zp: i32,
+}
+
+impl TfLiteQuantizer {
+    fn new(p: &QParams) -> Self {
+        let zp = p.zero_point();
+        Self {
+            scale: p.scale(),
+            lo: (i64::from(p.qmin()) - i64::from(zp)) as f32,
+            hi: (i64::from(p.qmax()) - i64::from(zp)) as f32,
+            zp,
+        }
+    }
+
+    #[inline(always)]
+    fn quantize(&self, x: f32) -> i32 {
+        let t = x / self.scale;
+        let whole = t.trunc();
+        let r = if (t - whole).abs() >= 0.5 { whole + 1f32.copysign(t) } else { whole };
+        // `lo` and `hi` are integers of the type's range shifted by the zero point: exact in f32
+        // for int8 and int16, so the clamped value converts exactly.
+        (r.max(self.lo).min(self.hi) as i32).wrapping_add(self.zp)
+    }
 }
 
 impl QTensor {

@@ -452,6 +452,169 @@ fn simd_paths_match_reference_on_random_shapes() {
     assert!(convs > 200 && dws > 200 && fcs > 200, "{convs} {dws} {fcs}");
 }
 
+/// Draws the data of one random case: mostly uniform bytes, sometimes only the int8 extremes.
+fn extreme_or_uniform(d: &mut Draw, n: usize) -> Vec<i8> {
+    match d.range(0, 3) {
+        0 => (0..n).map(|_| if d.range(0, 1) == 0 { -128 } else { 127 }).collect(),
+        1 => vec![-128; n],
+        _ => d.bytes(n),
+    }
+}
+
+/// Per-channel requantization over the whole of the fast paths' contract: multipliers of
+/// either sign (0 and `i32::MAX` included, sometimes `i32::MIN`, which the fast paths decline),
+/// right shifts down to -31 and small left shifts (the accumulators of these small layers keep
+/// `acc * 2^shift` in range, as TFLite's contract asks).
+fn wide_quant(d: &mut Draw, n: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+    let m = (0..n)
+        .map(|_| match d.range(0, 9) {
+            0 => 0,
+            1 => i32::MAX,
+            2 => -((1 << 30) + (d.0.next_u64() >> 34) as i32),
+            3 if d.range(0, 7) == 0 => i32::MIN,
+            _ => (1 << 30) + (d.0.next_u64() >> 34) as i32,
+        })
+        .collect();
+    let s = (0..n).map(|_| if d.range(0, 5) == 0 { d.range(0, 2) as i32 } else { -(d.range(0, 31) as i32) }).collect();
+    let b = (0..n).map(|_| (d.0.next_u64() as i32) >> d.range(8, 20)).collect();
+    (m, s, b)
+}
+
+#[wasm_bindgen_test]
+fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
+    let mut d = Draw(SplitMix64::new(0x6564_6765));
+    let (mut convs, mut dws) = (0, 0);
+    for case in 0..400 {
+        let (h, w) = (d.range(1, 20), d.range(1, 20));
+        let (kh, kw) = if case % 3 == 0 { (3, 3) } else { (d.range(1, 5), d.range(1, 5)) };
+        let s = if case % 2 == 0 { 2 } else { d.range(1, 3) };
+        let stride = Hw::new(s, if d.range(0, 3) == 0 { d.range(1, 3) } else { s });
+        let dilation = if d.range(0, 5) == 0 { Hw::new(d.range(1, 2), d.range(1, 2)) } else { Hw::new(1, 1) };
+        let pad = if d.range(0, 2) == 0 { Padding::Valid } else { Padding::Same };
+        let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, dilation) else { continue };
+        let in_off = match d.range(0, 3) {
+            0 => 128,
+            1 => -127,
+            _ => -d.i8().max(-127),
+        };
+        let out_off = d.i8();
+        let act = if d.range(0, 1) == 0 { ActivationRange::INT8 } else { d.activation() };
+        let n = d.range(1, 2);
+
+        // conv: 3-channel inputs often, odd filter counts, 1x1 layers
+        let in_c = match d.range(0, 3) {
+            0 => 3,
+            1 => d.range(1, 9),
+            _ => d.range(1, 48),
+        };
+        let out_c = d.range(1, 37);
+        let (kh_c, kw_c) = if case % 5 == 0 { (1, 1) } else { (kh, kw) };
+        let Ok(win_c) = compute_window(pad, Hw::new(h, w), Hw::new(kh_c, kw_c), stride, dilation) else { continue };
+        let (m, sh, b) = wide_quant(&mut d, out_c);
+        let p = ConvParams {
+            input: Dims4::new(n, h, w, in_c),
+            filter: Dims4::new(out_c, kh_c, kw_c, in_c),
+            output: Dims4::new(n, win_c.output.h, win_c.output.w, out_c),
+            stride,
+            dilation,
+            padding: win_c.padding,
+            input_offset: in_off,
+            output_offset: out_off,
+            activation: act,
+            rounding: Rounding::Double,
+        };
+        let x = extreme_or_uniform(&mut d, n * h * w * in_c);
+        let f = extreme_or_uniform(&mut d, out_c * kh_c * kw_c * in_c);
+        let bias = (d.range(0, 3) != 0).then_some(&b[..]);
+        let q = PerChannelQuant { multiplier: &m, shift: &sh };
+        let len = p.output.checked_len().unwrap();
+        let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+        conv_s8_reference(&p, &q, &x, &f, bias, &mut want).unwrap();
+        conv_s8(&p, &q, &x, &f, bias, &mut got, &mut vec![0u8; conv_s8_scratch_len(&p)]).unwrap();
+        assert_bit_exact(&format!("edge conv {p:?}"), &want, &got);
+        convs += 1;
+
+        // depthwise: odd channel counts, depth multipliers (> 1 runs the reference)
+        let c = match d.range(0, 3) {
+            0 => d.range(1, 7),
+            1 => 8 * d.range(1, 6),
+            _ => d.range(1, 70),
+        };
+        let dm = if d.range(0, 4) == 0 { d.range(2, 3) } else { 1 };
+        let (m, sh, b) = wide_quant(&mut d, c * dm);
+        let p = DepthwiseConvParams {
+            input: Dims4::new(n, h, w, c),
+            filter: Hw::new(kh, kw),
+            output: Dims4::new(n, win.output.h, win.output.w, c * dm),
+            depth_multiplier: dm,
+            stride,
+            dilation,
+            padding: win.padding,
+            input_offset: in_off,
+            output_offset: out_off,
+            activation: act,
+            rounding: Rounding::Double,
+        };
+        let x = extreme_or_uniform(&mut d, n * h * w * c);
+        let f = extreme_or_uniform(&mut d, kh * kw * c * dm);
+        let bias = (d.range(0, 3) != 0).then_some(&b[..]);
+        let q = PerChannelQuant { multiplier: &m, shift: &sh };
+        let len = p.output.checked_len().unwrap();
+        let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+        depthwise_conv_s8_reference(&p, &q, &x, &f, bias, &mut want).unwrap();
+        depthwise_conv_s8(&p, &q, &x, &f, bias, &mut got, &mut []).unwrap();
+        assert_bit_exact(&format!("edge depthwise {p:?}"), &want, &got);
+        dws += 1;
+    }
+    assert!(convs > 250 && dws > 250, "{convs} {dws}");
+}
+
+/// The runtime's input quantization (`QTensor.fromFloat`, the path `run` takes for floats: the
+/// TFLite convention prepared once per tensor) is `QParams::quantize_one` for every value: ties
+/// (`k + 0.5` of both signs), values far outside the range, tiny and huge scales, int8 and int16.
+#[wasm_bindgen_test]
+fn input_quantization_matches_quantize_one() {
+    use microquant::quant::{Convention, QParams, QuantDType};
+    use microquant_wasm::QTensor;
+    let mut d = Draw(SplitMix64::new(0x7175_616e));
+    let mut checked = 0;
+    for case in 0..200 {
+        let (dtype, name) = if case % 3 == 0 { (QuantDType::Int16, "int16") } else { (QuantDType::Int8, "int8") };
+        let scale = match case % 4 {
+            0 => 1.0 / 256.0,
+            1 => 1e-7,
+            2 => 3e4,
+            _ => 1e-3 + (d.0.next_u64() % 100_000) as f32 * 1e-5,
+        };
+        let zp = if dtype == QuantDType::Int16 { 0 } else { d.i8() };
+        let p = QParams::new(scale, zp, dtype).unwrap().with_convention(Convention::TfLite);
+        let x: Vec<f32> = (0..257)
+            .map(|i| match i % 5 {
+                0 => ((d.range(0, 600) as f32) - 300.0 + 0.5) * scale, // ties (as far as f32 allows)
+                1 => (d.0.next_u64() as i64 as f32) * 1e-12,
+                2 => f32::from_bits((d.0.next_u64() as u32) & 0x7f7f_ffff) * if i % 2 == 0 { 1.0 } else { -1.0 },
+                _ => ((d.0.next_u64() % 2_000_000) as f32 - 1e6) * scale * 1e-3,
+            })
+            .collect();
+        let t = QTensor::from_float(
+            js_sys::Float32Array::from(x.as_slice()).into(),
+            js_sys::Array::of1(&(x.len() as u32).into()).into(),
+            scale as f64,
+            zp as f64,
+            Some(name.into()),
+        )
+        .unwrap();
+        let got: Vec<i32> = match dtype {
+            QuantDType::Int16 => js_sys::Int16Array::from(t.data()).to_vec().into_iter().map(i32::from).collect(),
+            _ => js_sys::Int8Array::from(t.data()).to_vec().into_iter().map(i32::from).collect(),
+        };
+        let want: Vec<i32> = x.iter().map(|&v| p.quantize_one(v)).collect();
+        assert_eq!(want, got, "case {case}: scale {scale} zero point {zp} {name}");
+        checked += x.len();
+    }
+    assert!(checked > 50_000);
+}
+
 // --- elementwise, activation, softmax and data-movement kernels -----------------------------------
 // Every case of add, add_16x8, mul, softmax, softmax_16x8, logistic, tanh, hard_swish,
 // concatenation, pad, mean, reshape and transpose, both rounding modes: Double against TFLite

@@ -172,7 +172,9 @@ fn depthwise_conv_s8_dispatch(
     let fast = !cfg!(feature = "force-reference");
     #[cfg(mq_dsp)]
     let done = fast && arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
-    #[cfg(not(mq_dsp))]
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    let done = fast && arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
     let done = fast && arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
     if !done {
         depthwise_conv_reference(p, quant, input, filter, bias, output);

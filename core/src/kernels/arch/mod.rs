@@ -14,7 +14,7 @@
 //! | target (cfg) | `conv_s8` | `depthwise_conv_s8` | `fully_connected[_per_channel]_s8` |
 //! |---|---|---|---|
 //! | Cortex-M4/M7, M33/M55 with `-C target-cpu` (`mq_dsp`, from `core/build.rs`) | `arm_dsp`: im2col to int16, 1 filter x 4 pixels tiles of SMLAD, 16 filters per `asm!` block | `arm_dsp`: 4 channels per word (SXTB16 + SMLABB/SMLATT), 3x3 interior unrolled in `asm!` | `arm_dsp`: input row expanded once, 4 filters per pass, SXTB16 + SMLAD |
-//! | wasm32 with `simd128` | `wasm_simd`: im2col to int16, `i32x4.dot_i16x8_s`, 1 filter x 4 pixels | `portable` (channel-inner loops, autovectorized to simd128) | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass |
+//! | wasm32 with `simd128` | `wasm_simd`: im2col to int16 (a filter row per run), `i32x4.dot_i16x8_s`, 2 filters x 4 pixels | `wasm_simd`: 8 channels per `i16x8.mul`, 32-channel blocks, requantization per lane in `i32x4` | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass |
 //! | anything else: x86-64, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD | `portable`: im2col to int16, 4-pixel tiles (autovectorized on x86-64) | `portable` | reference (its zip loop autovectorizes on x86-64) |
 //!
 //! Preconditions common to the fast paths: int8 (not 16x8) data; conv without groups

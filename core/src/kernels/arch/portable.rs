@@ -81,6 +81,7 @@ const DW_CHUNK: usize = 32;
 /// (contiguous slices of input and filter: the loop vectorizes), then each channel is
 /// requantized. No scratch (the accumulators live on the stack, 128 bytes). Preconditions (else
 /// `false`): `depth_multiplier == 1`.
+#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))] // wasm_simd has its own
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,

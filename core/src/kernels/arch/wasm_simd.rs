@@ -11,8 +11,8 @@
 //! kept in the range where the result is deterministic; off by default (Safari lacks relaxed
 //! SIMD, Node 20 needs a flag).
 //!
-//! The `v128` loads are unaligned (wasm allows any alignment) from slices whose length is
-//! checked first; they are the only `unsafe` here.
+//! The `v128` loads and stores are unaligned (wasm allows any alignment) on slices whose length
+//! is checked first; they are the only `unsafe` here.
 #![allow(unsafe_code)]
 
 use core::arch::wasm32::*;
@@ -21,8 +21,10 @@ use core::arch::wasm32::*;
 compile_error!("the `relaxed-simd` feature needs `-C target-feature=+simd128,+relaxed-simd` on wasm32");
 
 use super::portable::{cols_i16, im2col_natural};
-use super::{ConvTile, OutputScale, TILE};
-use crate::kernels::conv::ConvParams;
+use super::{ChannelRequant, ConvTile, OutputScale, TILE};
+use crate::kernels::PerChannelQuant;
+use crate::kernels::conv::{ConvParams, input_coord};
+use crate::kernels::depthwise_conv::DepthwiseConvParams;
 use crate::kernels::fully_connected::FullyConnectedParams;
 
 /// 16 bytes as a `v128` (`b.len() == 16`; zeros otherwise).
@@ -86,15 +88,19 @@ fn hsum(v: v128) -> i32 {
 }
 
 /// Convolution tiles with natural-order int16 patches (as the portable tile), multiplied 8
-/// values at a time: one filter chunk extended once, `i32x4.dot_i16x8_s` with each of the 4
-/// patches.
+/// values at a time with `i32x4.dot_i16x8_s`, two filters x the 4 patches per pass (each patch
+/// chunk loaded once for both filters, each filter chunk once for the 4 patches: 8 accumulators,
+/// which fit the 16 `xmm` registers V8 has on x86-64 with room for the operands). The im2col
+/// copies each filter row's taps as one run when they are all inside the image, extending 8
+/// values per step. (The output stage is `conv_s8_tiled`'s scalar one: requantizing the 4 pixels
+/// of a channel as one `i32x4`, with the high multiply in `i64x2` halves, measured slower in V8.)
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
 pub(crate) struct SimdTile;
 
 impl ConvTile for SimdTile {
     #[inline(always)]
     fn im2col(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, kp: usize) {
-        im2col_natural(p, in_b, pixels, cols, k, kp);
+        im2col_rows(p, in_b, pixels, cols, k, kp);
     }
 
     #[inline(always)]
@@ -124,12 +130,356 @@ impl ConvTile for SimdTile {
                 step(load8_i16(tail), a, b, c, d);
             }
         }
-        [
-            acc[0].wrapping_add(hsum(s0)),
-            acc[1].wrapping_add(hsum(s1)),
-            acc[2].wrapping_add(hsum(s2)),
-            acc[3].wrapping_add(hsum(s3)),
-        ]
+        let s = i32x4_add(lane_sums(s0, s1, s2, s3), i32x4(acc[0], acc[1], acc[2], acc[3]));
+        to_array(s)
+    }
+
+    #[inline(always)]
+    fn dot_block(
+        cols: &[u32],
+        filters: &[i8],
+        k: usize,
+        kp: usize,
+        input_offset: i32,
+        bias: &[i32],
+        acc: &mut [[i32; TILE]],
+    ) {
+        let x = cols_i16(cols);
+        let (Some(x), true) = (x.get(..TILE * kp), k > 0) else { return };
+        let nf = acc.len().min(bias.len());
+        let mut f = 0;
+        // Two filters per pass while the second one's chunks, read `kp` values from its start,
+        // are inside `filters`: the first one's last chunk then reads up to `kp - k` weights of
+        // the second, which meet the zeros past `k` in the patches (products 0), so only the
+        // layer's last filter needs the zero-filled tail of `dot`.
+        while f + 2 <= nf {
+            let (Some(wa), Some(wb)) = (filters.get(f * k..f * k + kp), filters.get((f + 1) * k..(f + 1) * k + kp)) else {
+                break;
+            };
+            let (sa, sb) = dot_pair(x, kp, wa, wb);
+            if let (Some(a), Some(&ba)) = (acc.get_mut(f), bias.get(f)) {
+                *a = to_array(i32x4_add(sa, i32x4_splat(ba)));
+            }
+            if let (Some(a), Some(&bb)) = (acc.get_mut(f + 1), bias.get(f + 1)) {
+                *a = to_array(i32x4_add(sb, i32x4_splat(bb)));
+            }
+            f += 2;
+        }
+        for ((a, w), &b) in acc.iter_mut().zip(filters.chunks_exact(k)).zip(bias).skip(f) {
+            *a = Self::dot(cols, w, k, kp, input_offset, [b; TILE]);
+        }
+    }
+
+}
+
+/// The 4 lanes of an `i32x4`.
+#[inline(always)]
+fn to_array(v: v128) -> [i32; 4] {
+    [i32x4_extract_lane::<0>(v), i32x4_extract_lane::<1>(v), i32x4_extract_lane::<2>(v), i32x4_extract_lane::<3>(v)]
+}
+
+/// `[hsum(a), hsum(b), hsum(c), hsum(d)]` (wrapping), by two rounds of pairing lanes: first
+/// `a0 + a2, b0 + b2, a1 + a3, b1 + b3` (and the same for `c`, `d`), then the halves of those.
+#[inline(always)]
+fn lane_sums(a: v128, b: v128, c: v128, d: v128) -> v128 {
+    let ab = i32x4_add(i32x4_shuffle::<0, 4, 1, 5>(a, b), i32x4_shuffle::<2, 6, 3, 7>(a, b));
+    let cd = i32x4_add(i32x4_shuffle::<0, 4, 1, 5>(c, d), i32x4_shuffle::<2, 6, 3, 7>(c, d));
+    i32x4_add(i32x4_shuffle::<0, 1, 4, 5>(ab, cd), i32x4_shuffle::<2, 3, 6, 7>(ab, cd))
+}
+
+/// Two filters (`wa`, `wb`: `kp` weights each, multiples of 8) times the [`TILE`] patches of `x`
+/// (`kp` int16 values each): the sums of filter `wa` over patches 0..4 as one `i32x4`, and of
+/// `wb`.
+#[inline(always)]
+fn dot_pair(x: &[i16], kp: usize, wa: &[i8], wb: &[i8]) -> (v128, v128) {
+    let (x0, rest) = x.split_at(kp.min(x.len()));
+    let (x1, rest) = rest.split_at(kp.min(rest.len()));
+    let (x2, x3) = rest.split_at(kp.min(rest.len()));
+    let z = i32x4_splat(0);
+    let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+    let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
+    let xs = x0.chunks_exact(8).zip(x1.chunks_exact(8)).zip(x2.chunks_exact(8).zip(x3.chunks_exact(8)));
+    let ws = wa.chunks_exact(8).zip(wb.chunks_exact(8));
+    for (((p0, p1), (p2, p3)), (ca, cb)) in xs.zip(ws) {
+        let (va, vb) = (load8_i16(ca), load8_i16(cb));
+        let v = load_i16x8(p0);
+        a0 = i32x4_add(a0, i32x4_dot_i16x8(v, va));
+        b0 = i32x4_add(b0, i32x4_dot_i16x8(v, vb));
+        let v = load_i16x8(p1);
+        a1 = i32x4_add(a1, i32x4_dot_i16x8(v, va));
+        b1 = i32x4_add(b1, i32x4_dot_i16x8(v, vb));
+        let v = load_i16x8(p2);
+        a2 = i32x4_add(a2, i32x4_dot_i16x8(v, va));
+        b2 = i32x4_add(b2, i32x4_dot_i16x8(v, vb));
+        let v = load_i16x8(p3);
+        a3 = i32x4_add(a3, i32x4_dot_i16x8(v, va));
+        b3 = i32x4_add(b3, i32x4_dot_i16x8(v, vb));
+    }
+    (lane_sums(a0, a1, a2, a3), lane_sums(b0, b1, b2, b3))
+}
+
+/// `((a * m + 2^30) >> 31) as i32` per lane (gemmlowp's doubling high multiply without its
+/// saturation, which only `a == m == i32::MIN` reaches): exact in 64 bits (`|a * m| <= 2^62`).
+#[inline(always)]
+fn high_mul_x4(a: v128, m: v128) -> v128 {
+    let round = i64x2_splat(1 << 30);
+    let lo = u64x2_shr(i64x2_add(i64x2_extmul_low_i32x4(a, m), round), 31);
+    let hi = u64x2_shr(i64x2_add(i64x2_extmul_high_i32x4(a, m), round), 31);
+    i32x4_shuffle::<0, 2, 4, 6>(lo, hi)
+}
+
+/// 8 int16 values into `d` (`d.len() == 8`; nothing otherwise).
+#[inline(always)]
+fn store_i16x8(d: &mut [i16], v: v128) {
+    if let [_, _, _, _, _, _, _, _] = d {
+        // SAFETY: the 8 values (16 bytes) of `d` are inside the slice, which is borrowed
+        // mutably; `v128_store` has no alignment requirement.
+        unsafe { v128_store(d.as_mut_ptr() as *mut v128, v) }
+    }
+}
+
+/// `dst[i] = src[i] + offset` as int16 (`dst` and `src` of the same length), 8 values per step.
+#[inline(always)]
+fn extend_with_offset(dst: &mut [i16], src: &[i8], offset: i16) {
+    let off = i16x8_splat(offset);
+    let mut d8 = dst.chunks_exact_mut(8);
+    let mut s8 = src.chunks_exact(8);
+    for (d, s) in d8.by_ref().zip(s8.by_ref()) {
+        store_i16x8(d, i16x8_add(load8_i16(s), off));
+    }
+    for (d, &x) in d8.into_remainder().iter_mut().zip(s8.remainder()) {
+        *d = x as i16 + offset;
+    }
+}
+
+/// [`im2col_natural`]'s patches, written a filter row at a time: when the `filter.w` taps of
+/// the row are all inside the image (and the filter is not dilated across), they are one run
+/// of `filter.w * in_c` input values, extended 8 per step; rows above or below the image are
+/// zeros; the others (at the left and right edges) go tap by tap. Same values as
+/// [`im2col_natural`].
+#[inline(always)]
+fn im2col_rows(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, kp: usize) {
+    let c = p.input.c;
+    let row_len = p.filter.w * c;
+    if p.dilation.w != 1 || row_len == 0 || p.filter.h * row_len != k {
+        im2col_natural(p, in_b, pixels, cols, k, kp);
+        return;
+    }
+    let cols: &mut [i16] = bytemuck::cast_slice_mut(cols);
+    let off = p.input_offset as i16; // in [-127, 128]: x + off fits int16
+    for (q, patch) in cols.chunks_exact_mut(kp.max(1)).enumerate().take(TILE) {
+        let Some(&(oy, ox)) = pixels.get(q) else {
+            patch.fill(0);
+            continue;
+        };
+        let (body, tail) = patch.split_at_mut(k.min(patch.len()));
+        tail.fill(0);
+        let x0 = ox * p.stride.w; // the first tap's column, in padded coordinates
+        let interior = x0 >= p.padding.left && x0 - p.padding.left + p.filter.w <= p.input.w;
+        for (ky, dst) in body.chunks_exact_mut(row_len).enumerate() {
+            let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, p.input.h) else {
+                dst.fill(0);
+                continue;
+            };
+            if interior {
+                let start = (iy * p.input.w + x0 - p.padding.left) * c;
+                match in_b.get(start..start + row_len) {
+                    Some(src) => extend_with_offset(dst, src, off),
+                    None => dst.fill(0), // unreachable: validated shapes
+                }
+                continue;
+            }
+            for (kx, d) in dst.chunks_exact_mut(c).enumerate() {
+                let run = input_coord(ox, p.stride.w, kx, 1, p.padding.left, p.input.w).and_then(|ix| {
+                    let s = (iy * p.input.w + ix) * c;
+                    in_b.get(s..s + c)
+                });
+                match run {
+                    Some(src) => extend_with_offset(d, src, off),
+                    None => d.fill(0),
+                }
+            }
+        }
+    }
+}
+
+/// [`ChannelRequant::apply`] for 4 channels at once, one per lane, with each lane's constants
+/// prepared: wasm SIMD shifts every lane by the same amount, so the per-channel shifts become
+/// multiplies. The left shift is a wrapping multiply by `2^left`; the high multiply as
+/// [`high_mul_x4`]; the rounding right shift as `(h >> right) + ((h & mask) > half + (h < 0))`
+/// where `h >> right` (arithmetic) is computed unsigned: `u = h + 2^31` (the sign bit flipped)
+/// is in `[0, 2^32)`, `floor(u / 2^right) = (u * 2^(31 - right)) >> 31` exactly in 64 bits
+/// (`i64x2.extmul_*_i32x4_u`, `u * 2^(31 - right) < 2^63`), and `floor(u / 2^right) -
+/// 2^(31 - right) = floor(h / 2^right)` because `2^31` is a multiple of `2^right` (`right` is in
+/// `[0, 31]`; the subtraction wraps for `right = 0`, as `u - 2^31` must).
+#[derive(Clone, Copy)]
+struct LaneRequant {
+    /// The channels' biases (0 without one), where their accumulators start.
+    bias: v128,
+    left_mul: v128,
+    multiplier: v128,
+    mask: v128,
+    half: v128,
+    /// `2^(31 - right)`, as `u32` lanes.
+    right_mul: v128,
+}
+
+impl LaneRequant {
+    /// The constants of channels `c0..c0 + 4` (validated pairs); lanes past the end of the
+    /// slices get multiplier 0 and shift 0 (their results are not used).
+    #[inline(always)]
+    fn new(multiplier: &[i32], shift: &[i32], bias: Option<&[i32]>, c0: usize) -> Self {
+        let b = |i: usize| bias.and_then(|b| b.get(c0 + i)).copied().unwrap_or(0);
+        let rq: [ChannelRequant; 4] = core::array::from_fn(|i| match (multiplier.get(c0 + i), shift.get(c0 + i)) {
+            (Some(&m), Some(&s)) => ChannelRequant::new_valid(m, s),
+            _ => ChannelRequant::new_valid(0, 0),
+        });
+        let lanes = |f: &dyn Fn(&ChannelRequant) -> i32| i32x4(f(&rq[0]), f(&rq[1]), f(&rq[2]), f(&rq[3]));
+        Self {
+            bias: i32x4(b(0), b(1), b(2), b(3)),
+            left_mul: lanes(&|r| (1u32 << (r.left & 31)) as i32),
+            multiplier: lanes(&|r| r.multiplier),
+            mask: lanes(&|r| r.mask),
+            half: lanes(&|r| r.half),
+            right_mul: lanes(&|r| (1u32 << (31 - (r.right & 31))) as i32),
+        }
+    }
+
+    /// `ChannelRequant::apply` lane by lane.
+    #[inline(always)]
+    fn apply(&self, acc: v128) -> v128 {
+        let a = i32x4_mul(acc, self.left_mul);
+        let h = high_mul_x4(a, self.multiplier);
+        let threshold = i32x4_add(self.half, u32x4_shr(h, 31));
+        let up = i32x4_gt(v128_and(h, self.mask), threshold);
+        let u = v128_xor(h, i32x4_splat(i32::MIN));
+        let lo = u64x2_shr(u64x2_extmul_low_u32x4(u, self.right_mul), 31);
+        let hi = u64x2_shr(u64x2_extmul_high_u32x4(u, self.right_mul), 31);
+        let floor = i32x4_sub(i32x4_shuffle::<0, 2, 4, 6>(lo, hi), self.right_mul);
+        i32x4_sub(floor, up)
+    }
+}
+
+/// Depthwise convolution with depth multiplier 1, channels innermost, 8 channels per `i16x8`:
+/// blocks of 32 channels (then of 8, the last one possibly partial) with their requantization
+/// prepared once ([`LaneRequant`], 4 channels per `i32x4`), for each output pixel: the in-image
+/// taps summed as `i16x8.mul` of the input plus offset (in `[-255, 255]`) and the weights (in
+/// `[-128, 127]`), exact in int16 (`|product| <= 255 * 128 = 32640`), widened into two `i32x4`
+/// accumulators per 8 channels (wrapping, like the reference's sums), which start at the biases;
+/// then requantized, clamped, narrowed and stored. A partial block loads 8 values all the same
+/// (lanes past its channels hold the next pixel's or tap's values, zeros past the end of the
+/// data) and stores only its channels. No scratch. Preconditions (else `false`, nothing
+/// written): `depth_multiplier == 1`, every multiplier and shift within [`ChannelRequant`]'s
+/// contract.
+pub(crate) fn depthwise_conv_s8(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> bool {
+    let (ms, ss) = (quant.multiplier, quant.shift);
+    if p.depth_multiplier != 1 || !ChannelRequant::all_valid(ms, ss) {
+        return false;
+    }
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c;
+    let in_image = ind.h * ind.w * c;
+    let out_image = outd.h * outd.w * c;
+    if in_image == 0 || out_image == 0 {
+        return true;
+    }
+    let out = DwOutput {
+        off: i16x8_splat(p.input_offset as i16), // in [-127, 128]
+        lo: i32x4_splat(p.activation.min),
+        hi: i32x4_splat(p.activation.max),
+        out_off: i32x4_splat(p.output_offset),
+    };
+    let unused = LaneRequant::new(&[], &[], None, 0);
+    for c0 in (0..c).step_by(32) {
+        let n = (c - c0).min(32);
+        let rq: [LaneRequant; 8] =
+            core::array::from_fn(|i| if 4 * i < n { LaneRequant::new(ms, ss, bias, c0 + 4 * i) } else { unused });
+        for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+            for (px, out_px) in out_b.chunks_exact_mut(c).enumerate() {
+                let (oy, ox) = (px / outd.w.max(1), px % outd.w.max(1));
+                let Some(chunk) = out_px.get_mut(c0..c0 + n) else { continue };
+                if n == 32 {
+                    let mut acc: [[v128; 2]; 4] = core::array::from_fn(|g| [rq[2 * g].bias, rq[2 * g + 1].bias]);
+                    dw_accumulate(p, in_b, filter, oy, ox, c0, out.off, &mut acc);
+                    for ((a, o), r) in acc.iter().zip(chunk.chunks_exact_mut(8)).zip(rq.chunks_exact(2)) {
+                        out.store(o, a, &r[0], &r[1]);
+                    }
+                } else {
+                    for ((g, o), r) in chunk.chunks_mut(8).enumerate().zip(rq.chunks_exact(2)) {
+                        let mut acc = [[r[0].bias, r[1].bias]];
+                        dw_accumulate(p, in_b, filter, oy, ox, c0 + 8 * g, out.off, &mut acc);
+                        out.store(o, &acc[0], &r[0], &r[1]);
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The output stage constants of [`depthwise_conv_s8`].
+struct DwOutput {
+    off: v128,
+    lo: v128,
+    hi: v128,
+    out_off: v128,
+}
+
+impl DwOutput {
+    /// Requantizes the 8 channels of `acc` (4 per `i32x4`), adds the output offset, clamps and
+    /// writes the first `o.len()` (at most 8) of them to `o`.
+    #[inline(always)]
+    fn store(&self, o: &mut [i8], acc: &[v128; 2], r0: &LaneRequant, r1: &LaneRequant) {
+        let r_lo = i32x4_min(i32x4_max(i32x4_add(r0.apply(acc[0]), self.out_off), self.lo), self.hi);
+        let r_hi = i32x4_min(i32x4_max(i32x4_add(r1.apply(acc[1]), self.out_off), self.lo), self.hi);
+        let r = i8x16_narrow_i16x8(i16x8_narrow_i32x4(r_lo, r_hi), i16x8_splat(0));
+        let bytes = i64x2_extract_lane::<0>(r).to_le_bytes();
+        for (o, &v) in o.iter_mut().zip(bytes.iter()) {
+            *o = v as i8;
+        }
+    }
+}
+
+/// Adds the in-image taps of output pixel `(oy, ox)` for channels `c0..c0 + 8 * G` to `acc`
+/// (two `i32x4` per 8 channels): `w * (x + offset)` per channel, the product in int16.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn dw_accumulate<const G: usize>(
+    p: &DepthwiseConvParams,
+    in_b: &[i8],
+    filter: &[i8],
+    oy: usize,
+    ox: usize,
+    c0: usize,
+    off: v128,
+    acc: &mut [[v128; 2]; G],
+) {
+    let (ind, c) = (p.input, p.input.c);
+    for ky in 0..p.filter.h {
+        let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) else {
+            continue;
+        };
+        for kx in 0..p.filter.w {
+            let Some(ix) = input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w) else {
+                continue;
+            };
+            let xs = in_b.get((iy * ind.w + ix) * c + c0..).unwrap_or(&[]);
+            let ws = filter.get((ky * p.filter.w + kx) * c + c0..).unwrap_or(&[]);
+            for (g, a) in acc.iter_mut().enumerate() {
+                let xv = i16x8_add(load8_i16(xs.get(8 * g..).unwrap_or(&[])), off);
+                let wv = load8_i16(ws.get(8 * g..).unwrap_or(&[]));
+                let prod = i16x8_mul(xv, wv);
+                a[0] = i32x4_add(a[0], i32x4_extend_low_i16x8(prod));
+                a[1] = i32x4_add(a[1], i32x4_extend_high_i16x8(prod));
+            }
+        }
     }
 }
 
