@@ -214,7 +214,7 @@ mod tests {
     /// Every integer type, from `raw_data` and from its typed field, at the edges of its range
     /// (the reading the per-type conversions `as i8`, `u16::from_le_bytes`... gave).
     #[test]
-    fn integer_types_at_their_edges() {
+    fn integer_types_at_their_edges() -> Result<(), ConvertError> {
         let decode = |code: i32, raw: Option<Vec<u8>>, int32: Vec<i32>, int64: Vec<i64>, uint64: Vec<u64>, n: i64| {
             let t = pb::TensorProto {
                 dims: vec![n],
@@ -225,30 +225,31 @@ mod tests {
                 uint64_data: uint64,
                 ..Default::default()
             };
-            match konst_from_proto(&t, "t").unwrap().data {
-                KData::I64(v) => v,
-                other => panic!("{other:?}"),
+            match konst_from_proto(&t, "t")?.data {
+                KData::I64(v) => Ok(v),
+                other => Err(malformed(alloc::format!("not read as integers: {other:?}"))),
             }
         };
-        assert_eq!(decode(dt::INT8, Some(vec![0x80, 0x7f, 0xff]), vec![], vec![], vec![], 3), [-128, 127, -1]);
-        assert_eq!(decode(dt::UINT8, Some(vec![0x80, 0x7f, 0xff]), vec![], vec![], vec![], 3), [128, 127, 255]);
-        assert_eq!(decode(dt::INT16, Some(vec![0x00, 0x80, 0xff, 0x7f]), vec![], vec![], vec![], 2), [-32768, 32767]);
-        assert_eq!(decode(dt::UINT16, Some(vec![0x00, 0x80, 0xff, 0xff]), vec![], vec![], vec![], 2), [32768, 65535]);
+        assert_eq!(decode(dt::INT8, Some(vec![0x80, 0x7f, 0xff]), vec![], vec![], vec![], 3)?, [-128, 127, -1]);
+        assert_eq!(decode(dt::UINT8, Some(vec![0x80, 0x7f, 0xff]), vec![], vec![], vec![], 3)?, [128, 127, 255]);
+        assert_eq!(decode(dt::INT16, Some(vec![0x00, 0x80, 0xff, 0x7f]), vec![], vec![], vec![], 2)?, [-32768, 32767]);
+        assert_eq!(decode(dt::UINT16, Some(vec![0x00, 0x80, 0xff, 0xff]), vec![], vec![], vec![], 2)?, [32768, 65535]);
         let i32s = [i32::MIN.to_le_bytes(), (-1i32).to_le_bytes()].concat();
-        assert_eq!(decode(dt::INT32, Some(i32s.clone()), vec![], vec![], vec![], 2), [i64::from(i32::MIN), -1]);
-        assert_eq!(decode(dt::UINT32, Some(i32s), vec![], vec![], vec![], 2), [1 << 31, 0xffff_ffff]);
+        assert_eq!(decode(dt::INT32, Some(i32s.clone()), vec![], vec![], vec![], 2)?, [i64::from(i32::MIN), -1]);
+        assert_eq!(decode(dt::UINT32, Some(i32s), vec![], vec![], vec![], 2)?, [1 << 31, 0xffff_ffff]);
         let i64s = [i64::MIN.to_le_bytes(), (-2i64).to_le_bytes()].concat();
-        assert_eq!(decode(dt::INT64, Some(i64s.clone()), vec![], vec![], vec![], 2), [i64::MIN, -2]);
-        assert_eq!(decode(dt::UINT64, Some(i64s), vec![], vec![], vec![], 2), [i64::MIN, -2]);
+        assert_eq!(decode(dt::INT64, Some(i64s.clone()), vec![], vec![], vec![], 2)?, [i64::MIN, -2]);
+        assert_eq!(decode(dt::UINT64, Some(i64s), vec![], vec![], vec![], 2)?, [i64::MIN, -2]);
         // Typed fields: int32_data truncated to the type's width.
         let wide = vec![0x1ff, -129, 0x18000, i32::MIN];
-        assert_eq!(decode(dt::INT8, None, wide.clone(), vec![], vec![], 4), [-1, 127, 0, 0]);
-        assert_eq!(decode(dt::UINT8, None, wide.clone(), vec![], vec![], 4), [255, 127, 0, 0]);
-        assert_eq!(decode(dt::INT16, None, wide.clone(), vec![], vec![], 4), [511, -129, -32768, 0]);
-        assert_eq!(decode(dt::UINT16, None, wide.clone(), vec![], vec![], 4), [511, 65407, 32768, 0]);
-        assert_eq!(decode(dt::INT32, None, wide, vec![], vec![], 4), [0x1ff, -129, 0x18000, i64::from(i32::MIN)]);
-        assert_eq!(decode(dt::UINT32, None, vec![], vec![], vec![u64::MAX, 5], 2), [-1, 5]);
-        assert_eq!(decode(dt::UINT64, None, vec![], vec![], vec![u64::MAX, 5], 2), [-1, 5]);
-        assert_eq!(decode(dt::INT64, None, vec![], vec![i64::MAX, -3], vec![], 2), [i64::MAX, -3]);
+        assert_eq!(decode(dt::INT8, None, wide.clone(), vec![], vec![], 4)?, [-1, 127, 0, 0]);
+        assert_eq!(decode(dt::UINT8, None, wide.clone(), vec![], vec![], 4)?, [255, 127, 0, 0]);
+        assert_eq!(decode(dt::INT16, None, wide.clone(), vec![], vec![], 4)?, [511, -129, -32768, 0]);
+        assert_eq!(decode(dt::UINT16, None, wide.clone(), vec![], vec![], 4)?, [511, 65407, 32768, 0]);
+        assert_eq!(decode(dt::INT32, None, wide, vec![], vec![], 4)?, [0x1ff, -129, 0x18000, i64::from(i32::MIN)]);
+        assert_eq!(decode(dt::UINT32, None, vec![], vec![], vec![u64::MAX, 5], 2)?, [-1, 5]);
+        assert_eq!(decode(dt::UINT64, None, vec![], vec![], vec![u64::MAX, 5], 2)?, [-1, 5]);
+        assert_eq!(decode(dt::INT64, None, vec![], vec![i64::MAX, -3], vec![], 2)?, [i64::MAX, -3]);
+        Ok(())
     }
 }
