@@ -461,6 +461,20 @@ fn extreme_or_uniform(d: &mut Draw, n: usize) -> Vec<i8> {
     }
 }
 
+/// Runs `reference` and `fast` into outputs of `len` values and checks them bit for bit.
+fn compare_edge(
+    what: &str,
+    len: Option<usize>,
+    reference: impl FnOnce(&mut [i8]) -> Result<(), microquant::Error>,
+    fast: impl FnOnce(&mut [i8]) -> Result<(), microquant::Error>,
+) {
+    let len = len.unwrap_or_else(|| panic!("{what}: output size overflows"));
+    let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+    reference(&mut want).unwrap_or_else(|e| panic!("{what}: reference: {e}"));
+    fast(&mut got).unwrap_or_else(|e| panic!("{what}: fast path: {e}"));
+    assert_bit_exact(what, &want, &got);
+}
+
 /// Per-channel requantization over the whole of the fast paths' contract: multipliers of
 /// either sign (0 and `i32::MAX` included, sometimes `i32::MIN`, which the fast paths decline),
 /// right shifts down to -31 and small left shifts (the accumulators of these small layers keep
@@ -527,11 +541,9 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
         let f = extreme_or_uniform(&mut d, out_c * kh_c * kw_c * in_c);
         let bias = (d.range(0, 3) != 0).then_some(&b[..]);
         let q = PerChannelQuant { multiplier: &m, shift: &sh };
-        let len = p.output.checked_len().unwrap();
-        let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
-        conv_s8_reference(&p, &q, &x, &f, bias, &mut want).unwrap();
-        conv_s8(&p, &q, &x, &f, bias, &mut got, &mut vec![0u8; conv_s8_scratch_len(&p)]).unwrap();
-        assert_bit_exact(&format!("edge conv {p:?}"), &want, &got);
+        compare_edge(&format!("edge conv {p:?}"), p.output.checked_len(), |y| conv_s8_reference(&p, &q, &x, &f, bias, y), |y| {
+            conv_s8(&p, &q, &x, &f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)])
+        });
         convs += 1;
 
         // depthwise: odd channel counts, depth multipliers (> 1 runs the reference)
@@ -559,11 +571,12 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
         let f = extreme_or_uniform(&mut d, kh * kw * c * dm);
         let bias = (d.range(0, 3) != 0).then_some(&b[..]);
         let q = PerChannelQuant { multiplier: &m, shift: &sh };
-        let len = p.output.checked_len().unwrap();
-        let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
-        depthwise_conv_s8_reference(&p, &q, &x, &f, bias, &mut want).unwrap();
-        depthwise_conv_s8(&p, &q, &x, &f, bias, &mut got, &mut []).unwrap();
-        assert_bit_exact(&format!("edge depthwise {p:?}"), &want, &got);
+        compare_edge(
+            &format!("edge depthwise {p:?}"),
+            p.output.checked_len(),
+            |y| depthwise_conv_s8_reference(&p, &q, &x, &f, bias, y),
+            |y| depthwise_conv_s8(&p, &q, &x, &f, bias, y, &mut []),
+        );
         dws += 1;
     }
     assert!(convs > 250 && dws > 250, "{convs} {dws}");

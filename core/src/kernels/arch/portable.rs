@@ -39,13 +39,7 @@ pub(crate) fn im2col_natural(
     let cols: &mut [i16] = bytemuck::cast_slice_mut(cols);
     let c = p.input.c;
     let off = p.input_offset as i16; // in [-127, 128]: x + off fits int16
-    for (q, patch) in cols.chunks_exact_mut(kp.max(1)).enumerate().take(TILE) {
-        let Some(&(oy, ox)) = pixels.get(q) else {
-            patch.fill(0);
-            continue;
-        };
-        let (body, tail) = patch.split_at_mut(k.min(patch.len()));
-        tail.fill(0);
+    fill_patches(cols, kp, pixels, k, 0, |oy, ox, body| {
         let mut runs = body.chunks_exact_mut(c.max(1));
         for_each_tap(p, in_b, oy, ox, |_, run| {
             let Some(dst) = runs.next() else { return };
@@ -54,6 +48,29 @@ pub(crate) fn im2col_natural(
                 None => dst.fill(0),
             }
         });
+    });
+}
+
+/// The frame every im2col shares: `cols` holds [`TILE`] patches of `stride` values; for each
+/// patch whose output pixel `(oy, ox)` is in `pixels`, `fill(oy, ox, body)` writes its first `k`
+/// values and the rest of the patch is set to `pad`; the patches of missing pixels are all `pad`.
+#[inline(always)]
+pub(crate) fn fill_patches<T: Copy>(
+    cols: &mut [T],
+    stride: usize,
+    pixels: &[(usize, usize)],
+    k: usize,
+    pad: T,
+    mut fill: impl FnMut(usize, usize, &mut [T]),
+) {
+    for (q, patch) in cols.chunks_exact_mut(stride.max(1)).enumerate().take(TILE) {
+        let Some(&(oy, ox)) = pixels.get(q) else {
+            patch.fill(pad);
+            continue;
+        };
+        let (body, tail) = patch.split_at_mut(k.min(patch.len()));
+        tail.fill(pad);
+        fill(oy, ox, body);
     }
 }
 

@@ -20,7 +20,7 @@ use core::arch::wasm32::*;
 #[cfg(all(feature = "relaxed-simd", not(target_feature = "relaxed-simd")))]
 compile_error!("the `relaxed-simd` feature needs `-C target-feature=+simd128,+relaxed-simd` on wasm32");
 
-use super::portable::{cols_i16, im2col_natural};
+use super::portable::{cols_i16, fill_patches, im2col_natural};
 use super::{ChannelRequant, ConvTile, OutputScale, TILE};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::conv::{ConvParams, input_coord};
@@ -173,6 +173,7 @@ impl ConvTile for SimdTile {
 }
 
 /// The 4 lanes of an `i32x4`.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn to_array(v: v128) -> [i32; 4] {
     [i32x4_extract_lane::<0>(v), i32x4_extract_lane::<1>(v), i32x4_extract_lane::<2>(v), i32x4_extract_lane::<3>(v)]
@@ -180,6 +181,7 @@ fn to_array(v: v128) -> [i32; 4] {
 
 /// `[hsum(a), hsum(b), hsum(c), hsum(d)]` (wrapping), by two rounds of pairing lanes: first
 /// `a0 + a2, b0 + b2, a1 + a3, b1 + b3` (and the same for `c`, `d`), then the halves of those.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn lane_sums(a: v128, b: v128, c: v128, d: v128) -> v128 {
     let ab = i32x4_add(i32x4_shuffle::<0, 4, 1, 5>(a, b), i32x4_shuffle::<2, 6, 3, 7>(a, b));
@@ -190,6 +192,7 @@ fn lane_sums(a: v128, b: v128, c: v128, d: v128) -> v128 {
 /// Two filters (`wa`, `wb`: `kp` weights each, multiples of 8) times the [`TILE`] patches of `x`
 /// (`kp` int16 values each): the sums of filter `wa` over patches 0..4 as one `i32x4`, and of
 /// `wb`.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn dot_pair(x: &[i16], kp: usize, wa: &[i8], wb: &[i8]) -> (v128, v128) {
     let (x0, rest) = x.split_at(kp.min(x.len()));
@@ -229,6 +232,7 @@ fn high_mul_x4(a: v128, m: v128) -> v128 {
 }
 
 /// 8 int16 values into `d` (`d.len() == 8`; nothing otherwise).
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn store_i16x8(d: &mut [i16], v: v128) {
     if let [_, _, _, _, _, _, _, _] = d {
@@ -239,6 +243,7 @@ fn store_i16x8(d: &mut [i16], v: v128) {
 }
 
 /// `dst[i] = src[i] + offset` as int16 (`dst` and `src` of the same length), 8 values per step.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn extend_with_offset(dst: &mut [i16], src: &[i8], offset: i16) {
     let off = i16x8_splat(offset);
@@ -257,6 +262,7 @@ fn extend_with_offset(dst: &mut [i16], src: &[i8], offset: i16) {
 /// of `filter.w * in_c` input values, extended 8 per step; rows above or below the image are
 /// zeros; the others (at the left and right edges) go tap by tap. Same values as
 /// [`im2col_natural`].
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn im2col_rows(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, kp: usize) {
     let c = p.input.c;
@@ -267,13 +273,7 @@ fn im2col_rows(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mu
     }
     let cols: &mut [i16] = bytemuck::cast_slice_mut(cols);
     let off = p.input_offset as i16; // in [-127, 128]: x + off fits int16
-    for (q, patch) in cols.chunks_exact_mut(kp.max(1)).enumerate().take(TILE) {
-        let Some(&(oy, ox)) = pixels.get(q) else {
-            patch.fill(0);
-            continue;
-        };
-        let (body, tail) = patch.split_at_mut(k.min(patch.len()));
-        tail.fill(0);
+    fill_patches(cols, kp, pixels, k, 0, |oy, ox, body| {
         let x0 = ox * p.stride.w; // the first tap's column, in padded coordinates
         let interior = x0 >= p.padding.left && x0 - p.padding.left + p.filter.w <= p.input.w;
         for (ky, dst) in body.chunks_exact_mut(row_len).enumerate() {
@@ -300,7 +300,7 @@ fn im2col_rows(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mu
                 }
             }
         }
-    }
+    });
 }
 
 /// [`ChannelRequant::apply`] for 4 channels at once, one per lane, with each lane's constants
@@ -505,13 +505,7 @@ impl ConvTile for RelaxedTile {
         let stride = k.div_ceil(16) * 16;
         let zp = (-p.input_offset) as i8; // the input zero point, in [-128, 127]
         let c = p.input.c;
-        for (q, patch) in cols.chunks_exact_mut(stride.max(1)).enumerate().take(TILE) {
-            let Some(&(oy, ox)) = pixels.get(q) else {
-                patch.fill(zp);
-                continue;
-            };
-            let (body, tail) = patch.split_at_mut(k.min(patch.len()));
-            tail.fill(zp);
+        fill_patches(cols, stride, pixels, k, zp, |oy, ox, body| {
             let mut runs = body.chunks_exact_mut(c.max(1));
             super::for_each_tap(p, in_b, oy, ox, |_, run| {
                 let Some(dst) = runs.next() else { return };
@@ -520,7 +514,7 @@ impl ConvTile for RelaxedTile {
                     None => dst.fill(zp),
                 }
             });
-        }
+        });
     }
 
     #[inline(always)]
