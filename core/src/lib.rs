@@ -73,5 +73,7 @@ pub mod passes;
 pub mod ptq;
 #[cfg(feature = "alloc")]
 pub mod tflite;
+#[cfg(feature = "alloc")]
+mod vecmap;
 
 pub use error::Error;

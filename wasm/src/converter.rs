@@ -35,6 +35,13 @@ extern "C" {
     fn set_timeout(handler: &Function, timeout: i32) -> JsValue;
 }
 
+/// `future_to_promise` of `f`, boxed: one copy of the executor glue for every promise-returning
+/// method (instead of one per future type).
+fn promise(f: impl core::future::Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let f: core::pin::Pin<alloc::boxed::Box<dyn core::future::Future<Output = Result<JsValue, JsValue>>>> = alloc::boxed::Box::pin(f);
+    future_to_promise(f)
+}
+
 /// Lets the event loop run (a `setTimeout(0)` macrotask): pending messages, clicks and
 /// `AbortSignal` events are handled before the next chunk of work.
 pub(crate) async fn yield_now() {
@@ -436,7 +443,7 @@ impl FloatModel {
         let cal_opts = calibration.options.clone();
         let state = calibration.state.clone();
         let same = Rc::ptr_eq(&self.inner, &calibration.model);
-        future_to_promise(async move {
+        promise(async move {
             if !same {
                 return Err(error("this calibration belongs to another model"));
             }
@@ -473,7 +480,7 @@ impl FloatModel {
     ) -> Promise {
         let options = options.unwrap_or(JsValue::UNDEFINED);
         let model = self.inner.clone();
-        future_to_promise(async move {
+        promise(async move {
             let options = js::options(&options, "options")?;
             let opts = calibration_options(&options)?;
             let mut ctl = Control::from_options(&options)?;
@@ -618,7 +625,7 @@ impl Calibration {
         let model = self.model.clone();
         let opts = self.options.clone();
         let state = self.state.clone();
-        future_to_promise(async move {
+        promise(async move {
             let bytes = {
                 let mut s = state.borrow_mut();
                 if s.busy {

@@ -66,9 +66,19 @@ impl Io {
 
 /// Reorders `data` of `shape` so that output axis `i` is input axis `perm[i]`.
 pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    match transpose_sources(data.len(), shape, perm) {
+        Some(src) => src.iter().map(|&s| data.get(s).copied().unwrap_or_default()).collect(),
+        None => data.to_vec(),
+    }
+}
+
+/// For [`transpose`]: the input index of each output element, or `None` when the data stays as
+/// it is (a shape or permutation that does not fit, or only axes of size 1 move). Not generic,
+/// so the element types share it.
+fn transpose_sources(len: usize, shape: &[usize], perm: &[usize]) -> Option<Vec<usize>> {
     let rank = shape.len();
-    if perm.len() != rank || data.len() != shape.iter().product::<usize>() {
-        return data.to_vec();
+    if perm.len() != rank || len != shape.iter().product::<usize>() {
+        return None;
     }
     // Only axes of size 1 move (NCHW to NHWC with one channel, say): the order in memory is
     // the same.
@@ -79,7 +89,7 @@ pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[
         last = Some(p);
         in_order
     }) {
-        return data.to_vec();
+        return None;
     }
     let mut strides = vec![1usize; rank];
     for i in (0..rank.saturating_sub(1)).rev() {
@@ -87,11 +97,10 @@ pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[
     }
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape.get(p).copied().unwrap_or(1)).collect();
     let out_strides: Vec<usize> = perm.iter().map(|&p| strides.get(p).copied().unwrap_or(0)).collect();
-    let mut out = vec![T::default(); data.len()];
+    let mut out = Vec::with_capacity(len);
     let mut idx = vec![0usize; rank];
-    for o in out.iter_mut() {
-        let src: usize = idx.iter().zip(&out_strides).map(|(i, s)| i * s).sum();
-        *o = data.get(src).copied().unwrap_or_default();
+    for _ in 0..len {
+        out.push(idx.iter().zip(&out_strides).map(|(i, s)| i * s).sum());
         for ax in (0..rank).rev() {
             idx[ax] += 1;
             if idx[ax] < out_shape[ax] {
@@ -100,7 +109,7 @@ pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[
             idx[ax] = 0;
         }
     }
-    out
+    Some(out)
 }
 
 /// The inverse permutation.

@@ -32,7 +32,6 @@
 //! built with the generated ONNX types and encoded by `write.rs` (the bytes prost would write,
 //! without prost's encoders for every ONNX message in the `.wasm`).
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -40,8 +39,9 @@ use alloc::vec::Vec;
 
 use super::layout;
 use super::pb;
-use super::tensor::dt;
+use super::tensor::{dt, le_f32, le16, le32, le64};
 use super::IoInfo;
+use crate::vecmap::VecMap;
 use crate::graph::{
     Activation, ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Padding, Tensor, TensorId,
 };
@@ -188,23 +188,23 @@ struct Exporter<'g> {
     /// Unique base name of every tensor.
     names: Vec<String>,
     /// The dequantized value of each activation, once written.
-    deq: BTreeMap<u32, Val>,
+    deq: VecMap<u32, Val>,
     /// (value name, target perm) → converted value name.
-    converted: BTreeMap<(String, Vec<usize>), String>,
+    converted: VecMap<(String, Vec<usize>), String>,
     /// (constant, perm) → its dequantized value.
-    constants: BTreeMap<(u32, Vec<usize>), String>,
-    used: BTreeMap<String, usize>,
+    constants: VecMap<(u32, Vec<usize>), String>,
+    used: VecMap<String, usize>,
     /// Node names written so far (ONNX Runtime refuses two nodes with one name).
-    node_names: BTreeMap<String, usize>,
+    node_names: VecMap<String, usize>,
 }
 
 impl<'g> Exporter<'g> {
     fn new(g: &'g Graph, opts: &'g QdqExportOptions) -> Self {
-        let mut used: BTreeMap<String, usize> = BTreeMap::new();
+        let mut used: VecMap<String, usize> = VecMap::new();
         let mut names = Vec::with_capacity(g.tensors.len());
         for (i, t) in g.tensors.iter().enumerate() {
             let base = if t.name.is_empty() { format!("t{i}") } else { t.name.clone() };
-            let n = used.entry(base.clone()).or_insert(0);
+            let n = used.get_or_insert(base.clone(), 0);
             *n += 1;
             names.push(if *n == 1 { base } else { format!("{base}__{i}") });
         }
@@ -212,21 +212,21 @@ impl<'g> Exporter<'g> {
             g,
             opts,
             nodes: Vec::new(),
-            node_names: BTreeMap::new(),
+            node_names: VecMap::new(),
             inits: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
             names,
-            deq: BTreeMap::new(),
-            converted: BTreeMap::new(),
-            constants: BTreeMap::new(),
+            deq: VecMap::new(),
+            converted: VecMap::new(),
+            constants: VecMap::new(),
             used,
         }
     }
 
     /// A fresh unique name derived from `base`.
     fn fresh(&mut self, base: &str) -> String {
-        let n = self.used.entry(base.to_string()).or_insert(0);
+        let n = self.used.get_or_insert(base.to_string(), 0);
         *n += 1;
         if *n == 1 { base.to_string() } else { format!("{base}__{}", *n - 1) }
     }
@@ -236,7 +236,7 @@ impl<'g> Exporter<'g> {
         // name a node like the model output whose `Identity` is written here).
         let mut unique = name.to_string();
         while self.node_names.contains_key(&unique) {
-            let n = self.node_names.entry(name.to_string()).or_insert(0);
+            let n = self.node_names.get_or_insert(name.to_string(), 0);
             *n += 1;
             unique = format!("{name}_{n}");
         }
@@ -288,7 +288,7 @@ impl<'g> Exporter<'g> {
         let raw: Vec<u8> = match code {
             dt::INT8 => zps.iter().map(|&z| z as i8 as u8).collect(),
             dt::INT16 => zps.iter().flat_map(|&z| (z as i16).to_le_bytes()).collect(),
-            _ => zps.iter().flat_map(|&z| z.to_le_bytes()).collect(),
+            _ => le32(zps),
         };
         let shape = if per_axis { vec![zps.len()] } else { vec![] };
         self.inits.push(tensor_proto(&name, &shape, code, raw));
@@ -298,7 +298,7 @@ impl<'g> Exporter<'g> {
     fn scales(&mut self, base: &str, scales: &[f32], per_axis: bool) -> String {
         let name = self.fresh(&format!("{base}/scale"));
         let shape = if per_axis { vec![scales.len()] } else { vec![] };
-        self.inits.push(tensor_proto(&name, &shape, dt::FLOAT, scales.iter().flat_map(|s| s.to_le_bytes()).collect()));
+        self.inits.push(tensor_proto(&name, &shape, dt::FLOAT, le_f32(scales)));
         name
     }
 
@@ -360,13 +360,13 @@ impl<'g> Exporter<'g> {
                 if self.opts.opset < 21 {
                     return Err(err(format!("int16 constant '{}' needs opset 21", t.name)));
                 }
-                (dt::INT16, permute(v, &t.shape, perm).iter().flat_map(|x| x.to_le_bytes()).collect())
+                (dt::INT16, le16(&permute(v, &t.shape, perm)))
             }
-            ConstData::I32(v) => (dt::INT32, permute(v, &t.shape, perm).iter().flat_map(|x| x.to_le_bytes()).collect()),
+            ConstData::I32(v) => (dt::INT32, le32(&permute(v, &t.shape, perm))),
             ConstData::I64(v) => {
                 let narrow: Option<Vec<i32>> = v.iter().map(|&x| i32::try_from(x).ok()).collect();
                 let narrow = narrow.ok_or_else(|| err(format!("int64 bias '{}' does not fit int32", t.name)))?;
-                (dt::INT32, permute(&narrow, &t.shape, perm).iter().flat_map(|x| x.to_le_bytes()).collect())
+                (dt::INT32, le32(&permute(&narrow, &t.shape, perm)))
             }
             other => return Err(err(format!("constant '{}' of {} cannot be written as QDQ", t.name, other.dtype()))),
         };
@@ -389,7 +389,7 @@ impl<'g> Exporter<'g> {
     /// An int64 initializer (shapes, pads).
     fn i64s(&mut self, base: &str, v: &[i64]) -> String {
         let name = self.fresh(base);
-        self.inits.push(tensor_proto(&name, &[v.len()], dt::INT64, v.iter().flat_map(|x| x.to_le_bytes()).collect()));
+        self.inits.push(tensor_proto(&name, &[v.len()], dt::INT64, le64(v)));
         name
     }
 
@@ -425,7 +425,7 @@ impl<'g> Exporter<'g> {
             let t = self.tensor(id)?;
             let io = self.opts.inputs.get(k);
             let (name, perm, model_shape) = io_layout(t, io, &self.names[id.index()])?;
-            self.used.entry(name.clone()).or_insert(1);
+            self.used.get_or_insert(name.clone(), 1);
             self.inputs.push(value_info(&name, dt::FLOAT, &model_shape));
             let dq = self.qdq(id, &name, None)?;
             let v = self.in_order(&Val { name: dq, perm }, &Self::inner_perm(t.shape.len()));
@@ -444,7 +444,7 @@ impl<'g> Exporter<'g> {
             // A tensor's own name is reserved for it; another name must be free.
             let own = name == self.names[id.index()] && !g.inputs.contains(&id);
             let name = if own || !self.used.contains_key(&name) { name } else { self.fresh(&name) };
-            self.used.entry(name.clone()).or_insert(1);
+            self.used.get_or_insert(name.clone(), 1);
             self.node("Identity", &name.clone(), vec![v.name], vec![name.clone()], vec![]);
             self.outputs.push(value_info(&name, dt::FLOAT, &model_shape));
         }
@@ -661,8 +661,9 @@ impl<'g> Exporter<'g> {
                 let xid = input(self, 0)?;
                 let x = self.act(xid)?;
                 let inv = layout::inverse(&x.perm);
-                let mut oaxes: Vec<i64> = axes.iter().map(|&a| inv.get(a).copied().unwrap_or(a) as i64).collect();
-                oaxes.sort_unstable();
+                let mut oaxes: Vec<usize> = axes.iter().map(|&a| inv.get(a).copied().unwrap_or(a)).collect();
+                crate::vecmap::sort_usizes(&mut oaxes);
+                let oaxes: Vec<i64> = oaxes.iter().map(|&a| a as i64).collect();
                 let out = float_name(self);
                 let keep = attr_int("keepdims", i64::from(*keep_dims));
                 if self.opts.opset >= 18 {
@@ -678,7 +679,7 @@ impl<'g> Exporter<'g> {
                 } else {
                     let kept: Vec<usize> = x.perm.iter().copied().filter(|a| !axes.contains(a)).collect();
                     let mut sorted = kept.clone();
-                    sorted.sort_unstable();
+                    crate::vecmap::sort_usizes(&mut sorted);
                     kept.iter().map(|a| sorted.iter().position(|s| s == a).unwrap_or(0)).collect()
                 };
                 self.finish(y, out, perm)
@@ -730,7 +731,7 @@ impl<'g> Exporter<'g> {
             let (code, raw) = match data {
                 ConstData::I8(v) => (dt::INT8, permute(v, &s, target).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
                 ConstData::I16(v) if self.opts.opset >= 21 => {
-                    (dt::INT16, permute(v, &s, target).iter().flat_map(|x| x.to_le_bytes()).collect())
+                    (dt::INT16, le16(&permute(v, &s, target)))
                 }
                 other => return Err(err(format!("constant operand '{}' of {}", t.name, other.dtype()))),
             };

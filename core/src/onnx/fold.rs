@@ -78,6 +78,15 @@ pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, ConvertError> {
     Ok(a as usize)
 }
 
+/// [`norm_axis`] of every axis in `list` (the first error, if any).
+pub(crate) fn norm_axes(list: &[i64], rank: usize) -> Result<Vec<usize>, ConvertError> {
+    let mut out = Vec::with_capacity(list.len());
+    for &a in list {
+        out.push(norm_axis(a, rank)?);
+    }
+    Ok(out)
+}
+
 /// The `Flatten` axis, in `0..=rank` (negative counts from the end).
 pub(crate) fn flatten_axis(axis: i64, rank: usize) -> Result<usize, ConvertError> {
     let r = rank as i64;
@@ -328,9 +337,9 @@ pub(crate) fn unsqueeze_shape(shape: &[usize], axes: &[i64]) -> Result<Vec<usize
 pub(crate) fn squeeze_axes(shape: &[usize], axes: Option<&[i64]>) -> Result<Vec<usize>, ConvertError> {
     let mut out: Vec<usize> = match axes {
         None => (0..shape.len()).filter(|&a| shape[a] == 1).collect(),
-        Some(list) => list.iter().map(|&a| norm_axis(a, shape.len())).collect::<Result<_, _>>()?,
+        Some(list) => norm_axes(list, shape.len())?,
     };
-    out.sort_unstable();
+    crate::vecmap::sort_usizes(&mut out);
     out.dedup();
     if let Some(&a) = out.iter().find(|&&a| shape.get(a) != Some(&1)) {
         return Err(invalid(format!("Squeeze axis {a} of shape {shape:?} is not 1")));
@@ -579,7 +588,7 @@ pub(crate) fn fold(
         "Transpose" => {
             let v = x(0)?;
             let perm = match attrs.ints("perm")? {
-                Some(p) => p.iter().map(|&a| norm_axis(a, v.shape.len())).collect::<Result<Vec<_>, _>>()?,
+                Some(p) => norm_axes(&p, v.shape.len())?,
                 None => (0..v.shape.len()).rev().collect(),
             };
             v.transpose(&perm)?

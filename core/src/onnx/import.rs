@@ -8,7 +8,6 @@
 //!    a graph tensor plus a layout (see [`layout`]).
 //! 4. Outputs, the input/output layouts ([`IoInfo`]), unused tensors pruned, [`Graph::validate`].
 
-use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -21,6 +20,7 @@ use super::fold::{self, KData, Konst, norm_axis};
 use super::layout;
 use super::tensor::{dt, dtype_name, konst_from_proto};
 use super::{ImportOptions, Imported, IoInfo, MAX_OPSET, MIN_OPSET, pb};
+use crate::vecmap::{VecMap, VecSet};
 use crate::graph::{
     Activation, ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected,
     Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId,
@@ -80,11 +80,11 @@ impl Ctx<'_> {
 
 struct Builder {
     g: Graph,
-    values: BTreeMap<String, Value>,
+    values: VecMap<String, Value>,
     /// `(tensor, target perm)` → a tensor holding the same ONNX tensor in the target order.
-    converted: BTreeMap<(u32, Vec<usize>), TensorId>,
+    converted: VecMap<(u32, Vec<usize>), TensorId>,
     /// Names read by the nodes we convert and by the selected outputs.
-    used: BTreeSet<String>,
+    used: VecSet<String>,
 }
 
 fn decode_error(e: prost::DecodeError, len: usize) -> ConvertError {
@@ -125,9 +125,9 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
                 graph.name.as_deref().unwrap_or("")
             ),
         )),
-        values: BTreeMap::new(),
-        converted: BTreeMap::new(),
-        used: BTreeSet::new(),
+        values: VecMap::new(),
+        converted: VecMap::new(),
+        used: VecSet::new(),
     };
 
     // Outputs to import, and the nodes they need.
@@ -154,7 +154,7 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
     // Initializers.
     for t in &graph.initializer {
         let name = t.name.clone().unwrap_or_default();
-        if !b.used.contains(&name) {
+        if !b.used.contains_key(&name) {
             continue;
         }
         let k = konst_from_proto(t, &format!("initializer {name:?}"))?;
@@ -162,7 +162,7 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
     }
     if let Some(s) = graph.sparse_initializer.first() {
         let name = s.values.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
-        if b.used.contains(&name) {
+        if b.used.contains_key(&name) {
             return Err(ConvertError::new(Kind::Unsupported, format!("sparse initializer {name:?}")));
         }
     }
@@ -171,7 +171,7 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
     let mut inputs: Vec<IoInfo> = Vec::new();
     for (k, vi) in graph.input.iter().enumerate() {
         let name = vi.name.clone().unwrap_or_default();
-        if b.values.contains_key(&name) || !b.used.contains(&name) {
+        if b.values.contains_key(&name) || !b.used.contains_key(&name) {
             continue;
         }
         let shape = input_shape(vi, &name, k)?;
@@ -259,13 +259,17 @@ fn default_opset(model: &pb::ModelProto) -> Result<i64, ConvertError> {
 }
 
 /// Marks the nodes the outputs depend on; fills `used` with every name they read.
-fn needed_nodes(graph: &pb::GraphProto, outputs: &[String], used: &mut BTreeSet<String>) -> Vec<bool> {
-    used.extend(outputs.iter().cloned());
+fn needed_nodes(graph: &pb::GraphProto, outputs: &[String], used: &mut VecSet<String>) -> Vec<bool> {
+    for o in outputs {
+        used.add(o.clone());
+    }
     let mut needed = vec![false; graph.node.len()];
     for (i, node) in graph.node.iter().enumerate().rev() {
-        if node.output.iter().any(|o| !o.is_empty() && used.contains(o)) {
+        if node.output.iter().any(|o| !o.is_empty() && used.contains_key(o)) {
             needed[i] = true;
-            used.extend(node.input.iter().filter(|s| !s.is_empty()).cloned());
+            for s in node.input.iter().filter(|s| !s.is_empty()) {
+                used.add(s.clone());
+            }
         }
     }
     needed
@@ -433,7 +437,7 @@ impl Builder {
     /// Fails if output `i` of the node is read by a converted node or selected as an output.
     fn check_unused_output(&self, ctx: &Ctx, i: usize, what: &str) -> Result<(), ConvertError> {
         match ctx.node.output.get(i) {
-            Some(n) if !n.is_empty() && self.used.contains(n) => {
+            Some(n) if !n.is_empty() && self.used.contains_key(n) => {
                 Err(ctx.unsupported(format!("output {i} ({what}) is used; only inference outputs are supported")))
             }
             _ => Ok(()),
@@ -616,7 +620,7 @@ impl Builder {
                 let a = self.act_input(ctx, 0)?;
                 let r = a.perm.len();
                 let q: Vec<usize> = match ctx.a(ctx.attrs().ints("perm"))? {
-                    Some(p) => p.iter().map(|&x| norm_axis(x, r)).collect::<Result<_, _>>().map_err(|e| ctx.loc(e))?,
+                    Some(p) => fold::norm_axes(&p, r).map_err(|e| ctx.loc(e))?,
                     None => (0..r).rev().collect(),
                 };
                 if q.len() != r || !layout::is_permutation(&q) {
@@ -1222,9 +1226,8 @@ impl Builder {
         // Keep the graph order; the new extent-1 axes go last in the graph.
         let r = new_shape.len();
         let inserted: Vec<usize> = {
-            let mut v: Vec<usize> =
-                axes.iter().map(|&a| norm_axis(a, r)).collect::<Result<_, _>>().map_err(|e| ctx.loc(e))?;
-            v.sort_unstable();
+            let mut v: Vec<usize> = fold::norm_axes(&axes, r).map_err(|e| ctx.loc(e))?;
+            crate::vecmap::sort_usizes(&mut v);
             v
         };
         let old_to_new: Vec<usize> = (0..r).filter(|i| !inserted.contains(i)).collect();
@@ -1290,7 +1293,7 @@ impl Builder {
         };
         // Opset 18: pads apply to `axes` only.
         let axes: Vec<usize> = match self.const_input(ctx, 3, "the axes")? {
-            Some(k) => ctx.a(k.as_i64().and_then(|v| v.iter().map(|&a| norm_axis(a, r)).collect()))?,
+            Some(k) => ctx.a(k.as_i64().and_then(|v| fold::norm_axes(v, r)))?,
             None => (0..r).collect(),
         };
         if pads.len() != 2 * axes.len() || pads.iter().any(|&p| p < 0) {
@@ -1332,7 +1335,7 @@ impl Builder {
         let noop_empty = ctx.opset >= 18 && ctx.a(attrs.int_or("noop_with_empty_axes", 0))? != 0;
         let mut onnx_axes: Vec<usize> = match axes {
             Some(a) if !a.is_empty() => {
-                a.iter().map(|&v| norm_axis(v, r)).collect::<Result<_, _>>().map_err(|e| ctx.loc(e))?
+                fold::norm_axes(&a, r).map_err(|e| ctx.loc(e))?
             }
             _ if noop_empty => {
                 let a = x.clone();
@@ -1341,10 +1344,10 @@ impl Builder {
             }
             _ => (0..r).collect(),
         };
-        onnx_axes.sort_unstable();
+        crate::vecmap::sort_usizes(&mut onnx_axes);
         onnx_axes.dedup();
         let mut graph_axes: Vec<usize> = (0..r).filter(|&i| onnx_axes.contains(&x.perm[i])).collect();
-        graph_axes.sort_unstable();
+        crate::vecmap::sort_usizes(&mut graph_axes);
         let perm = if keep { x.perm.clone() } else { Self::drop_axes(&x.perm, &onnx_axes).1 };
         let out = ctx.out_name(0);
         let id = self.emit(ctx, ctx.name(), Op::Mean { axes: graph_axes, keep_dims: keep }, vec![Some(x.id)], &out)?;

@@ -70,30 +70,51 @@ pub(crate) fn transpose_data<T: Copy>(data: &[T], shape: &[usize], perm: &[usize
     if is_identity(perm) {
         return data.to_vec();
     }
-    let in_strides = strides(shape);
-    let out_shape = permute_shape(shape, perm);
-    // Stride in the input of each output axis.
-    let step: Vec<usize> = perm.iter().map(|&p| in_strides.get(p).copied().unwrap_or(0)).collect();
+    let mut walk = Walk::new(shape, perm);
     let n = data.len();
     let mut out = Vec::with_capacity(n);
-    let mut idx = vec![0usize; out_shape.len()];
-    let mut src = 0usize;
     for _ in 0..n {
-        if let Some(&v) = data.get(src) {
+        if let Some(&v) = data.get(walk.src) {
             out.push(v);
         }
-        // Increment the multi-index (last axis fastest), keeping `src` in step.
-        for a in (0..out_shape.len()).rev() {
-            idx[a] += 1;
-            src += step[a];
-            if idx[a] < out_shape[a] {
-                break;
-            }
-            src -= step[a] * idx[a];
-            idx[a] = 0;
-        }
+        walk.step();
     }
     out
+}
+
+/// The input index of each output element of [`transpose_data`], in output order. Not generic
+/// (the element types share it).
+struct Walk {
+    /// Stride in the input of each output axis.
+    step: Vec<usize>,
+    out_shape: Vec<usize>,
+    idx: Vec<usize>,
+    /// The input index of the output element at `idx`.
+    src: usize,
+}
+
+impl Walk {
+    fn new(shape: &[usize], perm: &[usize]) -> Self {
+        let in_strides = strides(shape);
+        let out_shape = permute_shape(shape, perm);
+        let step: Vec<usize> = perm.iter().map(|&p| in_strides.get(p).copied().unwrap_or(0)).collect();
+        let idx = vec![0usize; out_shape.len()];
+        Self { step, out_shape, idx, src: 0 }
+    }
+
+    /// Moves to the next output element (last axis fastest), keeping `src` in step.
+    #[inline(never)]
+    fn step(&mut self) {
+        for a in (0..self.out_shape.len()).rev() {
+            self.idx[a] += 1;
+            self.src += self.step[a];
+            if self.idx[a] < self.out_shape[a] {
+                break;
+            }
+            self.src -= self.step[a] * self.idx[a];
+            self.idx[a] = 0;
+        }
+    }
 }
 
 /// True if transposing a tensor of `shape` by `perm` leaves its row-major data unchanged (only

@@ -19,7 +19,6 @@
 //! a weight creates a new tensor without them (and the quantizer checks that carried weight
 //! scales represent the weights exactly before using them).
 
-use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -28,8 +27,9 @@ use alloc::vec::Vec;
 use super::attr::Attrs;
 use super::fold::{KData, Konst};
 use super::pb;
-use super::tensor::{dt, dtype_name, konst_from_proto};
+use super::tensor::{dt, dtype_name, konst_from_proto, le_f32};
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, DType, Graph, Op, TensorQuant};
+use crate::vecmap::{VecMap, VecSet};
 
 /// Weights' quantization carried by a QDQ model, indexed by output channel.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,9 +42,9 @@ pub(crate) struct CarriedWeight {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Carried {
     /// Activation name → int8 (scale, zero point).
-    pub acts: BTreeMap<String, (f32, i32)>,
+    pub acts: VecMap<String, (f32, i32)>,
     /// Output name of a conv / Gemm / MatMul node → its weights' scales.
-    pub weights: BTreeMap<String, CarriedWeight>,
+    pub weights: VecMap<String, CarriedWeight>,
     /// Q/DQ pairs removed.
     pub pairs: usize,
     /// Constants dequantized.
@@ -89,7 +89,7 @@ struct QParams {
 fn qparams(
     index: usize,
     node: &pb::NodeProto,
-    consts: &BTreeMap<String, TypedConst>,
+    consts: &VecMap<String, TypedConst>,
     rank: usize,
     default_code: i32,
 ) -> Result<QParams, ConvertError> {
@@ -195,7 +195,7 @@ fn f32_initializer(name: &str, shape: &[usize], v: &[f32]) -> pb::TensorProto {
         name: Some(name.to_string()),
         dims: shape.iter().map(|&d| d as i64).collect(),
         data_type: Some(dt::FLOAT),
-        raw_data: Some(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        raw_data: Some(le_f32(v)),
         ..Default::default()
     }
 }
@@ -226,7 +226,7 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
     let mut carried = Carried::default();
 
     // Constants: initializers and Constant nodes with a tensor value.
-    let mut consts: BTreeMap<String, TypedConst> = BTreeMap::new();
+    let mut consts: VecMap<String, TypedConst> = VecMap::new();
     for t in &graph.initializer {
         let name = t.name.clone().unwrap_or_default();
         if let Ok(k) = konst_from_proto(t, &format!("initializer {name:?}")) {
@@ -252,32 +252,35 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
             }
         }
     }
-    let producer: BTreeMap<String, usize> = graph
-        .node
-        .iter()
-        .enumerate()
-        .flat_map(|(i, n)| n.output.iter().filter(|o| !o.is_empty()).map(move |o| (o.clone(), i)))
-        .collect();
-    let mut readers: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut producer: VecMap<String, usize> = VecMap::new();
     for (i, n) in graph.node.iter().enumerate() {
-        for x in n.input.iter().filter(|s| !s.is_empty()) {
-            readers.entry(x.clone()).or_default().push(i);
+        for o in n.output.iter().filter(|o| !o.is_empty()) {
+            producer.insert(o.clone(), i);
         }
     }
-    let outputs: BTreeSet<String> = graph.output.iter().filter_map(|o| o.name.clone()).collect();
+    let mut readers: VecMap<String, Vec<usize>> = VecMap::new();
+    for (i, n) in graph.node.iter().enumerate() {
+        for x in n.input.iter().filter(|s| !s.is_empty()) {
+            readers.get_or_insert(x.clone(), Vec::new()).push(i);
+        }
+    }
+    let mut outputs: VecSet<String> = VecSet::new();
+    for o in graph.output.iter().filter_map(|o| o.name.clone()) {
+        outputs.add(o);
+    }
 
     let mut remove = vec![false; graph.node.len()];
     let mut new_inits: Vec<pb::TensorProto> = Vec::new();
     // DQ output name → the float activation it stands for.
-    let mut subst: BTreeMap<String, String> = BTreeMap::new();
-    let mut dq_consts: BTreeMap<String, QParams> = BTreeMap::new();
+    let mut subst: VecMap<String, String> = VecMap::new();
+    let mut dq_consts: VecMap<String, QParams> = VecMap::new();
 
     for (index, node) in graph.node.iter().enumerate() {
         if !is_dq(node) {
             if is_q(node) {
                 let out = node.output.first().cloned().unwrap_or_default();
                 let rd = readers.get(&out).map(Vec::as_slice).unwrap_or(&[]);
-                if outputs.contains(&out) || rd.is_empty() || rd.iter().any(|&r| !is_dq(&graph.node[r])) {
+                if outputs.contains_key(&out) || rd.is_empty() || rd.iter().any(|&r| !is_dq(&graph.node[r])) {
                     return Err(node_err(
                         index,
                         node,
@@ -371,9 +374,9 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
 
     // Rewire: readers of a DQ output read the float activation; a graph output that was a DQ
     // output renames the activation instead.
-    let mut renames: BTreeMap<String, String> = BTreeMap::new();
-    for (y, x) in &subst {
-        if outputs.contains(y) {
+    let mut renames: VecMap<String, String> = VecMap::new();
+    for (y, x) in subst.iter() {
+        if outputs.contains_key(y) {
             renames.insert(x.clone(), y.clone());
         }
     }
@@ -407,7 +410,7 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
             }
         }
     }
-    for (from, to) in &renames {
+    for (from, to) in renames.iter() {
         if let Some(v) = carried.acts.remove(from) {
             carried.acts.insert(to.clone(), v);
         }

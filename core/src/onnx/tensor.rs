@@ -48,12 +48,41 @@ pub(crate) fn proto_shape(t: &pb::TensorProto, what: &str) -> Result<Vec<usize>,
         .collect()
 }
 
-fn le<const N: usize>(raw: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
-    raw.chunks_exact(N).map(|c| {
-        let mut a = [0u8; N];
-        a.copy_from_slice(c);
-        a
-    })
+/// Little-endian bytes of `v` (raw_data of an int16 tensor). The `le*` helpers replace
+/// `iter().flat_map(to_le_bytes).collect()`, which is a large loop per call site in the .wasm.
+pub(crate) fn le16(v: &[i16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len().saturating_mul(2));
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Little-endian bytes of `v` (raw_data of an int32 tensor).
+pub(crate) fn le32(v: &[i32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len().saturating_mul(4));
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Little-endian bytes of `v` (raw_data of an int64 tensor).
+pub(crate) fn le64(v: &[i64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len().saturating_mul(8));
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Little-endian bytes of `v` (raw_data of a float tensor).
+pub(crate) fn le_f32(v: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len().saturating_mul(4));
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
 }
 
 /// Byte width and signedness of an ONNX integer type code (one of the eight integer types).
@@ -80,6 +109,17 @@ fn le_u64(bytes: &[u8]) -> u64 {
 fn extend(v: u64, width: usize, signed: bool) -> i64 {
     let unused = 64 - 8 * width as u32;
     if signed { ((v << unused) as i64) >> unused } else { ((v << unused) >> unused) as i64 }
+}
+
+/// The float of type `code` (FLOAT, DOUBLE, FLOAT16 or BFLOAT16) whose bits are the low bytes
+/// of `bits`, as f32.
+fn float_from_bits(bits: u64, code: i32) -> f32 {
+    match code {
+        dt::FLOAT => f32::from_bits(bits as u32),
+        dt::DOUBLE => f64::from_bits(bits) as f32,
+        dt::FLOAT16 => f16_to_f32(bits as u16),
+        _ => f32::from_bits((bits as u32) << 16),
+    }
 }
 
 /// Decodes a `TensorProto` into a constant (floats as f32, integers as i64, bools).
@@ -112,22 +152,21 @@ pub(crate) fn konst_from_proto(t: &pb::TensorProto, what: &str) -> Result<Konst,
     let code = t.data_type.unwrap_or(0);
     let raw = t.raw_data.as_deref().filter(|r| !r.is_empty());
     let data = match code {
-        dt::FLOAT => KData::F32(match raw {
-            Some(r) => le::<4>(r).map(f32::from_le_bytes).collect(),
-            None => t.float_data.clone(),
-        }),
-        dt::DOUBLE => KData::F32(match raw {
-            Some(r) => le::<8>(r).map(|b| f64::from_le_bytes(b) as f32).collect(),
-            None => t.double_data.iter().map(|&v| v as f32).collect(),
-        }),
-        dt::FLOAT16 => KData::F32(match raw {
-            Some(r) => le::<2>(r).map(|b| f16_to_f32(u16::from_le_bytes(b))).collect(),
-            None => t.int32_data.iter().map(|&v| f16_to_f32(v as u16)).collect(),
-        }),
-        dt::BFLOAT16 => KData::F32(match raw {
-            Some(r) => le::<2>(r).map(|b| f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16)).collect(),
-            None => t.int32_data.iter().map(|&v| f32::from_bits((v as u32 & 0xffff) << 16)).collect(),
-        }),
+        dt::FLOAT | dt::DOUBLE | dt::FLOAT16 | dt::BFLOAT16 => {
+            // One loop for the four float types, as for the integers below.
+            let width = match code {
+                dt::DOUBLE => 8,
+                dt::FLOAT => 4,
+                _ => 2,
+            };
+            KData::F32(match (raw, code) {
+                (Some(r), _) => r.chunks_exact(width).map(|c| float_from_bits(le_u64(c), code)).collect(),
+                (None, dt::FLOAT) => t.float_data.clone(),
+                (None, dt::DOUBLE) => t.double_data.iter().map(|&v| v as f32).collect(),
+                // int32_data holds the 16 bits of the half floats.
+                (None, _) => t.int32_data.iter().map(|&v| float_from_bits(u64::from(v as u32 & 0xffff), code)).collect(),
+            })
+        }
         dt::INT8 | dt::UINT8 | dt::INT16 | dt::UINT16 | dt::INT32 | dt::UINT32 | dt::INT64 | dt::UINT64 => {
             // One loop for the eight integer types (not one per type: the converter's `.wasm`
             // is smaller, and constants are read once).

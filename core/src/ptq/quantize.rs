@@ -1,6 +1,5 @@
 //! Quantization: a calibrated float graph becomes the quantized graph the compiler takes.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -12,6 +11,7 @@ use crate::graph::{
     ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Tensor, TensorId, TensorQuant,
 };
 use crate::quant::{ChooseOptions, Convention, QScheme, QuantDType, choose_qparams_with};
+use crate::vecmap::VecMap;
 
 /// The integer type of the activations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -412,7 +412,7 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
         acts[i.index()] = Some(observed(i, input_type)?);
     }
     // Conversions: (float tensor, type) → parameters, for activations read in the other type.
-    let mut converted: BTreeMap<(u32, bool), ActivationQuant> = BTreeMap::new();
+    let mut converted: VecMap<(u32, bool), ActivationQuant> = VecMap::new();
     let mut param_in = |t: TensorId, dtype: DType, acts: &[Option<ActivationQuant>]| -> Result<ActivationQuant, ConvertError> {
         let a = acts.get(t.index()).copied().flatten().ok_or_else(|| {
             err(Kind::InvalidGraph, String::from("an input has no quantization")).with_tensor(t.index(), tname(t))
@@ -660,10 +660,10 @@ fn insert_conversions(
     g: &Graph,
     q: &mut Graph,
     layer: &[DType],
-    converted: &BTreeMap<(u32, bool), ActivationQuant>,
+    converted: &VecMap<(u32, bool), ActivationQuant>,
     node_map: &mut [usize],
 ) -> Result<(), ConvertError> {
-    let mut made: BTreeMap<(u32, bool), TensorId> = BTreeMap::new();
+    let mut made: VecMap<(u32, bool), TensorId> = VecMap::new();
     let mut nodes: Vec<Node> = Vec::with_capacity(q.nodes.len() + converted.len());
     for (index, node) in q.nodes.clone().into_iter().enumerate() {
         let mut node = node;

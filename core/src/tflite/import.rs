@@ -767,7 +767,7 @@ impl<'a> Importer<'a> {
                 for v in self.const_ints(a, "axes")? {
                     axes.push(axis(v, rank, "mean")?);
                 }
-                axes.sort_unstable();
+                crate::vecmap::sort_usizes(&mut axes);
                 axes.dedup();
                 let keep_dims = match options!(raw, ReducerOptions) {
                     Some(o) => o.keep_dims().fb()?,
@@ -820,7 +820,7 @@ impl<'a> Importer<'a> {
                         axes.push(axis(d.into(), shape.len(), "squeeze")?);
                     }
                 }
-                axes.sort_unstable();
+                crate::vecmap::sort_usizes(&mut axes);
                 axes.dedup();
                 Op::Squeeze { axes }
             }
