@@ -52,14 +52,16 @@ fn place(buffers: &[Buffer], order: &[usize], align: usize) -> (Vec<usize>, usiz
             continue;
         }
         // Intervals taken by time-overlapping placed buffers, sorted by offset.
-        let mut taken: Vec<(usize, usize)> = placed
+        // (The buffer index rides along as a third key: every sort here is of `(usize, usize,
+        // usize)`, one copy of the sort code in the npm package's .wasm instead of six.)
+        let mut taken: Vec<(usize, usize, usize)> = placed
             .iter()
             .filter(|&&j| overlaps_in_time(b, &buffers[j]))
-            .map(|&j| (offsets[j], offsets[j] + buffers[j].size))
+            .map(|&j| (offsets[j], offsets[j] + buffers[j].size, j))
             .collect();
         taken.sort_unstable();
         let mut candidate = 0usize;
-        for (start, end) in taken {
+        for (start, end, _) in taken {
             if candidate + b.size <= start {
                 break;
             }
@@ -72,10 +74,28 @@ fn place(buffers: &[Buffer], order: &[usize], align: usize) -> (Vec<usize>, usiz
     (offsets, align_up(arena, align))
 }
 
+/// The buffer indices `0..n` ordered by the key pair `key(i)`, ties kept in index order (as a
+/// stable sort of the indices). The index is the pair's tie-breaker, so one unstable sort of
+/// plain triples does it: the planner's orderings share that one sort instantiation.
+fn order_by(n: usize, key: impl Fn(usize) -> (usize, usize)) -> Vec<usize> {
+    let mut keyed: Vec<(usize, usize, usize)> = (0..n)
+        .map(|i| {
+            let (a, b) = key(i);
+            (a, b, i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, _, i)| i).collect()
+}
+
+/// `core::cmp::Reverse` as a `usize` key: larger values first.
+fn descending(v: usize) -> usize {
+    usize::MAX - v
+}
+
 /// The greedy-by-size plan alone (TFLite Micro's `GreedyMemoryPlanner` order), for comparison.
 pub fn plan_greedy_by_size(buffers: &[Buffer], align: usize) -> Plan {
-    let mut order: Vec<usize> = (0..buffers.len()).collect();
-    order.sort_by_key(|&i| (core::cmp::Reverse(buffers[i].size), buffers[i].first));
+    let order = order_by(buffers.len(), |i| (descending(buffers[i].size), buffers[i].first));
     let (offsets, arena_len) = place(buffers, &order, align.max(1));
     Plan { offsets, arena_len, strategy: "greedy by size (TFLite Micro)" }
 }
@@ -84,25 +104,22 @@ pub fn plan_greedy_by_size(buffers: &[Buffer], align: usize) -> Plan {
 pub fn plan(buffers: &[Buffer], align: usize) -> Plan {
     let align = align.max(1);
     let n = buffers.len();
-    let idx: Vec<usize> = (0..n).collect();
     let mut orders: Vec<(&'static str, Vec<usize>)> = Vec::new();
-    let mut by_size = idx.clone();
-    by_size.sort_by_key(|&i| (core::cmp::Reverse(buffers[i].size), buffers[i].first));
+    let by_size = order_by(n, |i| (descending(buffers[i].size), buffers[i].first));
     orders.push(("greedy by size (TFLite Micro)", by_size));
-    let mut by_area = idx.clone();
-    by_area.sort_by_key(|&i| {
+    let by_area = order_by(n, |i| {
         let b = &buffers[i];
-        (core::cmp::Reverse(b.size.saturating_mul(b.last - b.first + 1)), b.first)
+        (descending(b.size.saturating_mul(b.last - b.first + 1)), b.first)
     });
     orders.push(("greedy by size x lifetime", by_area));
-    let mut by_start = idx.clone();
-    by_start.sort_by_key(|&i| (buffers[i].first, core::cmp::Reverse(buffers[i].size)));
+    let by_start = order_by(n, |i| (buffers[i].first, descending(buffers[i].size)));
     orders.push(("greedy by first use", by_start));
-    let mut by_conflicts = idx;
     let conflicts: Vec<usize> = (0..n)
-        .map(|i| (0..n).filter(|&j| j != i && overlaps_in_time(&buffers[i], &buffers[j])).map(|j| buffers[j].size).sum())
+        .map(|i| {
+            (0..n).filter(|&j| j != i && overlaps_in_time(&buffers[i], &buffers[j])).map(|j| buffers[j].size).sum()
+        })
         .collect();
-    by_conflicts.sort_by_key(|&i| (core::cmp::Reverse(conflicts[i].saturating_add(buffers[i].size)), buffers[i].first));
+    let by_conflicts = order_by(n, |i| (descending(conflicts[i].saturating_add(buffers[i].size)), buffers[i].first));
     orders.push(("greedy by contention", by_conflicts));
 
     let mut best: Option<Plan> = None;
@@ -174,6 +191,13 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn order_by_is_a_stable_sort_by_key(keys in proptest::collection::vec((0usize..4, 0usize..4), 0..40)) {
+            let mut stable: Vec<usize> = (0..keys.len()).collect();
+            stable.sort_by_key(|&i| (core::cmp::Reverse(keys[i].0), keys[i].1));
+            prop_assert_eq!(order_by(keys.len(), |i| (descending(keys[i].0), keys[i].1)), stable);
+        }
+
         #[test]
         fn plans_are_always_valid(raw in proptest::collection::vec((0usize..500, 0usize..20, 0usize..6), 0..40)) {
             let bufs: Vec<Buffer> = raw.iter().map(|&(size, first, len)| Buffer { size, first, last: first + len }).collect();
