@@ -89,3 +89,99 @@ fn bench_kernels() {
         assert!(same, "layer {i}: fast path output differs from the reference");
     }
 }
+
+/// Per-op time of whole models in the interpreter (the MLPerf Tiny int8 models compiled for
+/// TFLite Micro's rounding, and the digits CNN's `.mq`), each op timed with `performance.now()`
+/// around it over many invocations ([`Interpreter::invoke_profiled`]), plus the time of a plain
+/// [`Interpreter::invoke`]. Prints one line per op (kind, output shape, MACs, microseconds,
+/// GMAC/s) and one per model. Ignored like `bench_kernels`:
+///
+/// ```sh
+/// wasm-pack test --node --release wasm --test bench_kernels -- --include-ignored --nocapture bench_models
+/// ```
+#[wasm_bindgen_test]
+#[ignore = "benchmark: run with --include-ignored"]
+fn bench_models() {
+    use microquant::compile::{CompileOptions, compile};
+    use microquant::interp::{Interpreter, Profiler};
+    use microquant::model::{AlignedBytes, Model, OpKind};
+
+    struct PerOp {
+        t0: f64,
+        total: Vec<f64>,
+    }
+    impl Profiler for PerOp {
+        fn op_start(&mut self, _: u32, _: OpKind) {
+            self.t0 = now();
+        }
+        fn op_end(&mut self, i: u32, _: OpKind) {
+            if let Some(t) = self.total.get_mut(i as usize) {
+                *t += now() - self.t0;
+            }
+        }
+    }
+
+    let models: [(&str, &[u8]); 4] = [
+        ("kws", include_bytes!("../../models/mlperf-tiny/kws_ref_model_int8.tflite")),
+        ("ic", include_bytes!("../../models/mlperf-tiny/ic_resnet8_int8.tflite")),
+        ("vww", include_bytes!("../../models/mlperf-tiny/vww_96_int8.tflite")),
+        ("ad", include_bytes!("../../models/mlperf-tiny/ad01_int8.tflite")),
+    ];
+    let mut mqs: Vec<(&str, Vec<u8>)> = models
+        .iter()
+        .map(|(name, tflite)| {
+            let graph = microquant::tflite::import(tflite).expect("import");
+            (*name, compile(&graph, &CompileOptions::default()).expect("compile").bytes)
+        })
+        .collect();
+    mqs.push(("digits", include_bytes!("data/digits_minmax.mq").to_vec()));
+    for (name, mq) in &mqs {
+        let bytes = AlignedBytes::new(mq);
+        let model = Model::parse(&bytes).expect("parse");
+        let mut arena = vec![0u8; model.arena_len() + 16];
+        let mut it = Interpreter::new(&bytes, &mut arena).expect("interpreter");
+        let mut r = rng::SplitMix64::new(7);
+        if let Ok(x) = it.input_i8(0) {
+            r.fill_i8(x); // (a float input, digits', stays zeros)
+        }
+        let whole = per_call_ms(&mut || it.invoke().expect("invoke"), 300.0);
+        let n = model.num_ops();
+        let mut prof = PerOp { t0: 0.0, total: vec![0.0; n] };
+        let runs = ((200.0 / whole.max(1e-3)) as usize).clamp(20, 20_000);
+        for _ in 0..runs {
+            it.invoke_profiled(&mut prof).expect("invoke");
+        }
+        let nt = model.num_tensors() as u32;
+        let lookup = per_call_ms(
+            &mut || {
+                for t in 0..nt {
+                    core::hint::black_box(model.tensor(t).map(|t| t.byte_len).unwrap_or(0));
+                }
+            },
+            50.0,
+        ) / nt.max(1) as f64;
+        let mut ops_glue = 0u32;
+        let glue = per_call_ms(
+            &mut || {
+                for i in 0..n as u32 {
+                    ops_glue += core::hint::black_box(model.op(i).map(|o| o.num_inputs() as u32).unwrap_or(0));
+                }
+            },
+            50.0,
+        ) / n.max(1) as f64;
+        console_log!(
+            "model={name} invoke_us={:.2} ops={n} profiled_runs={runs} tensor_lookup_us={:.3} op_lookup_us={:.3}",
+            whole * 1000.0,
+            lookup * 1000.0,
+            glue * 1000.0
+        );
+        for i in 0..n {
+            let op = model.op(i as u32).expect("op");
+            let out = model.tensor(op.output(0).expect("output")).expect("tensor");
+            let macs = model.op_macs(i as u32).unwrap_or(0);
+            let us = prof.total[i] / runs as f64 * 1000.0;
+            let gmacs = if us > 0.0 { macs as f64 / us / 1000.0 } else { 0.0 };
+            console_log!("  op={i} kind={:?} out={:?} macs={macs} us={us:.2} gmac_s={gmacs:.2}", op.kind, out.dims());
+        }
+    }
+}

@@ -19,7 +19,7 @@ use microquant::kernels::fully_connected::{
     fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
     fully_connected_s16,
 };
-use microquant::kernels::pooling::{PoolParams, avg_pool_s8, max_pool_s8};
+use microquant::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s8_reference, max_pool_s8, max_pool_s8_reference};
 use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use microquant_tests::golden::{Tensor, assert_bit_exact};
 use microquant_tests::kernels::{self, Activation, ConvCase, DepthwiseConvCase, FullyConnectedCase, KernelCase, Oracle, PoolCase};
@@ -580,6 +580,143 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
         dws += 1;
     }
     assert!(convs > 250 && dws > 250, "{convs} {dws}");
+}
+
+/// The wider layers the edge shapes above do not reach, against the reference: convolutions
+/// with many filters (the channels-in-lanes path packs up to 256 filters in blocks of 8, with a
+/// partial last block; patches up to 640 values, longer ones and more than 256 filters take the
+/// tiled path), 1x1 layers with odd pixel counts, 3-channel first layers, and depthwise layers
+/// with many channels (blocks of 16, a tail of 1-15) and filters up to 7x7 (larger ones run the
+/// reference); offsets 128 / -127, extreme data, multipliers and shifts over the whole contract.
+#[wasm_bindgen_test]
+fn simd_wide_layers_match_reference() {
+    let mut d = Draw(SplitMix64::new(0x7769_6465));
+    let (mut convs, mut dws) = (0, 0);
+    for case in 0..120 {
+        let (h, w) = (d.range(1, 9), d.range(1, 9));
+        let s = d.range(1, 2);
+        let stride = Hw::new(s, s);
+        let pad = if d.range(0, 2) == 0 { Padding::Valid } else { Padding::Same };
+        let in_off = match case % 3 {
+            0 => 128,
+            1 => -127,
+            _ => -d.i8().max(-127),
+        };
+        let out_off = d.i8();
+        let act = if d.range(0, 1) == 0 { ActivationRange::INT8 } else { d.activation() };
+        let n = d.range(1, 2);
+
+        let (kh, kw, in_c) = match d.range(0, 3) {
+            0 => (1, 1, d.range(1, 300)),
+            1 => (3, 3, 3),
+            2 => (d.range(1, 3), d.range(1, 3), d.range(1, 80)),
+            _ => (d.range(1, 10), d.range(1, 4), 1),
+        };
+        let out_c = match d.range(0, 3) {
+            0 => d.range(33, 64),
+            1 => d.range(65, 128),
+            2 => d.range(129, 260),
+            _ => 8 * d.range(1, 32),
+        };
+        if let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, Hw::square(1)) {
+            let (m, sh, b) = wide_quant(&mut d, out_c);
+            let p = ConvParams {
+                input: Dims4::new(n, h, w, in_c),
+                filter: Dims4::new(out_c, kh, kw, in_c),
+                output: Dims4::new(n, win.output.h, win.output.w, out_c),
+                stride,
+                dilation: Hw::square(1),
+                padding: win.padding,
+                input_offset: in_off,
+                output_offset: out_off,
+                activation: act,
+                rounding: Rounding::Double,
+            };
+            let x = extreme_or_uniform(&mut d, n * h * w * in_c);
+            let f = extreme_or_uniform(&mut d, out_c * kh * kw * in_c);
+            let bias = (d.range(0, 3) != 0).then_some(&b[..]);
+            let q = PerChannelQuant { multiplier: &m, shift: &sh };
+            compare_edge(&format!("wide conv {p:?}"), p.output.checked_len(), |y| conv_s8_reference(&p, &q, &x, &f, bias, y), |y| {
+                conv_s8(&p, &q, &x, &f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)])
+            });
+            convs += 1;
+        }
+
+        let c = match d.range(0, 2) {
+            0 => 16 * d.range(1, 16),
+            1 => 16 * d.range(1, 8) + d.range(1, 15),
+            _ => d.range(1, 300),
+        };
+        let (kh, kw) = match d.range(0, 3) {
+            0 => (3, 3),
+            1 => (d.range(1, 7), d.range(1, 7)),
+            2 => (5, 5),
+            _ => (d.range(7, 9), d.range(7, 9)),
+        };
+        let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, Hw::square(1)) else { continue };
+        let (m, sh, b) = wide_quant(&mut d, c);
+        let p = DepthwiseConvParams {
+            input: Dims4::new(n, h, w, c),
+            filter: Hw::new(kh, kw),
+            output: Dims4::new(n, win.output.h, win.output.w, c),
+            depth_multiplier: 1,
+            stride,
+            dilation: Hw::square(1),
+            padding: win.padding,
+            input_offset: in_off,
+            output_offset: out_off,
+            activation: act,
+            rounding: Rounding::Double,
+        };
+        let x = extreme_or_uniform(&mut d, n * h * w * c);
+        let f = extreme_or_uniform(&mut d, kh * kw * c);
+        let bias = (d.range(0, 3) != 0).then_some(&b[..]);
+        let q = PerChannelQuant { multiplier: &m, shift: &sh };
+        compare_edge(
+            &format!("wide depthwise {p:?}"),
+            p.output.checked_len(),
+            |y| depthwise_conv_s8_reference(&p, &q, &x, &f, bias, y),
+            |y| depthwise_conv_s8(&p, &q, &x, &f, bias, y, &mut []),
+        );
+        dws += 1;
+    }
+    assert!(convs > 60 && dws > 60, "{convs} {dws}");
+}
+
+/// Pooling (the channels-inner loop in wasm) against the reference on random shapes: windows
+/// partly in the padding, global pools, channel counts across the 64-channel blocks, clamps and
+/// extreme data.
+#[wasm_bindgen_test]
+fn pooling_matches_reference_on_random_shapes() {
+    let mut d = Draw(SplitMix64::new(0x706f_6f6c));
+    let mut checked = 0;
+    for case in 0..300 {
+        let (h, w) = (d.range(1, 12), d.range(1, 12));
+        let (kh, kw) = if case % 5 == 0 { (h, w) } else { (d.range(1, 4), d.range(1, 4)) };
+        let stride = Hw::new(d.range(1, 3), d.range(1, 3));
+        let pad = if d.range(0, 1) == 0 { Padding::Valid } else { Padding::Same };
+        let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, Hw::square(1)) else { continue };
+        let c = match d.range(0, 2) {
+            0 => d.range(1, 8),
+            1 => 64 * d.range(1, 3) + d.range(0, 1),
+            _ => d.range(1, 200),
+        };
+        let n = d.range(1, 2);
+        let activation = if d.range(0, 1) == 0 { ActivationRange::INT8 } else { d.activation() };
+        let p = PoolParams {
+            input: Dims4::new(n, h, w, c),
+            output: Dims4::new(n, win.output.h, win.output.w, c),
+            filter: Hw::new(kh, kw),
+            stride,
+            padding: win.padding,
+            activation,
+        };
+        let x = extreme_or_uniform(&mut d, n * h * w * c);
+        compare_edge(&format!("avg pool {p:?}"), p.output.checked_len(), |y| avg_pool_s8_reference(&p, &x, y), |y| avg_pool_s8(&p, &x, y));
+        compare_edge(&format!("max pool {p:?}"), p.output.checked_len(), |y| max_pool_s8_reference(&p, &x, y), |y| max_pool_s8(&p, &x, y));
+        checked += 1;
+    }
+    assert!(checked > 200, "{checked}");
 }
 
 /// The runtime's input quantization (`QTensor.fromFloat`, the path `run` takes for floats: the

@@ -254,7 +254,8 @@ fn conv_s8_dispatch(
         target_feature = "simd128",
         not(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))
     ))]
-    let done = arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(p, m, s, input, filter, bias, output, cols);
+    let done = arch::wasm_simd::conv_s8_lanes(p, m, s, input, filter, bias, output, cols)
+        || arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(p, m, s, input, filter, bias, output, cols);
     #[cfg(all(
         not(mq_dsp),
         target_arch = "wasm32",

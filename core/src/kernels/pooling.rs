@@ -82,11 +82,20 @@ fn validate<X: Activation>(kernel: &'static str, p: &PoolParams, input: &[X], ou
 
 /// The in-image range `[start, end)` of the window of output coordinate `o` on one axis.
 #[inline(always)]
-fn window_range(o: usize, stride: usize, filter: usize, before: usize, size: usize) -> (usize, usize) {
+pub(crate) fn window_range(o: usize, stride: usize, filter: usize, before: usize, size: usize) -> (usize, usize) {
     let origin = o * stride; // in padded coordinates
     let start = origin.max(before) - before;
     let end = (origin + filter).min(before + size).saturating_sub(before);
     (start, end)
+}
+
+/// `(sum ± count / 2) / count` with C's truncating division (TFLite's `AveragePool` rounding);
+/// 0 for an empty window (which validation excludes).
+#[inline(always)]
+pub(crate) fn average(sum: i32, count: i32) -> i32 {
+    let half = count / 2;
+    let biased = if sum > 0 { sum.wrapping_add(half) } else { sum.wrapping_sub(half) };
+    biased.checked_div(count).unwrap_or(0)
 }
 
 /// The reference loop of both pooling kernels: TFLite's `reference_integer_ops::MaxPool`
@@ -114,10 +123,7 @@ fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], o
                         }
                     }
                     if AVG {
-                        let count = ((y1 - y0) * (x1 - x0)) as i32;
-                        let half = count / 2;
-                        let biased = if acc > 0 { acc.wrapping_add(half) } else { acc.wrapping_sub(half) };
-                        acc = biased.checked_div(count).unwrap_or(0);
+                        acc = average(acc, ((y1 - y0) * (x1 - x0)) as i32);
                     }
                     *out = X::from_clamped(p.activation.apply(acc));
                 }
@@ -126,16 +132,48 @@ fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], o
     }
 }
 
-/// The one dispatch point of max pooling (optimized variants slot in here).
+/// The one dispatch point of max pooling: in wasm with SIMD, the channels-inner loop of
+/// `arch::portable` (same maxima, read in memory order; it vectorizes); elsewhere the reference.
 #[inline]
 fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference")))]
+    crate::kernels::arch::portable::pool_channels_inner::<X, false>(p, input, output);
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference"))))]
     pool_reference::<X, false>(p, input, output);
 }
 
-/// The one dispatch point of average pooling (optimized variants slot in here).
+/// The one dispatch point of average pooling: as [`max_pool_dispatch`] (the same wrapping
+/// int32 sums, in another order, and the same rounding).
 #[inline]
 fn avg_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference")))]
+    crate::kernels::arch::portable::pool_channels_inner::<X, true>(p, input, output);
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference"))))]
     pool_reference::<X, true>(p, input, output);
+}
+
+/// [`avg_pool_s8`]'s reference kernel (TFLite's `AveragePool` as written), whatever the target:
+/// the oracle of the fast path in tests. Not covered by semver.
+///
+/// # Errors
+/// As [`avg_pool_s8`].
+#[doc(hidden)]
+pub fn avg_pool_s8_reference(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
+    validate("avg_pool_s8", params, input, output)?;
+    pool_reference::<i8, true>(params, input, output);
+    Ok(())
+}
+
+/// [`max_pool_s8`]'s reference kernel (TFLite's `MaxPool` as written), whatever the target: the
+/// oracle of the fast path in tests. Not covered by semver.
+///
+/// # Errors
+/// As [`max_pool_s8`].
+#[doc(hidden)]
+pub fn max_pool_s8_reference(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
+    validate("max_pool_s8", params, input, output)?;
+    pool_reference::<i8, false>(params, input, output);
+    Ok(())
 }
 
 /// int8 max pooling (TFLite `MAX_POOL_2D`, int8), bit-exact with TFLite Micro and the TFLite

@@ -89,7 +89,23 @@ pub struct TensorInfo<'a> {
     pub byte_len: u32,
     /// Quantization parameters.
     pub quant: Quant<'a>,
-    name: &'a str,
+    name: Name<'a>,
+}
+
+/// A name's bytes, checked to be UTF-8 when the model was parsed (so later lookups skip it).
+#[derive(Clone, Copy)]
+struct Name<'a>(&'a [u8]);
+
+impl<'a> Name<'a> {
+    fn as_str(self) -> &'a str {
+        core::str::from_utf8(self.0).unwrap_or("")
+    }
+}
+
+impl core::fmt::Debug for Name<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 impl<'a> TensorInfo<'a> {
@@ -99,7 +115,7 @@ impl<'a> TensorInfo<'a> {
     }
     /// The tensor's name (for diagnostics).
     pub fn name(&self) -> &'a str {
-        self.name
+        self.name.as_str()
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
@@ -156,7 +172,7 @@ pub struct OpInfo<'a> {
     pub scratch_offset: u32,
     /// Scratch length in bytes (0 = none).
     pub scratch_len: u32,
-    name: &'a str,
+    name: Name<'a>,
 }
 
 impl<'a> OpInfo<'a> {
@@ -192,7 +208,7 @@ impl<'a> OpInfo<'a> {
     }
     /// The op's name (for diagnostics).
     pub fn name(&self) -> &'a str {
-        self.name
+        self.name.as_str()
     }
 }
 
@@ -303,7 +319,7 @@ impl<'a> Model<'a> {
         // caller allocates it.
         let mut reach = 0u64;
         for i in 0..self.n_tensors {
-            let t = self.tensor(i)?;
+            let t = self.tensor_at(i, true)?;
             if let Storage::Arena(off) = t.storage {
                 let end = off as u64 + t.byte_len as u64;
                 reach = reach.max(end);
@@ -316,7 +332,7 @@ impl<'a> Model<'a> {
             }
         }
         for i in 0..self.n_ops {
-            let op = self.op(i)?;
+            let op = self.op_at(i, true)?;
             for k in 0..op.num_inputs() {
                 let t = op.input(k)?;
                 if t != ABSENT && t >= self.n_tensors {
@@ -351,12 +367,26 @@ impl<'a> Model<'a> {
     }
 
     fn string(&self, off: u32, len: u32, what: &'static str) -> Result<&'a str, Error> {
+        let b = self.string_bytes(off, len, what)?;
+        core::str::from_utf8(b).map_err(|_| Error::BadHeader { reason: "a name is not UTF-8" })
+    }
+
+    /// A name's bytes, bounds-checked; `check` also checks they are UTF-8 (done for every name
+    /// when the model is parsed, so later lookups skip it).
+    fn name(&self, off: u32, len: u32, what: &'static str, check: bool) -> Result<Name<'a>, Error> {
+        if check {
+            self.string(off, len, what).map(|s| Name(s.as_bytes()))
+        } else {
+            self.string_bytes(off, len, what).map(Name)
+        }
+    }
+
+    fn string_bytes(&self, off: u32, len: u32, what: &'static str) -> Result<&'a [u8], Error> {
         let end = off as u64 + len as u64;
         if end > self.strings_len as u64 {
             return Err(Error::OutOfBounds { what, offset: off as u64, len: len as u64 });
         }
-        let b = slice(self.buf, self.strings_off + off as usize, len as usize, what)?;
-        core::str::from_utf8(b).map_err(|_| Error::BadHeader { reason: "a name is not UTF-8" })
+        slice(self.buf, self.strings_off + off as usize, len as usize, what)
     }
 
     /// The format version of the file, `(major, minor)`.
@@ -413,6 +443,13 @@ impl<'a> Model<'a> {
 
     /// Tensor `i`.
     pub fn tensor(&self, i: u32) -> Result<TensorInfo<'a>, Error> {
+        self.tensor_at(i, false)
+    }
+
+    /// Tensor `i`; `full` also runs the checks [`Model::parse`] made once for every tensor
+    /// (names are UTF-8, per-channel scales finite and positive), which later lookups of the
+    /// same immutable bytes skip.
+    fn tensor_at(&self, i: u32, full: bool) -> Result<TensorInfo<'a>, Error> {
         if i >= self.n_tensors {
             return Err(Error::BadIndex { what: "tensor", index: i });
         }
@@ -466,19 +503,24 @@ impl<'a> Model<'a> {
                 }
                 let scales: &[f32] = pod_slice(buf, qa as usize, qcount as usize, "per-channel scales")?;
                 let zero_points: &[i32] = pod_slice(buf, qb as usize, qcount as usize, "per-channel zero points")?;
-                if scales.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+                if full && scales.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
                     return Err(Error::BadTensor { index: i, reason: "a per-channel scale is not finite and positive" });
                 }
                 Quant::PerChannel { scales, zero_points, axis }
             }
             _ => return Err(Error::BadTensor { index: i, reason: "unknown quantization kind" }),
         };
-        let name = self.string(u32_at(buf, r + 48, what)?, u32_at(buf, r + 52, what)?, "tensor name")?;
+        let name = self.name(u32_at(buf, r + 48, what)?, u32_at(buf, r + 52, what)?, "tensor name", full)?;
         Ok(TensorInfo { model: buf, index: i, dtype, rank, dims, storage, byte_len, quant, name })
     }
 
     /// Op `i`.
     pub fn op(&self, i: u32) -> Result<OpInfo<'a>, Error> {
+        self.op_at(i, false)
+    }
+
+    /// Op `i`; `full` also checks its name is UTF-8 (as [`Model::parse`] did for every op).
+    fn op_at(&self, i: u32, full: bool) -> Result<OpInfo<'a>, Error> {
         if i >= self.n_ops {
             return Err(Error::BadIndex { what: "op", index: i });
         }
@@ -502,7 +544,7 @@ impl<'a> Model<'a> {
         }
         let scratch_offset = u32_at(buf, r + 24, what)?;
         let scratch_len = u32_at(buf, r + 28, what)?;
-        let name = self.string(u32_at(buf, r + 32, what)?, u32_at(buf, r + 36, what)?, "op name")?;
+        let name = self.name(u32_at(buf, r + 32, what)?, u32_at(buf, r + 36, what)?, "op name", full)?;
         Ok(OpInfo {
             model: buf,
             index: i,

@@ -14,13 +14,13 @@
 //! | target (cfg) | `conv_s8` | `depthwise_conv_s8` | `fully_connected[_per_channel]_s8` |
 //! |---|---|---|---|
 //! | Cortex-M4/M7, M33/M55 with `-C target-cpu` (`mq_dsp`, from `core/build.rs`) | `arm_dsp`: im2col to int16, 1 filter x 4 pixels tiles of SMLAD, 16 filters per `asm!` block | `arm_dsp`: 4 channels per word (SXTB16 + SMLABB/SMLATT), 3x3 interior unrolled in `asm!` | `arm_dsp`: input row expanded once, 4 filters per pass, SXTB16 + SMLAD |
-//! | wasm32 with `simd128` | `wasm_simd`: im2col to int16 (a filter row per run), `i32x4.dot_i16x8_s`, 2 filters x 4 pixels | `wasm_simd`: 8 channels per `i16x8.mul`, 32-channel blocks, requantization per lane in `i32x4` | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass |
+//! | wasm32 with `simd128` | `wasm_simd`: im2col to int16 (a filter row per run); patches up to 640 values and up to 256 filters: weights packed per call, output channels in the lanes (`i32x4.dot_i16x8_s` of a splat input pair), 8 filters x 4 pixels, requantization per lane in `i32x4`; longer patches: 2 filters x 4 pixels, sums across lanes | `wasm_simd`: 16 channels per block, taps paired and interleaved for `i32x4.dot_i16x8_s`, padding read as the zero point (offset folded into the bias), requantization per lane in `i32x4`; up to 7x7 | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass |
 //! | anything else: x86-64, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD | `portable`: im2col to int16, 4-pixel tiles (autovectorized on x86-64) | `portable` | reference (its zip loop autovectorizes on x86-64) |
 //!
 //! Preconditions common to the fast paths: int8 (not 16x8) data; conv without groups
 //! (`filter_in_c == in_c`) and with enough scratch ([`conv_s8_scratch_len`]); depthwise with
-//! depth multiplier 1 (and at most 25 taps on Arm); per-channel multipliers other than
-//! `i32::MIN` and shifts in TFLite's contract `[-31, 30]` (conv, depthwise). Everything else runs
+//! depth multiplier 1 (and at most 25 taps on Arm, 49 in wasm); per-channel multipliers other
+//! than `i32::MIN` and shifts in TFLite's contract `[-31, 30]` (conv, depthwise). Everything else runs
 //! the reference. The `force-reference` cargo feature compiles the fast paths out.
 //!
 //! [`conv_s8_scratch_len`]: crate::kernels::conv::conv_s8_scratch_len

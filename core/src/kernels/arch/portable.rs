@@ -255,3 +255,54 @@ mod tests {
         }
     }
 }
+
+/// Channels per accumulator block of [`pool_channels_inner`].
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+const POOL_BLOCK: usize = 64;
+
+/// Max and average pooling (`AVG`) with the channels innermost: for each output pixel and block
+/// of up to 64 channels, the window's pixels are read in memory order into 64 int32
+/// accumulators (contiguous slices: the loop vectorizes), then finished as the reference does
+/// (the maximum; the wrapping sum's `average`). The same values as the reference, which reads
+/// one channel at a time across the window. Shapes validated by the caller.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) fn pool_channels_inner<X: crate::kernels::common::Activation, const AVG: bool>(
+    p: &crate::kernels::pooling::PoolParams,
+    input: &[X],
+    output: &mut [X],
+) {
+    use crate::kernels::pooling::{average, window_range};
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c.max(1);
+    let in_image = (ind.h * ind.w * ind.c).max(1);
+    let out_image = (outd.h * outd.w * outd.c).max(1);
+    let init = if AVG { 0 } else { X::RANGE.min };
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        let mut out_pixels = out_b.chunks_exact_mut(c);
+        for oy in 0..outd.h {
+            let (y0, y1) = window_range(oy, p.stride.h, p.filter.h, p.padding.top, ind.h);
+            for ox in 0..outd.w {
+                let (x0, x1) = window_range(ox, p.stride.w, p.filter.w, p.padding.left, ind.w);
+                let Some(out_px) = out_pixels.next() else { return };
+                let count = ((y1 - y0) * (x1 - x0)) as i32;
+                for (b, out_blk) in out_px.chunks_mut(POOL_BLOCK).enumerate() {
+                    let c0 = b * POOL_BLOCK;
+                    let mut acc = [init; POOL_BLOCK];
+                    for y in y0..y1 {
+                        for x in x0..x1 {
+                            let start = (y * ind.w + x) * c + c0;
+                            let Some(src) = in_b.get(start..start + out_blk.len()) else { continue };
+                            for (a, v) in acc.iter_mut().zip(src) {
+                                *a = if AVG { a.wrapping_add(v.to_i32()) } else { (*a).max(v.to_i32()) };
+                            }
+                        }
+                    }
+                    for (o, &a) in out_blk.iter_mut().zip(&acc) {
+                        let v = if AVG { average(a, count) } else { a };
+                        *o = X::from_clamped(p.activation.apply(v));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -5,8 +5,9 @@
 //! The multiply-accumulate is `i32x4.dot_i16x8_s` (two int16 products summed into each of 4 int32
 //! lanes): int8 weights are sign-extended to int16 (`i16x8.extend_low_i8x16_s`), inputs are
 //! int16 with the offset added (in the im2col block for conv, extended per chunk for fully
-//! connected), so every product is exact and the lane sums wrap exactly like the reference's
-//! `wrapping_add` (`i32x4.add` wraps). With the `relaxed-simd` feature (and `+relaxed-simd`), the
+//! connected) or raw int8 widened with the offset folded into the starting sums (depthwise), so
+//! every product is exact and the lane sums wrap exactly like the reference's `wrapping_add`
+//! (`i32x4.add` wraps). With the `relaxed-simd` feature (and `+relaxed-simd`), the
 //! conv kernel uses relaxed SIMD's int8 dot product instead (`RelaxedTile`), with its operands
 //! kept in the range where the result is deterministic; off by default (Safari lacks relaxed
 //! SIMD, Node 20 needs a flag).
@@ -317,6 +318,8 @@ struct LaneRequant {
     /// The channels' biases (0 without one), where their accumulators start.
     bias: v128,
     left_mul: v128,
+    /// Whether some lane shifts left (else `left_mul` is all ones and skipped).
+    left: bool,
     multiplier: v128,
     mask: v128,
     half: v128,
@@ -338,6 +341,7 @@ impl LaneRequant {
         Self {
             bias: i32x4(b(0), b(1), b(2), b(3)),
             left_mul: lanes(&|r| (1u32 << (r.left & 31)) as i32),
+            left: rq.iter().any(|r| r.left != 0),
             multiplier: lanes(&|r| r.multiplier),
             mask: lanes(&|r| r.mask),
             half: lanes(&|r| r.half),
@@ -348,7 +352,7 @@ impl LaneRequant {
     /// `ChannelRequant::apply` lane by lane.
     #[inline(always)]
     fn apply(&self, acc: v128) -> v128 {
-        let a = i32x4_mul(acc, self.left_mul);
+        let a = if self.left { i32x4_mul(acc, self.left_mul) } else { acc };
         let h = high_mul_x4(a, self.multiplier);
         let threshold = i32x4_add(self.half, u32x4_shr(h, 31));
         let up = i32x4_gt(v128_and(h, self.mask), threshold);
@@ -360,17 +364,210 @@ impl LaneRequant {
     }
 }
 
-/// Depthwise convolution with depth multiplier 1, channels innermost, 8 channels per `i16x8`:
-/// blocks of 32 channels (then of 8, the last one possibly partial) with their requantization
-/// prepared once ([`LaneRequant`], 4 channels per `i32x4`), for each output pixel: the in-image
-/// taps summed as `i16x8.mul` of the input plus offset (in `[-255, 255]`) and the weights (in
-/// `[-128, 127]`), exact in int16 (`|product| <= 255 * 128 = 32640`), widened into two `i32x4`
-/// accumulators per 8 channels (wrapping, like the reference's sums), which start at the biases;
-/// then requantized, clamped, narrowed and stored. A partial block loads 8 values all the same
-/// (lanes past its channels hold the next pixel's or tap's values, zeros past the end of the
-/// data) and stores only its channels. No scratch. Preconditions (else `false`, nothing
-/// written): `depth_multiplier == 1`, every multiplier and shift within [`ChannelRequant`]'s
-/// contract.
+/// Largest patch length [`conv_s8_lanes`] takes (longer patches run [`SimdTile`], whose dot
+/// products over a patch amortize their final sums better).
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+const LANES_MAX_K: usize = 640;
+
+/// Convolution with the output channels in the lanes, for short patches (`k <=`
+/// [`LANES_MAX_K`]: 1x1 layers, first layers with few input channels): the weights are widened
+/// to int16 and packed once per call (on the stack, at most [`LANES_MAX_OC`] channels) so that
+/// one `v128` holds the weights `2j, 2j + 1` of 4 consecutive filters; then, for each block of
+/// [`TILE`] output pixels, the patches are copied as for [`SimdTile`] (int16, offset added; at a
+/// stride of `k` rounded up to even, so no pair of only zeros is multiplied) and
+/// each pair `2j, 2j + 1` of a patch, splat to the 4 lanes as one 32-bit word, is multiplied
+/// with the packed weights by `i32x4.dot_i16x8_s`: 8 filters x 4 pixels per pass, the sums
+/// already per channel (no reduction across lanes), starting at the biases. The 8 channels of a
+/// pixel are requantized as two `i32x4` ([`LaneRequant`], prepared once per call), clamped,
+/// narrowed and stored as 8 bytes. Exact: the same wrapping int32 sums of `w * (x + offset)`
+/// as the reference, the same requantization. Preconditions (else `false`, nothing written): no
+/// groups, `k <= LANES_MAX_K`, at most `LANES_MAX_OC` output channels, `cols` at least
+/// [`conv_scratch_words`] long, every multiplier and shift within [`ChannelRequant`]'s contract.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv_s8_lanes(
+    p: &ConvParams,
+    multiplier: &[i32],
+    shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    cols: &mut [u32],
+) -> bool {
+    let k = p.filter.h * p.filter.w * p.filter.c;
+    let kp = super::padded_patch_len(k);
+    let words = super::conv_scratch_words(k);
+    let out_c = p.output.c;
+    if p.filter.c != p.input.c
+        || k == 0
+        || k > LANES_MAX_K
+        || out_c > LANES_MAX_OC
+        || cols.len() < words
+        || !ChannelRequant::all_valid(multiplier, shift)
+    {
+        return false;
+    }
+    let need = out_c.div_ceil(8) * kp; // packed v128s
+    if need <= 64 && out_c <= 16 {
+        conv_lanes_run::<64, 4>(p, multiplier, shift, input, filter, bias, output, cols)
+    } else if need <= 256 && out_c <= 32 {
+        conv_lanes_run::<256, 8>(p, multiplier, shift, input, filter, bias, output, cols)
+    } else if need <= 1024 && out_c <= 64 {
+        conv_lanes_run::<1024, 16>(p, multiplier, shift, input, filter, bias, output, cols)
+    } else if need <= 2048 && out_c <= 128 {
+        conv_lanes_run::<2048, 32>(p, multiplier, shift, input, filter, bias, output, cols)
+    } else if need <= LANES_MAX_W {
+        conv_lanes_run::<LANES_MAX_W, { LANES_MAX_OC / 4 }>(p, multiplier, shift, input, filter, bias, output, cols)
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Most output channels [`conv_s8_lanes`] takes.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+const LANES_MAX_OC: usize = 256;
+/// Most packed `v128`s of weights [`conv_s8_lanes`] keeps on the stack (80 KB).
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+const LANES_MAX_W: usize = 5120;
+
+/// [`conv_s8_lanes`] with room for `W` packed `v128`s of weights and `R` groups of 4 channels.
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn conv_lanes_run<const W: usize, const R: usize>(
+    p: &ConvParams,
+    multiplier: &[i32],
+    shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    cols: &mut [u32],
+) {
+    let (ind, outd) = (p.input, p.output);
+    let k = p.filter.h * p.filter.w * p.filter.c;
+    let kp = super::padded_patch_len(k);
+    let out_c = outd.c;
+    let blocks = out_c.div_ceil(8);
+    // Packed weights: block b (filters 8b..8b + 8), pair j: `wp[(b * kp / 2 + j) * 2 + h]` holds
+    // the weights 2j, 2j + 1 of filters 8b + 4h .. 8b + 4h + 4 (zeros past k and past out_c).
+    let mut wp = [i32x4_splat(0); W];
+    for (b, wb) in wp.chunks_exact_mut(kp.max(1)).take(blocks).enumerate() {
+        for h in 0..2 {
+            let row = |r: usize| -> &[i8] {
+                let c = 8 * b + 4 * h + r;
+                if c < out_c { filter.get(c * k..c * k + k).unwrap_or(&[]) } else { &[] }
+            };
+            let rows = [row(0), row(1), row(2), row(3)];
+            for (k8, wj) in wb.chunks_exact_mut(8).enumerate() {
+                // 8 weights of each of the 4 filters, widened; each i32 lane is one pair.
+                let v: [v128; 4] = core::array::from_fn(|r| load8_i16(rows[r].get(8 * k8..).unwrap_or(&[])));
+                let t0 = i32x4_shuffle::<0, 4, 1, 5>(v[0], v[1]);
+                let t1 = i32x4_shuffle::<0, 4, 1, 5>(v[2], v[3]);
+                let t2 = i32x4_shuffle::<2, 6, 3, 7>(v[0], v[1]);
+                let t3 = i32x4_shuffle::<2, 6, 3, 7>(v[2], v[3]);
+                let pairs = [
+                    i32x4_shuffle::<0, 1, 4, 5>(t0, t1),
+                    i32x4_shuffle::<2, 3, 6, 7>(t0, t1),
+                    i32x4_shuffle::<0, 1, 4, 5>(t2, t3),
+                    i32x4_shuffle::<2, 3, 6, 7>(t2, t3),
+                ];
+                // wj holds pairs 4 k8 .. 4 k8 + 4, two v128 (halves) each.
+                for (jj, pr) in pairs.iter().enumerate() {
+                    if let Some(d) = wj.get_mut(2 * jj + h) {
+                        *d = *pr;
+                    }
+                }
+            }
+        }
+    }
+    let unused = LaneRequant::new(&[], &[], None, 0);
+    let mut rq = [unused; R];
+    for (g, r) in rq.iter_mut().take(out_c.div_ceil(4)).enumerate() {
+        *r = LaneRequant::new(multiplier, shift, bias, 4 * g);
+    }
+    let (lo, hi, out_off) = (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
+    let in_image = (ind.h * ind.w * ind.c).max(1);
+    let out_image = (outd.h * outd.w * out_c).max(1);
+    // The patches are copied at a stride of k rounded up to even (not to 8 as the packed
+    // weights): the pairs past it would only meet zeros.
+    let half = k.div_ceil(2);
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        let (mut oy, mut ox) = (0usize, 0usize);
+        for out_block in out_b.chunks_mut(TILE.saturating_mul(out_c).max(1)) {
+            let mut pixels = [(0usize, 0usize); TILE];
+            let n = out_block.len().checked_div(out_c).unwrap_or(0).min(TILE);
+            for px in pixels.iter_mut().take(n) {
+                *px = (oy, ox);
+                ox += 1;
+                if ox == outd.w {
+                    ox = 0;
+                    oy += 1;
+                }
+            }
+            im2col_rows(p, in_b, &pixels[..n], cols, k, 2 * half);
+            let mut rows = out_block.chunks_exact_mut(out_c.max(1));
+            let mut out_rows: [&mut [i8]; TILE] = [&mut [], &mut [], &mut [], &mut []];
+            for r in out_rows.iter_mut() {
+                *r = rows.next().unwrap_or(&mut []);
+            }
+            let (x0, rest) = cols.split_at(half.min(cols.len()));
+            let (x1, rest) = rest.split_at(half.min(rest.len()));
+            let (x2, rest) = rest.split_at(half.min(rest.len()));
+            let x3 = rest.get(..half).unwrap_or(&[]);
+            for (b, (wb, rq2)) in wp.chunks_exact(kp.max(1)).take(blocks).zip(rq.chunks_exact(2)).enumerate() {
+                let mut acc = [[rq2[0].bias, rq2[1].bias]; TILE];
+                let xs = x0.iter().zip(x1).zip(x2.iter().zip(x3));
+                for (w, ((&a, &b1), (&c, &d))) in wb.chunks_exact(2).zip(xs) {
+                    let (w0, w1) = (w[0], w[1]);
+                    for (acc, x) in acc.iter_mut().zip([a, b1, c, d]) {
+                        let xv = u32x4_splat(x);
+                        acc[0] = i32x4_add(acc[0], i32x4_dot_i16x8(xv, w0));
+                        acc[1] = i32x4_add(acc[1], i32x4_dot_i16x8(xv, w1));
+                    }
+                }
+                let c0 = 8 * b;
+                let nc = (out_c - c0).min(8);
+                for (row, a) in out_rows.iter_mut().zip(&acc) {
+                    let r0 = i32x4_min(i32x4_max(i32x4_add(rq2[0].apply(a[0]), out_off), lo), hi);
+                    let r1 = i32x4_min(i32x4_max(i32x4_add(rq2[1].apply(a[1]), out_off), lo), hi);
+                    let bytes = i8x16_narrow_i16x8(i16x8_narrow_i32x4(r0, r1), i16x8_splat(0));
+                    match row.get_mut(c0..c0 + 8) {
+                        Some(d) if nc == 8 => store8(d, bytes),
+                        _ => store_partial(row.get_mut(c0..c0 + nc).unwrap_or(&mut []), bytes),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Most filter taps [`depthwise_conv_s8`] handles (7x7); larger filters run the reference.
+const DW_MAX_TAPS: usize = 49;
+/// Tap offset standing for a tap in the padding.
+const DW_PAD: usize = usize::MAX;
+
+/// Depthwise convolution with depth multiplier 1, channels innermost, in blocks of 16 channels
+/// (one `v128` of input bytes per tap). The taps go two by two: the 16 input bytes of both taps
+/// are interleaved (`x_t0[c], x_t1[c]` side by side), widened to int16 and multiplied with the
+/// weights laid out the same way by `i32x4.dot_i16x8_s`, which gives each channel's sum over the
+/// two taps in its own int32 lane (exact: `|x w| <= 2^14`); an odd last tap is paired with a zero
+/// weight. The input offset is not added per tap: a tap in the padding reads the input zero
+/// point (`x = -offset`) instead of being skipped, so every pixel's sum is
+/// `sum_t w_t x_t + offset * sum_t w_t`, where the padded taps give `w (-offset) + offset w = 0`,
+/// exactly the reference's `sum_{t in image} w_t (x_t + offset)` (mod 2^32, as its wrapping sum);
+/// `bias + offset * sum_t w_t` is computed once per block (with the same dot product). Per block,
+/// the widened weights, those starting values and the requantization ([`LaneRequant`], 4
+/// channels per `i32x4`) are prepared once; per pixel, the taps' input offsets (base plus a
+/// per-layer table for pixels whose window is inside the image, tap by tap at the borders). A
+/// block of at most 8 channels (`c = 8`, or the tail) computes only 8 lanes; a partial block
+/// computes its lanes all the same (lanes past its channels read the next pixel's bytes, zeros
+/// past the end of the data) and stores only its channels. No scratch
+/// (about 1.6 KB of stack for the weights). Preconditions (else `false`, nothing written):
+/// `depth_multiplier == 1`, at most [`DW_MAX_TAPS`] taps, every multiplier and shift within
+/// [`ChannelRequant`]'s contract.
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -380,107 +577,357 @@ pub(crate) fn depthwise_conv_s8(
     output: &mut [i8],
 ) -> bool {
     let (ms, ss) = (quant.multiplier, quant.shift);
-    if p.depth_multiplier != 1 || !ChannelRequant::all_valid(ms, ss) {
+    let (fh, fw) = (p.filter.h, p.filter.w);
+    let taps = fh * fw;
+    if p.depth_multiplier != 1 || taps > DW_MAX_TAPS || !ChannelRequant::all_valid(ms, ss) {
         return false;
     }
     let (ind, outd) = (p.input, p.output);
     let c = ind.c;
     let in_image = ind.h * ind.w * c;
     let out_image = outd.h * outd.w * c;
-    if in_image == 0 || out_image == 0 {
+    if in_image == 0 || out_image == 0 || taps == 0 {
         return true;
     }
-    let out = DwOutput {
-        off: i16x8_splat(p.input_offset as i16), // in [-127, 128]
-        lo: i32x4_splat(p.activation.min),
-        hi: i32x4_splat(p.activation.max),
-        out_off: i32x4_splat(p.output_offset),
-    };
-    let unused = LaneRequant::new(&[], &[], None, 0);
-    for c0 in (0..c).step_by(32) {
-        let n = (c - c0).min(32);
-        let rq: [LaneRequant; 8] =
-            core::array::from_fn(|i| if 4 * i < n { LaneRequant::new(ms, ss, bias, c0 + 4 * i) } else { unused });
-        for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
-            for (px, out_px) in out_b.chunks_exact_mut(c).enumerate() {
-                let (oy, ox) = (px / outd.w.max(1), px % outd.w.max(1));
-                let Some(chunk) = out_px.get_mut(c0..c0 + n) else { continue };
-                if n == 32 {
-                    let mut acc: [[v128; 2]; 4] = core::array::from_fn(|g| [rq[2 * g].bias, rq[2 * g + 1].bias]);
-                    dw_accumulate(p, in_b, filter, oy, ox, c0, out.off, &mut acc);
-                    for ((a, o), r) in acc.iter().zip(chunk.chunks_exact_mut(8)).zip(rq.chunks_exact(2)) {
-                        out.store(o, a, &r[0], &r[1]);
-                    }
-                } else {
-                    for ((g, o), r) in chunk.chunks_mut(8).enumerate().zip(rq.chunks_exact(2)) {
-                        let mut acc = [[r[0].bias, r[1].bias]];
-                        dw_accumulate(p, in_b, filter, oy, ox, c0 + 8 * g, out.off, &mut acc);
-                        out.store(o, &acc[0], &r[0], &r[1]);
-                    }
-                }
-            }
+    let mut rel = [0usize; DW_MAX_TAPS + 1];
+    for (t, r) in rel.iter_mut().take(taps).enumerate() {
+        let (ky, kx) = (t / fw.max(1), t % fw.max(1));
+        *r = (ky * p.dilation.h * ind.w + kx * p.dilation.w) * c;
+    }
+    let rel_max = rel.iter().take(taps).copied().max().unwrap_or(0);
+    let g = DwGeometry { p, taps, rel: &rel, rel_max };
+    if c <= 8 {
+        dw_narrow(&g, ms, ss, input, filter, bias, output);
+        return true;
+    }
+    for c0 in (0..c).step_by(16) {
+        let n = (c - c0).min(16);
+        // A block of at most 8 channels computes only the first 8 lanes.
+        if n <= 8 {
+            dw_block::<2>(&g, ms, ss, input, filter, bias, output, c0, n);
+        } else {
+            dw_block::<4>(&g, ms, ss, input, filter, bias, output, c0, n);
         }
     }
     true
 }
 
-/// The output stage constants of [`depthwise_conv_s8`].
-struct DwOutput {
-    off: v128,
-    lo: v128,
-    hi: v128,
-    out_off: v128,
+/// What every channel block of [`depthwise_conv_s8`] shares.
+struct DwGeometry<'a> {
+    p: &'a DepthwiseConvParams,
+    taps: usize,
+    /// Offsets of the taps from tap (0, 0), for pixels whose window is inside the image (and a
+    /// 0 after the last tap: an odd last tap's partner, whose weights are 0, reads tap (0, 0)).
+    rel: &'a [usize; DW_MAX_TAPS + 1],
+    /// The largest of `rel`.
+    rel_max: usize,
 }
 
-impl DwOutput {
-    /// Requantizes the 8 channels of `acc` (4 per `i32x4`), adds the output offset, clamps and
-    /// writes the first `o.len()` (at most 8) of them to `o`.
-    #[inline(always)]
-    fn store(&self, o: &mut [i8], acc: &[v128; 2], r0: &LaneRequant, r1: &LaneRequant) {
-        let r_lo = i32x4_min(i32x4_max(i32x4_add(r0.apply(acc[0]), self.out_off), self.lo), self.hi);
-        let r_hi = i32x4_min(i32x4_max(i32x4_add(r1.apply(acc[1]), self.out_off), self.lo), self.hi);
-        let r = i8x16_narrow_i16x8(i16x8_narrow_i32x4(r_lo, r_hi), i16x8_splat(0));
-        let bytes = i64x2_extract_lane::<0>(r).to_le_bytes();
-        for (o, &v) in o.iter_mut().zip(bytes.iter()) {
-            *o = v as i8;
-        }
-    }
-}
-
-/// Adds the in-image taps of output pixel `(oy, ox)` for channels `c0..c0 + 8 * G` to `acc`
-/// (two `i32x4` per 8 channels): `w * (x + offset)` per channel, the product in int16.
+/// The channels `c0..c0 + n` (`n <= 4 * G`) of [`depthwise_conv_s8`], `G` groups of 4 channels
+/// (with `G = 2`, only the low 8 bytes of each tap are used).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn dw_accumulate<const G: usize>(
-    p: &DepthwiseConvParams,
-    in_b: &[i8],
+fn dw_block<const G: usize>(
+    g: &DwGeometry<'_>,
+    ms: &[i32],
+    ss: &[i32],
+    input: &[i8],
     filter: &[i8],
-    oy: usize,
-    ox: usize,
+    bias: Option<&[i32]>,
+    output: &mut [i8],
     c0: usize,
-    off: v128,
-    acc: &mut [[v128; 2]; G],
+    n: usize,
 ) {
-    let (ind, c) = (p.input, p.input.c);
-    for ky in 0..p.filter.h {
-        let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) else {
-            continue;
-        };
-        for kx in 0..p.filter.w {
-            let Some(ix) = input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w) else {
-                continue;
-            };
-            let xs = in_b.get((iy * ind.w + ix) * c + c0..).unwrap_or(&[]);
-            let ws = filter.get((ky * p.filter.w + kx) * c + c0..).unwrap_or(&[]);
-            for (g, a) in acc.iter_mut().enumerate() {
-                let xv = i16x8_add(load8_i16(xs.get(8 * g..).unwrap_or(&[])), off);
-                let wv = load8_i16(ws.get(8 * g..).unwrap_or(&[]));
-                let prod = i16x8_mul(xv, wv);
-                a[0] = i32x4_add(a[0], i32x4_extend_low_i16x8(prod));
-                a[1] = i32x4_add(a[1], i32x4_extend_high_i16x8(prod));
+    let (p, taps) = (g.p, g.taps);
+    let (ind, outd) = (p.input, p.output);
+    let (c, fh) = (ind.c, p.filter.h);
+    let (in_image, out_image) = ((ind.h * ind.w * c).max(1), (outd.h * outd.w * c).max(1));
+    let pairs = taps.div_ceil(2);
+    let zp = i8x16_splat((-p.input_offset) as i8); // the input zero point, in [-128, 127]
+    let off = i16x8_splat(p.input_offset as i16); // in [-127, 128]
+    let (lo, hi, out_off) = (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
+    let coord_y = |oy: usize, ky: usize| input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h);
+    // The block's weights, tap pairs interleaved and widened as the inputs will be.
+    let mut wv = [[i32x4_splat(0); G]; DW_MAX_TAPS.div_ceil(2)];
+    for (j, w) in wv.iter_mut().take(pairs).enumerate() {
+        let w0 = load16_at(filter, 2 * j * c + c0);
+        let w1 = if 2 * j + 1 < taps { load16_at(filter, (2 * j + 1) * c + c0) } else { i8x16_splat(0) };
+        *w = pair_widen::<G>(w0, w1);
+    }
+    let unused = LaneRequant::new(&[], &[], None, 0);
+    let rq: [LaneRequant; G] = core::array::from_fn(|k| if 4 * k < n { LaneRequant::new(ms, ss, bias, c0 + 4 * k) } else { unused });
+    let start: [v128; G] =
+        core::array::from_fn(|k| wv.iter().take(pairs).fold(rq[k].bias, |a, w| i32x4_add(a, i32x4_dot_i16x8(w[k], off))));
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        let mut offs = [DW_PAD; DW_MAX_TAPS + 1];
+        for oy in 0..outd.h {
+            let row_in = coord_y(oy, 0).is_some() && coord_y(oy, fh.saturating_sub(1)).is_some();
+            for ox in 0..outd.w {
+                let last = dw_tap_offsets(g, oy, ox, row_in, c0, &mut offs);
+                let mut acc = start;
+                match last {
+                    // Inside the image, all 16 bytes of every tap (the entries up to `taps`,
+                    // none above `last`) inside `in_b`: loads without checks.
+                    Some(m) if m.checked_add(16).is_some_and(|e| e <= in_b.len()) => {
+                        for (w, o2) in wv.iter().take(pairs).zip(offs.chunks_exact(2)) {
+                            // SAFETY: `o2` are entries `0..=taps` of `offs`, which
+                            // `dw_tap_offsets` set to `base + rel[t]` <= `m` (rel[taps] = 0), and
+                            // `m + 16 <= in_b.len()`.
+                            let (x0, x1) = unsafe { (load16_unchecked(in_b, o2[0]), load16_unchecked(in_b, o2[1])) };
+                            let x = pair_widen::<G>(x0, x1);
+                            for ((a, &x), &w) in acc.iter_mut().zip(&x).zip(w) {
+                                *a = i32x4_add(*a, i32x4_dot_i16x8(x, w));
+                            }
+                        }
+                    }
+                    _ => {
+                        let tap = |o: usize| if o == DW_PAD { zp } else { load16_at(in_b, o) };
+                        for (w, o2) in wv.iter().take(pairs).zip(offs.chunks_exact(2)) {
+                            let x = pair_widen::<G>(tap(o2[0]), tap(o2[1]));
+                            for ((a, &x), &w) in acc.iter_mut().zip(&x).zip(w) {
+                                *a = i32x4_add(*a, i32x4_dot_i16x8(x, w));
+                            }
+                        }
+                    }
+                }
+                let r: [v128; G] =
+                    core::array::from_fn(|k| i32x4_min(i32x4_max(i32x4_add(rq[k].apply(acc[k]), out_off), lo), hi));
+                let o = (oy * outd.w + ox) * c + c0;
+                if G == 2 {
+                    let bytes = i8x16_narrow_i16x8(i16x8_narrow_i32x4(r[0], r[G - 1]), i16x8_splat(0));
+                    match out_b.get_mut(o..o + 8) {
+                        Some(d) if n == 8 => store8(d, bytes),
+                        _ => store_partial(out_b.get_mut(o..o + n).unwrap_or(&mut []), bytes),
+                    }
+                } else {
+                    let bytes = i8x16_narrow_i16x8(
+                        i16x8_narrow_i32x4(r[0], r[1 % G]),
+                        i16x8_narrow_i32x4(r[2 % G], r[3 % G]),
+                    );
+                    match out_b.get_mut(o..o + 16) {
+                        Some(d) if n == 16 => store16(d, bytes),
+                        _ => store_partial(out_b.get_mut(o..o + n).unwrap_or(&mut []), bytes),
+                    }
+                }
             }
         }
     }
+}
+
+/// The first `d.len()` (at most 16) bytes of `v` into `d`.
+#[inline(always)]
+fn store_partial(d: &mut [i8], v: v128) {
+    let mut t = [0i8; 16];
+    store16(&mut t, v);
+    d.iter_mut().zip(t).for_each(|(d, s)| *d = s);
+}
+
+/// The low 8 bytes of `v` into `d` (`d.len() == 8`; nothing otherwise).
+#[inline(always)]
+fn store8(d: &mut [i8], v: v128) {
+    if let [_, _, _, _, _, _, _, _] = d {
+        // SAFETY: the 8 bytes of `d` are inside the slice, which is borrowed mutably;
+        // `v128_store64_lane` has no alignment requirement.
+        unsafe { v128_store64_lane::<0>(v, d.as_mut_ptr() as *mut u64) }
+    }
+}
+
+/// The taps' input offsets of output pixel `(oy, ox)` plus `c0` into `offs` ([`DW_PAD`] for a
+/// tap in the padding): from the per-layer table when the window is inside the image (then the
+/// largest offset written is returned, and the entry after the last tap is set too), tap by tap
+/// otherwise (`None`). `row_in`: the window's rows are all inside the image.
+#[inline(always)]
+fn dw_tap_offsets(
+    g: &DwGeometry<'_>,
+    oy: usize,
+    ox: usize,
+    row_in: bool,
+    c0: usize,
+    offs: &mut [usize; DW_MAX_TAPS + 1],
+) -> Option<usize> {
+    let p = g.p;
+    let (ind, fw) = (p.input, p.filter.w.max(1));
+    let c = ind.c;
+    let coord_y = |ky: usize| input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h);
+    let coord_x = |kx: usize| input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w);
+    match (coord_y(0), coord_x(0)) {
+        (Some(iy), Some(ix)) if row_in && coord_x(fw - 1).is_some() => {
+            let base = (iy * ind.w + ix) * c + c0;
+            offs.iter_mut().zip(g.rel).take(g.taps + 1).for_each(|(o, &r)| *o = base + r);
+            Some(base + g.rel_max)
+        }
+        _ => {
+            for (t, o) in offs.iter_mut().take(g.taps).enumerate() {
+                *o = match (coord_y(t / fw), coord_x(t % fw)) {
+                    (Some(iy), Some(ix)) => (iy * ind.w + ix) * c + c0,
+                    _ => DW_PAD,
+                };
+            }
+            None
+        }
+    }
+}
+
+/// The 8 bytes of `b` from `off` as a little-endian `u64`; zeros for the bytes past the end.
+#[inline(always)]
+fn load8_u64(b: &[i8], off: usize) -> u64 {
+    match off.checked_add(8).and_then(|end| b.get(off..end)) {
+        Some(s) => u64::from_le_bytes(bytemuck::cast_slice::<i8, u8>(s).try_into().unwrap_or([0; 8])),
+        None => {
+            let mut t = [0u8; 8];
+            t.iter_mut().zip(b.get(off..).unwrap_or(&[])).for_each(|(d, &v)| *d = v as u8);
+            u64::from_le_bytes(t)
+        }
+    }
+}
+
+/// [`depthwise_conv_s8`] for layers of at most 8 channels: two output pixels of a row per pass,
+/// pixel `ox` in the low 8 lanes of every tap's bytes and pixel `ox + 1` in the high 8 (the
+/// weights repeated in both halves), so the 16-lane arithmetic of `dw_block::<4>` serves two
+/// pixels; with 8 channels, both pixels' 16 output bytes are stored at once.
+#[allow(clippy::too_many_arguments)]
+fn dw_narrow(g: &DwGeometry<'_>, ms: &[i32], ss: &[i32], input: &[i8], filter: &[i8], bias: Option<&[i32]>, output: &mut [i8]) {
+    let (p, taps) = (g.p, g.taps);
+    let (ind, outd) = (p.input, p.output);
+    let (c, fh) = (ind.c, p.filter.h);
+    let (in_image, out_image) = ((ind.h * ind.w * c).max(1), (outd.h * outd.w * c).max(1));
+    let pairs = taps.div_ceil(2);
+    let zp = u64::from_le_bytes([(-p.input_offset) as u8; 8]); // the input zero point
+    let off = i16x8_splat(p.input_offset as i16); // in [-127, 128]
+    let (lo, hi, out_off) = (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
+    let w8 = |t: usize| if t < taps { u64x2_splat(load8_u64(filter.get(..taps * c).unwrap_or(&[]), t * c)) } else { u64x2_splat(0) };
+    let mut wv = [[i32x4_splat(0); 4]; DW_MAX_TAPS.div_ceil(2)];
+    for (j, w) in wv.iter_mut().take(pairs).enumerate() {
+        *w = pair_widen::<4>(w8(2 * j), w8(2 * j + 1));
+    }
+    // Only the first c bytes of a tap's 8 belong to the pixel; the weights past c are the next
+    // taps' or zeros, and those lanes are not stored.
+    let unused = LaneRequant::new(&[], &[], None, 0);
+    let rq: [LaneRequant; 2] = core::array::from_fn(|k| if 4 * k < c { LaneRequant::new(ms, ss, bias, 4 * k) } else { unused });
+    let start: [v128; 4] =
+        core::array::from_fn(|k| wv.iter().take(pairs).fold(rq[k % 2].bias, |a, w| i32x4_add(a, i32x4_dot_i16x8(w[k], off))));
+    let coord_y = |oy: usize, ky: usize| input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h);
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        let (mut offs_a, mut offs_b) = ([DW_PAD; DW_MAX_TAPS + 1], [DW_PAD; DW_MAX_TAPS + 1]);
+        for oy in 0..outd.h {
+            let row_in = coord_y(oy, 0).is_some() && coord_y(oy, fh.saturating_sub(1)).is_some();
+            for ox in (0..outd.w).step_by(2) {
+                let two = ox + 1 < outd.w;
+                let last_a = dw_tap_offsets(g, oy, ox, row_in, 0, &mut offs_a);
+                let last_b = dw_tap_offsets(g, oy, if two { ox + 1 } else { ox }, row_in, 0, &mut offs_b);
+                let mut acc = start;
+                let pairs_ab = wv.iter().take(pairs).zip(offs_a.chunks_exact(2)).zip(offs_b.chunks_exact(2));
+                match (last_a, last_b) {
+                    // Both windows inside the image, all 8 bytes of every tap inside `in_b`.
+                    (Some(ma), Some(mb)) if ma.max(mb).checked_add(8).is_some_and(|e| e <= in_b.len()) => {
+                        for ((w, oa), ob) in pairs_ab {
+                            // SAFETY: `oa`, `ob` are entries `0..=taps` of `offs_a`, `offs_b`,
+                            // which `dw_tap_offsets` set to at most `ma`, `mb` (see `dw_block`),
+                            // and `max(ma, mb) + 8 <= in_b.len()`.
+                            let (t0, t1) = unsafe { (load8x2_unchecked(in_b, oa[0], ob[0]), load8x2_unchecked(in_b, oa[1], ob[1])) };
+                            let x = pair_widen::<4>(t0, t1);
+                            for ((a, &x), &w) in acc.iter_mut().zip(&x).zip(w) {
+                                *a = i32x4_add(*a, i32x4_dot_i16x8(x, w));
+                            }
+                        }
+                    }
+                    _ => {
+                        let tap = |o: usize| if o == DW_PAD { zp } else { load8_u64(in_b, o) };
+                        for ((w, oa), ob) in pairs_ab {
+                            let t0 = u64x2(tap(oa[0]), tap(ob[0]));
+                            let t1 = u64x2(tap(oa[1]), tap(ob[1]));
+                            let x = pair_widen::<4>(t0, t1);
+                            for ((a, &x), &w) in acc.iter_mut().zip(&x).zip(w) {
+                                *a = i32x4_add(*a, i32x4_dot_i16x8(x, w));
+                            }
+                        }
+                    }
+                }
+                let r: [v128; 4] =
+                    core::array::from_fn(|k| i32x4_min(i32x4_max(i32x4_add(rq[k % 2].apply(acc[k]), out_off), lo), hi));
+                let bytes = i8x16_narrow_i16x8(i16x8_narrow_i32x4(r[0], r[1]), i16x8_narrow_i32x4(r[2], r[3]));
+                let o = (oy * outd.w + ox) * c;
+                match out_b.get_mut(o..o + 16) {
+                    Some(d) if c == 8 && two => store16(d, bytes),
+                    _ => {
+                        store_partial(out_b.get_mut(o..o + c).unwrap_or(&mut []), bytes);
+                        if two {
+                            let high = i64x2_shuffle::<1, 0>(bytes, bytes);
+                            store_partial(out_b.get_mut(o + c..o + 2 * c).unwrap_or(&mut []), high);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The 8 bytes of `b` from `a` and the 8 from `c` as one `v128` (low, high), unchecked.
+///
+/// # Safety
+/// `a + 8 <= b.len()` and `c + 8 <= b.len()`.
+#[inline(always)]
+unsafe fn load8x2_unchecked(b: &[i8], a: usize, c: usize) -> v128 {
+    debug_assert!(a.max(c).checked_add(8).is_some_and(|e| e <= b.len()));
+    // SAFETY: the caller guarantees both 8-byte runs are inside `b`; the 64-bit loads have no
+    // alignment requirement.
+    unsafe {
+        let lo = v128_load64_zero(b.as_ptr().add(a) as *const u64);
+        v128_load64_lane::<1>(lo, b.as_ptr().add(c) as *const u64)
+    }
+}
+
+/// The 16 bytes of `b` from `off` as a `v128`, unchecked.
+///
+/// # Safety
+/// `off + 16 <= b.len()`.
+#[inline(always)]
+unsafe fn load16_unchecked(b: &[i8], off: usize) -> v128 {
+    debug_assert!(off.checked_add(16).is_some_and(|e| e <= b.len()));
+    // SAFETY: the caller guarantees the 16 bytes from `off` are inside `b`; `v128_load` has no
+    // alignment requirement.
+    unsafe { v128_load(b.as_ptr().add(off) as *const v128) }
+}
+
+/// The 16 bytes of `b` from `off` as a `v128`; zeros for the bytes past the end of `b`.
+#[inline(always)]
+fn load16_at(b: &[i8], off: usize) -> v128 {
+    match off.checked_add(16).and_then(|end| b.get(off..end)) {
+        Some(s) => load16(s),
+        None => {
+            let mut t = [0i8; 16];
+            t.iter_mut().zip(b.get(off..).unwrap_or(&[])).for_each(|(d, &v)| *d = v);
+            load16(&t)
+        }
+    }
+}
+
+/// 16 bytes into `d` (`d.len() == 16`; nothing otherwise).
+#[inline(always)]
+fn store16(d: &mut [i8], v: v128) {
+    if let [_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _] = d {
+        // SAFETY: the 16 bytes of `d` are inside the slice, which is borrowed mutably;
+        // `v128_store` has no alignment requirement.
+        unsafe { v128_store(d.as_mut_ptr() as *mut v128, v) }
+    }
+}
+
+/// The bytes of `a` and `b` interleaved (`a[0], b[0], a[1], b[1], ...`) and widened to int16:
+/// the `i16x8` of channels 0-3, 4-7, 8-11 and 12-15 (the first `G`), each channel's pair side by
+/// side, ready for `i32x4.dot_i16x8_s`.
+#[inline(always)]
+fn pair_widen<const G: usize>(a: v128, b: v128) -> [v128; G] {
+    let l = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a, b);
+    if G <= 2 {
+        return core::array::from_fn(|k| if k == 0 { i16x8_extend_low_i8x16(l) } else { i16x8_extend_high_i8x16(l) });
+    }
+    let h = i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a, b);
+    core::array::from_fn(|k| match k {
+        0 => i16x8_extend_low_i8x16(l),
+        1 => i16x8_extend_high_i8x16(l),
+        2 => i16x8_extend_low_i8x16(h),
+        _ => i16x8_extend_high_i8x16(h),
+    })
 }
 
 /// Convolution tiles with relaxed SIMD's int8 dot product (feature `relaxed-simd`, built with
