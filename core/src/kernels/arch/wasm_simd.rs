@@ -409,20 +409,45 @@ pub(crate) fn conv_s8_lanes(
         return false;
     }
     let need = out_c.div_ceil(8) * kp; // packed v128s
+    let args = LanesArgs { p, multiplier, shift, input, filter, bias };
     if need <= 64 && out_c <= 16 {
-        conv_lanes_run::<64, 4>(p, multiplier, shift, input, filter, bias, output, cols)
+        conv_lanes_stack::<64, 4>(&args, output, cols)
     } else if need <= 256 && out_c <= 32 {
-        conv_lanes_run::<256, 8>(p, multiplier, shift, input, filter, bias, output, cols)
+        conv_lanes_stack::<256, 8>(&args, output, cols)
     } else if need <= 1024 && out_c <= 64 {
-        conv_lanes_run::<1024, 16>(p, multiplier, shift, input, filter, bias, output, cols)
+        conv_lanes_stack::<1024, 16>(&args, output, cols)
     } else if need <= 2048 && out_c <= 128 {
-        conv_lanes_run::<2048, 32>(p, multiplier, shift, input, filter, bias, output, cols)
+        conv_lanes_stack::<2048, 32>(&args, output, cols)
     } else if need <= LANES_MAX_W {
-        conv_lanes_run::<LANES_MAX_W, { LANES_MAX_OC / 4 }>(p, multiplier, shift, input, filter, bias, output, cols)
+        conv_lanes_stack::<LANES_MAX_W, { LANES_MAX_OC / 4 }>(&args, output, cols)
     } else {
         return false;
     }
     true
+}
+
+/// The read-only operands of [`conv_s8_lanes`].
+#[derive(Clone, Copy)]
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+struct LanesArgs<'a> {
+    p: &'a ConvParams,
+    multiplier: &'a [i32],
+    shift: &'a [i32],
+    input: &'a [i8],
+    filter: &'a [i8],
+    bias: Option<&'a [i32]>,
+}
+
+/// [`conv_lanes_run`] with stack room for `W` packed `v128`s of weights and `R` groups of 4
+/// channels: the size tiers keep small layers from zeroing 80 KB on every call, and only this
+/// wrapper is instantiated per tier (the kernel itself once).
+#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[inline(never)]
+fn conv_lanes_stack<const W: usize, const R: usize>(a: &LanesArgs<'_>, output: &mut [i8], cols: &mut [u32]) {
+    let mut wp = [i32x4_splat(0); W];
+    let unused = LaneRequant::new(&[], &[], None, 0);
+    let mut rq = [unused; R];
+    conv_lanes_run(a, &mut wp, &mut rq, output, cols);
 }
 
 /// Most output channels [`conv_s8_lanes`] takes.
@@ -432,20 +457,11 @@ const LANES_MAX_OC: usize = 256;
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
 const LANES_MAX_W: usize = 5120;
 
-/// [`conv_s8_lanes`] with room for `W` packed `v128`s of weights and `R` groups of 4 channels.
+/// [`conv_s8_lanes`] with `wp` (zeros) for the packed weights and `rq` for the requantization
+/// of every 4 channels, both large enough (checked by the caller's tiers).
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn conv_lanes_run<const W: usize, const R: usize>(
-    p: &ConvParams,
-    multiplier: &[i32],
-    shift: &[i32],
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-    cols: &mut [u32],
-) {
+fn conv_lanes_run(a: &LanesArgs<'_>, wp: &mut [v128], rq: &mut [LaneRequant], output: &mut [i8], cols: &mut [u32]) {
+    let LanesArgs { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = super::padded_patch_len(k);
@@ -453,7 +469,6 @@ fn conv_lanes_run<const W: usize, const R: usize>(
     let blocks = out_c.div_ceil(8);
     // Packed weights: block b (filters 8b..8b + 8), pair j: `wp[(b * kp / 2 + j) * 2 + h]` holds
     // the weights 2j, 2j + 1 of filters 8b + 4h .. 8b + 4h + 4 (zeros past k and past out_c).
-    let mut wp = [i32x4_splat(0); W];
     for (b, wb) in wp.chunks_exact_mut(kp.max(1)).take(blocks).enumerate() {
         for h in 0..2 {
             let row = |r: usize| -> &[i8] {
@@ -483,8 +498,6 @@ fn conv_lanes_run<const W: usize, const R: usize>(
             }
         }
     }
-    let unused = LaneRequant::new(&[], &[], None, 0);
-    let mut rq = [unused; R];
     for (g, r) in rq.iter_mut().take(out_c.div_ceil(4)).enumerate() {
         *r = LaneRequant::new(multiplier, shift, bias, 4 * g);
     }
