@@ -10,13 +10,13 @@ use core::cell::RefCell;
 use js_sys::{Array, Float32Array, Object};
 use microquant::interp::{ARENA_ALIGN, Interpreter};
 use microquant::model::{DType, Model, Quant};
-use microquant::quant::QuantDType;
+use microquant::quant::{QParams, QuantDType};
 use self_cell::{MutBorrow, self_cell};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{Context, error, type_error};
 use crate::js::{is_qtensor, set, shape_text, u32_array, usize_array};
-use crate::tensor::{QData, QTensor, float_array, qparams, quantize_values};
+use crate::tensor::{QData, QTensor, check_finite, float_array, qparams, quantize_into, quantize_values};
 
 /// The bytes a session owns: the model (in `u128` words, so it is 16-byte aligned) and the
 /// arena.
@@ -76,21 +76,10 @@ pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[
 /// it is (a shape or permutation that does not fit, or only axes of size 1 move). Not generic,
 /// so the element types share it.
 fn transpose_sources(len: usize, shape: &[usize], perm: &[usize]) -> Option<Vec<usize>> {
+    if keeps_order(len, shape, perm) {
+        return None;
+    }
     let rank = shape.len();
-    if perm.len() != rank || len != shape.iter().product::<usize>() {
-        return None;
-    }
-    // Only axes of size 1 move (NCHW to NHWC with one channel, say): the order in memory is
-    // the same.
-    let mut moved = perm.iter().map(|&p| (p, shape.get(p).copied().unwrap_or(1))).filter(|&(_, d)| d != 1);
-    let mut last = moved.next().map(|(p, _)| p);
-    if moved.all(|(p, _)| {
-        let in_order = last.is_none_or(|l| p > l);
-        last = Some(p);
-        in_order
-    }) {
-        return None;
-    }
     let mut strides = vec![1usize; rank];
     for i in (0..rank.saturating_sub(1)).rev() {
         strides[i] = strides[i + 1] * shape[i + 1];
@@ -110,6 +99,22 @@ fn transpose_sources(len: usize, shape: &[usize], perm: &[usize]) -> Option<Vec<
         }
     }
     Some(out)
+}
+
+/// True when [`transpose`] returns `len` values of `shape` as they are: a shape or permutation
+/// that does not fit, or one that moves only axes of size 1 (NCHW to NHWC with one channel,
+/// say: the order in memory is the same).
+fn keeps_order(len: usize, shape: &[usize], perm: &[usize]) -> bool {
+    if perm.len() != shape.len() || len != shape.iter().product::<usize>() {
+        return true;
+    }
+    let mut moved = perm.iter().map(|&p| (p, shape.get(p).copied().unwrap_or(1))).filter(|&(_, d)| d != 1);
+    let mut last = moved.next().map(|(p, _)| p);
+    moved.all(|(p, _)| {
+        let in_order = last.is_none_or(|l| p > l);
+        last = Some(p);
+        in_order
+    })
 }
 
 /// The inverse permutation.
@@ -141,6 +146,8 @@ pub(crate) struct Compiled {
     /// The `.mq` bytes, exactly as written.
     pub(crate) bytes: Vec<u8>,
     session: RefCell<Session>,
+    /// The float input being quantized by `run`, kept between runs so a run does not allocate it.
+    floats: RefCell<Vec<f32>>,
     /// Where the model came from: `mq`, `tflite`, `quantized`.
     pub(crate) source: &'static str,
     /// A name for exports (file stem).
@@ -204,6 +211,7 @@ impl Compiled {
         Ok(Self {
             bytes,
             session: RefCell::new(session),
+            floats: RefCell::new(Vec::new()),
             source,
             name,
             inputs,
@@ -269,6 +277,47 @@ impl QuantizedModel {
                 })
                 .collect()
         })
+    }
+
+    /// The common case of [`input_data`](Self::input_data) without its vectors: input `k` given as
+    /// a `Float32Array` whose values are in the graph's order. Copies the values into `floats`
+    /// and returns the parameters to quantize them with (straight into the arena); `None` for
+    /// any other input, left to `input_data`. Throws what `input_data` throws for the same input.
+    fn input_floats(
+        &self,
+        k: usize,
+        v: &JsValue,
+        dtype: DType,
+        quant: &Quant<'_>,
+        floats: &mut Vec<f32>,
+    ) -> Result<Option<QParams>, JsValue> {
+        let (Some(io), Some(a)) = (self.inner.inputs.get(k), v.dyn_ref::<Float32Array>()) else {
+            return Ok(None);
+        };
+        let Quant::PerTensor { scale, zero_point } = quant else {
+            return Ok(None);
+        };
+        let n: usize = io.shape.iter().product();
+        if !(io.is_identity() || keeps_order(n, &io.shape, &io.perm)) || is_qtensor(v) {
+            return Ok(None);
+        }
+        let len = a.length() as usize;
+        if len != n {
+            return Err(error(format!(
+                "input {k} '{}' has shape {} ({n} values), got {len} values",
+                io.name,
+                shape_text(&io.shape)
+            )));
+        }
+        let qd = if dtype == DType::I16 { QuantDType::Int16 } else { QuantDType::Int8 };
+        let p = qparams(f64::from(*scale), f64::from(*zero_point), qd)?;
+        floats.resize(n, 0.0);
+        let Some(dst) = floats.get_mut(..n) else {
+            return Ok(None);
+        };
+        a.copy_to(dst);
+        check_finite(dst)?;
+        Ok(Some(p))
     }
 
     /// One input's integer data in the graph's layout, from a float array or a QTensor.
@@ -476,9 +525,19 @@ impl QuantizedModel {
         let n_in = self.inner.inputs.len();
         let list = input_list(&inputs, n_in)?;
         let mut session = self.inner.session.try_borrow_mut().map_err(|_| error("the model is already running"))?;
+        let mut floats = self.inner.floats.try_borrow_mut().map_err(|_| error("the model is already running"))?;
         session.with_dependent_mut(|_, it| -> Result<Array, JsValue> {
             for (k, v) in list.iter().enumerate() {
                 let info = it.input_info(k).ctx("reading the model inputs")?;
+                if let Some(p) = self.input_floats(k, v, info.dtype, &info.quant, &mut floats)? {
+                    let buf = it.input_bytes(k).ctx("reading the model inputs")?;
+                    let size = if p.dtype() == QuantDType::Int16 { 2 } else { 1 };
+                    if buf.len() != floats.len() * size {
+                        return Err(error(format!("input buffer has {} bytes for {} values", buf.len(), floats.len())));
+                    }
+                    quantize_into(&floats, &p, buf);
+                    continue;
+                }
                 let data = self.input_data(k, v, info.dtype, &info.quant)?;
                 let buf = it.input_bytes(k).ctx("reading the model inputs")?;
                 write_data(buf, &data)?;

@@ -66,9 +66,7 @@ fn dtype_of(name: &str) -> Result<QuantDType, JsValue> {
 
 /// Quantizes `x` with `p` (TFLite's rounding: half away from zero, saturating).
 pub(crate) fn quantize_values(x: &[f32], p: &QParams) -> Result<QData, JsValue> {
-    if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-        return Err(range_error(format!("value {i} is {} (only finite values can be quantized)", x[i])));
-    }
+    check_finite(x)?;
     if p.convention() == Convention::TfLite {
         let q = TfLiteQuantizer::new(p);
         match p.dtype() {
@@ -81,6 +79,31 @@ pub(crate) fn quantize_values(x: &[f32], p: &QParams) -> Result<QData, JsValue> 
         QuantDType::Int16 => QData::I16(x.iter().map(|&v| p.quantize_one(v) as i16).collect()),
         _ => QData::I8(x.iter().map(|&v| p.quantize_one(v) as i8).collect()),
     })
+}
+
+/// The `RangeError` [`quantize_values`] throws for the first NaN or infinite value.
+pub(crate) fn check_finite(x: &[f32]) -> Result<(), JsValue> {
+    match x.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(range_error(format!("value {i} is {} (only finite values can be quantized)", x[i]))),
+        None => Ok(()),
+    }
+}
+
+/// [`quantize_values`] for finite `x` (see [`check_finite`]) written straight into `out` as
+/// little-endian bytes of `p`'s type (int8 or int16; one value per `out` element of that size),
+/// without the intermediate vector: the same values.
+pub(crate) fn quantize_into(x: &[f32], p: &QParams, out: &mut [u8]) {
+    let i16_into = |out: &mut [u8], f: &dyn Fn(f32) -> i32| {
+        out.chunks_exact_mut(2).zip(x).for_each(|(b, &v)| b.copy_from_slice(&(f(v) as i16).to_le_bytes()))
+    };
+    let tflite = p.convention() == Convention::TfLite;
+    let q = TfLiteQuantizer::new(p);
+    match p.dtype() {
+        QuantDType::Int8 if tflite => out.iter_mut().zip(x).for_each(|(b, &v)| *b = q.quantize(v) as i8 as u8),
+        QuantDType::Int16 if tflite => i16_into(out, &|v| q.quantize(v)),
+        QuantDType::Int16 => i16_into(out, &|v| p.quantize_one(v)),
+        _ => out.iter_mut().zip(x).for_each(|(b, &v)| *b = p.quantize_one(v) as i8 as u8),
+    }
 }
 
 /// [`QParams::quantize_one`] for the TFLite convention and an integer type, prepared once per

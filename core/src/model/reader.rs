@@ -232,6 +232,32 @@ impl core::fmt::Debug for Model<'_> {
     }
 }
 
+/// The fixed-size record at `off` (tensor or op table entry): bounds-checked once, so its fields
+/// are read at constant offsets without a check each ([`Model::parse`] has checked the tables fit
+/// in the file, so this does not fail on a parsed model).
+#[inline]
+fn record<'a, const N: usize>(buf: &'a [u8], off: usize, what: &'static str) -> Result<&'a [u8; N], Error> {
+    slice(buf, off, N, what)?.try_into().map_err(|_| Error::OutOfBounds { what, offset: off as u64, len: N as u64 })
+}
+
+/// Field readers for [`record`]s: the offsets are constants inside the record (0 if not, which
+/// the record layouts rule out).
+#[inline(always)]
+fn rec_u16<const N: usize>(rec: &[u8; N], o: usize) -> u16 {
+    match rec.get(o..o + 2) {
+        Some(&[a, b]) => u16::from_le_bytes([a, b]),
+        _ => 0,
+    }
+}
+
+#[inline(always)]
+fn rec_u32<const N: usize>(rec: &[u8; N], o: usize) -> u32 {
+    match rec.get(o..o + 4) {
+        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+        _ => 0,
+    }
+}
+
 fn aligned16(off: usize) -> bool {
     off % ALIGN == 0
 }
@@ -456,24 +482,25 @@ impl<'a> Model<'a> {
         let buf = self.buf;
         let r = self.tensors_off + TENSOR_RECORD_LEN * i as usize;
         let what = "tensor record";
-        let dtype = DType::from_code(u8_at(buf, r, what)?).ok_or(Error::BadTensor { index: i, reason: "unknown dtype" })?;
-        let rank = u8_at(buf, r + 1, what)?;
+        let rec: &[u8; TENSOR_RECORD_LEN] = record(buf, r, what)?;
+        let dtype = DType::from_code(u8_at(rec, 0, what)?).ok_or(Error::BadTensor { index: i, reason: "unknown dtype" })?;
+        let rank = u8_at(rec, 1, what)?;
         if rank as usize > MAX_RANK {
             return Err(Error::BadTensor { index: i, reason: "rank above 6" });
         }
         let mut dims = [0u32; MAX_RANK];
         let mut count: u64 = 1;
         for (k, d) in dims.iter_mut().enumerate().take(rank as usize) {
-            *d = u32_at(buf, r + 4 + 4 * k, what)?;
+            *d = rec_u32(rec, 4 + 4 * k);
             count = count.checked_mul(*d as u64).ok_or(Error::BadTensor { index: i, reason: "element count overflows" })?;
         }
-        let data_off = u32_at(buf, r + 28, what)?;
-        let byte_len = u32_at(buf, r + 32, what)?;
+        let data_off = rec_u32(rec, 28);
+        let byte_len = rec_u32(rec, 32);
         let expected = count.checked_mul(dtype.size() as u64).ok_or(Error::BadTensor { index: i, reason: "byte length overflows" })?;
         if expected != byte_len as u64 {
             return Err(Error::BadTensor { index: i, reason: "byte length does not match the shape" });
         }
-        let storage = match u8_at(buf, r + 2, what)? {
+        let storage = match u8_at(rec, 2, what)? {
             0 => Storage::Arena(data_off),
             1 => {
                 let s = slice(buf, data_off as usize, byte_len as usize, "tensor data")?;
@@ -484,11 +511,11 @@ impl<'a> Model<'a> {
             }
             _ => return Err(Error::BadTensor { index: i, reason: "unknown storage kind" }),
         };
-        let qa = u32_at(buf, r + 36, what)?;
-        let qb = u32_at(buf, r + 40, what)?;
-        let qcount = u16_at(buf, r + 44, what)?;
-        let axis = u8_at(buf, r + 46, what)?;
-        let quant = match u8_at(buf, r + 3, what)? {
+        let qa = rec_u32(rec, 36);
+        let qb = rec_u32(rec, 40);
+        let qcount = rec_u16(rec, 44);
+        let axis = u8_at(rec, 46, what)?;
+        let quant = match u8_at(rec, 3, what)? {
             0 => Quant::None,
             1 => {
                 let scale = f32::from_bits(qa);
@@ -510,7 +537,7 @@ impl<'a> Model<'a> {
             }
             _ => return Err(Error::BadTensor { index: i, reason: "unknown quantization kind" }),
         };
-        let name = self.name(u32_at(buf, r + 48, what)?, u32_at(buf, r + 52, what)?, "tensor name", full)?;
+        let name = self.name(rec_u32(rec, 48), rec_u32(rec, 52), "tensor name", full)?;
         Ok(TensorInfo { model: buf, index: i, dtype, rank, dims, storage, byte_len, quant, name })
     }
 
@@ -526,25 +553,25 @@ impl<'a> Model<'a> {
         }
         let buf = self.buf;
         let r = self.ops_off + OP_RECORD_LEN * i as usize;
-        let what = "op record";
-        let code = u16_at(buf, r, what)?;
+        let rec: &[u8; OP_RECORD_LEN] = record(buf, r, "op record")?;
+        let code = rec_u16(rec, 0);
         let kind = OpKind::from_code(code).ok_or(Error::UnsupportedOp { index: i, code })?;
-        let flags = u16_at(buf, r + 2, what)?;
-        let inputs_off = u32_at(buf, r + 4, what)? as usize;
-        let n_inputs = u16_at(buf, r + 8, what)?;
-        let n_outputs = u16_at(buf, r + 10, what)?;
-        let outputs_off = u32_at(buf, r + 12, what)? as usize;
+        let flags = rec_u16(rec, 2);
+        let inputs_off = rec_u32(rec, 4) as usize;
+        let n_inputs = rec_u16(rec, 8);
+        let n_outputs = rec_u16(rec, 10);
+        let outputs_off = rec_u32(rec, 12) as usize;
         slice(buf, inputs_off, 4 * n_inputs as usize, "op inputs")?;
         slice(buf, outputs_off, 4 * n_outputs as usize, "op outputs")?;
-        let params_off = u32_at(buf, r + 16, what)? as usize;
-        let params_len = u32_at(buf, r + 20, what)? as usize;
+        let params_off = rec_u32(rec, 16) as usize;
+        let params_len = rec_u32(rec, 20) as usize;
         let params = slice(buf, params_off, params_len, "op parameters")?;
         if params_off % 4 != 0 {
             return Err(Error::Misaligned { what: "op parameters", offset: params_off as u64 });
         }
-        let scratch_offset = u32_at(buf, r + 24, what)?;
-        let scratch_len = u32_at(buf, r + 28, what)?;
-        let name = self.name(u32_at(buf, r + 32, what)?, u32_at(buf, r + 36, what)?, "op name", full)?;
+        let scratch_offset = rec_u32(rec, 24);
+        let scratch_len = rec_u32(rec, 28);
+        let name = self.name(rec_u32(rec, 32), rec_u32(rec, 36), "op name", full)?;
         Ok(OpInfo {
             model: buf,
             index: i,
