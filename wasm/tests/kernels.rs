@@ -11,7 +11,8 @@
 use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
 use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len, conv_s16};
 use microquant::kernels::depthwise_conv::{
-    DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len, depthwise_conv_s16,
+    DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len,
+    depthwise_conv_s16,
 };
 use microquant::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
@@ -19,10 +20,14 @@ use microquant::kernels::fully_connected::{
     fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
     fully_connected_s16,
 };
-use microquant::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s8_reference, max_pool_s8, max_pool_s8_reference};
+use microquant::kernels::pooling::{
+    PoolParams, avg_pool_s8, avg_pool_s8_reference, max_pool_s8, max_pool_s8_reference,
+};
 use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use microquant_tests::golden::{Tensor, assert_bit_exact};
-use microquant_tests::kernels::{self, Activation, ConvCase, DepthwiseConvCase, FullyConnectedCase, KernelCase, Oracle, PoolCase};
+use microquant_tests::kernels::{
+    self, Activation, ConvCase, DepthwiseConvCase, FullyConnectedCase, KernelCase, Oracle, PoolCase,
+};
 use microquant_tests::rng::SplitMix64;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -61,13 +66,15 @@ const ORACLES: [Oracle; 2] = [Oracle::Tflm, Oracle::TfliteRef];
 fn conv_prepare(c: &ConvCase, rounding: Rounding, dtype: ActivationRange) -> (ConvParams, Vec<i32>, Vec<i32>) {
     let (input, filter) = (dims(&c.input), dims(&c.filter));
     let (stride, dilation) = (Hw::new(c.stride_h, c.stride_w), Hw::new(c.dilation_h, c.dilation_w));
-    let w = compute_window(padding(c.padding), Hw::new(input.h, input.w), Hw::new(filter.h, filter.w), stride, dilation)
-        .unwrap();
+    let w =
+        compute_window(padding(c.padding), Hw::new(input.h, input.w), Hw::new(filter.h, filter.w), stride, dilation)
+            .unwrap();
     let output = Dims4::new(input.n, w.output.h, w.output.w, filter.n);
     assert_eq!(output, dims(&c.expected_tflm), "{}: output shape", c.name);
     let (mut m, mut s) = (vec![0; filter.n], vec![0; filter.n]);
     per_channel_multipliers(c.input_scale, &c.filter_scales, c.output_scale, &mut m, &mut s).unwrap();
-    let activation = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+    let activation =
+        ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
     let p = ConvParams {
         input,
         filter,
@@ -113,7 +120,10 @@ fn conv16<B: Accumulator>(c: &ConvCase, rounding: Rounding, bias: Option<&[B]>) 
     let q = PerChannelQuant { multiplier: &m, shift: &s };
     let mut out = vec![0i16; c.expected_tflm.len()];
     conv_s16(&p, &q, &c.input.i16(), &c.filter.i8(), bias, &mut out).unwrap();
-    ORACLES.iter().map(|&o| assert_bit_exact(&format!("{} {rounding:?} vs {o:?}", c.name), &c.expected(o).i16(), &out)).sum()
+    ORACLES
+        .iter()
+        .map(|&o| assert_bit_exact(&format!("{} {rounding:?} vs {o:?}", c.name), &c.expected(o).i16(), &out))
+        .sum()
 }
 
 #[wasm_bindgen_test]
@@ -134,16 +144,22 @@ fn conv_s16_matches_tflite_micro_and_interpreter() {
 
 // --- depthwise ----------------------------------------------------------------------------------
 
-fn dw_prepare(c: &DepthwiseConvCase, rounding: Rounding, dtype: ActivationRange) -> (DepthwiseConvParams, Vec<i32>, Vec<i32>) {
+fn dw_prepare(
+    c: &DepthwiseConvCase,
+    rounding: Rounding,
+    dtype: ActivationRange,
+) -> (DepthwiseConvParams, Vec<i32>, Vec<i32>) {
     let (input, filter) = (dims(&c.input), dims(&c.filter));
     let (stride, dilation) = (Hw::new(c.stride_h, c.stride_w), Hw::new(c.dilation_h, c.dilation_w));
-    let w = compute_window(padding(c.padding), Hw::new(input.h, input.w), Hw::new(filter.h, filter.w), stride, dilation)
-        .unwrap();
+    let w =
+        compute_window(padding(c.padding), Hw::new(input.h, input.w), Hw::new(filter.h, filter.w), stride, dilation)
+            .unwrap();
     let output = Dims4::new(input.n, w.output.h, w.output.w, filter.c);
     assert_eq!(output, dims(&c.expected_tflm), "{}: output shape", c.name);
     let (mut m, mut s) = (vec![0; filter.c], vec![0; filter.c]);
     per_channel_multipliers(c.input_scale, &c.filter_scales, c.output_scale, &mut m, &mut s).unwrap();
-    let activation = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+    let activation =
+        ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
     let p = DepthwiseConvParams {
         input,
         filter: Hw::new(filter.h, filter.w),
@@ -190,7 +206,10 @@ fn dw16<B: Accumulator>(c: &DepthwiseConvCase, rounding: Rounding, bias: Option<
     let q = PerChannelQuant { multiplier: &m, shift: &s };
     let mut out = vec![0i16; c.expected_tflm.len()];
     depthwise_conv_s16(&p, &q, &c.input.i16(), &c.filter.i8(), bias, &mut out).unwrap();
-    ORACLES.iter().map(|&o| assert_bit_exact(&format!("{} {rounding:?} vs {o:?}", c.name), &c.expected(o).i16(), &out)).sum()
+    ORACLES
+        .iter()
+        .map(|&o| assert_bit_exact(&format!("{} {rounding:?} vs {o:?}", c.name), &c.expected(o).i16(), &out))
+        .sum()
 }
 
 #[wasm_bindgen_test]
@@ -228,7 +247,8 @@ struct FcPrepared {
 
 fn fc_prepare(c: &FullyConnectedCase, rounding: Rounding, dtype: ActivationRange) -> FcPrepared {
     let (out, depth) = (c.filter.shape[0], c.filter.shape[1]);
-    let activation = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+    let activation =
+        ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
     let params = FullyConnectedParams {
         batches: c.input.len() / depth,
         input_depth: depth,
@@ -239,8 +259,15 @@ fn fc_prepare(c: &FullyConnectedCase, rounding: Rounding, dtype: ActivationRange
         rounding,
     };
     let (mut m, mut s, mut exact) = (vec![0; out], vec![0; out], vec![ExactMultiplier::default(); out]);
-    fully_connected_per_channel_multipliers(c.input_scale, &c.filter_scales, c.output_scale, &mut m, &mut s, &mut exact)
-        .unwrap();
+    fully_connected_per_channel_multipliers(
+        c.input_scale,
+        &c.filter_scales,
+        c.output_scale,
+        &mut m,
+        &mut s,
+        &mut exact,
+    )
+    .unwrap();
     FcPrepared { params, m, s, exact }
 }
 
@@ -253,14 +280,19 @@ fn fully_connected_s8_matches_tflite_micro_and_interpreter() {
         let (input, filter, bias) = (c.input.i8(), c.filter.i8(), c.bias.as_ref().map(Tensor::i32));
         for rounding in ROUNDINGS {
             let p = fc_prepare(c, rounding, ActivationRange::INT8);
-            let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &p.m, shift: &p.s }, exact: &p.exact };
+            let pc = FullyConnectedPerChannelQuant {
+                fixed: PerChannelQuant { multiplier: &p.m, shift: &p.s },
+                exact: &p.exact,
+            };
             let e = c.expected(oracle(rounding)).i8();
             let name = format!("{} {rounding:?}", c.name);
             let mut out = vec![0i8; e.len()];
             let mut scratch = vec![0u8; fully_connected_s8_scratch_len(&p.params)];
-            fully_connected_per_channel_s8(&p.params, &pc, &input, &filter, bias.as_deref(), &mut out, &mut scratch).unwrap();
+            fully_connected_per_channel_s8(&p.params, &pc, &input, &filter, bias.as_deref(), &mut out, &mut scratch)
+                .unwrap();
             n += assert_bit_exact(&format!("{name} per-channel (simd)"), &e, &out);
-            fully_connected_per_channel_s8_reference(&p.params, &pc, &input, &filter, bias.as_deref(), &mut out).unwrap();
+            fully_connected_per_channel_s8_reference(&p.params, &pc, &input, &filter, bias.as_deref(), &mut out)
+                .unwrap();
             n += assert_bit_exact(&format!("{name} per-channel (reference)"), &e, &out);
             if let [fs] = c.filter_scales[..] {
                 let q = fully_connected_multiplier(c.input_scale, fs, c.output_scale).unwrap();
@@ -276,7 +308,8 @@ fn fully_connected_s8_matches_tflite_micro_and_interpreter() {
 
 fn fc16<B: Accumulator>(c: &FullyConnectedCase, rounding: Rounding, bias: Option<&[B]>) -> usize {
     let p = fc_prepare(c, rounding, ActivationRange::INT16);
-    let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &p.m, shift: &p.s }, exact: &p.exact };
+    let pc =
+        FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &p.m, shift: &p.s }, exact: &p.exact };
     let e = c.expected(oracle(rounding)).i16();
     let (input, filter) = (c.input.i16(), c.filter.i8());
     let mut out = vec![0i16; e.len()];
@@ -317,9 +350,13 @@ fn pool_file(cases: &[PoolCase], kernel: PoolKernel) -> usize {
         let input = dims(&c.input);
         let (filter, stride) = (Hw::new(c.filter_h, c.filter_w), Hw::new(c.stride_h, c.stride_w));
         let w = compute_window(padding(c.padding), Hw::new(input.h, input.w), filter, stride, Hw::square(1)).unwrap();
-        let activation =
-            ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, ActivationRange::INT8)
-                .unwrap();
+        let activation = ActivationRange::from_fused(
+            fused(c.activation),
+            c.output_scale,
+            c.output_zero_point,
+            ActivationRange::INT8,
+        )
+        .unwrap();
         let output = Dims4::new(input.n, w.output.h, w.output.w, input.c);
         let p = PoolParams { input, output, filter, stride, padding: w.padding, activation };
         let mut out = vec![0i8; c.expected_tflm.len()];
@@ -494,6 +531,82 @@ fn wide_quant(d: &mut Draw, n: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
     (m, s, b)
 }
 
+/// What the conv and depthwise layers of one random case share: batch, image, stride,
+/// dilation, padding, offsets and clamp.
+struct Layer {
+    n: usize,
+    h: usize,
+    w: usize,
+    stride: Hw,
+    dilation: Hw,
+    pad: Padding,
+    in_off: i32,
+    out_off: i32,
+    act: ActivationRange,
+}
+
+/// A random conv of `layer` with `out_c` filters of `kh x kw x in_c` (quantization from
+/// [`wide_quant`], extreme or uniform data, a bias two times in three), compared with the
+/// reference; `false` if the window does not fit the image (nothing compared).
+fn compare_conv(d: &mut Draw, what: &str, l: &Layer, in_c: usize, out_c: usize, (kh, kw): (usize, usize)) -> bool {
+    let Ok(win) = compute_window(l.pad, Hw::new(l.h, l.w), Hw::new(kh, kw), l.stride, l.dilation) else { return false };
+    let (m, sh, b) = wide_quant(d, out_c);
+    let p = ConvParams {
+        input: Dims4::new(l.n, l.h, l.w, in_c),
+        filter: Dims4::new(out_c, kh, kw, in_c),
+        output: Dims4::new(l.n, win.output.h, win.output.w, out_c),
+        stride: l.stride,
+        dilation: l.dilation,
+        padding: win.padding,
+        input_offset: l.in_off,
+        output_offset: l.out_off,
+        activation: l.act,
+        rounding: Rounding::Double,
+    };
+    let x = extreme_or_uniform(d, l.n * l.h * l.w * in_c);
+    let f = extreme_or_uniform(d, out_c * kh * kw * in_c);
+    let bias = (d.range(0, 3) != 0).then_some(&b[..]);
+    let q = PerChannelQuant { multiplier: &m, shift: &sh };
+    compare_edge(
+        &format!("{what} conv {p:?}"),
+        p.output.checked_len(),
+        |y| conv_s8_reference(&p, &q, &x, &f, bias, y),
+        |y| conv_s8(&p, &q, &x, &f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)]),
+    );
+    true
+}
+
+/// As [`compare_conv`], a depthwise conv of `layer` with `c` channels, depth multiplier `dm`
+/// and a `kh x kw` filter.
+fn compare_depthwise(d: &mut Draw, what: &str, l: &Layer, c: usize, dm: usize, (kh, kw): (usize, usize)) -> bool {
+    let Ok(win) = compute_window(l.pad, Hw::new(l.h, l.w), Hw::new(kh, kw), l.stride, l.dilation) else { return false };
+    let (m, sh, b) = wide_quant(d, c * dm);
+    let p = DepthwiseConvParams {
+        input: Dims4::new(l.n, l.h, l.w, c),
+        filter: Hw::new(kh, kw),
+        output: Dims4::new(l.n, win.output.h, win.output.w, c * dm),
+        depth_multiplier: dm,
+        stride: l.stride,
+        dilation: l.dilation,
+        padding: win.padding,
+        input_offset: l.in_off,
+        output_offset: l.out_off,
+        activation: l.act,
+        rounding: Rounding::Double,
+    };
+    let x = extreme_or_uniform(d, l.n * l.h * l.w * c);
+    let f = extreme_or_uniform(d, kh * kw * c * dm);
+    let bias = (d.range(0, 3) != 0).then_some(&b[..]);
+    let q = PerChannelQuant { multiplier: &m, shift: &sh };
+    compare_edge(
+        &format!("{what} depthwise {p:?}"),
+        p.output.checked_len(),
+        |y| depthwise_conv_s8_reference(&p, &q, &x, &f, bias, y),
+        |y| depthwise_conv_s8(&p, &q, &x, &f, bias, y, &mut []),
+    );
+    true
+}
+
 #[wasm_bindgen_test]
 fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
     let mut d = Draw(SplitMix64::new(0x6564_6765));
@@ -505,7 +618,6 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
         let stride = Hw::new(s, if d.range(0, 3) == 0 { d.range(1, 3) } else { s });
         let dilation = if d.range(0, 5) == 0 { Hw::new(d.range(1, 2), d.range(1, 2)) } else { Hw::new(1, 1) };
         let pad = if d.range(0, 2) == 0 { Padding::Valid } else { Padding::Same };
-        let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, dilation) else { continue };
         let in_off = match d.range(0, 3) {
             0 => 128,
             1 => -127,
@@ -513,7 +625,7 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
         };
         let out_off = d.i8();
         let act = if d.range(0, 1) == 0 { ActivationRange::INT8 } else { d.activation() };
-        let n = d.range(1, 2);
+        let layer = Layer { n: d.range(1, 2), h, w, stride, dilation, pad, in_off, out_off, act };
 
         // conv: 3-channel inputs often, odd filter counts, 1x1 layers
         let in_c = match d.range(0, 3) {
@@ -522,29 +634,8 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
             _ => d.range(1, 48),
         };
         let out_c = d.range(1, 37);
-        let (kh_c, kw_c) = if case % 5 == 0 { (1, 1) } else { (kh, kw) };
-        let Ok(win_c) = compute_window(pad, Hw::new(h, w), Hw::new(kh_c, kw_c), stride, dilation) else { continue };
-        let (m, sh, b) = wide_quant(&mut d, out_c);
-        let p = ConvParams {
-            input: Dims4::new(n, h, w, in_c),
-            filter: Dims4::new(out_c, kh_c, kw_c, in_c),
-            output: Dims4::new(n, win_c.output.h, win_c.output.w, out_c),
-            stride,
-            dilation,
-            padding: win_c.padding,
-            input_offset: in_off,
-            output_offset: out_off,
-            activation: act,
-            rounding: Rounding::Double,
-        };
-        let x = extreme_or_uniform(&mut d, n * h * w * in_c);
-        let f = extreme_or_uniform(&mut d, out_c * kh_c * kw_c * in_c);
-        let bias = (d.range(0, 3) != 0).then_some(&b[..]);
-        let q = PerChannelQuant { multiplier: &m, shift: &sh };
-        compare_edge(&format!("edge conv {p:?}"), p.output.checked_len(), |y| conv_s8_reference(&p, &q, &x, &f, bias, y), |y| {
-            conv_s8(&p, &q, &x, &f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)])
-        });
-        convs += 1;
+        let k_c = if case % 5 == 0 { (1, 1) } else { (kh, kw) };
+        convs += usize::from(compare_conv(&mut d, "edge", &layer, in_c, out_c, k_c));
 
         // depthwise: odd channel counts, depth multipliers (> 1 runs the reference)
         let c = match d.range(0, 3) {
@@ -553,31 +644,7 @@ fn simd_conv_and_depthwise_match_reference_on_edge_shapes() {
             _ => d.range(1, 70),
         };
         let dm = if d.range(0, 4) == 0 { d.range(2, 3) } else { 1 };
-        let (m, sh, b) = wide_quant(&mut d, c * dm);
-        let p = DepthwiseConvParams {
-            input: Dims4::new(n, h, w, c),
-            filter: Hw::new(kh, kw),
-            output: Dims4::new(n, win.output.h, win.output.w, c * dm),
-            depth_multiplier: dm,
-            stride,
-            dilation,
-            padding: win.padding,
-            input_offset: in_off,
-            output_offset: out_off,
-            activation: act,
-            rounding: Rounding::Double,
-        };
-        let x = extreme_or_uniform(&mut d, n * h * w * c);
-        let f = extreme_or_uniform(&mut d, kh * kw * c * dm);
-        let bias = (d.range(0, 3) != 0).then_some(&b[..]);
-        let q = PerChannelQuant { multiplier: &m, shift: &sh };
-        compare_edge(
-            &format!("edge depthwise {p:?}"),
-            p.output.checked_len(),
-            |y| depthwise_conv_s8_reference(&p, &q, &x, &f, bias, y),
-            |y| depthwise_conv_s8(&p, &q, &x, &f, bias, y, &mut []),
-        );
-        dws += 1;
+        dws += usize::from(compare_depthwise(&mut d, "edge", &layer, c, dm, (kh, kw)));
     }
     assert!(convs > 250 && dws > 250, "{convs} {dws}");
 }
@@ -604,7 +671,7 @@ fn simd_wide_layers_match_reference() {
         };
         let out_off = d.i8();
         let act = if d.range(0, 1) == 0 { ActivationRange::INT8 } else { d.activation() };
-        let n = d.range(1, 2);
+        let layer = Layer { n: d.range(1, 2), h, w, stride, dilation: Hw::square(1), pad, in_off, out_off, act };
 
         let (kh, kw, in_c) = match d.range(0, 3) {
             0 => (1, 1, d.range(1, 300)),
@@ -618,67 +685,20 @@ fn simd_wide_layers_match_reference() {
             2 => d.range(129, 260),
             _ => 8 * d.range(1, 32),
         };
-        if let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, Hw::square(1)) {
-            let (m, sh, b) = wide_quant(&mut d, out_c);
-            let p = ConvParams {
-                input: Dims4::new(n, h, w, in_c),
-                filter: Dims4::new(out_c, kh, kw, in_c),
-                output: Dims4::new(n, win.output.h, win.output.w, out_c),
-                stride,
-                dilation: Hw::square(1),
-                padding: win.padding,
-                input_offset: in_off,
-                output_offset: out_off,
-                activation: act,
-                rounding: Rounding::Double,
-            };
-            let x = extreme_or_uniform(&mut d, n * h * w * in_c);
-            let f = extreme_or_uniform(&mut d, out_c * kh * kw * in_c);
-            let bias = (d.range(0, 3) != 0).then_some(&b[..]);
-            let q = PerChannelQuant { multiplier: &m, shift: &sh };
-            compare_edge(&format!("wide conv {p:?}"), p.output.checked_len(), |y| conv_s8_reference(&p, &q, &x, &f, bias, y), |y| {
-                conv_s8(&p, &q, &x, &f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)])
-            });
-            convs += 1;
-        }
+        convs += usize::from(compare_conv(&mut d, "wide", &layer, in_c, out_c, (kh, kw)));
 
         let c = match d.range(0, 2) {
             0 => 16 * d.range(1, 16),
             1 => 16 * d.range(1, 8) + d.range(1, 15),
             _ => d.range(1, 300),
         };
-        let (kh, kw) = match d.range(0, 3) {
+        let k = match d.range(0, 3) {
             0 => (3, 3),
             1 => (d.range(1, 7), d.range(1, 7)),
             2 => (5, 5),
             _ => (d.range(7, 9), d.range(7, 9)),
         };
-        let Ok(win) = compute_window(pad, Hw::new(h, w), Hw::new(kh, kw), stride, Hw::square(1)) else { continue };
-        let (m, sh, b) = wide_quant(&mut d, c);
-        let p = DepthwiseConvParams {
-            input: Dims4::new(n, h, w, c),
-            filter: Hw::new(kh, kw),
-            output: Dims4::new(n, win.output.h, win.output.w, c),
-            depth_multiplier: 1,
-            stride,
-            dilation: Hw::square(1),
-            padding: win.padding,
-            input_offset: in_off,
-            output_offset: out_off,
-            activation: act,
-            rounding: Rounding::Double,
-        };
-        let x = extreme_or_uniform(&mut d, n * h * w * c);
-        let f = extreme_or_uniform(&mut d, kh * kw * c);
-        let bias = (d.range(0, 3) != 0).then_some(&b[..]);
-        let q = PerChannelQuant { multiplier: &m, shift: &sh };
-        compare_edge(
-            &format!("wide depthwise {p:?}"),
-            p.output.checked_len(),
-            |y| depthwise_conv_s8_reference(&p, &q, &x, &f, bias, y),
-            |y| depthwise_conv_s8(&p, &q, &x, &f, bias, y, &mut []),
-        );
-        dws += 1;
+        dws += usize::from(compare_depthwise(&mut d, "wide", &layer, c, 1, k));
     }
     assert!(convs > 60 && dws > 60, "{convs} {dws}");
 }
@@ -712,8 +732,18 @@ fn pooling_matches_reference_on_random_shapes() {
             activation,
         };
         let x = extreme_or_uniform(&mut d, n * h * w * c);
-        compare_edge(&format!("avg pool {p:?}"), p.output.checked_len(), |y| avg_pool_s8_reference(&p, &x, y), |y| avg_pool_s8(&p, &x, y));
-        compare_edge(&format!("max pool {p:?}"), p.output.checked_len(), |y| max_pool_s8_reference(&p, &x, y), |y| max_pool_s8(&p, &x, y));
+        compare_edge(
+            &format!("avg pool {p:?}"),
+            p.output.checked_len(),
+            |y| avg_pool_s8_reference(&p, &x, y),
+            |y| avg_pool_s8(&p, &x, y),
+        );
+        compare_edge(
+            &format!("max pool {p:?}"),
+            p.output.checked_len(),
+            |y| max_pool_s8_reference(&p, &x, y),
+            |y| max_pool_s8(&p, &x, y),
+        );
         checked += 1;
     }
     assert!(checked > 200, "{checked}");
@@ -814,7 +844,8 @@ mod elementwise {
         assert!(!file.cases.is_empty());
         let mut checked = [0usize; 2];
         for c in &file.cases {
-            let act = ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
+            let act =
+                ActivationRange::from_fused(fused(c.activation), c.output_scale, c.output_zero_point, dtype).unwrap();
             for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
                 checked[i] += run(c, rounding, act, oracle);
             }
@@ -825,7 +856,11 @@ mod elementwise {
     #[wasm_bindgen_test]
     fn add_s8_matches_both_oracles() {
         binary_file(kernels::add_file(), ActivationRange::INT8, |c, rounding, act, oracle| {
-            let (q1, q2, qo) = (tq(c.input1_scale, c.input1_zero_point), tq(c.input2_scale, c.input2_zero_point), tq(c.output_scale, c.output_zero_point));
+            let (q1, q2, qo) = (
+                tq(c.input1_scale, c.input1_zero_point),
+                tq(c.input2_scale, c.input2_zero_point),
+                tq(c.output_scale, c.output_zero_point),
+            );
             let p = AddParams::prepare_s8(q1, q2, qo, act, &c.input1.shape, &c.input2.shape, rounding).unwrap();
             let e = c.expected(oracle);
             let mut out = vec![0i8; e.len()];
@@ -837,7 +872,11 @@ mod elementwise {
     #[wasm_bindgen_test]
     fn add_s16_matches_both_oracles() {
         binary_file(kernels::add_16x8_file(), ActivationRange::INT16, |c, rounding, act, oracle| {
-            let (q1, q2, qo) = (tq(c.input1_scale, c.input1_zero_point), tq(c.input2_scale, c.input2_zero_point), tq(c.output_scale, c.output_zero_point));
+            let (q1, q2, qo) = (
+                tq(c.input1_scale, c.input1_zero_point),
+                tq(c.input2_scale, c.input2_zero_point),
+                tq(c.output_scale, c.output_zero_point),
+            );
             let p = AddParams::prepare_s16(q1, q2, qo, act, &c.input1.shape, &c.input2.shape, rounding).unwrap();
             let e = c.expected(oracle);
             let mut out = vec![0i16; e.len()];
@@ -849,7 +888,11 @@ mod elementwise {
     #[wasm_bindgen_test]
     fn mul_s8_matches_both_oracles() {
         binary_file(kernels::mul_file(), ActivationRange::INT8, |c, rounding, act, oracle| {
-            let (q1, q2, qo) = (tq(c.input1_scale, c.input1_zero_point), tq(c.input2_scale, c.input2_zero_point), tq(c.output_scale, c.output_zero_point));
+            let (q1, q2, qo) = (
+                tq(c.input1_scale, c.input1_zero_point),
+                tq(c.input2_scale, c.input2_zero_point),
+                tq(c.output_scale, c.output_zero_point),
+            );
             let p = MulParams::prepare_s8(q1, q2, qo, act, &c.input1.shape, &c.input2.shape, rounding).unwrap();
             let e = c.expected(oracle);
             let mut out = vec![0i8; e.len()];
@@ -866,7 +909,14 @@ mod elementwise {
         for c in &file.cases {
             let depth = *c.input.shape.last().unwrap();
             for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
-                let p = SoftmaxParams::prepare_s8(tq(c.input_scale, c.input_zero_point), tq(c.output_scale, c.output_zero_point), c.beta, depth, rounding).unwrap();
+                let p = SoftmaxParams::prepare_s8(
+                    tq(c.input_scale, c.input_zero_point),
+                    tq(c.output_scale, c.output_zero_point),
+                    c.beta,
+                    depth,
+                    rounding,
+                )
+                .unwrap();
                 let e = c.expected(oracle);
                 let mut out = vec![0i8; e.len()];
                 softmax_s8(&p, &c.input.i8(), &mut out).unwrap();
@@ -885,7 +935,15 @@ mod elementwise {
         for c in &file.cases {
             let depth = *c.input.shape.last().unwrap();
             for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
-                let p = SoftmaxS16Params::prepare(tq(c.input_scale, c.input_zero_point), tq(c.output_scale, c.output_zero_point), c.beta, depth, rounding, &luts[i]).unwrap();
+                let p = SoftmaxS16Params::prepare(
+                    tq(c.input_scale, c.input_zero_point),
+                    tq(c.output_scale, c.output_zero_point),
+                    c.beta,
+                    depth,
+                    rounding,
+                    &luts[i],
+                )
+                .unwrap();
                 let e = c.expected(oracle);
                 let mut out = vec![0i16; e.len()];
                 softmax_s16(&p, &c.input.i16(), &mut out).unwrap();
@@ -914,12 +972,16 @@ mod elementwise {
 
     #[wasm_bindgen_test]
     fn logistic_s8_matches_both_oracles() {
-        unary_file(kernels::logistic_file(), |c, i, o, r, out| logistic_s8(&LogisticParams::prepare_s8(i, o, r)?, &c.input.i8(), out));
+        unary_file(kernels::logistic_file(), |c, i, o, r, out| {
+            logistic_s8(&LogisticParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
+        });
     }
 
     #[wasm_bindgen_test]
     fn tanh_s8_matches_both_oracles() {
-        unary_file(kernels::tanh_file(), |c, i, o, r, out| tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out));
+        unary_file(kernels::tanh_file(), |c, i, o, r, out| {
+            tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
+        });
     }
 
     #[wasm_bindgen_test]
@@ -963,7 +1025,8 @@ mod elementwise {
         assert!(!file.cases.is_empty());
         let mut checked = [0usize; 2];
         for c in &file.cases {
-            let p = PadParams::prepare_s8(&c.input.shape, &c.paddings, tq(c.output_scale, c.output_zero_point), None).unwrap();
+            let p = PadParams::prepare_s8(&c.input.shape, &c.paddings, tq(c.output_scale, c.output_zero_point), None)
+                .unwrap();
             for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
                 let e = c.expected(oracle);
                 let mut out = vec![0i8; e.len()];

@@ -111,7 +111,6 @@ impl ChannelRequant {
         multiplier.iter().zip(shift).all(|(&m, &s)| Self::new(m, s).is_some())
     }
 
-
     /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
@@ -182,7 +181,8 @@ impl RightShiftRequant {
     #[inline]
     pub(crate) fn all_valid(multiplier: &[i32], shift: &[i32]) -> bool {
         multiplier.len() == shift.len()
-            && (Self::all_common(multiplier, shift) || multiplier.iter().zip(shift).all(|(&m, &s)| Self::new(m, s).is_some()))
+            && (Self::all_common(multiplier, shift)
+                || multiplier.iter().zip(shift).all(|(&m, &s)| Self::new(m, s).is_some()))
     }
 
     /// Whether every channel has a multiplier `>= 0` and a shift in `[-31, -2]` (all of this form),
@@ -256,9 +256,10 @@ impl AddInputScale {
 /// (`left_shift == 20`), equal shapes, lengths matching them, multipliers in their forms.
 pub(crate) fn add_s8_elementwise(p: &AddParams, in1: &[i8], in2: &[i8], out: &mut [i8]) -> bool {
     let (m1, m2) = (p.input1_multiplier, p.input2_multiplier);
-    let (Some(s1), Some(s2)) =
-        (AddInputScale::new(p.input1_offset, m1.multiplier, m1.shift), AddInputScale::new(p.input2_offset, m2.multiplier, m2.shift))
-    else {
+    let (Some(s1), Some(s2)) = (
+        AddInputScale::new(p.input1_offset, m1.multiplier, m1.shift),
+        AddInputScale::new(p.input2_offset, m2.multiplier, m2.shift),
+    ) else {
         return false;
     };
     let n = p.broadcast.output_len();
@@ -405,6 +406,34 @@ pub(crate) trait ConvTile {
 /// Filters per [`ConvTile::dot_block`] call.
 pub(crate) const FILTER_BLOCK: usize = 16;
 
+/// One tile of the tiled convolutions: the output pixels of `out_block` (up to [`TILE`] pixels
+/// of `out_c` bytes each, in row-major order from `*pos`, a (row, column) in an output `out_w`
+/// wide), their count, and their output rows (empty past the count); `*pos` moves past them.
+#[inline(always)]
+pub(crate) fn tile_rows<'o>(
+    out_block: &'o mut [i8],
+    out_c: usize,
+    out_w: usize,
+    pos: &mut (usize, usize),
+) -> ([(usize, usize); TILE], usize, [&'o mut [i8]; TILE]) {
+    let mut pixels = [(0usize, 0usize); TILE];
+    let n = out_block.len().checked_div(out_c).unwrap_or(0).min(TILE);
+    for px in pixels.iter_mut().take(n) {
+        *px = *pos;
+        pos.1 += 1;
+        if pos.1 == out_w {
+            pos.1 = 0;
+            pos.0 += 1;
+        }
+    }
+    let mut rows = out_block.chunks_exact_mut(out_c.max(1));
+    let mut out_rows: [&mut [i8]; TILE] = [&mut [], &mut [], &mut [], &mut []];
+    for r in out_rows.iter_mut() {
+        *r = rows.next().unwrap_or(&mut []);
+    }
+    (pixels, n, out_rows)
+}
+
 /// The tiled convolution every conv fast path shares: output pixels in blocks of [`TILE`], each
 /// block's patches copied once into the im2col scratch (int16, offset added), then multiplied
 /// by every filter (one filter x [`TILE`] pixels per call of [`ConvTile::dot`]), which makes
@@ -438,24 +467,10 @@ pub(crate) fn conv_s8_tiled<T: ConvTile>(
         return true; // nothing to compute (validated shapes)
     }
     for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
-        let (mut oy, mut ox) = (0usize, 0usize);
+        let mut pos = (0usize, 0usize);
         for out_block in out_b.chunks_mut(TILE.saturating_mul(out_c).max(1)) {
-            let mut pixels = [(0usize, 0usize); TILE];
-            let n = out_block.len().checked_div(out_c).unwrap_or(0).min(TILE);
-            for px in pixels.iter_mut().take(n) {
-                *px = (oy, ox);
-                ox += 1;
-                if ox == outd.w {
-                    ox = 0;
-                    oy += 1;
-                }
-            }
+            let (pixels, n, mut out_rows) = tile_rows(out_block, out_c, outd.w, &mut pos);
             T::im2col(p, in_b, &pixels[..n], cols, k, kp);
-            let mut rows = out_block.chunks_exact_mut(out_c.max(1));
-            let mut out_rows: [&mut [i8]; TILE] = [&mut [], &mut [], &mut [], &mut []];
-            for r in out_rows.iter_mut() {
-                *r = rows.next().unwrap_or(&mut []);
-            }
             for (blk, (ms, ss)) in multiplier.chunks(FILTER_BLOCK).zip(shift.chunks(FILTER_BLOCK)).enumerate() {
                 let c0 = blk * FILTER_BLOCK;
                 let filters = filter.get(c0 * k..).unwrap_or(&[]);
@@ -565,7 +580,8 @@ pub(crate) mod tests {
             );
             let q2 = if case % 5 == 0 { TensorQuant::new(q1.scale, q2.zero_point) } else { q2 };
             let (a, b) = ((rng.next() % 256) as i32 - 128, (rng.next() % 256) as i32 - 128);
-            let act = if case % 3 == 0 { ActivationRange::INT8 } else { ActivationRange { min: a.min(b), max: a.max(b) } };
+            let act =
+                if case % 3 == 0 { ActivationRange::INT8 } else { ActivationRange { min: a.min(b), max: a.max(b) } };
             let n = 1 + (rng.next() % 300) as usize;
             let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };
             let (x1, x2) = (rng.bytes(n), rng.bytes(n));
@@ -587,7 +603,11 @@ pub(crate) mod tests {
             for &m in &[0, 1, 1 << 30, (1 << 30) + 1, i32::MAX - 1, i32::MAX] {
                 for shift in -31..=-2 {
                     let r = RightShiftRequant::new(m, shift).map(|r| r.apply(acc));
-                    assert_eq!(r, Some(multiply_by_quantized_multiplier(acc, m, shift)), "acc {acc} m {m} shift {shift}");
+                    assert_eq!(
+                        r,
+                        Some(multiply_by_quantized_multiplier(acc, m, shift)),
+                        "acc {acc} m {m} shift {shift}"
+                    );
                 }
             }
         }

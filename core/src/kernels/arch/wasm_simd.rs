@@ -154,7 +154,8 @@ impl ConvTile for SimdTile {
         // the second, which meet the zeros past `k` in the patches (products 0), so only the
         // layer's last filter needs the zero-filled tail of `dot`.
         while f + 2 <= nf {
-            let (Some(wa), Some(wb)) = (filters.get(f * k..f * k + kp), filters.get((f + 1) * k..(f + 1) * k + kp)) else {
+            let (Some(wa), Some(wb)) = (filters.get(f * k..f * k + kp), filters.get((f + 1) * k..(f + 1) * k + kp))
+            else {
                 break;
             };
             let (sa, sb) = dot_pair(x, kp, wa, wb);
@@ -170,7 +171,6 @@ impl ConvTile for SimdTile {
             *a = Self::dot(cols, w, k, kp, input_offset, [b; TILE]);
         }
     }
-
 }
 
 /// The 4 lanes of an `i32x4`.
@@ -501,31 +501,18 @@ fn conv_lanes_run(a: &LanesArgs<'_>, wp: &mut [v128], rq: &mut [LaneRequant], ou
     for (g, r) in rq.iter_mut().take(out_c.div_ceil(4)).enumerate() {
         *r = LaneRequant::new(multiplier, shift, bias, 4 * g);
     }
-    let (lo, hi, out_off) = (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
+    let (lo, hi, out_off) =
+        (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
     let in_image = (ind.h * ind.w * ind.c).max(1);
     let out_image = (outd.h * outd.w * out_c).max(1);
     // The patches are copied at a stride of k rounded up to even (not to 8 as the packed
     // weights): the pairs past it would only meet zeros.
     let half = k.div_ceil(2);
     for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
-        let (mut oy, mut ox) = (0usize, 0usize);
+        let mut pos = (0usize, 0usize);
         for out_block in out_b.chunks_mut(TILE.saturating_mul(out_c).max(1)) {
-            let mut pixels = [(0usize, 0usize); TILE];
-            let n = out_block.len().checked_div(out_c).unwrap_or(0).min(TILE);
-            for px in pixels.iter_mut().take(n) {
-                *px = (oy, ox);
-                ox += 1;
-                if ox == outd.w {
-                    ox = 0;
-                    oy += 1;
-                }
-            }
+            let (pixels, n, mut out_rows) = super::tile_rows(out_block, out_c, outd.w, &mut pos);
             im2col_rows(p, in_b, &pixels[..n], cols, k, 2 * half);
-            let mut rows = out_block.chunks_exact_mut(out_c.max(1));
-            let mut out_rows: [&mut [i8]; TILE] = [&mut [], &mut [], &mut [], &mut []];
-            for r in out_rows.iter_mut() {
-                *r = rows.next().unwrap_or(&mut []);
-            }
             let (x0, rest) = cols.split_at(half.min(cols.len()));
             let (x1, rest) = rest.split_at(half.min(rest.len()));
             let (x2, rest) = rest.split_at(half.min(rest.len()));
@@ -658,7 +645,8 @@ fn dw_block<const G: usize>(
     let pairs = taps.div_ceil(2);
     let zp = i8x16_splat((-p.input_offset) as i8); // the input zero point, in [-128, 127]
     let off = i16x8_splat(p.input_offset as i16); // in [-127, 128]
-    let (lo, hi, out_off) = (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
+    let (lo, hi, out_off) =
+        (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
     let coord_y = |oy: usize, ky: usize| input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h);
     // The block's weights, tap pairs interleaved and widened as the inputs will be.
     let mut wv = [[i32x4_splat(0); G]; DW_MAX_TAPS.div_ceil(2)];
@@ -668,9 +656,11 @@ fn dw_block<const G: usize>(
         *w = pair_widen::<G>(w0, w1);
     }
     let unused = LaneRequant::new(&[], &[], None, 0);
-    let rq: [LaneRequant; G] = core::array::from_fn(|k| if 4 * k < n { LaneRequant::new(ms, ss, bias, c0 + 4 * k) } else { unused });
-    let start: [v128; G] =
-        core::array::from_fn(|k| wv.iter().take(pairs).fold(rq[k].bias, |a, w| i32x4_add(a, i32x4_dot_i16x8(w[k], off))));
+    let rq: [LaneRequant; G] =
+        core::array::from_fn(|k| if 4 * k < n { LaneRequant::new(ms, ss, bias, c0 + 4 * k) } else { unused });
+    let start: [v128; G] = core::array::from_fn(|k| {
+        wv.iter().take(pairs).fold(rq[k].bias, |a, w| i32x4_add(a, i32x4_dot_i16x8(w[k], off)))
+    });
     for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
         let mut offs = [DW_PAD; DW_MAX_TAPS + 1];
         for oy in 0..outd.h {
@@ -713,10 +703,8 @@ fn dw_block<const G: usize>(
                         _ => store_partial(out_b.get_mut(o..o + n).unwrap_or(&mut []), bytes),
                     }
                 } else {
-                    let bytes = i8x16_narrow_i16x8(
-                        i16x8_narrow_i32x4(r[0], r[1 % G]),
-                        i16x8_narrow_i32x4(r[2 % G], r[3 % G]),
-                    );
+                    let bytes =
+                        i8x16_narrow_i16x8(i16x8_narrow_i32x4(r[0], r[1 % G]), i16x8_narrow_i32x4(r[2 % G], r[3 % G]));
                     match out_b.get_mut(o..o + 16) {
                         Some(d) if n == 16 => store16(d, bytes),
                         _ => store_partial(out_b.get_mut(o..o + n).unwrap_or(&mut []), bytes),
@@ -799,7 +787,15 @@ fn load8_u64(b: &[i8], off: usize) -> u64 {
 /// weights repeated in both halves), so the 16-lane arithmetic of `dw_block::<4>` serves two
 /// pixels; with 8 channels, both pixels' 16 output bytes are stored at once.
 #[allow(clippy::too_many_arguments)]
-fn dw_narrow(g: &DwGeometry<'_>, ms: &[i32], ss: &[i32], input: &[i8], filter: &[i8], bias: Option<&[i32]>, output: &mut [i8]) {
+fn dw_narrow(
+    g: &DwGeometry<'_>,
+    ms: &[i32],
+    ss: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
     let (p, taps) = (g.p, g.taps);
     let (ind, outd) = (p.input, p.output);
     let (c, fh) = (ind.c, p.filter.h);
@@ -807,8 +803,11 @@ fn dw_narrow(g: &DwGeometry<'_>, ms: &[i32], ss: &[i32], input: &[i8], filter: &
     let pairs = taps.div_ceil(2);
     let zp = u64::from_le_bytes([(-p.input_offset) as u8; 8]); // the input zero point
     let off = i16x8_splat(p.input_offset as i16); // in [-127, 128]
-    let (lo, hi, out_off) = (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
-    let w8 = |t: usize| if t < taps { u64x2_splat(load8_u64(filter.get(..taps * c).unwrap_or(&[]), t * c)) } else { u64x2_splat(0) };
+    let (lo, hi, out_off) =
+        (i32x4_splat(p.activation.min), i32x4_splat(p.activation.max), i32x4_splat(p.output_offset));
+    let w8 = |t: usize| {
+        if t < taps { u64x2_splat(load8_u64(filter.get(..taps * c).unwrap_or(&[]), t * c)) } else { u64x2_splat(0) }
+    };
     let mut wv = [[i32x4_splat(0); 4]; DW_MAX_TAPS.div_ceil(2)];
     for (j, w) in wv.iter_mut().take(pairs).enumerate() {
         *w = pair_widen::<4>(w8(2 * j), w8(2 * j + 1));
@@ -816,9 +815,11 @@ fn dw_narrow(g: &DwGeometry<'_>, ms: &[i32], ss: &[i32], input: &[i8], filter: &
     // Only the first c bytes of a tap's 8 belong to the pixel; the weights past c are the next
     // taps' or zeros, and those lanes are not stored.
     let unused = LaneRequant::new(&[], &[], None, 0);
-    let rq: [LaneRequant; 2] = core::array::from_fn(|k| if 4 * k < c { LaneRequant::new(ms, ss, bias, 4 * k) } else { unused });
-    let start: [v128; 4] =
-        core::array::from_fn(|k| wv.iter().take(pairs).fold(rq[k % 2].bias, |a, w| i32x4_add(a, i32x4_dot_i16x8(w[k], off))));
+    let rq: [LaneRequant; 2] =
+        core::array::from_fn(|k| if 4 * k < c { LaneRequant::new(ms, ss, bias, 4 * k) } else { unused });
+    let start: [v128; 4] = core::array::from_fn(|k| {
+        wv.iter().take(pairs).fold(rq[k % 2].bias, |a, w| i32x4_add(a, i32x4_dot_i16x8(w[k], off)))
+    });
     let coord_y = |oy: usize, ky: usize| input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h);
     for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
         let (mut offs_a, mut offs_b) = ([DW_PAD; DW_MAX_TAPS + 1], [DW_PAD; DW_MAX_TAPS + 1]);
@@ -837,7 +838,9 @@ fn dw_narrow(g: &DwGeometry<'_>, ms: &[i32], ss: &[i32], input: &[i8], filter: &
                             // SAFETY: `oa`, `ob` are entries `0..=taps` of `offs_a`, `offs_b`,
                             // which `dw_tap_offsets` set to at most `ma`, `mb` (see `dw_block`),
                             // and `max(ma, mb) + 8 <= in_b.len()`.
-                            let (t0, t1) = unsafe { (load8x2_unchecked(in_b, oa[0], ob[0]), load8x2_unchecked(in_b, oa[1], ob[1])) };
+                            let (t0, t1) = unsafe {
+                                (load8x2_unchecked(in_b, oa[0], ob[0]), load8x2_unchecked(in_b, oa[1], ob[1]))
+                            };
                             let x = pair_widen::<4>(t0, t1);
                             for ((a, &x), &w) in acc.iter_mut().zip(&x).zip(w) {
                                 *a = i32x4_add(*a, i32x4_dot_i16x8(x, w));
