@@ -62,16 +62,13 @@ pub struct Memory {
     pub ram: u64,
 }
 
-/// Reads `FLASH` and `RAM` lengths (`4M`, `512K`, `0x4000`, `16384`) from a memory.x.
+/// Reads `FLASH` and `RAM` lengths (`4M`, `512K`, `0x4000`, `16384`) from a memory.x. When the
+/// memory.x moves the code with `_stext = ADDRESS;` (the mps3-an547 boots from ITCM but keeps its
+/// code and model in SRAM), the usable flash is what lies between `_stext` and the end of FLASH.
 pub fn memory_of(memory_x: &Path) -> Memory {
     let text = fs::read_to_string(memory_x).expect("read memory.x");
-    let len = |region: &str| -> u64 {
-        let line = text
-            .lines()
-            .find(|l| l.trim_start().starts_with(region) && l.contains("LENGTH"))
-            .unwrap_or_else(|| panic!("{}: no {region} region", memory_x.display()));
-        let v = line.split("LENGTH").nth(1).unwrap().trim_start_matches([' ', '=']).trim();
-        let v: String = v.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+    let number = |v: &str, what: &str| -> u64 {
+        let v: String = v.trim_start_matches([' ', '=']).trim().chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
         let (num, mul) = match v.chars().last() {
             Some('K' | 'k') => (&v[..v.len() - 1], 1024),
             Some('M' | 'm') => (&v[..v.len() - 1], 1024 * 1024),
@@ -81,9 +78,27 @@ pub fn memory_of(memory_x: &Path) -> Memory {
             Some(h) => u64::from_str_radix(h, 16),
             None => num.parse(),
         };
-        n.unwrap_or_else(|_| panic!("{}: cannot read {region} LENGTH {v:?}", memory_x.display())) * mul
+        n.unwrap_or_else(|_| panic!("{}: cannot read {what} {v:?}", memory_x.display())) * mul
     };
-    Memory { flash: len("FLASH"), ram: len("RAM") }
+    let region = |name: &str| -> (u64, u64) {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(name) && l.contains("LENGTH"))
+            .unwrap_or_else(|| panic!("{}: no {name} region", memory_x.display()));
+        let field = |key: &str| {
+            let v = line.split(key).nth(1).unwrap_or_else(|| panic!("{}: {name} has no {key}", memory_x.display()));
+            number(v, &format!("{name} {key}"))
+        };
+        (field("ORIGIN"), field("LENGTH"))
+    };
+    let (flash_origin, flash_len) = region("FLASH");
+    let stext = text.lines().find_map(|l| l.trim_start().strip_prefix("_stext")).map(|v| number(v, "_stext"));
+    let flash = match stext {
+        Some(start) if start >= flash_origin && start < flash_origin + flash_len => flash_origin + flash_len - start,
+        Some(start) => panic!("{}: _stext {start:#x} is outside FLASH", memory_x.display()),
+        None => flash_len,
+    };
+    Memory { flash, ram: region("RAM").1 }
 }
 
 /// A converted (or loaded) model and what the firmware needs to know about it.
