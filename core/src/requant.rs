@@ -19,7 +19,8 @@
 //! with integers only (`kernels::fully_connected`); its conv and depthwise use double rounding,
 //! like TFLite Micro. Each kernel's doc comment says what each mode matches.
 //!
-//! Contracts (as in TFLite, checked with `debug_assert!`): `shift ∈ [-31, 30]`; single rounding
+//! Contracts (as in TFLite, checked with `debug_assert!`): `shift ∈ [-31, 30]` (a left shift that
+//! overflows i32 wraps, as in TFLite Micro and CMSIS-NN); single rounding
 //! needs `m ≥ 0`; the 64-bit variant needs `|x| < 2^47` and `shift ∈ [-31, 7]`.
 #![forbid(unsafe_code)]
 
@@ -135,16 +136,15 @@ pub fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
 /// `RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x · 2^left, multiplier), right)` with
 /// `left = max(shift, 0)`, `right = max(-shift, 0)`.
 ///
-/// `x · 2^left` must fit in an i32 (TFLite's contract; it wraps there, as here, in release).
+/// `x · 2^left` is computed in 32 bits and wraps when it does not fit, in every build: TFLite
+/// Micro and CMSIS-NN compute it as `x * (1 << left)` in int32, and a valid model with a
+/// positive per-channel shift can reach that on extreme inputs, so wrapping keeps the result
+/// bit-exact with them there too (saturating would differ exactly where they overflow).
 #[inline(always)]
 pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
     debug_assert!((-31..=30).contains(&shift), "shift {shift} outside [-31, 30]");
     let left = if shift > 0 { shift } else { 0 };
     let right = if shift > 0 { 0 } else { -shift };
-    debug_assert!(
-        (x as i64) << left == x.wrapping_shl(left as u32) as i64,
-        "x = {x} overflows when shifted left by {left}"
-    );
     rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x.wrapping_shl(left as u32), multiplier), right)
 }
 
@@ -368,7 +368,7 @@ mod tests {
     fn double_wide(x: i32, m: i32, shift: i32) -> i32 {
         let left = shift.max(0) as u32;
         let right = (-shift).max(0) as u32;
-        let xs = ((x as i64) << left) as i32; // contract: fits
+        let xs = ((x as i64) << left) as i32; // two's complement wrap, as int32 `x * (1 << left)`
         div_pow2_round_away(srdhm_wide(xs, m) as i128, right) as i32
     }
 
@@ -446,6 +446,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Positive shifts where `x << shift` does not fit an i32 (a valid model reaches this on
+    /// extreme inputs): the product wraps as TFLite Micro's and CMSIS-NN's int32
+    /// `x * (1 << left)` does, in debug builds too (no assertion).
+    #[test]
+    fn overflowing_left_shift_wraps() {
+        let ms = [0, 1, 1 << 30, (1 << 30) + 1, i32::MAX, 1_518_500_250];
+        for shift in 1..=30 {
+            let lim = i32::MAX >> shift;
+            for &x in &[lim + 1, -lim - 2, i32::MAX, i32::MIN, i32::MIN + 1, 1 << 30, -(1 << 30) - 7] {
+                for &m in &ms {
+                    assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift), "x={x} m={m} s={shift}");
+                }
+            }
+        }
+        // 2^30 << 1 wraps to i32::MIN; times 0.5 (Q31 2^30) is -2^30.
+        assert_eq!(multiply_by_quantized_multiplier(1 << 30, 1 << 30, 1), -(1 << 30));
     }
 
     #[test]
