@@ -795,10 +795,38 @@ fn input_quantization_matches_quantize_one() {
     assert!(checked > 50_000);
 }
 
+/// int8 ADD's SIMD path (equal shapes) against the reference kernel on random scales, zero
+/// points, clamps and lengths (1 to 300: whole 16-element steps and every tail length), with
+/// equal input scales every fifth case (ResNet's residual adds).
+#[wasm_bindgen_test]
+fn add_s8_simd_matches_reference_on_random_cases() {
+    use microquant::kernels::add::{AddParams, add_s8, add_s8_reference};
+    use microquant::kernels::tensor::TensorQuant;
+    let mut d = Draw(SplitMix64::new(0x6164_6473));
+    let mut checked = 0;
+    for case in 0..400 {
+        let mut scale = || 0.001 + d.range(0, 9_999) as f32 * 1e-4;
+        let (s1, s2, so) = (scale(), scale(), scale() * 2.0);
+        let s2 = if case % 5 == 0 { s1 } else { s2 };
+        let (q1, q2, qo) = (TensorQuant::new(s1, d.i8()), TensorQuant::new(s2, d.i8()), TensorQuant::new(so, d.i8()));
+        let act = if case % 3 == 0 { ActivationRange::INT8 } else { d.activation() };
+        let n = d.range(1, 300);
+        let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };
+        let (x1, x2) = (d.bytes(n), d.bytes(n));
+        let (mut want, mut got) = (vec![0i8; n], vec![0i8; n]);
+        add_s8_reference(&p, &x1, &x2, &mut want).unwrap();
+        add_s8(&p, &x1, &x2, &mut got).unwrap();
+        assert_eq!(want, got, "case {case}: n {n} scales {s1} {s2} {so}");
+        checked += n;
+    }
+    assert!(checked > 40_000, "{checked} values checked");
+}
+
 // --- elementwise, activation, softmax and data-movement kernels -----------------------------------
 // Every case of add, add_16x8, mul, softmax, softmax_16x8, logistic, tanh, hard_swish,
 // concatenation, pad, mean, reshape and transpose, both rounding modes: Double against TFLite
-// Micro, Single against the TFLite interpreter (these ops have no fast path: the reference runs).
+// Micro, Single against the TFLite interpreter (only int8 ADD has a fast path, for equal shapes:
+// the others run the reference).
 
 mod elementwise {
     use microquant::kernels::add::{AddParams, add_s8, add_s16};

@@ -181,8 +181,22 @@ impl AddParams {
 /// [`Error::BadKernelArgument`] if a slice length does not match the prepared shapes.
 pub fn add_s8(params: &AddParams, input1: &[i8], input2: &[i8], output: &mut [i8]) -> Result<(), Error> {
     params.check("add_s8", input1.len(), input2.len(), output.len())?;
-    // Dispatch point: an optimized variant (kernels/arch/) slots in here, falling back to the
-    // reference below when its preconditions do not hold.
+    // Dispatch point: the elementwise fast path (see `kernels::arch`), which declines
+    // (broadcasting, parameters outside its forms), then the reference.
+    if cfg!(feature = "force-reference") || !super::arch::add_s8_elementwise(params, input1, input2, output) {
+        params.broadcast.for_each(input1, input2, output, |a, b| params.add_one(a as i32, b as i32) as i8);
+    }
+    Ok(())
+}
+
+/// [`add_s8`]'s reference kernel (TFLite's `AddElementwise` / `BroadcastAdd` as written),
+/// whatever the target: the oracle of the fast paths in tests. Not covered by semver.
+///
+/// # Errors
+/// As [`add_s8`].
+#[doc(hidden)]
+pub fn add_s8_reference(params: &AddParams, input1: &[i8], input2: &[i8], output: &mut [i8]) -> Result<(), Error> {
+    params.check("add_s8", input1.len(), input2.len(), output.len())?;
     params.broadcast.for_each(input1, input2, output, |a, b| params.add_one(a as i32, b as i32) as i8);
     Ok(())
 }

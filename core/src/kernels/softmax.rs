@@ -163,21 +163,32 @@ fn softmax_s8_generic<O: Copy>(
         return Err(Error::BadKernelArgument { kernel, reason: "input length is not a multiple of depth" });
     }
     // Dispatch point: an optimized variant (kernels/arch/) slots in here.
+    // The first pass's exponentials of a row of up to `EXPS_KEPT` values are kept for the
+    // second (the same values: the function is pure); longer rows compute them again.
+    const EXPS_KEPT: usize = 64;
+    let mut kept = [0i32; EXPS_KEPT];
+    let keep = p.depth <= EXPS_KEPT;
     for (row, out_row) in input.chunks_exact(p.depth).zip(output.chunks_exact_mut(p.depth)) {
         let max_in_row = row.iter().fold(i8::MIN, |m, &x| if x > m { x } else { m }) as i32;
         let mut sum_of_exps: i32 = 0; // Q12.19
-        for &x in row {
+        for (i, &x) in row.iter().enumerate() {
             let diff = x as i32 - max_in_row;
             if diff >= p.diff_min {
                 let e = p.exp_of_diff(diff);
+                if let Some(k) = kept.get_mut(i) {
+                    *k = e;
+                }
                 sum_of_exps = sum_of_exps.wrapping_add(saturating_rounding_multiply_by_pot(e, -ACCUMULATION_INTEGER_BITS));
             }
         }
         let (shifted_scale, num_bits_over_unit) = reciprocal(sum_of_exps, ACCUMULATION_INTEGER_BITS);
-        for (o, &x) in out_row.iter_mut().zip(row) {
+        for (i, (o, &x)) in out_row.iter_mut().zip(row).enumerate() {
             let diff = x as i32 - max_in_row;
             *o = if diff >= p.diff_min {
-                let e = p.exp_of_diff(diff);
+                let e = match kept.get(i) {
+                    Some(&e) if keep => e,
+                    _ => p.exp_of_diff(diff),
+                };
                 cast(finish(srdhm(shifted_scale, e), num_bits_over_unit, bits, min, max))
             } else {
                 cast(min)

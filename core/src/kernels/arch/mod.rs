@@ -277,6 +277,9 @@ pub(crate) fn add_s8_elementwise(p: &AddParams, in1: &[i8], in2: &[i8], out: &mu
         return true;
     }
     let Some(r) = ChannelRequant::new(mo.multiplier, mo.shift) else { return false };
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    wasm_simd::add_s8(&s1, &s2, r, (off, lo, hi), in1, in2, out);
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     for ((o, &a), &b) in out.iter_mut().zip(in1).zip(in2) {
         let sum = s1.apply(a).wrapping_add(s2.apply(b));
         *o = r.apply(sum).wrapping_add(off).max(lo).min(hi) as i8;
@@ -557,7 +560,7 @@ pub(crate) mod tests {
     fn add_s8_elementwise_matches_reference() {
         use crate::kernels::ActivationRange;
         use crate::kernels::Rounding;
-        use crate::kernels::add::{AddParams, add_s8};
+        use crate::kernels::add::{AddParams, add_s8_reference};
         use crate::kernels::tensor::TensorQuant;
         let mut rng = Rng(0xadd5);
         let mut checked = 0;
@@ -578,7 +581,7 @@ pub(crate) mod tests {
             let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };
             let (x1, x2) = (rng.bytes(n), rng.bytes(n));
             let (mut want, mut got) = (std::vec![0i8; n], std::vec![0i8; n]);
-            add_s8(&p, &x1, &x2, &mut want).unwrap();
+            add_s8_reference(&p, &x1, &x2, &mut want).unwrap();
             assert!(super::add_s8_elementwise(&p, &x1, &x2, &mut got), "case {case}: fast path declined");
             assert_eq!(want, got, "case {case}");
             checked += n;
