@@ -35,6 +35,26 @@ impl ConvGeometry {
     }
 }
 
+/// Output channels whose sums [`dots`] computes side by side.
+pub(crate) const DOT_LANES: usize = 8;
+
+/// The dot products of `xs` with each of the `N` rows `fs` (each `xs.len()` long), in f64:
+/// each exactly `xs.iter().zip(row).map(|(x, w)| x as f64 * w as f64).sum::<f64>()` (the same
+/// products added in the same order, from `-0.0` as `Sum` starts), so the results do not depend
+/// on `N`; the `N` sums are interleaved so that each addition does not wait for the previous
+/// one of the same sum.
+#[inline(always)]
+pub(crate) fn dots<const N: usize>(xs: &[f32], fs: [&[f32]; N]) -> [f64; N] {
+    let mut sums = [-0.0f64; N];
+    for (i, &x) in xs.iter().enumerate() {
+        let x = f64::from(x);
+        for (s, row) in sums.iter_mut().zip(&fs) {
+            *s += x * f64::from(row[i]);
+        }
+    }
+    sums
+}
+
 /// Input row index of output row `o`, kernel tap `k` (None if in the padding).
 #[inline]
 fn tap(o: usize, k: usize, stride: usize, dilation: usize, pad: usize, extent: usize) -> Option<usize> {
@@ -74,9 +94,15 @@ pub(crate) fn conv2d_f32(
                     for kx in 0..kw {
                         let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
                         let xs = &x[((b * h + iy) * w + ix) * ic..][..ic];
-                        for (oc, a) in acc.iter_mut().enumerate() {
-                            let fs = &filter[((oc * kh + ky) * kw + kx) * ic..][..ic];
-                            *a += xs.iter().zip(fs).map(|(&p, &q)| f64::from(p) * f64::from(q)).sum::<f64>();
+                        let row = |oc: usize| &filter[((oc * kh + ky) * kw + kx) * ic..][..ic];
+                        let mut groups = acc.chunks_exact_mut(DOT_LANES);
+                        for (g, a) in (&mut groups).enumerate() {
+                            let sums = dots::<DOT_LANES>(xs, core::array::from_fn(|j| row(g * DOT_LANES + j)));
+                            a.iter_mut().zip(sums).for_each(|(a, s)| *a += s);
+                        }
+                        let done = out_channels / DOT_LANES * DOT_LANES;
+                        for (j, a) in groups.into_remainder().iter_mut().enumerate() {
+                            *a += dots(xs, [row(done + j)])[0];
                         }
                     }
                 }
@@ -123,8 +149,14 @@ pub(crate) fn depthwise_conv2d_f32(
                         let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
                         let xs = &x[((b * h + iy) * w + ix) * c..][..c];
                         let fs = &filter[(ky * kw + kx) * oc..][..oc];
-                        for (k, (a, &f)) in acc.iter_mut().zip(fs).enumerate() {
-                            *a += f64::from(xs[k / multiplier]) * f64::from(f);
+                        if multiplier == 1 {
+                            for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
+                                *a += f64::from(v) * f64::from(f);
+                            }
+                        } else {
+                            for (k, (a, &f)) in acc.iter_mut().zip(fs).enumerate() {
+                                *a += f64::from(xs[k / multiplier]) * f64::from(f);
+                            }
                         }
                     }
                 }

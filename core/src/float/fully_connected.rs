@@ -2,6 +2,7 @@
 
 use alloc::vec::Vec;
 
+use super::conv::{DOT_LANES, dots};
 use super::{KernelError, clamp_activation};
 use crate::graph::Activation;
 
@@ -22,11 +23,20 @@ pub(crate) fn fully_connected_f32(
         return Err(KernelError("fully connected tensor sizes do not match the shapes"));
     }
     let mut out = Vec::with_capacity(x.len() / inputs * outputs);
+    let bias_of = |o: usize| bias.map_or(0.0, |b| f64::from(b[o]));
     for row in x.chunks_exact(inputs) {
-        for (o, w) in weights.chunks_exact(inputs).enumerate() {
-            let dot: f64 = row.iter().zip(w).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
-            let b = bias.map_or(0.0, |b| f64::from(b[o]));
-            out.push(clamp_activation((dot + b) as f32, activation));
+        // DOT_LANES outputs side by side (the same sums, see `dots`), then the rest one by one.
+        let mut groups = weights.chunks_exact(inputs * DOT_LANES);
+        for (g, w) in (&mut groups).enumerate() {
+            let sums = dots::<DOT_LANES>(row, core::array::from_fn(|j| &w[j * inputs..][..inputs]));
+            for (j, dot) in sums.into_iter().enumerate() {
+                out.push(clamp_activation((dot + bias_of(g * DOT_LANES + j)) as f32, activation));
+            }
+        }
+        let done = outputs / DOT_LANES * DOT_LANES;
+        for (j, w) in groups.remainder().chunks_exact(inputs).enumerate() {
+            let dot = dots(row, [w])[0];
+            out.push(clamp_activation((dot + bias_of(done + j)) as f32, activation));
         }
     }
     Ok(out)
