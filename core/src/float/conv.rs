@@ -55,6 +55,36 @@ pub(crate) fn dots<const N: usize>(xs: &[f32], fs: [&[f32]; N]) -> [f64; N] {
     sums
 }
 
+/// Adds to each output channel's `acc` its dot product of one tap: `xs` (the tap's input
+/// channels) with the weights `wt` (`[ic, oc]`, the output channels side by side). Each dot
+/// product is the same products added in the same order, from -0.0, as
+/// `xs.iter().zip(row).map(..).sum::<f64>()`, so the results do not depend on how the channels
+/// are grouped: [`DOT_LANES`] channels at a time, their sums in registers over the input
+/// channels (independent sums the compiler vectorizes), then the rest one by one.
+#[inline(always)]
+fn tap_sums(xs: &[f32], wt: &[f64], acc: &mut [f64]) {
+    let oc = acc.len();
+    let mut groups = acc.chunks_exact_mut(DOT_LANES);
+    for (g, a) in (&mut groups).enumerate() {
+        let mut sums = [-0.0f64; DOT_LANES];
+        for (&v, wrow) in xs.iter().zip(wt.chunks_exact(oc)) {
+            let v = f64::from(v);
+            for (s, &w) in sums.iter_mut().zip(&wrow[g * DOT_LANES..][..DOT_LANES]) {
+                *s += v * w;
+            }
+        }
+        a.iter_mut().zip(sums).for_each(|(a, s)| *a += s);
+    }
+    let done = oc / DOT_LANES * DOT_LANES;
+    for (j, a) in groups.into_remainder().iter_mut().enumerate() {
+        let mut sum = -0.0f64;
+        for (&v, wrow) in xs.iter().zip(wt.chunks_exact(oc)) {
+            sum += f64::from(v) * wrow[done + j];
+        }
+        *a += sum;
+    }
+}
+
 /// Input row index of output row `o`, kernel tap `k` (None if in the padding).
 #[inline]
 fn tap(o: usize, k: usize, stride: usize, dilation: usize, pad: usize, extent: usize) -> Option<usize> {
@@ -81,6 +111,14 @@ pub(crate) fn conv2d_f32(
         return Err(KernelError("conv tensor sizes do not match the shapes"));
     }
     let mut out = vec![0f32; n * oh * ow * out_channels];
+    // The weights in f64, `[kh, kw, ic, oc]`: the output channels of one input value side by side.
+    let taps = kh * kw;
+    let mut weights = vec![0f64; taps * ic * out_channels];
+    for (oc, f) in filter.chunks_exact((taps * ic).max(1)).enumerate() {
+        for (t, v) in f.iter().enumerate() {
+            weights[t * out_channels + oc] = f64::from(*v);
+        }
+    }
     let mut acc = vec![0f64; out_channels];
     let mut o = 0;
     for b in 0..n {
@@ -94,16 +132,8 @@ pub(crate) fn conv2d_f32(
                     for kx in 0..kw {
                         let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
                         let xs = &x[((b * h + iy) * w + ix) * ic..][..ic];
-                        let row = |oc: usize| &filter[((oc * kh + ky) * kw + kx) * ic..][..ic];
-                        let mut groups = acc.chunks_exact_mut(DOT_LANES);
-                        for (g, a) in (&mut groups).enumerate() {
-                            let sums = dots::<DOT_LANES>(xs, core::array::from_fn(|j| row(g * DOT_LANES + j)));
-                            a.iter_mut().zip(sums).for_each(|(a, s)| *a += s);
-                        }
-                        let done = out_channels / DOT_LANES * DOT_LANES;
-                        for (j, a) in groups.into_remainder().iter_mut().enumerate() {
-                            *a += dots(xs, [row(done + j)])[0];
-                        }
+                        let wt = &weights[(ky * kw + kx) * ic * out_channels..][..ic * out_channels];
+                        tap_sums(xs, wt, &mut acc);
                     }
                 }
                 for &a in &acc {
