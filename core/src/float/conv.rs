@@ -67,7 +67,7 @@ fn tap_sums(xs: &[f32], wt: &[f64], acc: &mut [f64]) {
     let mut groups = acc.chunks_exact_mut(DOT_LANES);
     for (g, a) in (&mut groups).enumerate() {
         let mut sums = [-0.0f64; DOT_LANES];
-        for (&v, wrow) in xs.iter().zip(wt.chunks_exact(oc)) {
+        for (&v, wrow) in xs.iter().zip(wt.chunks_exact(oc.max(1))) {
             let v = f64::from(v);
             for (s, &w) in sums.iter_mut().zip(&wrow[g * DOT_LANES..][..DOT_LANES]) {
                 *s += v * w;
@@ -78,7 +78,7 @@ fn tap_sums(xs: &[f32], wt: &[f64], acc: &mut [f64]) {
     let done = oc / DOT_LANES * DOT_LANES;
     for (j, a) in groups.into_remainder().iter_mut().enumerate() {
         let mut sum = -0.0f64;
-        for (&v, wrow) in xs.iter().zip(wt.chunks_exact(oc)) {
+        for (&v, wrow) in xs.iter().zip(wt.chunks_exact(oc.max(1))) {
             sum += f64::from(v) * wrow[done + j];
         }
         *a += sum;
@@ -226,6 +226,55 @@ mod tests {
         };
         let y = conv2d_f32(&[2.0, 3.0], &[1.0, 10.0, -1.0, 0.0], None, &geo, 2, Activation::Relu).unwrap();
         assert_eq!(y, [32.0, 0.0]);
+    }
+
+    /// The grouped sums are each channel's plain sum: bit for bit the value of
+    /// `sum::<f64>()` over the products in input-channel order, for 1 to 21 output channels (whole
+    /// groups of 8 and remainders), with cancellations that make the order matter; and no output
+    /// channels at all is an empty result, not a panic.
+    #[test]
+    fn conv_sums_are_the_ordered_sums() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let v = ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 1e4;
+            if state % 3 == 0 { v * 1e-6 } else { v }
+        };
+        for oc in 0..=21 {
+            let (ic, kh, kw) = (7, 2, 3);
+            let geo = ConvGeometry {
+                input: [1, 4, 5, ic],
+                kernel: [kh, kw],
+                stride: [1, 2],
+                dilation: [1, 1],
+                padding: Padding::Same,
+            };
+            let x: Vec<f32> = (0..4 * 5 * ic).map(|_| next()).collect();
+            let f: Vec<f32> = (0..oc * kh * kw * ic).map(|_| next()).collect();
+            let bias: Vec<f32> = (0..oc).map(|_| next()).collect();
+            let y = conv2d_f32(&x, &f, Some(&bias), &geo, oc, Activation::None).unwrap();
+            let (wh, ww) = geo.windows().unwrap();
+            let mut want = Vec::new();
+            for oy in 0..wh.output {
+                for ox in 0..ww.output {
+                    for c in 0..oc {
+                        let mut a = f64::from(bias[c]);
+                        for ky in 0..kh {
+                            let Some(iy) = tap(oy, ky, 1, 1, wh.pad_before, 4) else { continue };
+                            for kx in 0..kw {
+                                let Some(ix) = tap(ox, kx, 2, 1, ww.pad_before, 5) else { continue };
+                                let xs = &x[(iy * 5 + ix) * ic..][..ic];
+                                let fs = &f[((c * kh + ky) * kw + kx) * ic..][..ic];
+                                a += xs.iter().zip(fs).map(|(&p, &q)| f64::from(p) * f64::from(q)).sum::<f64>();
+                            }
+                        }
+                        want.push(a as f32);
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&y), bits(&want), "{oc} output channels");
+        }
     }
 
     #[test]
