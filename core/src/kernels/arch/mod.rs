@@ -1,21 +1,21 @@
-//! Fast paths of the int8 convolution, depthwise convolution and fully connected kernels, beside
+//! Fast paths of the int8 convolution, depthwise convolution, fully connected and add kernels, beside
 //! the reference kernels and chosen at compile time. Nothing here is public API: this page
 //! documents which implementation runs on which target (`docs/KERNELS.md` has the support
 //! matrix and the measured speed).
 //!
 //! Each kernel file has one dispatch function (`conv_s8_dispatch`, `depthwise_conv_s8_dispatch`,
-//! `fully_connected_dispatch`) that calls the fast path of the target, which checks its own
+//! `fully_connected_dispatch`, and `add_s8` itself) that calls the fast path of the target, which checks its own
 //! preconditions and returns `false` (having written nothing) when they do not hold; the
 //! dispatch then runs the reference kernel. Every fast path computes exactly what the reference
 //! computes (same wrapping int32 sums, same requantization function), so the outputs are the same
 //! bit for bit on every target; the golden tests and the property tests against the reference
 //! check it on the host, in wasm (Node and Chromium) and under QEMU.
 //!
-//! | target (cfg) | `conv_s8` | `depthwise_conv_s8` | `fully_connected[_per_channel]_s8` |
-//! |---|---|---|---|
-//! | Cortex-M4/M7, M33/M55 with `-C target-cpu` (`mq_dsp`, from `core/build.rs`) | `arm_dsp`: im2col to int16, 1 filter x 4 pixels tiles of SMLAD, 16 filters per `asm!` block | `arm_dsp`: 4 channels per word (SXTB16 + SMLABB/SMLATT), 3x3 interior unrolled in `asm!` | `arm_dsp`: input row expanded once, 4 filters per pass, SXTB16 + SMLAD |
-//! | wasm32 with `simd128` | `wasm_simd`: im2col to int16 (a filter row per run); patches up to 640 values and up to 256 filters: weights packed per call, output channels in the lanes (`i32x4.dot_i16x8_s` of a splat input pair), 8 filters x 4 pixels, requantization per lane in `i32x4`; longer patches: 2 filters x 4 pixels, sums across lanes | `wasm_simd`: 16 channels per block, taps paired and interleaved for `i32x4.dot_i16x8_s`, padding read as the zero point (offset folded into the bias), requantization per lane in `i32x4`; up to 7x7 | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass |
-//! | anything else: x86-64, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD | `portable`: im2col to int16, 4-pixel tiles (autovectorized on x86-64) | `portable` | reference (its zip loop autovectorizes on x86-64) |
+//! | target (cfg) | `conv_s8` | `depthwise_conv_s8` | `fully_connected[_per_channel]_s8` | `add_s8` (equal shapes) |
+//! |---|---|---|---|---|
+//! | Cortex-M4/M7, M33/M55 with `-C target-cpu` (`mq_dsp`, from `core/build.rs`) | `arm_dsp`: im2col to int16, 1 filter x 4 pixels tiles of SMLAD, 16 filters per `asm!` block | `arm_dsp`: 4 channels per word (SXTB16 + SMLABB/SMLATT), 3x3 interior unrolled in `asm!` | `arm_dsp`: input row expanded once, 4 filters per pass, SXTB16 + SMLAD | [`AddInputScale`] per input, [`RightShiftRequant`] for the sum |
+//! | wasm32 with `simd128` | `wasm_simd`: im2col to int16 (a filter row per run); patches up to 640 values and up to 256 filters: weights packed per call, output channels in the lanes (`i32x4.dot_i16x8_s` of a splat input pair), 8 filters x 4 pixels, requantization per lane in `i32x4`; longer patches: 2 filters x 4 pixels, sums across lanes | `wasm_simd`: 16 channels per block, taps paired and interleaved for `i32x4.dot_i16x8_s`, padding read as the zero point (offset folded into the bias), requantization per lane in `i32x4`; up to 7x7 | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass | `wasm_simd`: each input's rescaling tabulated per call (256 values), the sums requantized 16 at a time in `i32x4` |
+//! | anything else: x86-64, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD | `portable`: im2col to int16, 4-pixel tiles (autovectorized on x86-64) | `portable` | reference (its zip loop autovectorizes on x86-64) | [`AddInputScale`] per input, [`ChannelRequant`] for the sum |
 //!
 //! Preconditions common to the fast paths: int8 (not 16x8) data; conv without groups
 //! (`filter_in_c == in_c`) and with enough scratch ([`conv_s8_scratch_len`]); depthwise with
