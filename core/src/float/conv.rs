@@ -113,7 +113,11 @@ pub(crate) fn conv2d_f32(
     let mut out = vec![0f32; n * oh * ow * out_channels];
     // The weights in f64, `[kh, kw, ic, oc]`: the output channels of one input value side by side.
     let taps = kh * kw;
-    let mut weights = vec![0f64; taps * ic * out_channels];
+    let mut weights = Vec::new();
+    weights
+        .try_reserve_exact(filter.len())
+        .map_err(|_| KernelError("conv weights too large to evaluate in f64"))?;
+    weights.resize(filter.len(), 0f64);
     for (oc, f) in filter.chunks_exact((taps * ic).max(1)).enumerate() {
         for (t, v) in f.iter().enumerate() {
             weights[t * out_channels + oc] = f64::from(*v);
