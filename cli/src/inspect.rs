@@ -119,7 +119,7 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
         );
     }
     println!();
-    println!("{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} {}", "#", "dtype", "shape", "storage", "bytes", "quantization", "name");
+    println!("{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} name", "#", "dtype", "shape", "storage", "bytes", "quantization");
     for i in 0..m.num_tensors() as u32 {
         let t = m.tensor(i)?;
         let st = match t.storage {

@@ -492,7 +492,7 @@ mod tests {
         assert_eq!(multiply_by_quantized_multiplier_i64(1000, m.multiplier, m.shift), 250);
         assert_eq!(multiply_by_quantized_multiplier_i64(-1000, m.multiplier, m.shift), -250);
         // reduced multiplier saturates at 0x7FFF
-        assert_eq!(multiply_by_quantized_multiplier_i64(1 << 20, i32::MAX, 0), ((1i64 << 20) * 0x7FFF + (1 << 14) >> 15) as i32);
+        assert_eq!(multiply_by_quantized_multiplier_i64(1 << 20, i32::MAX, 0), (((1i64 << 20) * 0x7FFF + (1 << 14)) >> 15) as i32);
     }
 
     #[test]

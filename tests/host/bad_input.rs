@@ -144,7 +144,7 @@ fn mq_offsets_and_lengths_outside_the_file() {
         parse(&b).unwrap_err()
     };
     // Tensor table past the end (aligned, so the bounds check answers).
-    let off = (len + 15) / 16 * 16;
+    let off = len.div_ceil(16) * 16;
     assert_eq!(
         mutate(&|b| put32(b, TENSORS_OFF, off)),
         Error::OutOfBounds { what: "tensor table", offset: off as u64, len: 56 * le32(&full, N_TENSORS) as u64 }
@@ -490,7 +490,7 @@ fn onnx_model(dims: &[i64], nodes: &[(&str, &[&str], &[&str])], extra_nodes: usi
 }
 
 fn onnx_err(b: &[u8]) -> ConvertError {
-    microquant::onnx::import(b).err().expect("refused")
+    microquant::onnx::import(b).expect_err("refused")
 }
 
 #[test]
@@ -581,7 +581,7 @@ mod fb {
             (Self { b }, Slot(0))
         }
         fn align(&mut self) {
-            while self.b.len() % 4 != 0 {
+            while !self.b.len().is_multiple_of(4) {
                 self.b.push(0);
             }
         }
@@ -600,7 +600,7 @@ mod fb {
             let vt = self.b.len();
             let n = fields.len();
             let mut vt_bytes = vec![0u8; 4 + 2 * n];
-            while (vt + vt_bytes.len()) % 4 != 0 {
+            while !(vt + vt_bytes.len()).is_multiple_of(4) {
                 vt_bytes.push(0);
             }
             self.b.extend_from_slice(&vt_bytes);
@@ -717,7 +717,7 @@ const RELU: i32 = 19;
 const EXP: i32 = 47;
 
 fn tflite_err(b: &[u8]) -> ConvertError {
-    microquant::tflite::import(b).err().expect("refused")
+    microquant::tflite::import(b).expect_err("refused")
 }
 
 /// The message of the error importing the model [`tflite_model`] builds, after checking its kind.

@@ -5,8 +5,7 @@
 //! activations, all activations, bad inputs). KWS float is a hybrid model (int8 convolution
 //! weights): it runs as is and after `dequantize_hybrid_weights`, with the same result.
 
-#[path = "onnx_golden.rs"]
-mod onnx_golden;
+use crate::onnx_golden;
 
 use microquant::float::FloatExecutor;
 use microquant::graph::{ConvertErrorKind, Graph, TensorId};

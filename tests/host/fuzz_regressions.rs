@@ -92,7 +92,7 @@ fn constant_folding_refuses_a_huge_constant_before_allocating() {
     // the folds after it copied until the process held 2 GiB. Constants are now capped at 2^24
     // elements, checked before anything is allocated.
     let data = input("onnx_import", "constant_of_shape_2gib");
-    let e = microquant::onnx::import(&data).err().expect("refused").to_string();
+    let e = microquant::onnx::import(&data).expect_err("refused").to_string();
     assert!(e.contains("a constant of shape [30670852] is too large to fold"), "{e}");
     assert!(e.contains("ConstantOfShape"), "{e}");
 }
@@ -140,7 +140,7 @@ fn qdq_fake_quantized_weight_with_a_huge_quotient_does_not_overflow() {
     // scale)` saturated at i64::MAX and adding the zero point overflowed. The sum now saturates
     // (and clamps to the type), so the import goes on to the model's real problem: a scale it
     // computes at run time.
-    let e = microquant::onnx::import(&input("onnx_import", "qdq_zero_point_overflow")).err().expect("refused");
+    let e = microquant::onnx::import(&input("onnx_import", "qdq_zero_point_overflow")).expect_err("refused");
     assert_eq!(
         e.to_string(),
         "unsupported model feature: the scale \"conv2.weight_fake_logitsscale\" is computed at run time; only \

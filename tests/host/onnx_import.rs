@@ -5,8 +5,7 @@
 //! with the tolerance rule of `onnx_golden::assert_close` (1e-5 relative). Then the models the
 //! importer must reject, and truncated / corrupted bytes (no panic).
 
-#[path = "onnx_golden.rs"]
-mod onnx_golden;
+use crate::onnx_golden;
 
 use microquant::float::FloatExecutor;
 use microquant::graph::{ConvertErrorKind, Graph, Op};

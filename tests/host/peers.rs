@@ -25,8 +25,7 @@
 //! With `MQ_PTQ_BENCH_MD=<file>` the tables are also written as Markdown (scripts/bench-ptq.sh
 //! puts them in BENCHMARKS.md).
 
-#[path = "peers_common.rs"]
-mod peers_common;
+use crate::peers_common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -12,8 +12,7 @@
 //! Micro (`mlperf.rs`). The figures (SQNR per model and layer) are printed; the assertions are
 //! floors well below them, to catch a broken quantizer, not to pin the numbers.
 
-#[path = "onnx_golden.rs"]
-mod onnx_golden;
+use crate::onnx_golden;
 
 use microquant::compile::{CompileOptions, compile};
 use microquant::graph::Graph;

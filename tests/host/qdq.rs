@@ -18,8 +18,7 @@
 //! The inputs are quantized as ONNX `QuantizeLinear` does (round half to even), so both sides
 //! start from the same int8 input.
 
-#[path = "peers_common.rs"]
-mod peers_common;
+use crate::peers_common;
 
 use microquant::interp::Interpreter;
 use microquant::model::AlignedBytes;

@@ -208,7 +208,7 @@ impl FloatGraph {
                 )));
             }
             let p = per[0];
-            if p == 0 || data.len() % p != 0 || data.is_empty() {
+            if p == 0 || !data.len().is_multiple_of(p) || data.is_empty() {
                 return Err(error(format!(
                     "{what}: {origin} has {} values, not a whole number of samples of input '{}' (shape {}, {p} values each)",
                     data.len(),
@@ -508,10 +508,10 @@ fn observer_kind(name: &str, percentile: Option<f64>, what: &str) -> Result<Obse
 
 pub(crate) fn calibration_options(options: &JsValue) -> Result<CalibrationOptions, JsValue> {
     let percentile = js::opt_number(options, "percentile")?;
-    if let Some(p) = percentile {
-        if !(0.0..=100.0).contains(&p) {
-            return Err(range_error(format!("options.percentile must be in [0, 100], got {p}")));
-        }
+    if let Some(p) = percentile
+        && !(0.0..=100.0).contains(&p)
+    {
+        return Err(range_error(format!("options.percentile must be in [0, 100], got {p}")));
     }
     let observer = match js::opt_string(options, "observer")? {
         Some(name) => observer_kind(&name, percentile, "options.observer")?,

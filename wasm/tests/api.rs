@@ -245,10 +245,12 @@ async fn progress_is_reported_and_abort_cancels() {
     let opts = obj(&[("onProgress", cb.as_ref().clone()), ("chunkMs", 0.into())]);
     JsFuture::from(cal.calibrate(bytes(CALIB), Some(opts))).await.unwrap();
     assert!(cal.complete());
-    let calls = calls.borrow();
-    assert_eq!(calls.len(), 200, "one report per sample and pass");
-    assert_eq!(calls[0], (0, 1.0));
-    assert_eq!(calls[199], (1, 100.0));
+    {
+        let calls = calls.borrow();
+        assert_eq!(calls.len(), 200, "one report per sample and pass");
+        assert_eq!(calls[0], (0, 1.0));
+        assert_eq!(calls[199], (1, 100.0));
+    }
 
     // Abort from the progress callback after 3 samples: the promise rejects with the signal's
     // reason and the calibration is left as it was.

@@ -198,7 +198,7 @@ pub(crate) fn lower(g: &Graph, rounding: Rounding, b: &mut ModelBuilder) -> Resu
     Ok(l.map)
 }
 
-fn window(c: &NodeCtx, p: graph::Padding, h: usize, w: usize, kh: usize, kw: usize, s: (usize, usize), d: (usize, usize)) -> Result<PaddingValues, ConvertError> {
+fn window(c: &NodeCtx, p: graph::Padding, (h, w): (usize, usize), (kh, kw): (usize, usize), s: (usize, usize), d: (usize, usize)) -> Result<PaddingValues, ConvertError> {
     let ah = p.resolve_h(h, kh, s.0, d.0).ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input height"))?;
     let aw = p.resolve_w(w, kw, s.1, d.1).ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input width"))?;
     Ok(PaddingValues { top: ah.pad_before, bottom: ah.pad_after, left: aw.pad_before, right: aw.pad_after })
@@ -245,7 +245,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 }
                 _ => unreachable_op(c)?,
             };
-            let pad = window(c, padding, in_d.h, in_d.w, wd.h, wd.w, stride, dilation)?;
+            let pad = window(c, padding, (in_d.h, in_d.w), (wd.h, wd.w), stride, dilation)?;
             let activation = l.activation_range(c, act, y)?;
             let words = ConvWords {
                 stride: [stride.0 as u32, stride.1 as u32],
@@ -359,7 +359,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
         Op::MaxPool2d(p) | Op::AvgPool2d(p) => {
             let (xid, x) = l.input(c, 0)?;
             let in_d = dims4(c, x)?;
-            let pad = window(c, p.padding, in_d.h, in_d.w, p.filter_h, p.filter_w, (p.stride_h, p.stride_w), (1, 1))?;
+            let pad = window(c, p.padding, (in_d.h, in_d.w), (p.filter_h, p.filter_w), (p.stride_h, p.stride_w), (1, 1))?;
             let activation = l.activation_range(c, p.activation, y)?;
             if l.q(c, x)? != l.q(c, y)? {
                 return Err(c.err(K::UnsupportedQuantization, "pooling input and output must share their quantization"));

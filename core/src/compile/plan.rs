@@ -59,8 +59,7 @@ pub(crate) fn plan(_g: &Graph, _map: &[Option<u32>], b: &mut ModelBuilder) -> Re
     let mut parent: Vec<usize> = (0..nt).collect();
     let mut in_place = vec![false; nops];
     let pinned: Vec<bool> = (0..nt).map(|t| ins.contains(&(t as u32)) || outs.contains(&(t as u32))).collect();
-    for i in 0..nops {
-        let op = &b.ops()[i];
+    for (i, op) in b.ops().iter().enumerate() {
         let (Some(Some(x)), Some(&y)) = (op.inputs.first(), op.outputs.first()) else { continue };
         let (x, y) = (*x as usize, y as usize);
         if !is_act[x] || !is_act[y] || b.tensors()[x].byte_len() != b.tensors()[y].byte_len() {

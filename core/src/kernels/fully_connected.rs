@@ -104,7 +104,7 @@ impl ExactMultiplier {
         }
         let (am, ae) = round_to_double(magnitude as u128, 0);
         // am <= 2^53 and mantissa < 2^53: the exact product fits in 107 bits.
-        let (pm, pe) = round_to_double(am * self.mantissa as u128, ae + self.exponent.max(-2200).min(2200) as i32);
+        let (pm, pe) = round_to_double(am * self.mantissa as u128, ae + self.exponent.clamp(-2200, 2200) as i32);
         // value = pm · 2^pe with 1 <= pm <= 2^53; round half away from zero.
         let rounded: u128 = if pe >= 0 {
             if pe >= 31 {

@@ -52,7 +52,8 @@ impl<const N: usize> HistogramObserver<N> {
 
 impl<const N: usize> super::ObserverState for HistogramObserver<N> {
     fn state_len(&self) -> usize {
-        super::state::HEAD_LEN + 1 + 0 + self.stats.state_len() + self.state.state_len()
+        // head, the two-pass flag, the range statistics, the histogram
+        super::state::HEAD_LEN + 1 + self.stats.state_len() + self.state.state_len()
     }
     fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
         let mut w = super::state::Writer::new(out);

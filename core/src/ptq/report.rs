@@ -518,27 +518,6 @@ impl Report {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sqnr_and_json_escapes() {
-        let mut a = Acc::default();
-        a.add(&[1.0, -1.0], &[1.1, -0.9]);
-        // 10 log10(2 / 0.02) = 20 dB.
-        assert!((a.sqnr().unwrap() - 20.0).abs() < 1e-4);
-        assert_eq!(Acc::default().sqnr(), None);
-        let mut s = String::new();
-        json_str(&mut s, "a\"b\\c\n\u{1}");
-        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001\"");
-        let mut s = String::new();
-        json_f64(&mut s, Some(f64::INFINITY));
-        json_f32(&mut s, 0.1);
-        assert_eq!(s, "null0.1");
-    }
-}
-
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| String::from("-"), |v| format!("{:.2}%", v * 100.0))
 }
@@ -609,5 +588,26 @@ impl core::fmt::Display for Report {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqnr_and_json_escapes() {
+        let mut a = Acc::default();
+        a.add(&[1.0, -1.0], &[1.1, -0.9]);
+        // 10 log10(2 / 0.02) = 20 dB.
+        assert!((a.sqnr().unwrap() - 20.0).abs() < 1e-4);
+        assert_eq!(Acc::default().sqnr(), None);
+        let mut s = String::new();
+        json_str(&mut s, "a\"b\\c\n\u{1}");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001\"");
+        let mut s = String::new();
+        json_f64(&mut s, Some(f64::INFINITY));
+        json_f32(&mut s, 0.1);
+        assert_eq!(s, "null0.1");
     }
 }

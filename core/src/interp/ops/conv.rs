@@ -117,11 +117,10 @@ fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
     if shift.iter().any(|&s| !(-31..=30).contains(&s)) || multiplier.iter().any(|&m| m < 0) {
         return Err(ctx.bad("a requantization shift or multiplier is out of range"));
     }
-    let ok_dtypes = match (x.dtype, y.dtype, bias.map(|b| b.dtype)) {
-        (DType::I8, DType::I8, None | Some(DType::I32)) => true,
-        (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64)) => true,
-        _ => false,
-    };
+    let ok_dtypes = matches!(
+        (x.dtype, y.dtype, bias.map(|b| b.dtype)),
+        (DType::I8, DType::I8, None | Some(DType::I32)) | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+    );
     if !ok_dtypes {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
     }

@@ -68,11 +68,10 @@ fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Prepared<'m>, Error> {
     if batches.checked_mul(out_depth) != Some(y.len()) {
         return Err(ctx.bad("output size does not match batches x output depth"));
     }
-    let ok = match (x.dtype, y.dtype, bias.map(|b| b.dtype)) {
-        (DType::I8, DType::I8, None | Some(DType::I32)) => true,
-        (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64)) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (x.dtype, y.dtype, bias.map(|b| b.dtype)),
+        (DType::I8, DType::I8, None | Some(DType::I32)) | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+    );
     if !ok {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
     }

@@ -17,6 +17,9 @@ use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::{DType, Model, OpInfo, OpKind, Quant, Storage, TensorInfo, ABSENT};
 use crate::Error;
 
+/// An arena region: `(offset, length)` in bytes.
+pub(crate) type ArenaRange = (usize, usize);
+
 pub use conv::{ConvWords, DepthwiseWords};
 pub use elementwise::{AddWords, ConcatInputWords, MAX_CONCAT_INPUTS, MulWords, SoftmaxWords};
 pub use fully_connected::FullyConnectedWords;
@@ -93,7 +96,8 @@ impl<'m> Ctx<'_, 'm> {
         (self.op.scratch_offset as usize, self.op.scratch_len as usize)
     }
 
-    pub fn out_and_scratch(&self) -> Result<((usize, usize), (usize, usize)), Error> {
+    /// The arena regions of the op's output and of its scratch.
+    pub fn out_and_scratch(&self) -> Result<(ArenaRange, ArenaRange), Error> {
         Ok((self.region(&self.output()?)?, self.scratch()))
     }
 }

@@ -409,6 +409,9 @@ pub(crate) trait ConvTile {
 /// Filters per [`ConvTile::dot_block`] call.
 pub(crate) const FILTER_BLOCK: usize = 16;
 
+/// A tile of [`tile_rows`]: its pixels `(oy, ox)`, how many are real, and their output rows.
+pub(crate) type TileRows<'o> = ([(usize, usize); TILE], usize, [&'o mut [i8]; TILE]);
+
 /// One tile of the tiled convolutions: the output pixels of `out_block` (up to [`TILE`] pixels
 /// of `out_c` bytes each, in row-major order from `*pos`, a (row, column) in an output `out_w`
 /// wide), their count, and their output rows (empty past the count); `*pos` moves past them.
@@ -418,7 +421,7 @@ pub(crate) fn tile_rows<'o>(
     out_c: usize,
     out_w: usize,
     pos: &mut (usize, usize),
-) -> ([(usize, usize); TILE], usize, [&'o mut [i8]; TILE]) {
+) -> TileRows<'o> {
     let mut pixels = [(0usize, 0usize); TILE];
     let n = out_block.len().checked_div(out_c).unwrap_or(0).min(TILE);
     for px in pixels.iter_mut().take(n) {
