@@ -21,7 +21,7 @@ pub struct State {
 }
 
 /// The model bytes, copied to RAM (16-byte aligned) so that a test can damage them.
-fn fresh<'a>(s: &'a mut State) -> &'a mut [u8] {
+fn fresh(s: &mut State) -> &mut [u8] {
     let n = s.model.len();
     s.copy[..n].copy_from_slice(s.model);
     &mut s.copy[..n]

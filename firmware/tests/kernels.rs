@@ -473,7 +473,7 @@ mod tests {
             }
             elements += check("direct fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
             cases += 1;
-            unaligned += (x.as_ptr() as usize % 4 != 0) as usize;
+            unaligned += usize::from(!(x.as_ptr() as usize).is_multiple_of(4));
         }
         defmt::info!(
             "direct fully connected: {=usize} cases ({=usize} with an unaligned input row), {=usize} elements: dispatched == reference",

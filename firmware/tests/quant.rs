@@ -210,8 +210,8 @@ mod tests {
                 }
             };
             assert_eq!(n, c.expected.len(), "{=str}: output length", c.name);
-            for i in 0..n {
-                assert_eq!(out[i], c.expected[i], "{=str}: byte {=usize}", c.name, i);
+            for (i, (&o, &e)) in out[..n].iter().zip(&c.expected[..n]).enumerate() {
+                assert_eq!(o, e, "{=str}: byte {=usize}", c.name, i);
             }
             checked += 1;
         }
@@ -256,8 +256,8 @@ mod tests {
                 1 => tflite_codes::<u8>(c, QuantDType::UInt8, &mut got),
                 _ => tflite_codes::<i16>(c, QuantDType::Int16, &mut got),
             };
-            for i in 0..n {
-                assert_eq!(got[i], c.y[i], "{=str}: [{=usize}]", c.name, i);
+            for (i, (&g, &y)) in got[..n].iter().zip(&c.y[..n]).enumerate() {
+                assert_eq!(g, y, "{=str}: [{=usize}]", c.name, i);
             }
             values += n;
         }
