@@ -8,7 +8,7 @@
 //! --headless --chrome wasm`.
 #![cfg(target_arch = "wasm32")]
 
-use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
+use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, Window, compute_window, per_channel_multipliers};
 use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len, conv_s16};
 use microquant::kernels::depthwise_conv::{
     DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len,
@@ -549,60 +549,83 @@ struct Layer {
 /// [`wide_quant`], extreme or uniform data, a bias two times in three), compared with the
 /// reference; `false` if the window does not fit the image (nothing compared).
 fn compare_conv(d: &mut Draw, what: &str, l: &Layer, in_c: usize, out_c: usize, (kh, kw): (usize, usize)) -> bool {
-    let Ok(win) = compute_window(l.pad, Hw::new(l.h, l.w), Hw::new(kh, kw), l.stride, l.dilation) else { return false };
-    let (m, sh, b) = wide_quant(d, out_c);
+    let Some(e) = EdgeData::draw(d, l, (kh, kw), out_c, in_c, out_c * kh * kw * in_c) else { return false };
     let p = ConvParams {
         input: Dims4::new(l.n, l.h, l.w, in_c),
         filter: Dims4::new(out_c, kh, kw, in_c),
-        output: Dims4::new(l.n, win.output.h, win.output.w, out_c),
+        output: Dims4::new(l.n, e.win.output.h, e.win.output.w, out_c),
         stride: l.stride,
         dilation: l.dilation,
-        padding: win.padding,
+        padding: e.win.padding,
         input_offset: l.in_off,
         output_offset: l.out_off,
         activation: l.act,
         rounding: Rounding::Double,
     };
-    let x = extreme_or_uniform(d, l.n * l.h * l.w * in_c);
-    let f = extreme_or_uniform(d, out_c * kh * kw * in_c);
-    let bias = (d.range(0, 3) != 0).then_some(&b[..]);
-    let q = PerChannelQuant { multiplier: &m, shift: &sh };
+    let (q, bias) = (e.quant(), e.bias());
     compare_edge(
         &format!("{what} conv {p:?}"),
         p.output.checked_len(),
-        |y| conv_s8_reference(&p, &q, &x, &f, bias, y),
-        |y| conv_s8(&p, &q, &x, &f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)]),
+        |y| conv_s8_reference(&p, &q, &e.x, &e.f, bias, y),
+        |y| conv_s8(&p, &q, &e.x, &e.f, bias, y, &mut vec![0u8; conv_s8_scratch_len(&p)]),
     );
     true
+}
+
+/// The random parts of an edge case over a `Layer`: the filter's window, the output channels'
+/// multipliers, shifts and biases (a bias 3 times in 4), and the input and filter data.
+struct EdgeData {
+    win: Window,
+    m: Vec<i32>,
+    sh: Vec<i32>,
+    b: Vec<i32>,
+    x: Vec<i8>,
+    f: Vec<i8>,
+    with_bias: bool,
+}
+
+impl EdgeData {
+    /// `None` if the window does not fit the image. The input has `in_c` channels per pixel,
+    /// the filter `f_len` values, the output `out_c` channels.
+    fn draw(d: &mut Draw, l: &Layer, (kh, kw): (usize, usize), out_c: usize, in_c: usize, f_len: usize) -> Option<Self> {
+        let win = compute_window(l.pad, Hw::new(l.h, l.w), Hw::new(kh, kw), l.stride, l.dilation).ok()?;
+        let (m, sh, b) = wide_quant(d, out_c);
+        let x = extreme_or_uniform(d, l.n * l.h * l.w * in_c);
+        let f = extreme_or_uniform(d, f_len);
+        let with_bias = d.range(0, 3) != 0;
+        Some(Self { win, m, sh, b, x, f, with_bias })
+    }
+    fn quant(&self) -> PerChannelQuant<'_> {
+        PerChannelQuant { multiplier: &self.m, shift: &self.sh }
+    }
+    fn bias(&self) -> Option<&[i32]> {
+        self.with_bias.then_some(&self.b[..])
+    }
 }
 
 /// As [`compare_conv`], a depthwise conv of `layer` with `c` channels, depth multiplier `dm`
 /// and a `kh x kw` filter.
 fn compare_depthwise(d: &mut Draw, what: &str, l: &Layer, c: usize, dm: usize, (kh, kw): (usize, usize)) -> bool {
-    let Ok(win) = compute_window(l.pad, Hw::new(l.h, l.w), Hw::new(kh, kw), l.stride, l.dilation) else { return false };
-    let (m, sh, b) = wide_quant(d, c * dm);
+    let Some(e) = EdgeData::draw(d, l, (kh, kw), c * dm, c, kh * kw * c * dm) else { return false };
     let p = DepthwiseConvParams {
         input: Dims4::new(l.n, l.h, l.w, c),
         filter: Hw::new(kh, kw),
-        output: Dims4::new(l.n, win.output.h, win.output.w, c * dm),
+        output: Dims4::new(l.n, e.win.output.h, e.win.output.w, c * dm),
         depth_multiplier: dm,
         stride: l.stride,
         dilation: l.dilation,
-        padding: win.padding,
+        padding: e.win.padding,
         input_offset: l.in_off,
         output_offset: l.out_off,
         activation: l.act,
         rounding: Rounding::Double,
     };
-    let x = extreme_or_uniform(d, l.n * l.h * l.w * c);
-    let f = extreme_or_uniform(d, kh * kw * c * dm);
-    let bias = (d.range(0, 3) != 0).then_some(&b[..]);
-    let q = PerChannelQuant { multiplier: &m, shift: &sh };
+    let (q, bias) = (e.quant(), e.bias());
     compare_edge(
         &format!("{what} depthwise {p:?}"),
         p.output.checked_len(),
-        |y| depthwise_conv_s8_reference(&p, &q, &x, &f, bias, y),
-        |y| depthwise_conv_s8(&p, &q, &x, &f, bias, y, &mut []),
+        |y| depthwise_conv_s8_reference(&p, &q, &e.x, &e.f, bias, y),
+        |y| depthwise_conv_s8(&p, &q, &e.x, &e.f, bias, y, &mut []),
     );
     true
 }

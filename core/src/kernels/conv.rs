@@ -245,17 +245,17 @@ fn conv_s8_dispatch(
 ) {
     // With `force-reference` the fast path is skipped (its `done` is never computed).
     let cols = if cfg!(feature = "force-reference") { &mut [] } else { arch::scratch_words(scratch) };
-    let (m, s) = (quant.multiplier, quant.shift);
+    let ops = arch::ConvOperands { p, multiplier: quant.multiplier, shift: quant.shift, input, filter, bias };
     #[cfg(mq_dsp)]
-    let done = arch::arm_dsp::conv_s8(p, m, s, input, filter, bias, output, cols);
+    let done = arch::arm_dsp::conv_s8(&ops, output, cols);
     #[cfg(all(
         not(mq_dsp),
         target_arch = "wasm32",
         target_feature = "simd128",
         not(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))
     ))]
-    let done = arch::wasm_simd::conv_s8_lanes(p, m, s, input, filter, bias, output, cols)
-        || arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(p, m, s, input, filter, bias, output, cols);
+    let done = arch::wasm_simd::conv_s8_lanes(&ops, output, cols)
+        || arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(&ops, output, cols);
     #[cfg(all(
         not(mq_dsp),
         target_arch = "wasm32",
@@ -263,9 +263,9 @@ fn conv_s8_dispatch(
         feature = "relaxed-simd",
         target_feature = "relaxed-simd"
     ))]
-    let done = arch::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(p, m, s, input, filter, bias, output, cols);
+    let done = arch::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(&ops, output, cols);
     #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
-    let done = arch::conv_s8_tiled::<arch::portable::NaturalTile>(p, m, s, input, filter, bias, output, cols);
+    let done = arch::conv_s8_tiled::<arch::portable::NaturalTile>(&ops, output, cols);
     if cfg!(feature = "force-reference") || !done {
         conv_reference(p, g, quant, input, filter, bias, output);
     }

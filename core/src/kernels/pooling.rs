@@ -102,6 +102,34 @@ pub(crate) fn average(sum: i32, count: i32) -> i32 {
 /// (`AVG = false`: the maximum, starting at the type's lowest value) and `AveragePool` (`AVG =
 /// true`: the sum in int32, then `(sum ± count / 2) / count` with C's truncating division).
 fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], output: &mut [X]) {
+    let (w, c) = (p.input.w, p.input.c.max(1));
+    for_each_window(p, input, output, |in_b, out_px, (y0, y1), (x0, x1)| {
+        for (ch, out) in out_px.iter_mut().enumerate() {
+            let mut acc = if AVG { 0 } else { X::RANGE.min };
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    if let Some(v) = in_b.get((y * w + x) * c + ch) {
+                        acc = if AVG { acc.wrapping_add(v.to_i32()) } else { acc.max(v.to_i32()) };
+                    }
+                }
+            }
+            if AVG {
+                acc = average(acc, ((y1 - y0) * (x1 - x0)) as i32);
+            }
+            *out = X::from_clamped(p.activation.apply(acc));
+        }
+    });
+}
+
+/// The walk both pooling loops share: for every image and output pixel, `f(image, the pixel's
+/// output channels, (y0, y1), (x0, x1))` with the window's rows and columns inside the input.
+#[inline(always)]
+pub(crate) fn for_each_window<X>(
+    p: &PoolParams,
+    input: &[X],
+    output: &mut [X],
+    mut f: impl FnMut(&[X], &mut [X], (usize, usize), (usize, usize)),
+) {
     let (ind, outd) = (p.input, p.output);
     let c = ind.c.max(1);
     let in_image = (ind.h * ind.w * ind.c).max(1);
@@ -109,24 +137,11 @@ fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], o
     for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
         let mut out_pixels = out_b.chunks_exact_mut(c);
         for oy in 0..outd.h {
-            let (y0, y1) = window_range(oy, p.stride.h, p.filter.h, p.padding.top, ind.h);
+            let ys = window_range(oy, p.stride.h, p.filter.h, p.padding.top, ind.h);
             for ox in 0..outd.w {
-                let (x0, x1) = window_range(ox, p.stride.w, p.filter.w, p.padding.left, ind.w);
+                let xs = window_range(ox, p.stride.w, p.filter.w, p.padding.left, ind.w);
                 let Some(out_px) = out_pixels.next() else { return };
-                for (ch, out) in out_px.iter_mut().enumerate() {
-                    let mut acc = if AVG { 0 } else { X::RANGE.min };
-                    for y in y0..y1 {
-                        for x in x0..x1 {
-                            if let Some(v) = in_b.get((y * ind.w + x) * c + ch) {
-                                acc = if AVG { acc.wrapping_add(v.to_i32()) } else { acc.max(v.to_i32()) };
-                            }
-                        }
-                    }
-                    if AVG {
-                        acc = average(acc, ((y1 - y0) * (x1 - x0)) as i32);
-                    }
-                    *out = X::from_clamped(p.activation.apply(acc));
-                }
+                f(in_b, out_px, ys, xs);
             }
         }
     }

@@ -51,36 +51,29 @@ pub(crate) fn proto_shape(t: &pb::TensorProto, what: &str) -> Result<Vec<usize>,
 /// Little-endian bytes of `v` (raw_data of an int16 tensor). The `le*` helpers replace
 /// `iter().flat_map(to_le_bytes).collect()`, which is a large loop per call site in the .wasm.
 pub(crate) fn le16(v: &[i16]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len().saturating_mul(2));
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out
+    le_bytes(v, i16::to_le_bytes)
 }
 
 /// Little-endian bytes of `v` (raw_data of an int32 tensor).
 pub(crate) fn le32(v: &[i32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len().saturating_mul(4));
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out
+    le_bytes(v, i32::to_le_bytes)
 }
 
 /// Little-endian bytes of `v` (raw_data of an int64 tensor).
 pub(crate) fn le64(v: &[i64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len().saturating_mul(8));
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out
+    le_bytes(v, i64::to_le_bytes)
 }
 
 /// Little-endian bytes of `v` (raw_data of a float tensor).
 pub(crate) fn le_f32(v: &[f32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len().saturating_mul(4));
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
+    le_bytes(v, f32::to_le_bytes)
+}
+
+/// The bytes of each value of `v`, `N` per value, one after the other.
+fn le_bytes<T: Copy, const N: usize>(v: &[T], bytes: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len().saturating_mul(N));
+    for &x in v {
+        out.extend_from_slice(&bytes(x));
     }
     out
 }

@@ -17,7 +17,7 @@
 
 use core::arch::asm;
 
-use super::{ChannelRequant, ConvTile, OutputScale, RightShiftRequant, TILE, for_each_tap};
+use super::{ChannelRequant, ConvOperands, ConvTile, OutputScale, RightShiftRequant, TILE, for_each_tap};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::conv::{ConvParams, input_coord};
 use crate::kernels::depthwise_conv::DepthwiseConvParams;
@@ -1254,17 +1254,12 @@ const LAST_FILTER_MAX: usize = 128;
 /// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
 /// a last filter too long to copy) run the shared tiled path (`conv_s8_tiled`); grouped
 /// convolutions and too little scratch return `false` (the reference runs).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn conv_s8(
-    p: &ConvParams,
-    multiplier: &[i32],
-    shift: &[i32],
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
+    a: &ConvOperands<'_>,
     output: &mut [i8],
     cols: &mut [u32],
 ) -> bool {
+    let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = super::padded_patch_len(k);
@@ -1285,7 +1280,7 @@ pub(crate) fn conv_s8(
         && (!last_pad || 4 * groups <= LAST_FILTER_MAX)
         && RightShiftRequant::all_valid(multiplier, shift);
     if !fits {
-        return super::conv_s8_tiled::<InterleavedTile>(p, multiplier, shift, input, filter, bias, output, cols);
+        return super::conv_s8_tiled::<InterleavedTile>(a, output, cols);
     }
     let in_image = ind.h * ind.w * ind.c;
     let out_image = pixels * out_c;

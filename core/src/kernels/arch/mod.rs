@@ -406,6 +406,19 @@ pub(crate) trait ConvTile {
     }
 }
 
+/// The read-only operands of a conv fast path ([`conv_s8_tiled`], `arm_dsp::conv_s8`,
+/// `wasm_simd::conv_s8_lanes`): the parameters, each output channel's multiplier and shift, the
+/// input, the filter and the bias.
+#[derive(Clone, Copy)]
+pub(crate) struct ConvOperands<'a> {
+    pub p: &'a ConvParams,
+    pub multiplier: &'a [i32],
+    pub shift: &'a [i32],
+    pub input: &'a [i8],
+    pub filter: &'a [i8],
+    pub bias: Option<&'a [i32]>,
+}
+
 /// Filters per [`ConvTile::dot_block`] call.
 pub(crate) const FILTER_BLOCK: usize = 16;
 
@@ -447,17 +460,12 @@ pub(crate) fn tile_rows<'o>(
 /// written): no groups (`filter_in_c == in_c`), `cols` at least [`conv_scratch_words`] long,
 /// every channel's multiplier and shift within [`ChannelRequant`]'s contract.
 /// Everything else was validated by `conv_s8`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn conv_s8_tiled<T: ConvTile>(
-    p: &ConvParams,
-    multiplier: &[i32],
-    shift: &[i32],
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
+    a: &ConvOperands<'_>,
     output: &mut [i8],
     cols: &mut [u32],
 ) -> bool {
+    let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = padded_patch_len(k);

@@ -169,7 +169,7 @@ mod tests {
     use super::*;
     use std::vec;
     use std::vec::Vec;
-    use crate::kernels::arch::{conv_s8_tiled, conv_scratch_words};
+    use crate::kernels::arch::{ConvOperands, conv_s8_tiled, conv_scratch_words};
     use crate::kernels::common::{Hw, Padding, compute_window};
     use crate::kernels::conv::conv_s8_reference;
     use crate::kernels::depthwise_conv::depthwise_conv_s8_reference;
@@ -225,7 +225,8 @@ mod tests {
             let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
             conv_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
             let mut cols = vec![0u32; conv_scratch_words(f.h * f.w * in_c)];
-            prop_assert!(conv_s8_tiled::<NaturalTile>(&p, q.multiplier, q.shift, &x, &filt, bias, &mut got, &mut cols));
+            let ops = ConvOperands { p: &p, multiplier: q.multiplier, shift: q.shift, input: &x, filter: &filt, bias };
+            prop_assert!(conv_s8_tiled::<NaturalTile>(&ops, &mut got, &mut cols));
             prop_assert_eq!(want, got);
         }
 
@@ -271,38 +272,27 @@ pub(crate) fn pool_channels_inner<X: crate::kernels::common::Activation, const A
     input: &[X],
     output: &mut [X],
 ) {
-    use crate::kernels::pooling::{average, window_range};
-    let (ind, outd) = (p.input, p.output);
-    let c = ind.c.max(1);
-    let in_image = (ind.h * ind.w * ind.c).max(1);
-    let out_image = (outd.h * outd.w * outd.c).max(1);
+    use crate::kernels::pooling::{average, for_each_window};
+    let (w, c) = (p.input.w, p.input.c.max(1));
     let init = if AVG { 0 } else { X::RANGE.min };
-    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
-        let mut out_pixels = out_b.chunks_exact_mut(c);
-        for oy in 0..outd.h {
-            let (y0, y1) = window_range(oy, p.stride.h, p.filter.h, p.padding.top, ind.h);
-            for ox in 0..outd.w {
-                let (x0, x1) = window_range(ox, p.stride.w, p.filter.w, p.padding.left, ind.w);
-                let Some(out_px) = out_pixels.next() else { return };
-                let count = ((y1 - y0) * (x1 - x0)) as i32;
-                for (b, out_blk) in out_px.chunks_mut(POOL_BLOCK).enumerate() {
-                    let c0 = b * POOL_BLOCK;
-                    let mut acc = [init; POOL_BLOCK];
-                    for y in y0..y1 {
-                        for x in x0..x1 {
-                            let start = (y * ind.w + x) * c + c0;
-                            let Some(src) = in_b.get(start..start + out_blk.len()) else { continue };
-                            for (a, v) in acc.iter_mut().zip(src) {
-                                *a = if AVG { a.wrapping_add(v.to_i32()) } else { (*a).max(v.to_i32()) };
-                            }
-                        }
-                    }
-                    for (o, &a) in out_blk.iter_mut().zip(&acc) {
-                        let v = if AVG { average(a, count) } else { a };
-                        *o = X::from_clamped(p.activation.apply(v));
+    for_each_window(p, input, output, |in_b, out_px, (y0, y1), (x0, x1)| {
+        let count = ((y1 - y0) * (x1 - x0)) as i32;
+        for (b, out_blk) in out_px.chunks_mut(POOL_BLOCK).enumerate() {
+            let c0 = b * POOL_BLOCK;
+            let mut acc = [init; POOL_BLOCK];
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    let start = (y * w + x) * c + c0;
+                    let Some(src) = in_b.get(start..start + out_blk.len()) else { continue };
+                    for (a, v) in acc.iter_mut().zip(src) {
+                        *a = if AVG { a.wrapping_add(v.to_i32()) } else { (*a).max(v.to_i32()) };
                     }
                 }
             }
+            for (o, &a) in out_blk.iter_mut().zip(&acc) {
+                let v = if AVG { average(a, count) } else { a };
+                *o = X::from_clamped(p.activation.apply(v));
+            }
         }
-    }
+    });
 }

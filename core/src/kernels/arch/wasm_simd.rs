@@ -22,7 +22,7 @@ use core::arch::wasm32::*;
 compile_error!("the `relaxed-simd` feature needs `-C target-feature=+simd128,+relaxed-simd` on wasm32");
 
 use super::portable::{cols_i16, fill_patches, im2col_natural};
-use super::{AddInputScale, ChannelRequant, ConvTile, OutputScale, TILE};
+use super::{AddInputScale, ChannelRequant, ConvOperands, ConvTile, OutputScale, TILE};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::conv::{ConvParams, input_coord};
 use crate::kernels::depthwise_conv::DepthwiseConvParams;
@@ -398,17 +398,12 @@ const LANES_MAX_K: usize = 640;
 /// groups, `k <= LANES_MAX_K`, at most `LANES_MAX_OC` output channels, `cols` at least
 /// [`conv_scratch_words`] long, every multiplier and shift within [`ChannelRequant`]'s contract.
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn conv_s8_lanes(
-    p: &ConvParams,
-    multiplier: &[i32],
-    shift: &[i32],
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
+    a: &ConvOperands<'_>,
     output: &mut [i8],
     cols: &mut [u32],
 ) -> bool {
+    let ConvOperands { p, multiplier, shift, .. } = *a;
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = super::padded_patch_len(k);
     let words = super::conv_scratch_words(k);
@@ -423,33 +418,20 @@ pub(crate) fn conv_s8_lanes(
         return false;
     }
     let need = out_c.div_ceil(8) * kp; // packed v128s
-    let args = LanesArgs { p, multiplier, shift, input, filter, bias };
     if need <= 64 && out_c <= 16 {
-        conv_lanes_stack::<64, 4>(&args, output, cols)
+        conv_lanes_stack::<64, 4>(a, output, cols)
     } else if need <= 256 && out_c <= 32 {
-        conv_lanes_stack::<256, 8>(&args, output, cols)
+        conv_lanes_stack::<256, 8>(a, output, cols)
     } else if need <= 1024 && out_c <= 64 {
-        conv_lanes_stack::<1024, 16>(&args, output, cols)
+        conv_lanes_stack::<1024, 16>(a, output, cols)
     } else if need <= 2048 && out_c <= 128 {
-        conv_lanes_stack::<2048, 32>(&args, output, cols)
+        conv_lanes_stack::<2048, 32>(a, output, cols)
     } else if need <= LANES_MAX_W {
-        conv_lanes_stack::<LANES_MAX_W, { LANES_MAX_OC / 4 }>(&args, output, cols)
+        conv_lanes_stack::<LANES_MAX_W, { LANES_MAX_OC / 4 }>(a, output, cols)
     } else {
         return false;
     }
     true
-}
-
-/// The read-only operands of [`conv_s8_lanes`].
-#[derive(Clone, Copy)]
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
-struct LanesArgs<'a> {
-    p: &'a ConvParams,
-    multiplier: &'a [i32],
-    shift: &'a [i32],
-    input: &'a [i8],
-    filter: &'a [i8],
-    bias: Option<&'a [i32]>,
 }
 
 /// [`conv_lanes_run`] with stack room for `W` packed `v128`s of weights and `R` groups of 4
@@ -457,7 +439,7 @@ struct LanesArgs<'a> {
 /// wrapper is instantiated per tier (the kernel itself once).
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
 #[inline(never)]
-fn conv_lanes_stack<const W: usize, const R: usize>(a: &LanesArgs<'_>, output: &mut [i8], cols: &mut [u32]) {
+fn conv_lanes_stack<const W: usize, const R: usize>(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) {
     let mut wp = [i32x4_splat(0); W];
     let unused = LaneRequant::new(&[], &[], None, 0);
     let mut rq = [unused; R];
@@ -474,8 +456,8 @@ const LANES_MAX_W: usize = 5120;
 /// [`conv_s8_lanes`] with `wp` (zeros) for the packed weights and `rq` for the requantization
 /// of every 4 channels, both large enough (checked by the caller's tiers).
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
-fn conv_lanes_run(a: &LanesArgs<'_>, wp: &mut [v128], rq: &mut [LaneRequant], output: &mut [i8], cols: &mut [u32]) {
-    let LanesArgs { p, multiplier, shift, input, filter, bias } = *a;
+fn conv_lanes_run(a: &ConvOperands<'_>, wp: &mut [v128], rq: &mut [LaneRequant], output: &mut [i8], cols: &mut [u32]) {
+    let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = super::padded_patch_len(k);
@@ -609,26 +591,33 @@ pub(crate) fn depthwise_conv_s8(
         *r = (ky * p.dilation.h * ind.w + kx * p.dilation.w) * c;
     }
     let rel_max = rel.iter().take(taps).copied().max().unwrap_or(0);
-    let g = DwGeometry { p, taps, rel: &rel, rel_max };
+    let g = DwGeometry { p, ms, ss, input, filter, bias, taps, rel: &rel, rel_max };
     if c <= 8 {
-        dw_narrow(&g, ms, ss, input, filter, bias, output);
+        dw_narrow(&g, output);
         return true;
     }
     for c0 in (0..c).step_by(16) {
         let n = (c - c0).min(16);
         // A block of at most 8 channels computes only the first 8 lanes.
         if n <= 8 {
-            dw_block::<2>(&g, ms, ss, input, filter, bias, output, c0, n);
+            dw_block::<2>(&g, output, c0, n);
         } else {
-            dw_block::<4>(&g, ms, ss, input, filter, bias, output, c0, n);
+            dw_block::<4>(&g, output, c0, n);
         }
     }
     true
 }
 
-/// What every channel block of [`depthwise_conv_s8`] shares.
+/// What every channel block of [`depthwise_conv_s8`] shares: the layer, its operands and the
+/// taps' offsets.
+#[derive(Clone, Copy)]
 struct DwGeometry<'a> {
     p: &'a DepthwiseConvParams,
+    ms: &'a [i32],
+    ss: &'a [i32],
+    input: &'a [i8],
+    filter: &'a [i8],
+    bias: Option<&'a [i32]>,
     taps: usize,
     /// Offsets of the taps from tap (0, 0), for pixels whose window is inside the image (and a
     /// 0 after the last tap: an odd last tap's partner, whose weights are 0, reads tap (0, 0)).
@@ -640,19 +629,8 @@ struct DwGeometry<'a> {
 /// The channels `c0..c0 + n` (`n <= 4 * G`) of [`depthwise_conv_s8`], `G` groups of 4 channels
 /// (with `G = 2`, only the low 8 bytes of each tap are used).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn dw_block<const G: usize>(
-    g: &DwGeometry<'_>,
-    ms: &[i32],
-    ss: &[i32],
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-    c0: usize,
-    n: usize,
-) {
-    let (p, taps) = (g.p, g.taps);
+fn dw_block<const G: usize>(g: &DwGeometry<'_>, output: &mut [i8], c0: usize, n: usize) {
+    let DwGeometry { p, ms, ss, input, filter, bias, taps, .. } = *g;
     let (ind, outd) = (p.input, p.output);
     let (c, fh) = (ind.c, p.filter.h);
     let (in_image, out_image) = ((ind.h * ind.w * c).max(1), (outd.h * outd.w * c).max(1));
@@ -800,17 +778,8 @@ fn load8_u64(b: &[i8], off: usize) -> u64 {
 /// pixel `ox` in the low 8 lanes of every tap's bytes and pixel `ox + 1` in the high 8 (the
 /// weights repeated in both halves), so the 16-lane arithmetic of `dw_block::<4>` serves two
 /// pixels; with 8 channels, both pixels' 16 output bytes are stored at once.
-#[allow(clippy::too_many_arguments)]
-fn dw_narrow(
-    g: &DwGeometry<'_>,
-    ms: &[i32],
-    ss: &[i32],
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-) {
-    let (p, taps) = (g.p, g.taps);
+fn dw_narrow(g: &DwGeometry<'_>, output: &mut [i8]) {
+    let DwGeometry { p, ms, ss, input, filter, bias, taps, .. } = *g;
     let (ind, outd) = (p.input, p.output);
     let (c, fh) = (ind.c, p.filter.h);
     let (in_image, out_image) = ((ind.h * ind.w * c).max(1), (outd.h * outd.w * c).max(1));
