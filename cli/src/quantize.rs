@@ -1,5 +1,6 @@
 //! `microquant quantize`: a float ONNX or TFLite model and calibration samples become an int8
-//! `.mq`, a per-layer report (printed, and as JSON), and optionally a QDQ ONNX model.
+//! `.mq`, a per-layer report (printed, and as JSON), and optionally a QDQ ONNX model; with
+//! `--mode weight-only`, an ONNX model with int8 weights and float compute (samples optional).
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,8 @@ use microquant::graph::Graph;
 use microquant::kernels::Rounding;
 use microquant::onnx::{IoInfo, QdqExportOptions};
 use microquant::ptq::{
-    ActivationType, CalibrationOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, convert,
+    ActivationType, CalibrationOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, WeightOnlyOptions,
+    convert,
 };
 
 use crate::CliError;
@@ -22,9 +24,10 @@ pub struct QuantizeArgs {
     /// scales are kept) or `.tflite`.
     pub model: PathBuf,
     /// Calibration samples: float32 `.npy`, samples first, each in the model's own input layout
-    /// (NCHW for PyTorch exports), e.g. `[N, 1, 28, 28]`.
+    /// (NCHW for PyTorch exports), e.g. `[N, 1, 28, 28]`. Required for `--mode static`; for
+    /// `--mode weight-only` they are optional and only measure the model (the report).
     #[arg(long)]
-    pub calib: PathBuf,
+    pub calib: Option<PathBuf>,
     /// Labels of the calibration samples (`.npy` of integers, `[N]`): the report adds float and
     /// int8 accuracy.
     #[arg(long)]
@@ -46,9 +49,9 @@ pub struct QuantizeArgs {
     /// Every layer in 16x8 (int16 activations).
     #[arg(long)]
     pub int16_all: bool,
-    /// Quantization mode. Only `static` (int8 weights and activations, calibrated) is
-    /// implemented: the device runtime has no float kernels, so `dynamic` and `weight-only` are
-    /// rejected with an explanation.
+    /// Quantization mode: `static` (int8 weights and activations, calibrated: a `.mq`) or
+    /// `weight-only` (int8 weights, float compute: an ONNX model, `-o model.onnx`). `dynamic` is
+    /// rejected with an explanation: the device runtime has no float kernels.
     #[arg(long, value_enum, default_value_t = Mode::Static)]
     pub mode: Mode,
     /// Ignore the scales a QDQ model carries and calibrate every tensor.
@@ -58,7 +61,7 @@ pub struct QuantizeArgs {
     /// mean error its weights' quantization causes on the calibration samples).
     #[arg(long)]
     pub no_bias_correction: bool,
-    /// Where to write the `.mq`.
+    /// Where to write the `.mq` (`--mode weight-only`: the ONNX model).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Where to write the report as JSON.
@@ -81,7 +84,8 @@ pub enum Mode {
     Static,
     /// int8 weights, activations quantized per input at run time (not implemented).
     Dynamic,
-    /// int8 weights, float compute (not implemented).
+    /// int8 weights, float compute: an ONNX model with int8 weights (no `.mq`: the device
+    /// runtime computes in int8).
     WeightOnly,
 }
 
@@ -172,14 +176,17 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
 pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
     match a.mode {
         Mode::Static => {}
-        Mode::Dynamic | Mode::WeightOnly => {
-            return Err(CliError(format!(
-                "--mode {}: not implemented: the device runtime runs int8 and 16x8 kernels only (no float \
-                 kernels), so it cannot run activations quantized at run time or float compute; use --mode static",
-                if a.mode == Mode::Dynamic { "dynamic" } else { "weight-only" }
-            )));
+        Mode::WeightOnly => return run_weight_only(a),
+        Mode::Dynamic => {
+            return Err(CliError(
+                "--mode dynamic: not implemented: the device runtime runs int8 and 16x8 kernels only (no float \
+                 kernels), so it cannot quantize activations at run time; use --mode static, or --mode weight-only \
+                 for int8 weights with float compute (ONNX)"
+                    .into(),
+            ));
         }
     }
+    let calib = a.calib.as_ref().ok_or_else(|| CliError("--mode static needs calibration samples: --calib samples.npy".into()))?;
     let src = load(&a.model)?;
     if src.graph.inputs.len() != 1 {
         return Err(CliError(format!(
@@ -189,22 +196,8 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
         )));
     }
     let input = src.inputs.first().ok_or_else(|| CliError("the model has no input".into()))?;
-    let samples = read_calibration(&a.calib, input)?;
-    let labels = match &a.labels {
-        Some(p) => {
-            let l = crate::npy::read_labels(p)?;
-            if l.len() != samples.len() {
-                return Err(CliError(format!(
-                    "{}: {} labels for {} calibration samples",
-                    p.display(),
-                    l.len(),
-                    samples.len()
-                )));
-            }
-            Some(l)
-        }
-        None => None,
-    };
+    let samples = read_calibration(calib, input)?;
+    let labels = read_labels(a.labels.as_deref(), samples.len())?;
     let name = a.model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let options = PtqOptions {
         calibration: CalibrationOptions {
@@ -290,6 +283,94 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
     }
     if let Some(p) = &a.qdq {
         let _ = writeln!(o, "QDQ ONNX: {}", p.display());
+    }
+    Ok(())
+}
+
+/// The labels at `path` (if any), one per sample.
+fn read_labels(path: Option<&Path>, samples: usize) -> Result<Option<Vec<usize>>, CliError> {
+    let Some(p) = path else { return Ok(None) };
+    let l = crate::npy::read_labels(p)?;
+    if l.len() != samples {
+        return Err(CliError(format!("{}: {} labels for {samples} calibration samples", p.display(), l.len())));
+    }
+    Ok(Some(l))
+}
+
+/// `--mode weight-only`: int8 weights, float compute, written as ONNX; measured on `--calib`
+/// when given.
+fn run_weight_only(a: &QuantizeArgs) -> Result<(), CliError> {
+    let static_only = [
+        (a.int16_all || !a.int16.is_empty(), "--int16 / --int16-all"),
+        (!a.layer_observers.is_empty(), "--layer-observer"),
+        (a.qdq.is_some(), "--qdq (the weight-only ONNX model is the output: -o model.onnx)"),
+        (a.rounding != RoundingMode::Double, "--rounding"),
+        (a.no_bias_correction, "--no-bias-correction"),
+    ];
+    if let Some((_, flag)) = static_only.iter().find(|(given, _)| *given) {
+        return Err(CliError(format!("{flag} applies to --mode static only")));
+    }
+    if a.output.extension().and_then(|e| e.to_str()) != Some("onnx") {
+        return Err(CliError(format!(
+            "{}: --mode weight-only writes an ONNX model (int8 weights, float compute), which has no .mq form \
+             (the device runtime computes in int8): name the output *.onnx",
+            a.output.display()
+        )));
+    }
+    let src = load(&a.model)?;
+    let mut float = src.graph.clone();
+    let at = |e: microquant::graph::ConvertError| CliError(format!("{}: {e}", a.model.display()));
+    microquant::ptq::prepare(&mut float).map_err(at)?;
+    let wo = microquant::ptq::quantize_weight_only(&float, &WeightOnlyOptions { per_channel: !a.per_tensor })
+        .map_err(at)?;
+    let onnx = microquant::onnx::export_qdq(
+        &wo.graph,
+        &QdqExportOptions {
+            opset: 17,
+            inputs: src.inputs.clone(),
+            outputs: src.outputs.clone(),
+            graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        },
+    )
+    .map_err(|e| CliError(format!("ONNX export: {e}")))?;
+    std::fs::write(&a.output, &onnx).map_err(|e| CliError::io(&a.output, e))?;
+    let report = match &a.calib {
+        Some(calib) => {
+            let input = src.inputs.first().ok_or_else(|| CliError("the model has no input".into()))?;
+            if src.graph.inputs.len() != 1 {
+                return Err(CliError(format!("{}: the model has {} inputs; `quantize` takes models with one input", a.model.display(), src.graph.inputs.len())));
+            }
+            let samples = read_calibration(calib, input)?;
+            let labels = read_labels(a.labels.as_deref(), samples.len())?;
+            Some(microquant::ptq::evaluate_weight_only(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
+        }
+        None if a.labels.is_some() || a.report.is_some() => {
+            return Err(CliError("--labels and --report need samples to measure the model on: --calib samples.npy".into()));
+        }
+        None => None,
+    };
+    if let (Some(p), Some(r)) = (&a.report, &report) {
+        std::fs::write(p, r.to_json()).map_err(|e| CliError::io(p, e))?;
+    }
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    let (fb, qb) = (float.constant_totals().bytes, wo.graph.constant_totals().bytes);
+    let _ = writeln!(
+        o,
+        "{} ({}, {} nodes) -> {}: weight-only int8, {} layers, {} weights; weights {fb} B -> {qb} B, ONNX {} B",
+        a.model.display(),
+        src.kind,
+        src.graph.nodes.len(),
+        a.output.display(),
+        wo.quantized_nodes.len(),
+        if a.per_tensor { "per-tensor" } else { "per-channel" },
+        onnx.len()
+    );
+    if let Some(r) = &report {
+        let _ = write!(o, "{r}");
+    }
+    if let Some(p) = &a.report {
+        let _ = writeln!(o, "report: {}", p.display());
     }
     Ok(())
 }

@@ -241,6 +241,42 @@ fn quantizes_a_float_tflite_model() {
 }
 
 #[test]
+fn weight_only_writes_the_onnx_model_and_measures_it() {
+    // Without samples: the model only (tests/host/weight_only.rs checks it against ONNX Runtime).
+    let out = tmp("digits_wo.onnx");
+    let digits = repo().join("web-demo/examples/digits_cnn.onnx");
+    let stdout = ok(&["quantize".as_ref(), digits.as_os_str(), "--mode".as_ref(), "weight-only".as_ref(), "-o".as_ref(), out.as_os_str()]);
+    assert!(stdout.contains("weight-only int8, 5 layers, per-channel weights"), "{stdout}");
+    let committed = std::fs::read(repo().join("tests/golden/weight_only/digits.onnx")).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), committed, "weight-only export differs from the committed one");
+    // With samples and labels: the report, printed and as JSON.
+    let (out, report) = (tmp("cnn_wo.onnx"), tmp("cnn_wo.json"));
+    let stdout = ok(&[
+        "quantize".as_ref(),
+        peers("cnn_nchw.onnx").as_os_str(),
+        "--mode".as_ref(),
+        "weight-only".as_ref(),
+        "--calib".as_ref(),
+        peers("calib_nchw.npy").as_os_str(),
+        "--labels".as_ref(),
+        peers("calib_labels.npy").as_os_str(),
+        "--report".as_ref(),
+        report.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(stdout.contains("mode weight-only int8 | 200 samples"), "{stdout}");
+    assert!(stdout.contains("accuracy: float"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["model"]["mode"], "weight-only int8");
+    assert_eq!(v["layers"].as_array().unwrap().len(), 5);
+    assert!(v["layers"][0]["scale"].is_null(), "{}", v["layers"][0]);
+    assert!(v["model"]["int8_accuracy"].as_f64().unwrap() > 0.95);
+    let committed = std::fs::read(repo().join("tests/golden/weight_only/cnn.onnx")).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), committed);
+}
+
+#[test]
 fn errors_are_one_clear_line() {
     let model = peers("cnn_nchw.onnx");
     let calib = peers("calib_nchw.npy");
@@ -266,8 +302,14 @@ fn errors_are_one_clear_line() {
     // Modes the runtime cannot run.
     let e = fails(&base(&["--mode".as_ref(), "dynamic".as_ref()]));
     assert!(e.contains("--mode dynamic") && e.contains("not implemented"), "{e}");
+    // Weight-only writes ONNX, not .mq; static needs samples.
     let e = fails(&base(&["--mode".as_ref(), "weight-only".as_ref()]));
-    assert!(e.contains("weight-only"), "{e}");
+    assert!(e.contains("err.mq") && e.contains("no .mq form") && e.contains("*.onnx"), "{e}");
+    let e = fails(&["quantize".as_ref(), model.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert!(e.contains("--mode static needs calibration samples"), "{e}");
+    let wo = tmp("err_wo.onnx");
+    let e = fails(&["quantize".as_ref(), model.as_os_str(), "--mode".as_ref(), "weight-only".as_ref(), "--int16-all".as_ref(), "-o".as_ref(), wo.as_os_str()]);
+    assert!(e.contains("--int16") && e.contains("--mode static only"), "{e}");
     // An int16 layer that does not exist.
     let e = fails(&base(&["--int16".as_ref(), "nope".as_ref()]));
     assert!(e.contains("int16 layer \"nope\""), "{e}");

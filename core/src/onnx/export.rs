@@ -28,6 +28,10 @@
 //! int16 activations need `QuantizeLinear` of opset 21 ([`QdqExportOptions::opset`]); int64
 //! biases (16x8 layers) are written as int32 when they fit.
 //!
+//! A weight-only graph ([`crate::ptq::quantize_weight_only`]: f32 activations, int8 weights)
+//! is written the same way without the activations' QuantizeLinear/DequantizeLinear pairs: its
+//! weights are int8 initializers read through `DequantizeLinear`, its biases float initializers.
+//!
 //! The bytes are deterministic: the same graph and options give the same file. The message is
 //! built with the generated ONNX types and encoded by `write.rs` (the bytes prost would write,
 //! without prost's encoders for every ONNX message in the `.wasm`).
@@ -72,8 +76,8 @@ impl Default for QdqExportOptions {
 /// model (see the [module docs](self)).
 ///
 /// # Errors
-/// `Unsupported` for an opset other than 17 to 21, int16 activations below opset 21, float
-/// activations (a graph that is not quantized), ops outside the table; `InvalidGraph` for
+/// `Unsupported` for an opset other than 17 to 21, int16 activations below opset 21, ops
+/// outside the table; `InvalidGraph` for
 /// [`Graph::validate`]'s errors or [`IoInfo`]s that do not match the graph.
 pub fn export_qdq(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {
     if !(17..=21).contains(&options.opset) {
@@ -317,6 +321,10 @@ impl<'g> Exporter<'g> {
     /// the dequantized value's name (`out` if given).
     fn qdq(&mut self, id: TensorId, float: &str, out: Option<&str>) -> Result<String, ConvertError> {
         let t = self.tensor(id)?;
+        if t.dtype == DType::F32 && t.quant.is_none() && out.is_none() {
+            // A float activation (a weight-only graph): no Q/DQ.
+            return Ok(float.to_string());
+        }
         let (s, z) = t.quant.as_ref().and_then(|q| q.per_tensor_params()).ok_or_else(|| {
             err(format!("activation '{}' is not quantized per tensor: the graph must be quantized", t.name))
         })?;
@@ -351,9 +359,16 @@ impl<'g> Exporter<'g> {
         }
         let t = self.tensor(id)?;
         let data = t.data.as_ref().ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "not a constant"))?;
-        let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
         let shape = Self::shape_in(&t.shape, perm);
         let base = self.names[id.index()].clone();
+        if let (ConstData::F32(v), None) = (data, &t.quant) {
+            // A float constant (the bias of a weight-only layer): a float initializer.
+            let name = if self.constants.keys().any(|(c, _)| *c == id.0) { self.fresh(&base) } else { base };
+            self.inits.push(tensor_proto(&name, &shape, dt::FLOAT, le_f32(&permute(v, &t.shape, perm))));
+            self.constants.insert(key, name.clone());
+            return Ok(name);
+        }
+        let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
         let (code, raw) = match data {
             ConstData::I8(v) => (dt::INT8, permute(v, &t.shape, perm).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
             ConstData::I16 (v) => {
@@ -727,6 +742,12 @@ impl<'g> Exporter<'g> {
             }
             // Reorder the constant's data as a rank-`rank` tensor.
             let data = t.data.as_ref().ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "not a constant"))?;
+            let cbase = self.names[id.index()].clone();
+            if let (ConstData::F32(v), None) = (data, &t.quant) {
+                let name = self.fresh(&format!("{cbase}/reordered"));
+                self.inits.push(tensor_proto(&name, &Self::shape_in(&s, target), dt::FLOAT, le_f32(&permute(v, &s, target))));
+                return Ok(name);
+            }
             let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
             let (code, raw) = match data {
                 ConstData::I8(v) => (dt::INT8, permute(v, &s, target).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
@@ -735,7 +756,6 @@ impl<'g> Exporter<'g> {
                 }
                 other => return Err(err(format!("constant operand '{}' of {}", t.name, other.dtype()))),
             };
-            let cbase = self.names[id.index()].clone();
             let qname = self.fresh(&format!("{cbase}/quantized"));
             self.inits.push(tensor_proto(&qname, &Self::shape_in(&s, target), code, raw));
             let (sc, zp) = q.per_tensor_params().ok_or_else(|| err(format!("constant '{}' is per-channel", t.name)))?;

@@ -43,9 +43,12 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Only static quantization is implemented: the runtime runs int8 (and 16x8) ops only, so the
-//! dynamic (activations quantized at run time) and weight-only (float compute) modes wait for
-//! float kernels in the runtime.
+//! Two modes: **static** (above: int8 weights and activations, calibrated, compiled to `.mq`)
+//! and **weight-only** ([`quantize_weight_only`]: int8 weights, float compute, no calibration;
+//! the float executor runs it and [`crate::onnx::export_qdq`] writes it as ONNX, and
+//! [`evaluate_weight_only`] measures it). The `.mq` runtime has int8 and 16x8 kernels only, so a
+//! weight-only model has no `.mq` form; the dynamic mode (activations quantized at run time)
+//! waits for float kernels in the runtime.
 
 mod calibrate;
 mod observer;
@@ -53,13 +56,15 @@ mod pipeline;
 mod prepare;
 mod quantize;
 mod report;
+mod weight_only;
 
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};
 pub use observer::ObserverKind;
 pub use prepare::{Prepared, prepare};
 pub use quantize::{ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, WeightSource, quantize};
 pub use pipeline::{PtqOptions, PtqOutput, convert};
-pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_with_progress};
+pub use weight_only::{WeightOnly, WeightOnlyOptions, quantize_weight_only};
+pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_weight_only, evaluate_with_progress};
 
 #[cfg(doc)]
 use crate::graph::Graph;

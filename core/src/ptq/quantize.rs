@@ -177,7 +177,7 @@ fn quantize_values(v: &[f32], scale: f32, zero_point: i32, lo: i64, hi: i64) -> 
 
 /// `(channels, inner)`: element `k` of a tensor of `shape` is in channel `(k / inner) % channels`
 /// of `axis` (one channel for `None`).
-fn channel_layout(shape: &[usize], axis: Option<usize>) -> (usize, usize) {
+pub(super) fn channel_layout(shape: &[usize], axis: Option<usize>) -> (usize, usize) {
     match axis {
         Some(a) => (shape.get(a).copied().unwrap_or(1).max(1), shape.iter().skip(a + 1).product::<usize>().max(1)),
         None => (1, 1),

@@ -11,7 +11,7 @@ use super::calibrate::Calibrator;
 use super::quantize::{ActivationQuant, QParamsSource, Quantized};
 use crate::compile::Compiled;
 use crate::float::FloatExecutor;
-use crate::graph::{ConvertError, ConvertErrorKind as Kind, DType, Graph, Op};
+use crate::graph::{ConvertError, ConvertErrorKind as Kind, DType, Graph, Op, TensorId};
 use crate::interp::Interpreter;
 use crate::model::AlignedBytes;
 
@@ -58,7 +58,8 @@ pub struct LayerReport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelReport {
     /// The quantization mode: `static int8` (int8 weights and activations), `static 16x8`
-    /// (int16 activations), `static int8 + 16x8 layers` (some layers in 16x8).
+    /// (int16 activations), `static int8 + 16x8 layers` (some layers in 16x8), `weight-only int8`
+    /// ([`evaluate_weight_only`]: int8 weights, float compute).
     pub mode: &'static str,
     /// Evaluation samples.
     pub samples: usize,
@@ -137,6 +138,52 @@ impl Acc {
         } else {
             Some(10.0 * libm::log10(self.signal / self.noise))
         }
+    }
+}
+
+/// Top-1 agreement and accuracies over the rows (leading axes) of the first graph output.
+#[derive(Default)]
+struct Top1 {
+    rows: usize,
+    agree: usize,
+    float_correct: usize,
+    quantized_correct: usize,
+}
+
+impl Top1 {
+    /// One sample's first output `o`: float `f`, quantized model `q` (the same length).
+    fn add(&mut self, float: &Graph, o: TensorId, f: &[f32], q: &[f32], labels: Option<&[usize]>) -> Result<(), ConvertError> {
+        let depth = float.tensor(o).and_then(|t| t.shape.last().copied()).unwrap_or(1).max(1);
+        if depth == 1 {
+            return Ok(());
+        }
+        for (fr, qr) in f.chunks_exact(depth).zip(q.chunks_exact(depth)) {
+            let (fa, qa) = (argmax(fr), argmax(qr));
+            self.agree += usize::from(fa == qa);
+            if let Some(l) = labels {
+                let label = *l
+                    .get(self.rows)
+                    .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("{} labels for more rows", l.len())))?;
+                self.float_correct += usize::from(fa == label);
+                self.quantized_correct += usize::from(qa == label);
+            }
+            self.rows += 1;
+        }
+        Ok(())
+    }
+
+    fn check_labels(&self, labels: Option<&[usize]>) -> Result<(), ConvertError> {
+        match labels {
+            Some(l) if l.len() != self.rows => Err(ConvertError::new(
+                Kind::InvalidGraph,
+                format!("{} labels for {} output rows", l.len(), self.rows),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn frac(&self, n: usize) -> Option<f64> {
+        (self.rows > 0).then(|| n as f64 / self.rows as f64)
     }
 }
 
@@ -227,7 +274,7 @@ where
     }
     let aq = |t: crate::graph::TensorId| quantized.activations.get(t.index()).copied().flatten();
     let mut accs = vec![Acc::default(); q.nodes.len()];
-    let (mut rows, mut agree, mut fcorrect, mut qcorrect) = (0usize, 0usize, 0usize, 0usize);
+    let mut top1 = Top1::default();
     let mut out_acc = Acc::default();
     for (done, s) in samples.iter().enumerate() {
         let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
@@ -262,30 +309,11 @@ where
                 last_out = f.to_vec();
             }
             out_acc.add(f, &last_out);
-            let depth = float.tensor(o).and_then(|t| t.shape.last().copied()).unwrap_or(1).max(1);
-            if depth > 1 {
-                for (fr, qr) in f.chunks_exact(depth).zip(last_out.chunks_exact(depth)) {
-                    let (fa, qa) = (argmax(fr), argmax(qr));
-                    agree += usize::from(fa == qa);
-                    if let Some(l) = labels {
-                        let label = *l.get(rows).ok_or_else(|| {
-                            ConvertError::new(Kind::InvalidGraph, format!("{} labels for more rows", l.len()))
-                        })?;
-                        fcorrect += usize::from(fa == label);
-                        qcorrect += usize::from(qa == label);
-                    }
-                    rows += 1;
-                }
-            }
+            top1.add(float, o, f, &last_out, labels)?;
         }
         progress(done + 1);
     }
-    if let Some(l) = labels {
-        if l.len() != rows {
-            return Err(ConvertError::new(Kind::InvalidGraph, format!("{} labels for {rows} output rows", l.len())));
-        }
-    }
-    let frac = |n: usize| (rows > 0).then(|| n as f64 / rows as f64);
+    top1.check_labels(labels)?;
     let layers = float
         .nodes
         .iter()
@@ -351,14 +379,133 @@ where
         model: ModelReport {
             mode,
             samples: samples.len(),
-            top1_agreement: frac(agree),
-            float_accuracy: labels.and(frac(fcorrect)),
-            int8_accuracy: labels.and(frac(qcorrect)),
+            top1_agreement: top1.frac(top1.agree),
+            float_accuracy: labels.and(top1.frac(top1.float_correct)),
+            int8_accuracy: labels.and(top1.frac(top1.quantized_correct)),
             output_sqnr_db: out_acc.sqnr(),
             float_weight_bytes: float.constant_totals().bytes,
             int8_weight_bytes: q.constant_totals().bytes,
             model_bytes: compiled.bytes.len(),
             arena_bytes: compiled.arena_len,
+            macs: float.total_macs(),
+        },
+        inputs: io(&float.inputs),
+        outputs: io(&float.outputs),
+        layers,
+    })
+}
+
+/// The report of a weight-only model ([`quantize_weight_only`](super::quantize_weight_only)):
+/// `samples` run through the float graph and through the weight-only graph, both with the float
+/// executor, and every layer's output is compared, as [`evaluate`] does for int8 (`labels` add
+/// both accuracies). In this report the mode is `weight-only int8`, the layers' and the inputs'
+/// and outputs' type is `f32` with no scale (`NaN`, `null` in JSON) and zero point 0, their
+/// parameters `float`, their range the float outputs' range over the samples; `int8_accuracy` is
+/// the weight-only model's; there is no `.mq` or arena (0).
+///
+/// # Errors
+/// The executor's errors; `InvalidGraph` if the graphs do not have the same nodes, inputs and
+/// outputs, or `labels` does not have one label per row.
+pub fn evaluate_weight_only<S, V>(
+    float: &Graph,
+    weight_only: &super::WeightOnly,
+    samples: &[S],
+    labels: Option<&[usize]>,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Report, ConvertError>
+where
+    S: AsRef<[V]>,
+    V: AsRef<[f32]>,
+{
+    let w = &weight_only.graph;
+    if w.nodes.len() != float.nodes.len() || w.inputs != float.inputs || w.outputs != float.outputs {
+        return Err(ConvertError::new(Kind::InvalidGraph, "the weight-only graph does not have the float graph's nodes"));
+    }
+    let (fx, wx) = (FloatExecutor::new(float)?, FloatExecutor::new(w)?);
+    let mut accs = vec![Acc::default(); float.nodes.len()];
+    let mut ranges = vec![(f32::INFINITY, f32::NEG_INFINITY); float.nodes.len()];
+    let (mut top1, mut out_acc) = (Top1::default(), Acc::default());
+    for (done, s) in samples.iter().enumerate() {
+        let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
+        let (fa, wa) = (fx.run_all(&inputs)?, wx.run_all(&inputs)?);
+        let value = |all: &[Option<Vec<f32>>], t: TensorId| all.get(t.index()).and_then(|v| v.as_deref()).unwrap_or(&[]).to_vec();
+        for (i, node) in float.nodes.iter().enumerate() {
+            let Some(y) = node.output(0) else { continue };
+            let f = value(&fa, y);
+            accs[i].add(&f, &value(&wa, y));
+            let r = &mut ranges[i];
+            *r = f.iter().fold(*r, |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        }
+        if let Some(&o) = float.outputs.first() {
+            let (f, q) = (value(&fa, o), value(&wa, o));
+            out_acc.add(&f, &q);
+            top1.add(float, o, &f, &q, labels)?;
+        }
+        progress(done + 1);
+    }
+    top1.check_labels(labels)?;
+    let quantized = |i: usize| weight_only.quantized_nodes.contains(&i);
+    let layers = float
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, node)| {
+            let y = node.output(0)?;
+            let weight_scales = w
+                .nodes
+                .get(i)
+                .filter(|_| quantized(i))
+                .and_then(|n| n.input(1))
+                .and_then(|t| w.tensor(t))
+                .and_then(|t| t.quant.as_ref())
+                .map(|q| {
+                    let lo = q.scales.iter().copied().fold(f32::INFINITY, f32::min);
+                    let hi = q.scales.iter().copied().fold(0f32, f32::max);
+                    (lo, hi, q.scales.len())
+                });
+            Some(LayerReport {
+                index: i,
+                name: node.name.clone(),
+                op: String::from(node.op.name()),
+                output: float.tensor(y).map(|t| t.name.clone()).unwrap_or_default(),
+                dtype: DType::F32.name(),
+                scale: f32::NAN,
+                zero_point: 0,
+                qparams: "float",
+                observer: "none",
+                range: ranges.get(i).copied().filter(|r| r.0 <= r.1).unwrap_or((0.0, 0.0)),
+                weight_scales,
+                weight_source: weight_scales.map(|_| super::WeightSource::MinMax.name()),
+                sqnr_db: accs[i].sqnr(),
+                max_abs_error: accs[i].max_abs,
+                elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
+            })
+        })
+        .collect();
+    let io = |ids: &[TensorId]| -> Vec<IoQuant> {
+        ids.iter()
+            .filter_map(|&t| float.tensor(t))
+            .map(|t| IoQuant {
+                name: t.name.clone(),
+                shape: t.shape.clone(),
+                dtype: DType::F32.name(),
+                scale: f32::NAN,
+                zero_point: 0,
+            })
+            .collect()
+    };
+    Ok(Report {
+        model: ModelReport {
+            mode: "weight-only int8",
+            samples: samples.len(),
+            top1_agreement: top1.frac(top1.agree),
+            float_accuracy: labels.and(top1.frac(top1.float_correct)),
+            int8_accuracy: labels.and(top1.frac(top1.quantized_correct)),
+            output_sqnr_db: out_acc.sqnr(),
+            float_weight_bytes: float.constant_totals().bytes,
+            int8_weight_bytes: w.constant_totals().bytes,
+            model_bytes: 0,
+            arena_bytes: 0,
             macs: float.total_macs(),
         },
         inputs: io(&float.inputs),
@@ -572,14 +719,14 @@ impl core::fmt::Display for Report {
             }
             writeln!(
                 f,
-                "{:>3}  {:name_w$}  {:op_w$}  {:5} {:>8} {:>10.3e} {:>11.4e} {:>6}  {:14} [{:.4}, {:.4}]{}",
+                "{:>3}  {:name_w$}  {:op_w$}  {:5} {:>8} {:>10.3e} {:>11} {:>6}  {:14} [{:.4}, {:.4}]{}",
                 l.index,
                 name,
                 l.op,
                 l.dtype,
                 db(l.sqnr_db),
                 l.max_abs_error,
-                l.scale,
+                if l.scale.is_nan() { String::from("-") } else { format!("{:.4e}", l.scale) },
                 l.zero_point,
                 l.qparams,
                 l.range.0,

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Weight-only quantization (int8 weights, float compute) against ONNX Runtime
+(tests/host/weight_only.rs).
+
+    /work/pyenv/bin/python tests/gen/gen_weight_only.py
+
+Writes tests/golden/weight_only/:
+
+  <name>.onnx        weight-only models written by OUR exporter: `microquant quantize MODEL
+                     --mode weight-only [--per-tensor] -o <name>.onnx` (the CLI of this checkout,
+                     built here with `cargo build --release -p microquant-cli`), each checked with
+                     onnx.checker (full_check) before it is kept
+  weight_only.json   per model: the float source, the samples file, and ONNX Runtime's outputs
+                     (CPU provider) on the first 50 samples for the float model and for the
+                     weight-only export
+
+Checked here, before anything is written (the script fails otherwise):
+  - every weight of a Conv / Gemm / MatMul of the float model is, in the export, an int8
+    initializer read through DequantizeLinear whose values and scales equal ONNX Runtime
+    1.32.0's own weight quantizer, onnxruntime.quantization.quant_utils.quantize_data(w,
+    TensorProto.INT8, symmetric=True), per output channel (or on the whole tensor for
+    --per-tensor): bit for bit, zero points 0. The float weights are those of the float model
+    as ONNX Runtime's basic graph optimizations leave it (batch norms and constant scales folded
+    into the convolutions, as our importer folds them). A fully connected layer after a Flatten
+    of NCHW data reads NHWC data in the export: its rows hold the same values, columns permuted;
+  - nothing else of the export is quantized: no QuantizeLinear, float activations.
+
+The Rust test re-exports with the current code and checks the bytes equal <name>.onnx, and runs
+the weight-only graph with our float executor on the same samples against ONNX Runtime's outputs
+on the export.
+
+Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked). Deterministic.
+"""
+import importlib.metadata
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import goldenio  # noqa: E402
+
+import onnx  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnxruntime.quantization.quant_utils import quantize_data  # noqa: E402
+
+PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
+OUT = REPO / "tests" / "golden" / "weight_only"
+PEERS = REPO / "tests" / "golden" / "peers"
+EXAMPLES = REPO / "web-demo" / "examples"
+SAMPLES = 50
+
+# (name, float model, samples, per-channel)
+MODELS = [
+    ("mlp", PEERS / "mlp_nchw.onnx", PEERS / "test_nchw.npy", True),
+    ("cnn", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", True),
+    ("cnn_per_tensor", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", False),
+    ("dscnn_nhwc", PEERS / "dscnn_nhwc.onnx", PEERS / "calib_nhwc.npy", True),
+    ("digits", EXAMPLES / "digits_cnn.onnx", EXAMPLES / "digits_calib.npy", True),
+]
+
+
+def check_versions():
+    bad = [f"{p}: have {importlib.metadata.version(p)}, want {v}" for p, v in PINNED.items()
+           if importlib.metadata.version(p) != v]
+    if bad:
+        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
+
+
+def rel(p):
+    return str(pathlib.Path(p).resolve().relative_to(REPO))
+
+
+def run(path, x):
+    m = onnx.load(str(path))
+    name = m.graph.input[0].name
+    s = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return np.concatenate([s.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))]).astype(np.float32)
+
+
+def weights_of(model):
+    """{initializer name: (values, channel axis)} for the weights of Conv, Gemm and MatMul."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    out = {}
+    for n in model.graph.node:
+        if n.op_type not in ("Conv", "Gemm", "MatMul") or len(n.input) < 2 or n.input[1] not in inits:
+            continue
+        axis = 0
+        if n.op_type == "Gemm":
+            trans_b = next((a.i for a in n.attribute if a.name == "transB"), 0)
+            axis = 0 if trans_b else 1
+        elif n.op_type == "MatMul":
+            axis = 1
+        out[n.input[1]] = (inits[n.input[1]], axis)
+    return out
+
+
+def ort_quantized(w, axis, per_channel):
+    """ONNX Runtime's int8 symmetric weights and scales (per channel of `axis`, or one)."""
+    if not per_channel:
+        zp, scale, q = quantize_data(w.ravel(), onnx.TensorProto.INT8, True)
+        return q.reshape(w.shape).astype(np.int8), np.array([scale], dtype=np.float32), [int(zp)]
+    qs, scales, zps = [], [], []
+    moved = np.moveaxis(w, axis, 0)
+    for c in range(moved.shape[0]):
+        zp, scale, q = quantize_data(moved[c].ravel(), onnx.TensorProto.INT8, True)
+        qs.append(np.asarray(q).reshape(moved[c].shape))
+        scales.append(np.float32(scale))
+        zps.append(int(zp))
+    return np.moveaxis(np.stack(qs), 0, axis).astype(np.int8), np.array(scales, dtype=np.float32), zps
+
+
+def ort_folded(path):
+    """The float model as ONNX Runtime's basic graph optimizations leave it (constant folding,
+    a BatchNorm or a constant Mul / Add after a Conv folded into its weights and bias, as our
+    importer and `prepare` fold them): the weights that get quantized."""
+    folded = OUT / "tmp_folded.onnx"
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = str(folded)
+    ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    return folded
+
+
+def check_export(name, float_model, export, per_channel):
+    """The export's weights equal ORT's quantizer's; nothing else is quantized."""
+    e = onnx.load(str(export))
+    inits = {i.name: numpy_helper.to_array(i) for i in e.graph.initializer}
+    if any(n.op_type == "QuantizeLinear" for n in e.graph.node):
+        raise SystemExit(f"{name}: the export quantizes an activation")
+    dq = {n.output[0]: n for n in e.graph.node if n.op_type == "DequantizeLinear"}
+    # A weight of the float model is found by its values: the export reads the weight of the
+    # same node kind through a DequantizeLinear.
+    exported = []
+    for n in e.graph.node:
+        if n.op_type in ("Conv", "Gemm", "MatMul") and len(n.input) > 1 and n.input[1] in dq:
+            d = dq[n.input[1]]
+            axis = next((a.i for a in d.attribute if a.name == "axis"), 1)
+            exported.append((n.op_type, inits[d.input[0]], inits[d.input[1]], inits[d.input[2]], axis))
+    weights = weights_of(onnx.load(str(ort_folded(float_model))))
+    if len(exported) != len(weights):
+        raise SystemExit(f"{name}: {len(exported)} quantized weights in the export, {len(weights)} in the model")
+    for wname, (w, axis) in weights.items():
+        q, scales, zps = ort_quantized(w, axis, per_channel)
+        match = [x for x in exported if x[1].shape == q.shape and np.array_equal(x[1], q)]
+        if not match and q.ndim == 2:
+            # A Gemm after a Flatten of NCHW data: the export reads the flattened NHWC data (a
+            # Transpose first), so each output channel's weights are the same values with the
+            # columns permuted; they may also be written [in, out] instead of [out, in].
+            rows = np.sort(np.moveaxis(q, axis, 0), axis=1)
+            match = [x for x in exported if x[1].ndim == 2 and any(
+                o.shape == rows.shape and np.array_equal(np.sort(o, axis=1), rows) for o in (x[1], x[1].T))]
+        if len(match) != 1:
+            raise SystemExit(f"{name}: weight {wname}: no exported weight equals ONNX Runtime's quantization")
+        _, _, s, z, _ = match[0]
+        if not np.array_equal(np.atleast_1d(s).astype(np.float32), scales) or np.any(np.atleast_1d(z) != 0):
+            raise SystemExit(f"{name}: weight {wname}: scales or zero points differ from ONNX Runtime's")
+        if np.any(np.array(zps) != 0):
+            raise SystemExit(f"{name}: weight {wname}: ORT's zero points are not 0")
+    (OUT / "tmp_folded.onnx").unlink()
+    print(f"{name}: {len(weights)} weights equal ONNX Runtime's quantize_data, bit for bit")
+
+
+def main():
+    check_versions()
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "microquant-cli"], cwd=REPO, check=True)
+    cli = REPO / "target" / "release" / "microquant"
+    OUT.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for name, model, samples, per_channel in MODELS:
+        export = OUT / f"{name}.onnx"
+        cmd = [str(cli), "quantize", str(model), "--mode", "weight-only", "-o", str(export)]
+        if not per_channel:
+            cmd.append("--per-tensor")
+        subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        onnx.checker.check_model(onnx.load(str(export)), full_check=True)
+        check_export(name, model, export, per_channel)
+        x = np.load(samples)[:SAMPLES].astype(np.float32)
+        entries.append({
+            "name": name,
+            "float_model": rel(model),
+            "samples": rel(samples),
+            "per_channel": per_channel,
+            "ort_float": goldenio.tensor(run(model, x)),
+            "ort_weight_only": goldenio.tensor(run(export, x)),
+        })
+    goldenio.write(OUT / "weight_only.json", {
+        "generator": "tests/gen/gen_weight_only.py",
+        "versions": PINNED,
+        "samples": SAMPLES,
+        "models": entries,
+    })
+    print(f"wrote {rel(OUT)}")
+
+
+if __name__ == "__main__":
+    main()
