@@ -51,7 +51,7 @@ pub(crate) async fn yield_now() {
     let _ = wasm_bindgen_futures::JsFuture::from(p).await;
 }
 
-fn now_ms() -> f64 {
+pub(crate) fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
@@ -75,6 +75,11 @@ impl Control {
             return Err(range_error(format!("options.chunkMs must be >= 0, got {chunk_ms}")));
         }
         Ok(Self { progress, signal, chunk_ms, last_yield: now_ms() })
+    }
+
+    /// The chunk length (`options.chunkMs`).
+    pub(crate) fn chunk_ms(&self) -> f64 {
+        self.chunk_ms
     }
 
     /// Rejects with the signal's reason (or an `AbortError`) once it is aborted.
@@ -175,6 +180,46 @@ impl FloatGraph {
         prepare(&mut graph).ctx("preparing the model for quantization")?;
         FloatExecutor::new(&graph).ctx("the float model cannot run")?;
         Ok(Self { graph, inputs, outputs, format, name, source_weight_bytes })
+    }
+
+
+    /// Runs `graph` (this model's, or its weight-only form) in float: `inputs` is a
+    /// `Float32Array` (one input) or an array of them, in the model's layout; one
+    /// `Float32Array` per output. A `QTensor` is a `TypeError` (call `dequantize()` first).
+    pub(crate) fn run_graph(&self, graph: &Graph, inputs: &JsValue) -> Result<Array, JsValue> {
+        let g = self;
+        let list = crate::runtime::input_list(inputs, g.inputs.len())?;
+        let mut data = Vec::with_capacity(list.len());
+        for (k, v) in list.iter().enumerate() {
+            let io = &g.inputs[k];
+            let x = float_array(v, &format!("input {k} '{}'", io.name))?;
+            let n: usize = io.shape.iter().product();
+            if x.len() != n {
+                return Err(error(format!(
+                    "input {k} '{}' has shape {} ({n} values), got {} values",
+                    io.name,
+                    shape_text(&io.shape),
+                    x.len()
+                )));
+            }
+            data.push(g.to_graph(k, x));
+        }
+        let ex = FloatExecutor::new(graph).ctx("the float model cannot run")?;
+        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        let outs = ex.run(&refs).ctx("running the float model")?;
+        Ok(outs
+            .into_iter()
+            .zip(&g.outputs)
+            .map(|(y, io)| {
+                let y = if io.perm.iter().enumerate().all(|(i, &p)| i == p) {
+                    y
+                } else {
+                    let graph_shape: Vec<usize> = io.perm.iter().map(|&p| io.shape.get(p).copied().unwrap_or(1)).collect();
+                    transpose(&y, &graph_shape, &inverse(&io.perm))
+                };
+                JsValue::from(Float32Array::from(y.as_slice()))
+            })
+            .collect())
     }
 
     /// The importer's `IoInfo`s (what the QDQ export lays out its inputs and outputs by).
@@ -290,7 +335,7 @@ impl FloatGraph {
     }
 }
 
-fn io_info(io: &Io, dtype: &str) -> Object {
+pub(crate) fn io_info(io: &Io, dtype: &str) -> Object {
     let o = Object::new();
     set(&o, "name", io.name.as_str());
     set(&o, "shape", usize_array(&io.shape));
@@ -372,39 +417,7 @@ impl FloatModel {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Float32Array | Float32Array[]")] inputs: JsValue,
     ) -> Result<Array, JsValue> {
-        let g = &self.inner;
-        let list = crate::runtime::input_list(&inputs, g.inputs.len())?;
-        let mut data = Vec::with_capacity(list.len());
-        for (k, v) in list.iter().enumerate() {
-            let io = &g.inputs[k];
-            let x = float_array(v, &format!("input {k} '{}'", io.name))?;
-            let n: usize = io.shape.iter().product();
-            if x.len() != n {
-                return Err(error(format!(
-                    "input {k} '{}' has shape {} ({n} values), got {} values",
-                    io.name,
-                    shape_text(&io.shape),
-                    x.len()
-                )));
-            }
-            data.push(g.to_graph(k, x));
-        }
-        let ex = FloatExecutor::new(&g.graph).ctx("the float model cannot run")?;
-        let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
-        let outs = ex.run(&refs).ctx("running the float model")?;
-        Ok(outs
-            .into_iter()
-            .zip(&g.outputs)
-            .map(|(y, io)| {
-                let y = if io.perm.iter().enumerate().all(|(i, &p)| i == p) {
-                    y
-                } else {
-                    let graph_shape: Vec<usize> = io.perm.iter().map(|&p| io.shape.get(p).copied().unwrap_or(1)).collect();
-                    transpose(&y, &graph_shape, &inverse(&io.perm))
-                };
-                JsValue::from(Float32Array::from(y.as_slice()))
-            })
-            .collect())
+        self.inner.run_graph(&self.inner.graph, &inputs)
     }
 
     /// A calibration (one observer per activation) with `options`: `observer` (`"minmax"`
@@ -426,8 +439,9 @@ impl FloatModel {
 
     /// Quantizes with a complete calibration: a `Promise` of a `QuantizedModel`. `options`:
     /// `perChannel` (default true), `activations` (`"int8"` default, `"int16"` for the whole
-    /// model), `int16Layers` (layer names computed in 16x8), `mode` (`"static"`; `"dynamic"` and
-    /// `"weight-only"` are rejected: the int8 runtime has no float kernels), `rounding`
+    /// model), `int16Layers` (layer names computed in 16x8), `mode` (`"static"`; `"weight-only"`
+    /// is `quantizeWeightOnly()`; `"dynamic"` is rejected: the int8 runtime has no float
+    /// kernels), `rounding`
     /// (`"double"`: TFLite Micro, default; `"single"`: the TFLite interpreter), `evalSamples`
     /// and `labels` (the per-layer report's data; without them the report has parameters but
     /// no errors), `name`, `metadata` (`{key: value}` added to the `.mq`), `onProgress`,
@@ -464,6 +478,26 @@ impl FloatModel {
                 s.bytes.clone()
             };
             let q = quantize_task(&model, &cal_opts, bytes.as_deref(), &options, &mut ctl).await?;
+            Ok(JsValue::from(q))
+        })
+    }
+
+    /// Weight-only quantization: int8 weights (symmetric, per channel unless `perChannel: false`,
+    /// as ONNX Runtime's quantizer makes them), float compute, no calibration. A `Promise` of a
+    /// `WeightOnlyModel`, which runs in float and exports as ONNX (no `.mq`: the device runtime
+    /// computes in int8). `options`: `perChannel`, `evalSamples` and `labels` (the per-layer
+    /// report against the float model), `onProgress`, `signal`.
+    #[wasm_bindgen(js_name = quantizeWeightOnly, unchecked_return_type = "Promise<WeightOnlyModel>")]
+    pub fn quantize_weight_only(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "WeightOnlyOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let options = options.unwrap_or(JsValue::UNDEFINED);
+        let model = self.inner.clone();
+        promise(async move {
+            let options = js::options(&options, "options")?;
+            let mut ctl = Control::from_options(&options)?;
+            let q = crate::weight_only::weight_only_task(model, &options, &mut ctl).await?;
             Ok(JsValue::from(q))
         })
     }
@@ -859,10 +893,15 @@ pub(crate) fn producer(what: &str) -> (String, String) {
 fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsValue> {
     match js::opt_string(options, "mode")?.as_deref() {
         None | Some("static") => {}
-        Some(m @ ("dynamic" | "weight-only")) => {
-            return Err(error(format!(
-                "mode {m:?} is not available: the int8 runtime has only integer kernels, so only static quantization (int8 or 16x8 activations) is implemented"
-            )));
+        Some("weight-only") => {
+            return Err(error(
+                "mode \"weight-only\" makes another kind of model (int8 weights, float compute, no calibration): call model.quantizeWeightOnly({ evalSamples, labels })",
+            ));
+        }
+        Some("dynamic") => {
+            return Err(error(
+                "mode \"dynamic\" is not available: the .mq runtime has only integer kernels and cannot quantize activations at run time; use \"static\", or quantizeWeightOnly() for int8 weights with float compute",
+            ));
         }
         Some(other) => {
             return Err(range_error(format!(
@@ -886,7 +925,7 @@ fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsValue> {
     })
 }
 
-fn labels(options: &JsValue) -> Result<Option<Vec<usize>>, JsValue> {
+pub(crate) fn labels(options: &JsValue) -> Result<Option<Vec<usize>>, JsValue> {
     let v = get(options, "labels");
     if v.is_undefined() || v.is_null() {
         return Ok(None);
@@ -1021,7 +1060,7 @@ pub(crate) fn report_object(r: &Report) -> Object {
                 set(&o, "name", t.name.as_str());
                 set(&o, "shape", usize_array(&t.shape));
                 set(&o, "dtype", t.dtype);
-                set(&o, "scale", t.scale);
+                set(&o, "scale", opt_f64(Some(f64::from(t.scale))));
                 set(&o, "zeroPoint", t.zero_point);
                 JsValue::from(o)
             })
@@ -1037,7 +1076,7 @@ pub(crate) fn report_object(r: &Report) -> Object {
             set(&o, "op", l.op.as_str());
             set(&o, "output", l.output.as_str());
             set(&o, "dtype", l.dtype);
-            set(&o, "scale", l.scale);
+            set(&o, "scale", opt_f64(Some(f64::from(l.scale))));
             set(&o, "zeroPoint", l.zero_point);
             set(&o, "qparams", l.qparams);
             set(&o, "observer", l.observer);

@@ -37,11 +37,15 @@ mod js;
 mod npy;
 mod runtime;
 mod tensor;
+#[cfg(feature = "converter")]
+mod weight_only;
 
 #[cfg(feature = "converter")]
 pub use converter::{Calibration, FloatModel};
 pub use runtime::QuantizedModel;
 pub use tensor::QTensor;
+#[cfg(feature = "converter")]
+pub use weight_only::WeightOnlyModel;
 
 use error::error;
 
@@ -147,7 +151,10 @@ export interface QuantizeOptions extends ProgressOptions {
   activations?: "int8" | "int16";
   /** Layers computed in 16x8 (int16 activations) in an int8 model. */
   int16Layers?: string[];
-  /** Only "static" is implemented (the int8 runtime has no float kernels). */
+  /**
+   * "static" (default). "weight-only" throws with a pointer to quantizeWeightOnly() (another kind of
+   * model); "dynamic" throws: the int8 runtime cannot quantize activations at run time.
+   */
   mode?: "static" | "dynamic" | "weight-only";
   /** "double": bit-exact with TFLite Micro (default); "single": with the TFLite interpreter. */
   rounding?: "double" | "single";
@@ -165,6 +172,16 @@ export interface QuantizeOptions extends ProgressOptions {
   metadata?: Record<string, string>;
 }
 
+/** Options of FloatModel.quantizeWeightOnly (int8 weights, float compute, no calibration). */
+export interface WeightOnlyOptions extends ProgressOptions {
+  /** Weight scales per output channel (default true) or per tensor. */
+  perChannel?: boolean;
+  /** Data for the per-layer report against the float model (none: no report). */
+  evalSamples?: Samples;
+  /** One class index per sample (first output's arg-max): adds float and weight-only accuracy. */
+  labels?: number[] | Int32Array | Uint8Array;
+}
+
 export interface LoadOptions {
   /** "auto" (default) detects .mq, TFLite and ONNX from the bytes. */
   format?: "auto" | "onnx" | "tflite" | "mq";
@@ -178,7 +195,8 @@ export interface IoQuant {
   name: string;
   shape: number[];
   dtype: string;
-  scale: number;
+  /** null for the float inputs and outputs of a weight-only model. */
+  scale: number | null;
   zeroPoint: number;
 }
 
@@ -188,10 +206,11 @@ export interface LayerReport {
   name: string;
   op: string;
   output: string;
-  dtype: "i8" | "i16";
-  scale: number;
+  /** "f32" in a weight-only model (float activations, no scale). */
+  dtype: "i8" | "i16" | "f32";
+  scale: number | null;
   zeroPoint: number;
-  /** How the output parameters were chosen: an observer, "fixed", "same-as-input" or "carried". */
+  /** How the output parameters were chosen: an observer, "fixed", "same-as-input", "carried" or "float". */
   qparams: string;
   observer: string;
   range: [number, number];

@@ -12,7 +12,7 @@
 use js_sys::{Array, Float32Array, Function, Int8Array, Object, Promise, Reflect, Uint8Array};
 use microquant_tests::models::mlperf_tiny;
 use microquant_tests::kernels::Oracle;
-use microquant_wasm::{Calibration, FloatModel, QTensor, QuantizedModel, load_model, parse_npy};
+use microquant_wasm::{Calibration, FloatModel, QTensor, QuantizedModel, WeightOnlyModel, load_model, parse_npy};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::convert::TryFromJsValue;
@@ -279,6 +279,49 @@ async fn progress_is_reported_and_abort_cancels() {
     assert!(message(&e).contains("not complete"), "{}", message(&e));
 }
 
+// ---- weight-only ----
+
+/// Weight-only quantization gives the CLI's ONNX model (`tests/golden/weight_only/digits.onnx`,
+/// whose weights are checked against ONNX Runtime's quantizer) and report; it runs in float, and
+/// has no `.mq`.
+#[wasm_bindgen_test]
+async fn weight_only_gives_the_cli_onnx_and_report() {
+    let m = digits();
+    let options = obj(&[("evalSamples", bytes(CALIB)), ("labels", label_array())]);
+    let v = JsFuture::from(m.quantize_weight_only(Some(options))).await.unwrap();
+    let w = WeightOnlyModel::try_from_js_value(v).unwrap();
+    assert_eq!(w.mode(), "weight-only");
+    assert_same_bytes(
+        "digits weight-only ONNX",
+        include_bytes!("../../tests/golden/weight_only/digits.onnx"),
+        &w.to_qdq_onnx().unwrap().to_vec(),
+    );
+    assert_eq!(w.report_json().unwrap(), include_str!("data/digits_weight_only.report.json"), "weight-only report JSON");
+    let report = w.report();
+    let layer0 = Reflect::get(&Reflect::get(&report, &"layers".into()).unwrap(), &0.into()).unwrap();
+    assert!(Reflect::get(&layer0, &"scale".into()).unwrap().is_null());
+    assert_eq!(w.quantized_layers().length(), 5);
+    let sizes = w.sizes();
+    let size = |k: &str| Reflect::get(&sizes, &k.into()).unwrap().as_f64().unwrap();
+    assert_eq!((size("floatWeightBytes"), size("weightBytes")), (10856.0, 2936.0));
+    // Float compute with int8 weights: close to the float model, not equal to it.
+    let x = Float32Array::from(images()[3].as_slice());
+    let (yw, yf) = (Float32Array::from(w.run(x.clone().into()).unwrap().get(0)).to_vec(), Float32Array::from(m.run(x.into()).unwrap().get(0)).to_vec());
+    let d = yw.iter().zip(&yf).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    assert!(d > 0.0 && d < 0.05, "weight-only vs float: {d}");
+    // No .mq form; options of the static mode are named.
+    for e in [w.to_bytes().unwrap_err(), w.to_c_header(None).unwrap_err(), w.to_rust_source(None).unwrap_err()] {
+        assert!(message(&e).contains("no .mq form") && message(&e).contains("toQdqOnnx()"), "{}", message(&e));
+    }
+    let e = JsFuture::from(m.quantize_weight_only(Some(obj(&[("int16Layers", Array::new().into())])))).await.unwrap_err();
+    assert!(message(&e).contains("options.int16Layers"), "{}", message(&e));
+    // Without samples: the model, no report.
+    let v = JsFuture::from(m.quantize_weight_only(None)).await.unwrap();
+    let w = WeightOnlyModel::try_from_js_value(v).unwrap();
+    assert!(w.report().is_null());
+    assert_same_bytes("digits weight-only ONNX (no samples)", include_bytes!("../../tests/golden/weight_only/digits.onnx"), &w.to_qdq_onnx().unwrap().to_vec());
+}
+
 // ---- float model, quantized model, tensors ----
 
 #[wasm_bindgen_test]
@@ -421,9 +464,9 @@ async fn samples_of_the_wrong_kind_or_size_are_named() {
     assert!(message(&e).contains("no such layer"), "{}", message(&e));
     let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("perChannel", "yes".into())])))).await.unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("options.perChannel must be a boolean"), "{}", message(&e));
-    for mode in ["dynamic", "weight-only"] {
+    for (mode, says) in [("dynamic", "cannot quantize activations at run time"), ("weight-only", "quantizeWeightOnly(")] {
         let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("mode", mode.into())])))).await.unwrap_err();
-        assert!(message(&e).contains("only static quantization"), "{}", message(&e));
+        assert!(message(&e).contains(says), "{}", message(&e));
     }
     // 16x8 for the whole model: the compiler names the op it cannot lower.
     let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("activations", "int16".into())])))).await.unwrap_err();

@@ -1,0 +1,194 @@
+//! Weight-only models in JS (`FloatModel.quantizeWeightOnly`): int8 weights, float compute.
+//! `microquant::ptq::quantize_weight_only` chooses every number; the model runs with the float
+//! executor and leaves as ONNX (`toQdqOnnx()`): the `.mq` runtime computes in int8, so there is
+//! no `.mq` form.
+
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use js_sys::{Array, Object, Uint8Array};
+use microquant::ptq::{Report, WeightOnly, WeightOnlyOptions, evaluate_weight_only, quantize_weight_only};
+use wasm_bindgen::prelude::*;
+
+use crate::converter::{Control, FloatGraph, io_info, labels, now_ms, report_object};
+use crate::error::{Context, error, range_error};
+use crate::js::{self, get, set};
+
+/// A weight-only quantized model: the float model with int8 weights (symmetric, per channel or
+/// per tensor, as ONNX Runtime's quantizer makes them), computing in float.
+#[wasm_bindgen]
+pub struct WeightOnlyModel {
+    model: Rc<FloatGraph>,
+    weight_only: WeightOnly,
+    report: Option<Report>,
+}
+
+/// `quantizeWeightOnly`'s work: quantizes the weights, then measures the model on `eval` (or
+/// `options.evalSamples`) if there are samples.
+pub(crate) async fn weight_only_task(
+    model: Rc<FloatGraph>,
+    options: &JsValue,
+    ctl: &mut Control,
+) -> Result<WeightOnlyModel, JsValue> {
+    for (key, what) in [("int16Layers", "int16 layers"), ("activations", "an activation type"), ("rounding", "a rounding")] {
+        if !get(options, key).is_undefined() {
+            return Err(range_error(format!(
+                "options.{key}: a weight-only model has float activations and no {what}; it applies to quantize() and calibrateAndQuantize()"
+            )));
+        }
+    }
+    let per_channel = js::opt_bool(options, "perChannel", true)?;
+    let e = get(options, "evalSamples");
+    let eval = if e.is_undefined() || e.is_null() { Vec::new() } else { model.samples(&e, "options.evalSamples")? };
+    let labels = labels(options)?;
+    if labels.is_some() && eval.is_empty() {
+        return Err(error("options.labels need samples to measure the model on: options.evalSamples"));
+    }
+    ctl.check_abort()?;
+    let weight_only =
+        quantize_weight_only(&model.graph, &WeightOnlyOptions { per_channel }).ctx("weight-only quantization")?;
+    let report = if eval.is_empty() {
+        None
+    } else {
+        let total = eval.len();
+        ctl.tick(true, "evaluate", 0, 1, 0, total).await?;
+        let mut failed: Option<JsValue> = None;
+        let mut last = now_ms();
+        let chunk_ms = ctl.chunk_ms();
+        let r = evaluate_weight_only(&model.graph, &weight_only, &eval, labels.as_deref(), &mut |done| {
+            if failed.is_none() && (done == total || now_ms() - last >= chunk_ms) {
+                last = now_ms();
+                if let Err(e) = ctl.report("evaluate", 0, 1, done, total) {
+                    failed = Some(e);
+                }
+            }
+        })
+        .ctx("evaluating")?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        ctl.tick(true, "evaluate", 0, 1, total, total).await?;
+        Some(r)
+    };
+    Ok(WeightOnlyModel { model, weight_only, report })
+}
+
+/// Why a weight-only model has no `.mq` (and so no C or Rust array).
+fn no_mq(what: &str) -> JsValue {
+    error(format!(
+        "{what}: a weight-only model computes in float and has no .mq form (the .mq runtime computes in int8): \
+         export it with toQdqOnnx(), or quantize with calibrateAndQuantize() for a .mq"
+    ))
+}
+
+#[wasm_bindgen]
+impl WeightOnlyModel {
+    /// `"weight-only"`.
+    #[wasm_bindgen(getter)]
+    pub fn mode(&self) -> String {
+        String::from("weight-only")
+    }
+
+    /// The model's name.
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> String {
+        self.model.name.clone()
+    }
+
+    /// Inputs: `{name, shape, dtype: "float32"}` each, in the model's own layout.
+    #[wasm_bindgen(getter, unchecked_return_type = "TensorInfo[]")]
+    pub fn inputs(&self) -> Array {
+        self.model.inputs.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+    }
+
+    /// Outputs, as `inputs`.
+    #[wasm_bindgen(getter, unchecked_return_type = "TensorInfo[]")]
+    pub fn outputs(&self) -> Array {
+        self.model.outputs.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+    }
+
+    /// Names of the layers whose weights are int8.
+    #[wasm_bindgen(getter, js_name = quantizedLayers, unchecked_return_type = "string[]")]
+    pub fn quantized_layers(&self) -> Array {
+        let g = &self.weight_only.graph;
+        self.weight_only
+            .quantized_nodes
+            .iter()
+            .filter_map(|&i| g.nodes.get(i))
+            .map(|n| JsValue::from(n.name.as_str()))
+            .collect()
+    }
+
+    /// `{floatWeightBytes, weightBytes, macs}`: the float model's constants, this model's
+    /// (int8 weights, float biases), multiply-accumulates per inference.
+    #[wasm_bindgen(getter)]
+    pub fn sizes(&self) -> Object {
+        let o = Object::new();
+        set(&o, "floatWeightBytes", self.model.graph.constant_totals().bytes as f64);
+        set(&o, "weightBytes", self.weight_only.graph.constant_totals().bytes as f64);
+        set(&o, "macs", self.model.graph.total_macs() as f64);
+        o
+    }
+
+    /// The per-layer report on `evalSamples` (the same shape as `QuantizedModel.report`, mode
+    /// `"weight-only int8"`, float layers with `scale: null`), or `null` without samples.
+    #[wasm_bindgen(getter, unchecked_return_type = "Report | null")]
+    pub fn report(&self) -> JsValue {
+        self.report.as_ref().map_or(JsValue::NULL, |r| report_object(r).into())
+    }
+
+    /// The report as JSON, as `microquant quantize --mode weight-only --report` writes it, or
+    /// `null`.
+    #[wasm_bindgen(js_name = reportJson)]
+    pub fn report_json(&self) -> Option<String> {
+        self.report.as_ref().map(Report::to_json)
+    }
+
+    /// Runs the model (float compute with the int8 weights dequantized): as `FloatModel.run`.
+    #[wasm_bindgen(unchecked_return_type = "Float32Array[]")]
+    pub fn run(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array | Float32Array[]")] inputs: JsValue,
+    ) -> Result<Array, JsValue> {
+        self.model.run_graph(&self.weight_only.graph, &inputs)
+    }
+
+    /// The model as ONNX (opset 17): int8 weight initializers read through `DequantizeLinear`,
+    /// float activations and biases, inputs and outputs in the source model's layout; ONNX
+    /// Runtime runs it. The same bytes as `microquant quantize --mode weight-only`.
+    #[wasm_bindgen(js_name = toQdqOnnx)]
+    pub fn to_qdq_onnx(&self) -> Result<Uint8Array, JsValue> {
+        let name = self.model.name.rsplit_once('.').map_or(self.model.name.as_str(), |(stem, _)| stem);
+        let bytes = microquant::onnx::export_qdq(
+            &self.weight_only.graph,
+            &microquant::onnx::QdqExportOptions {
+                opset: 17,
+                inputs: self.model.io_infos(false),
+                outputs: self.model.io_infos(true),
+                graph_name: String::from(name),
+            },
+        )
+        .ctx("ONNX export")?;
+        Ok(Uint8Array::from(bytes.as_slice()))
+    }
+
+    /// Throws: a weight-only model has no `.mq` form (see `toQdqOnnx()`).
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> Result<Uint8Array, JsValue> {
+        Err(no_mq("toBytes()"))
+    }
+
+    /// Throws: the C array holds a `.mq`, which a weight-only model does not have.
+    #[wasm_bindgen(js_name = toCHeader)]
+    pub fn to_c_header(&self, _name: Option<String>) -> Result<String, JsValue> {
+        Err(no_mq("toCHeader()"))
+    }
+
+    /// Throws: the Rust array holds a `.mq`, which a weight-only model does not have.
+    #[wasm_bindgen(js_name = toRustSource)]
+    pub fn to_rust_source(&self, _name: Option<String>) -> Result<String, JsValue> {
+        Err(no_mq("toRustSource()"))
+    }
+}
