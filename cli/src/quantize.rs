@@ -11,7 +11,7 @@ use microquant::graph::Graph;
 use microquant::kernels::Rounding;
 use microquant::onnx::{IoInfo, QdqExportOptions};
 use microquant::ptq::{
-    ActivationType, CalibrationOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, WeightOnlyOptions,
+    ActivationType, CalibrationOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, HybridOptions,
     convert,
 };
 
@@ -49,9 +49,10 @@ pub struct QuantizeArgs {
     /// Every layer in 16x8 (int16 activations).
     #[arg(long)]
     pub int16_all: bool,
-    /// Quantization mode: `static` (int8 weights and activations, calibrated: a `.mq`) or
-    /// `weight-only` (int8 weights, float compute: an ONNX model, `-o model.onnx`). `dynamic` is
-    /// rejected with an explanation: the device runtime has no float kernels.
+    /// Quantization mode: `static` (int8 weights and activations, calibrated: a `.mq`),
+    /// `weight-only` (int8 weights, float compute) or `dynamic` (int8 weights, each layer's input
+    /// quantized per call, as ONNX Runtime's quantize_dynamic): those two write an ONNX model
+    /// (`-o model.onnx`; no `.mq`: the device runtime computes in int8).
     #[arg(long, value_enum, default_value_t = Mode::Static)]
     pub mode: Mode,
     /// Ignore the scales a QDQ model carries and calibrate every tensor.
@@ -82,7 +83,8 @@ pub struct QuantizeArgs {
 pub enum Mode {
     /// int8 weights and activations, activation ranges from calibration.
     Static,
-    /// int8 weights, activations quantized per input at run time (not implemented).
+    /// int8 weights, activations quantized per input at run time: an ONNX model (as ONNX
+    /// Runtime's quantize_dynamic writes).
     Dynamic,
     /// int8 weights, float compute: an ONNX model with int8 weights (no `.mq`: the device
     /// runtime computes in int8).
@@ -176,15 +178,7 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
 pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
     match a.mode {
         Mode::Static => {}
-        Mode::WeightOnly => return run_weight_only(a),
-        Mode::Dynamic => {
-            return Err(CliError(
-                "--mode dynamic: not implemented: the device runtime runs int8 and 16x8 kernels only (no float \
-                 kernels), so it cannot quantize activations at run time; use --mode static, or --mode weight-only \
-                 for int8 weights with float compute (ONNX)"
-                    .into(),
-            ));
-        }
+        Mode::WeightOnly | Mode::Dynamic => return run_hybrid(a),
     }
     let calib = a.calib.as_ref().ok_or_else(|| CliError("--mode static needs calibration samples: --calib samples.npy".into()))?;
     let src = load(&a.model)?;
@@ -297,22 +291,23 @@ fn read_labels(path: Option<&Path>, samples: usize) -> Result<Option<Vec<usize>>
     Ok(Some(l))
 }
 
-/// `--mode weight-only`: int8 weights, float compute, written as ONNX; measured on `--calib`
-/// when given.
-fn run_weight_only(a: &QuantizeArgs) -> Result<(), CliError> {
+/// `--mode weight-only` / `dynamic`: int8 weights, float activations, written as ONNX; measured
+/// on `--calib` when given.
+fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
+    let mode = if a.mode == Mode::Dynamic { "dynamic" } else { "weight-only" };
     let static_only = [
         (a.int16_all || !a.int16.is_empty(), "--int16 / --int16-all"),
         (!a.layer_observers.is_empty(), "--layer-observer"),
-        (a.qdq.is_some(), "--qdq (the weight-only ONNX model is the output: -o model.onnx)"),
+        (a.qdq.is_some(), "--qdq (the ONNX model is the output: -o model.onnx)"),
         (a.rounding != RoundingMode::Double, "--rounding"),
         (a.no_bias_correction, "--no-bias-correction"),
     ];
     if let Some((_, flag)) = static_only.iter().find(|(given, _)| *given) {
-        return Err(CliError(format!("{flag} applies to --mode static only")));
+        return Err(CliError(format!("{flag} applies to --mode static only, not --mode {mode}")));
     }
     if a.output.extension().and_then(|e| e.to_str()) != Some("onnx") {
         return Err(CliError(format!(
-            "{}: --mode weight-only writes an ONNX model (int8 weights, float compute), which has no .mq form \
+            "{}: --mode {mode} writes an ONNX model (int8 weights, float activations), which has no .mq form \
              (the device runtime computes in int8): name the output *.onnx",
             a.output.display()
         )));
@@ -321,10 +316,15 @@ fn run_weight_only(a: &QuantizeArgs) -> Result<(), CliError> {
     let mut float = src.graph.clone();
     let at = |e: microquant::graph::ConvertError| CliError(format!("{}: {e}", a.model.display()));
     microquant::ptq::prepare(&mut float).map_err(at)?;
-    let wo = microquant::ptq::quantize_weight_only(&float, &WeightOnlyOptions { per_channel: !a.per_tensor })
-        .map_err(at)?;
-    let onnx = microquant::onnx::export_qdq(
-        &wo.graph,
+    let options = HybridOptions { per_channel: !a.per_tensor };
+    let wo = if a.mode == Mode::Dynamic {
+        microquant::ptq::quantize_dynamic(&float, &options)
+    } else {
+        microquant::ptq::quantize_weight_only(&float, &options)
+    }
+    .map_err(at)?;
+    let onnx = microquant::onnx::export_hybrid(
+        &wo,
         &QdqExportOptions {
             opset: 17,
             inputs: src.inputs.clone(),
@@ -342,7 +342,7 @@ fn run_weight_only(a: &QuantizeArgs) -> Result<(), CliError> {
             }
             let samples = read_calibration(calib, input)?;
             let labels = read_labels(a.labels.as_deref(), samples.len())?;
-            Some(microquant::ptq::evaluate_weight_only(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
+            Some(microquant::ptq::evaluate_hybrid(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
         }
         None if a.labels.is_some() || a.report.is_some() => {
             return Err(CliError("--labels and --report need samples to measure the model on: --calib samples.npy".into()));
@@ -357,7 +357,7 @@ fn run_weight_only(a: &QuantizeArgs) -> Result<(), CliError> {
     let (fb, qb) = (float.constant_totals().bytes, wo.graph.constant_totals().bytes);
     let _ = writeln!(
         o,
-        "{} ({}, {} nodes) -> {}: weight-only int8, {} layers, {} weights; weights {fb} B -> {qb} B, ONNX {} B",
+        "{} ({}, {} nodes) -> {}: {mode} int8, {} layers, {} weights; weights {fb} B -> {qb} B, ONNX {} B",
         a.model.display(),
         src.kind,
         src.graph.nodes.len(),

@@ -247,7 +247,7 @@ fn weight_only_writes_the_onnx_model_and_measures_it() {
     let digits = repo().join("web-demo/examples/digits_cnn.onnx");
     let stdout = ok(&["quantize".as_ref(), digits.as_os_str(), "--mode".as_ref(), "weight-only".as_ref(), "-o".as_ref(), out.as_os_str()]);
     assert!(stdout.contains("weight-only int8, 5 layers, per-channel weights"), "{stdout}");
-    let committed = std::fs::read(repo().join("tests/golden/weight_only/digits.onnx")).unwrap();
+    let committed = std::fs::read(repo().join("tests/golden/hybrid/digits.onnx")).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), committed, "weight-only export differs from the committed one");
     // With samples and labels: the report, printed and as JSON.
     let (out, report) = (tmp("cnn_wo.onnx"), tmp("cnn_wo.json"));
@@ -272,7 +272,28 @@ fn weight_only_writes_the_onnx_model_and_measures_it() {
     assert_eq!(v["layers"].as_array().unwrap().len(), 5);
     assert!(v["layers"][0]["scale"].is_null(), "{}", v["layers"][0]);
     assert!(v["model"]["int8_accuracy"].as_f64().unwrap() > 0.95);
-    let committed = std::fs::read(repo().join("tests/golden/weight_only/cnn.onnx")).unwrap();
+    let committed = std::fs::read(repo().join("tests/golden/hybrid/cnn.onnx")).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), committed);
+}
+
+#[test]
+fn dynamic_writes_the_onnx_model_onnx_runtime_writes() {
+    // tests/host/hybrid.rs checks the model: ONNX Runtime runs it as its own quantize_dynamic model.
+    let out = tmp("cnn_dynamic.onnx");
+    let stdout = ok(&[
+        "quantize".as_ref(),
+        peers("cnn_nchw.onnx").as_os_str(),
+        "--mode".as_ref(),
+        "dynamic".as_ref(),
+        "--per-tensor".as_ref(),
+        "--calib".as_ref(),
+        peers("calib_nchw.npy").as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(stdout.contains("dynamic int8, 3 layers, per-tensor weights"), "{stdout}");
+    assert!(stdout.contains("mode dynamic int8 | 200 samples"), "{stdout}");
+    let committed = std::fs::read(repo().join("tests/golden/hybrid/dynamic_cnn_per_tensor.onnx")).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), committed);
 }
 
@@ -301,7 +322,7 @@ fn errors_are_one_clear_line() {
     assert!(e.contains("calib_nchw.npy") && e.contains("ONNX"), "{e}");
     // Modes the runtime cannot run.
     let e = fails(&base(&["--mode".as_ref(), "dynamic".as_ref()]));
-    assert!(e.contains("--mode dynamic") && e.contains("not implemented"), "{e}");
+    assert!(e.contains("--mode dynamic writes an ONNX model") && e.contains("no .mq form"), "{e}");
     // Weight-only writes ONNX, not .mq; static needs samples.
     let e = fails(&base(&["--mode".as_ref(), "weight-only".as_ref()]));
     assert!(e.contains("err.mq") && e.contains("no .mq form") && e.contains("*.onnx"), "{e}");

@@ -30,4 +30,4 @@ mod quant;
 mod quant_observers;
 mod smoke;
 mod tflite_import;
-mod weight_only;
+mod hybrid;

@@ -900,7 +900,7 @@ fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsValue> {
         }
         Some("dynamic") => {
             return Err(error(
-                "mode \"dynamic\" is not available: the .mq runtime has only integer kernels and cannot quantize activations at run time; use \"static\", or quantizeWeightOnly() for int8 weights with float compute",
+                "mode \"dynamic\" is not available in the npm package (the command line has it: microquant quantize --mode dynamic, an ONNX model), and the .mq runtime cannot quantize activations at run time; use \"static\", or quantizeWeightOnly() for int8 weights with float compute",
             ));
         }
         Some(other) => {

@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use js_sys::{Array, Object, Uint8Array};
-use microquant::ptq::{Report, WeightOnly, WeightOnlyOptions, evaluate_weight_only, quantize_weight_only};
+use microquant::ptq::{Report, Hybrid, HybridOptions, evaluate_hybrid, quantize_weight_only};
 use wasm_bindgen::prelude::*;
 
 use crate::converter::{Control, FloatGraph, io_info, labels, now_ms, report_object};
@@ -21,7 +21,7 @@ use crate::js::{self, get, set};
 #[wasm_bindgen]
 pub struct WeightOnlyModel {
     model: Rc<FloatGraph>,
-    weight_only: WeightOnly,
+    weight_only: Hybrid,
     report: Option<Report>,
 }
 
@@ -48,7 +48,7 @@ pub(crate) async fn weight_only_task(
     }
     ctl.check_abort()?;
     let weight_only =
-        quantize_weight_only(&model.graph, &WeightOnlyOptions { per_channel }).ctx("weight-only quantization")?;
+        quantize_weight_only(&model.graph, &HybridOptions { per_channel }).ctx("weight-only quantization")?;
     let report = if eval.is_empty() {
         None
     } else {
@@ -57,7 +57,7 @@ pub(crate) async fn weight_only_task(
         let mut failed: Option<JsValue> = None;
         let mut last = now_ms();
         let chunk_ms = ctl.chunk_ms();
-        let r = evaluate_weight_only(&model.graph, &weight_only, &eval, labels.as_deref(), &mut |done| {
+        let r = evaluate_hybrid(&model.graph, &weight_only, &eval, labels.as_deref(), &mut |done| {
             if failed.is_none() && (done == total || now_ms() - last >= chunk_ms) {
                 last = now_ms();
                 if let Err(e) = ctl.report("evaluate", 0, 1, done, total) {

@@ -281,7 +281,7 @@ async fn progress_is_reported_and_abort_cancels() {
 
 // ---- weight-only ----
 
-/// Weight-only quantization gives the CLI's ONNX model (`tests/golden/weight_only/digits.onnx`,
+/// Weight-only quantization gives the CLI's ONNX model (`tests/golden/hybrid/digits.onnx`,
 /// whose weights are checked against ONNX Runtime's quantizer) and report; it runs in float, and
 /// has no `.mq`.
 #[wasm_bindgen_test]
@@ -293,7 +293,7 @@ async fn weight_only_gives_the_cli_onnx_and_report() {
     assert_eq!(w.mode(), "weight-only");
     assert_same_bytes(
         "digits weight-only ONNX",
-        include_bytes!("../../tests/golden/weight_only/digits.onnx"),
+        include_bytes!("../../tests/golden/hybrid/digits.onnx"),
         &w.to_qdq_onnx().unwrap().to_vec(),
     );
     assert_eq!(w.report_json().unwrap(), include_str!("data/digits_weight_only.report.json"), "weight-only report JSON");
@@ -319,7 +319,7 @@ async fn weight_only_gives_the_cli_onnx_and_report() {
     let v = JsFuture::from(m.quantize_weight_only(None)).await.unwrap();
     let w = WeightOnlyModel::try_from_js_value(v).unwrap();
     assert!(w.report().is_null());
-    assert_same_bytes("digits weight-only ONNX (no samples)", include_bytes!("../../tests/golden/weight_only/digits.onnx"), &w.to_qdq_onnx().unwrap().to_vec());
+    assert_same_bytes("digits weight-only ONNX (no samples)", include_bytes!("../../tests/golden/hybrid/digits.onnx"), &w.to_qdq_onnx().unwrap().to_vec());
 }
 
 // ---- float model, quantized model, tensors ----
@@ -464,7 +464,7 @@ async fn samples_of_the_wrong_kind_or_size_are_named() {
     assert!(message(&e).contains("no such layer"), "{}", message(&e));
     let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("perChannel", "yes".into())])))).await.unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("options.perChannel must be a boolean"), "{}", message(&e));
-    for (mode, says) in [("dynamic", "cannot quantize activations at run time"), ("weight-only", "quantizeWeightOnly(")] {
+    for (mode, says) in [("dynamic", "microquant quantize --mode dynamic"), ("weight-only", "quantizeWeightOnly(")] {
         let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("mode", mode.into())])))).await.unwrap_err();
         assert!(message(&e).contains(says), "{}", message(&e));
     }

@@ -20,6 +20,7 @@
 //! tests bound it: `tests/host/float_exec.rs`).
 
 mod conv;
+mod dynamic;
 mod elementwise;
 mod fully_connected;
 mod pool;
@@ -216,6 +217,9 @@ type Visit<'a> = dyn FnMut(TensorId, &[f32]) -> Result<(), ConvertError> + 'a;
 pub struct FloatExecutor<'g> {
     graph: &'g Graph,
     constants: Vec<Option<Cow<'g, [f32]>>>,
+    /// Per node: the weight scales of a hybrid layer run with dynamic quantization
+    /// ([`FloatExecutor::new_dynamic`]); empty otherwise.
+    dynamic: Vec<Option<Vec<f32>>>,
     /// Index of the last node reading each tensor (`usize::MAX`: keep to the end).
     last_use: Vec<usize>,
 }
@@ -232,10 +236,58 @@ impl<'g> FloatExecutor<'g> {
     /// f32 or a bool constant; [`Kind::UnsupportedOp`] for an op the executor does not run;
     /// [`Kind::Unsupported`] for an activation larger than [`MAX_TENSOR_ELEMENTS`].
     pub fn new(graph: &'g Graph) -> Result<Self, ConvertError> {
+        Self::build(graph, false)
+    }
+
+    /// Like [`new`](Self::new), but the hybrid layers (Conv2d, DepthwiseConv2d and
+    /// FullyConnected with an f32 input and int8 weights) quantize their input per call and sum
+    /// in integers, as ONNX Runtime's `quantize_dynamic` models compute (see
+    /// [`crate::ptq::quantize_dynamic`]), instead of computing in float with the weights
+    /// dequantized.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); [`Kind::Unsupported`] for int8 weights that a hybrid layer and
+    /// another node both read.
+    pub fn new_dynamic(graph: &'g Graph) -> Result<Self, ConvertError> {
+        Self::build(graph, true)
+    }
+
+    fn build(graph: &'g Graph, dynamic: bool) -> Result<Self, ConvertError> {
         graph.validate()?;
+        // Hybrid layers of a dynamic run: their weights stay integers (as f32 values).
+        let mut dynamic_nodes: Vec<Option<Vec<f32>>> = vec![None; if dynamic { graph.nodes.len() } else { 0 }];
+        let mut raw_weights = vec![false; graph.tensors.len()];
+        for (i, n) in graph.nodes.iter().enumerate().filter(|_| dynamic) {
+            let weighted = matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_));
+            let x_f32 = n.input(0).and_then(|x| graph.tensor(x)).is_some_and(|t| t.dtype == DType::F32);
+            let w = n.input(1).and_then(|w| graph.tensor(w).map(|t| (w, t)));
+            if let (true, true, Some((w, t))) = (weighted, x_f32, w) {
+                if let (DType::I8, Some(q)) = (t.dtype, t.quant.as_ref()) {
+                    dynamic_nodes[i] = Some(q.scales.clone());
+                    raw_weights[w.index()] = true;
+                }
+            }
+        }
+        for (i, n) in graph.nodes.iter().enumerate() {
+            let shared = n.inputs.iter().enumerate().any(|(k, t)| {
+                t.is_some_and(|t| raw_weights.get(t.index()) == Some(&true))
+                    && (k != 1 || dynamic_nodes.get(i).is_none_or(Option::is_none))
+            });
+            if shared {
+                return Err(ConvertError::new(
+                    Kind::Unsupported,
+                    "dynamic quantization: int8 weights read by a hybrid layer and by another node",
+                )
+                .at_node(i, n.op.name())
+                .with_node_name(n.name.as_str()));
+            }
+        }
         let mut constants = Vec::with_capacity(graph.tensors.len());
         for (i, t) in graph.tensors.iter().enumerate() {
-            if t.is_constant() {
+            if raw_weights.get(i) == Some(&true) {
+                let raw = t.data.as_ref().and_then(|d| d.to_i64_vec()).unwrap_or_default();
+                constants.push(Some(Cow::Owned(raw.into_iter().map(|v| v as f32).collect())));
+            } else if t.is_constant() {
                 let v = constant_f32(t).ok_or_else(|| {
                     ConvertError::new(Kind::UnsupportedDType, format!("constant of {} cannot be read as f32", t.dtype))
                         .with_tensor(i, t.name.as_str())
@@ -280,7 +332,7 @@ impl<'g> FloatExecutor<'g> {
                 *l = usize::MAX;
             }
         }
-        Ok(Self { graph, constants, last_use })
+        Ok(Self { graph, constants, dynamic: dynamic_nodes, last_use })
     }
 
     /// The graph.
@@ -382,7 +434,11 @@ impl<'g> FloatExecutor<'g> {
                     });
                 }
                 let out = node.output(0).and_then(|o| g.tensor(o)).map(|t| t.shape.as_slice()).unwrap_or(&[]);
-                eval_op(&node.op, &refs, out).map_err(|e| node_err(index, node, e))?
+                match self.dynamic.get(index).and_then(Option::as_deref) {
+                    Some(scales) => dynamic::eval_dynamic(&node.op, &refs, out, scales),
+                    None => eval_op(&node.op, &refs, out),
+                }
+                .map_err(|e| node_err(index, node, e))?
             };
             if let Some(o) = node.output(0) {
                 visit(o, &y).map_err(|e| node_err(index, node, e))?;

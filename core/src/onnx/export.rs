@@ -80,11 +80,28 @@ impl Default for QdqExportOptions {
 /// outside the table; `InvalidGraph` for
 /// [`Graph::validate`]'s errors or [`IoInfo`]s that do not match the graph.
 pub fn export_qdq(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {
+    export(graph, options, false)
+}
+
+/// Writes a model whose weights alone are quantized ([`crate::ptq::Hybrid`]): weight-only as
+/// [`export_qdq`] writes its graph (int8 weights through `DequantizeLinear`, float
+/// activations); dynamic as ONNX Runtime's `quantize_dynamic` writes its models, each quantized
+/// layer as `DynamicQuantizeLinear` → `ConvInteger` / `MatMulInteger` (int8 weights) → `Cast` →
+/// `Mul` by `x_scale · w_scale` → `Add` of the float bias, then the fused activation.
+///
+/// # Errors
+/// As [`export_qdq`].
+pub fn export_hybrid(hybrid: &crate::ptq::Hybrid, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {
+    export(&hybrid.graph, options, hybrid.mode == crate::ptq::HybridMode::Dynamic)
+}
+
+fn export(graph: &Graph, options: &QdqExportOptions, dynamic: bool) -> Result<Vec<u8>, ConvertError> {
     if !(17..=21).contains(&options.opset) {
         return Err(ConvertError::new(Kind::Unsupported, format!("QDQ export to opset {}: 17 to 21 only", options.opset)));
     }
     graph.validate()?;
     let mut e = Exporter::new(graph, options);
+    e.dynamic = dynamic;
     e.run()?;
     let model = pb::ModelProto {
         ir_version: Some(if options.opset <= 17 { 8 } else if options.opset <= 20 { 9 } else { 10 }),
@@ -198,6 +215,9 @@ struct Exporter<'g> {
     /// (constant, perm) → its dequantized value.
     constants: VecMap<(u32, Vec<usize>), String>,
     used: VecMap<String, usize>,
+    /// Hybrid layers (f32 input, int8 weights) as integer ops with the input quantized per
+    /// call ([`export_hybrid`]).
+    dynamic: bool,
     /// Node names written so far (ONNX Runtime refuses two nodes with one name).
     node_names: VecMap<String, usize>,
 }
@@ -225,6 +245,7 @@ impl<'g> Exporter<'g> {
             converted: VecMap::new(),
             constants: VecMap::new(),
             used,
+            dynamic: false,
         }
     }
 
@@ -508,12 +529,6 @@ impl<'g> Exporter<'g> {
                 let pads = pads_of(padding, h, w, kh, kw, stride, dilation)?;
                 // OHWI → OIHW; depthwise [1, kh, kw, C·m] → [C·m, 1, kh, kw]. Channel axis 0.
                 let wperm: &[usize] = if group == 1 { &[0, 3, 1, 2] } else { &[3, 0, 1, 2] };
-                let wq = self.weight_dq(wid, wperm)?;
-                let mut ins = vec![x.name, wq];
-                if let Some(b) = node.input(2) {
-                    ins.push(self.const_dq(b, &[0], Some(0))?);
-                }
-                let out = float_name(self);
                 let attrs = vec![
                     attr_ints("dilations", &[dilation.0 as i64, dilation.1 as i64]),
                     attr_int("group", group as i64),
@@ -521,6 +536,19 @@ impl<'g> Exporter<'g> {
                     attr_ints("pads", &pads),
                     attr_ints("strides", &[stride.0 as i64, stride.1 as i64]),
                 ];
+                if self.is_dynamic(node)? {
+                    let channels = yt.shape.last().copied().unwrap_or(1);
+                    let layer = IntegerLayer { op: "ConvInteger", attrs, weight_perm: wperm, channel_shape: &[channels, 1, 1] };
+                    let out = self.integer_layer(&layer, x.name, node, &nname, &base)?;
+                    let out = self.activation(act, out, &base);
+                    return self.finish(y, out, NCHW.to_vec());
+                }
+                let wq = self.weight_dq(wid, wperm)?;
+                let mut ins = vec![x.name, wq];
+                if let Some(b) = node.input(2) {
+                    ins.push(self.const_dq(b, &[0], Some(0))?);
+                }
+                let out = float_name(self);
                 self.node("Conv", &nname, ins, vec![out.clone()], attrs);
                 let out = self.activation(act, out, &base);
                 self.finish(y, out, NCHW.to_vec())
@@ -538,6 +566,15 @@ impl<'g> Exporter<'g> {
                 };
                 let rank = xt.shape.len();
                 let out = float_name(self);
+                if self.is_dynamic(node)? {
+                    // MatMulInteger with Wᵀ [in, out]; an input of rank ≠ 2 flattened first
+                    // (unless keep_num_dims: MatMulInteger broadcasts like MatMul).
+                    let a = if rank == 2 || f.keep_num_dims { x.name } else { self.flatten(x.name, ins_n, &base) };
+                    let layer = IntegerLayer { op: "MatMulInteger", attrs: Vec::new(), weight_perm: &[1, 0], channel_shape: &[outs] };
+                    let out = self.integer_layer(&layer, a, node, &nname, &base)?;
+                    let out = self.activation(f.activation, out, &base);
+                    return self.finish(y, out, layout::identity(yt.shape.len()));
+                }
                 if f.keep_num_dims && rank != 2 {
                     // MatMul with Wᵀ [in, out] (channel axis 1) + Add.
                     let wq = self.weight_dq_axis(wid, &[1, 0], 1)?;
@@ -549,14 +586,7 @@ impl<'g> Exporter<'g> {
                         self.node("Add", &an, vec![mm, bq], vec![out.clone()], vec![]);
                     }
                 } else {
-                    let a = if rank == 2 {
-                        x.name
-                    } else {
-                        let shape = self.i64s(&format!("{base}/shape"), &[-1, ins_n as i64]);
-                        let r = self.fresh(&format!("{base}/flat"));
-                        self.node("Reshape", &r.clone(), vec![x.name, shape], vec![r.clone()], vec![]);
-                        r
-                    };
+                    let a = if rank == 2 { x.name } else { self.flatten(x.name, ins_n, &base) };
                     let wq = self.weight_dq(wid, &[0, 1])?;
                     let mut ins = vec![a, wq];
                     if let Some(b) = node.input(2) {
@@ -728,6 +758,70 @@ impl<'g> Exporter<'g> {
         }
     }
 
+    /// `x` reshaped to `[-1, inputs]` (the rows of a fully connected layer).
+    fn flatten(&mut self, x: String, inputs: usize, base: &str) -> String {
+        let shape = self.i64s(&format!("{base}/shape"), &[-1, inputs as i64]);
+        let r = self.fresh(&format!("{base}/flat"));
+        self.node("Reshape", &r.clone(), vec![x, shape], vec![r.clone()], vec![]);
+        r
+    }
+
+    /// Whether `node` is written as a dynamically quantized layer: a dynamic export and a hybrid
+    /// layer (f32 input, int8 weights with zero points 0).
+    fn is_dynamic(&self, node: &Node) -> Result<bool, ConvertError> {
+        if !self.dynamic {
+            return Ok(false);
+        }
+        let (Some(x), Some(w)) = (node.input(0), node.input(1)) else { return Ok(false) };
+        let (xt, wt) = (self.tensor(x)?, self.tensor(w)?);
+        let symmetric = wt.quant.as_ref().is_some_and(|q| q.zero_points.iter().all(|&z| z == 0));
+        Ok(xt.dtype == DType::F32 && wt.dtype == DType::I8 && symmetric)
+    }
+
+    /// A dynamically quantized layer on the float value `x` (see [`export_hybrid`]); returns the
+    /// name of its float result (before the fused activation).
+    fn integer_layer(
+        &mut self,
+        layer: &IntegerLayer<'_>,
+        x: String,
+        node: &Node,
+        nname: &str,
+        base: &str,
+    ) -> Result<String, ConvertError> {
+        let wid = node.input(1).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "weights are missing"))?;
+        let wt = self.tensor(wid)?;
+        let (Some(ConstData::I8(w)), Some(q)) = (wt.data.as_ref(), wt.quant.as_ref()) else {
+            return Err(err(format!("weights '{}' are not int8 constants", wt.name)));
+        };
+        let wname = self.fresh(&format!("{base}/weights/quantized"));
+        let raw = permute(w, &wt.shape, layer.weight_perm).iter().map(|&v| v as u8).collect();
+        self.inits.push(tensor_proto(&wname, &Self::shape_in(&wt.shape, layer.weight_perm), dt::INT8, raw));
+        let per_channel = q.scales.len() > 1;
+        let scale_shape: &[usize] = if per_channel { layer.channel_shape } else { &[] };
+        let ws = self.fresh(&format!("{base}/weights/scale"));
+        self.inits.push(tensor_proto(&ws, scale_shape, dt::FLOAT, le_f32(&q.scales)));
+        let [xq, xs, xz] = ["quantized", "scale", "zero_point"].map(|k| self.fresh(&format!("{x}/{k}")));
+        self.node("DynamicQuantizeLinear", &format!("{nname}/quantize_input"), vec![x], vec![xq.clone(), xs.clone(), xz.clone()], vec![]);
+        let sums = self.fresh(&format!("{base}/sums"));
+        self.node(layer.op, nname, vec![xq, wname, xz], vec![sums.clone()], layer.attrs.clone());
+        let cast = self.fresh(&format!("{base}/sums_float"));
+        self.node("Cast", &cast.clone(), vec![sums], vec![cast.clone()], vec![attr_int("to", i64::from(dt::FLOAT))]);
+        let scale = self.fresh(&format!("{base}/scale"));
+        self.node("Mul", &scale.clone(), vec![xs, ws], vec![scale.clone()], vec![]);
+        let scaled = self.fresh(&format!("{base}/scaled"));
+        self.node("Mul", &scaled.clone(), vec![cast, scale], vec![scaled.clone()], vec![]);
+        let Some(b) = node.input(2) else { return Ok(scaled) };
+        let bt = self.tensor(b)?;
+        let Some(ConstData::F32(bias)) = bt.data.as_ref() else {
+            return Err(err(format!("bias '{}' of a dynamic layer is not float", bt.name)));
+        };
+        let bname = self.fresh(&format!("{base}/bias"));
+        self.inits.push(tensor_proto(&bname, layer.channel_shape, dt::FLOAT, le_f32(bias)));
+        let out = self.fresh(&format!("{base}/float"));
+        self.node("Add", &out.clone(), vec![scaled, bname], vec![out.clone()], vec![]);
+        Ok(out)
+    }
+
     /// An operand of an elementwise op whose output has `rank` and axis order `target`: an
     /// activation (reshaped to `rank` if lower) or a constant (int8 initializer + DQ).
     fn operand(&mut self, id: TensorId, rank: usize, target: &[usize], base: &str) -> Result<String, ConvertError> {
@@ -792,6 +886,17 @@ impl<'g> Exporter<'g> {
         }
         self.const_dq(id, perm, Some(axis))
     }
+}
+
+/// The integer op of a dynamically quantized layer ([`Exporter::integer_layer`]).
+struct IntegerLayer<'a> {
+    /// `ConvInteger` or `MatMulInteger`.
+    op: &'static str,
+    attrs: Vec<pb::AttributeProto>,
+    /// Our weight axes in the written order.
+    weight_perm: &'a [usize],
+    /// Shape of a per-channel constant (scales, bias) that broadcasts over the output.
+    channel_shape: &'a [usize],
 }
 
 /// ONNX `pads` `[top, left, bottom, right]` of a window.

@@ -80,7 +80,7 @@ use crate::graph::Op;
 use crate::graph::{ConvertError, ConvertErrorKind, Graph};
 
 pub(crate) use onnx_generated as pb;
-pub use export::{QdqExportOptions, export_qdq};
+pub use export::{QdqExportOptions, export_hybrid, export_qdq};
 
 /// The oldest default-domain (`ai.onnx`) opset the importer reads.
 pub const MIN_OPSET: i64 = 11;

@@ -43,12 +43,13 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Two modes: **static** (above: int8 weights and activations, calibrated, compiled to `.mq`)
-//! and **weight-only** ([`quantize_weight_only`]: int8 weights, float compute, no calibration;
-//! the float executor runs it and [`crate::onnx::export_qdq`] writes it as ONNX, and
-//! [`evaluate_weight_only`] measures it). The `.mq` runtime has int8 and 16x8 kernels only, so a
-//! weight-only model has no `.mq` form; the dynamic mode (activations quantized at run time)
-//! waits for float kernels in the runtime.
+//! Three modes: **static** (above: int8 weights and activations, calibrated, compiled to
+//! `.mq`), and two that quantize the weights alone, with no calibration ([`Hybrid`]):
+//! **weight-only** ([`quantize_weight_only`]: float compute with the weights dequantized) and
+//! **dynamic** ([`quantize_dynamic`]: each layer quantizes its input per call and sums in
+//! integers, as ONNX Runtime's `quantize_dynamic` models do). The float executor runs those,
+//! [`crate::onnx::export_qdq`] writes them as ONNX and [`evaluate_hybrid`] measures them. The
+//! `.mq` runtime has int8 and 16x8 kernels only, so they have no `.mq` form.
 
 mod calibrate;
 mod observer;
@@ -56,15 +57,15 @@ mod pipeline;
 mod prepare;
 mod quantize;
 mod report;
-mod weight_only;
+mod hybrid;
 
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};
 pub use observer::ObserverKind;
 pub use prepare::{Prepared, prepare};
 pub use quantize::{ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, WeightSource, quantize};
 pub use pipeline::{PtqOptions, PtqOutput, convert};
-pub use weight_only::{WeightOnly, WeightOnlyOptions, quantize_weight_only};
-pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_weight_only, evaluate_with_progress};
+pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
+pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_hybrid, evaluate_with_progress};
 
 #[cfg(doc)]
 use crate::graph::Graph;

@@ -59,7 +59,7 @@ pub struct LayerReport {
 pub struct ModelReport {
     /// The quantization mode: `static int8` (int8 weights and activations), `static 16x8`
     /// (int16 activations), `static int8 + 16x8 layers` (some layers in 16x8), `weight-only int8`
-    /// ([`evaluate_weight_only`]: int8 weights, float compute).
+    /// or `dynamic int8` ([`evaluate_hybrid`]: int8 weights, float activations).
     pub mode: &'static str,
     /// Evaluation samples.
     pub samples: usize,
@@ -395,20 +395,22 @@ where
     })
 }
 
-/// The report of a weight-only model ([`quantize_weight_only`](super::quantize_weight_only)):
-/// `samples` run through the float graph and through the weight-only graph, both with the float
-/// executor, and every layer's output is compared, as [`evaluate`] does for int8 (`labels` add
-/// both accuracies). In this report the mode is `weight-only int8`, the layers' and the inputs'
-/// and outputs' type is `f32` with no scale (`NaN`, `null` in JSON) and zero point 0, their
+/// The report of a model whose weights alone are quantized
+/// ([`quantize_weight_only`](super::quantize_weight_only),
+/// [`quantize_dynamic`](super::quantize_dynamic)): `samples` run through the float graph and
+/// through the hybrid one ([`Hybrid::executor`](super::Hybrid::executor)), and every layer's
+/// output is compared, as [`evaluate`] does for int8 (`labels` add both accuracies). In this
+/// report the mode is `weight-only int8` or `dynamic int8`, the layers' and the inputs' and
+/// outputs' type is `f32` with no scale (`NaN`, `null` in JSON) and zero point 0, their
 /// parameters `float`, their range the float outputs' range over the samples; `int8_accuracy` is
-/// the weight-only model's; there is no `.mq` or arena (0).
+/// the quantized model's; there is no `.mq` or arena (0).
 ///
 /// # Errors
 /// The executor's errors; `InvalidGraph` if the graphs do not have the same nodes, inputs and
 /// outputs, or `labels` does not have one label per row.
-pub fn evaluate_weight_only<S, V>(
+pub fn evaluate_hybrid<S, V>(
     float: &Graph,
-    weight_only: &super::WeightOnly,
+    hybrid: &super::Hybrid,
     samples: &[S],
     labels: Option<&[usize]>,
     progress: &mut dyn FnMut(usize),
@@ -417,11 +419,11 @@ where
     S: AsRef<[V]>,
     V: AsRef<[f32]>,
 {
-    let w = &weight_only.graph;
+    let w = &hybrid.graph;
     if w.nodes.len() != float.nodes.len() || w.inputs != float.inputs || w.outputs != float.outputs {
-        return Err(ConvertError::new(Kind::InvalidGraph, "the weight-only graph does not have the float graph's nodes"));
+        return Err(ConvertError::new(Kind::InvalidGraph, "the quantized graph does not have the float graph's nodes"));
     }
-    let (fx, wx) = (FloatExecutor::new(float)?, FloatExecutor::new(w)?);
+    let (fx, wx) = (FloatExecutor::new(float)?, hybrid.executor()?);
     let mut accs = vec![Acc::default(); float.nodes.len()];
     let mut ranges = vec![(f32::INFINITY, f32::NEG_INFINITY); float.nodes.len()];
     let (mut top1, mut out_acc) = (Top1::default(), Acc::default());
@@ -444,7 +446,7 @@ where
         progress(done + 1);
     }
     top1.check_labels(labels)?;
-    let quantized = |i: usize| weight_only.quantized_nodes.contains(&i);
+    let quantized = |i: usize| hybrid.quantized_nodes.contains(&i);
     let layers = float
         .nodes
         .iter()
@@ -496,7 +498,10 @@ where
     };
     Ok(Report {
         model: ModelReport {
-            mode: "weight-only int8",
+            mode: match hybrid.mode {
+                super::HybridMode::WeightOnly => "weight-only int8",
+                super::HybridMode::Dynamic => "dynamic int8",
+            },
             samples: samples.len(),
             top1_agreement: top1.frac(top1.agree),
             float_accuracy: labels.and(top1.frac(top1.float_correct)),

@@ -23,11 +23,11 @@ run digits_int16_layers --observer histogram --int16 /pw/Conv /fc1/Gemm
 # A QDQ ONNX model as input (the CLI's own QDQ export of the first case): its scales are kept.
 MODEL=$OUT/digits_minmax.qdq.onnx run digits_qdq_input
 # Weight-only (int8 weights, float compute): the report (the ONNX model it writes is
-# tests/golden/weight_only/digits.onnx, checked against ONNX Runtime by tests/gen/gen_weight_only.py).
+# tests/golden/hybrid/digits.onnx, checked against ONNX Runtime by tests/gen/gen_hybrid.py).
 WO=$(mktemp --suffix=.onnx)
 "$MQ" quantize "$EX/digits_cnn.onnx" --mode weight-only --calib "$EX/digits_calib.npy" --labels "$EX/digits_labels.npy" \
   -o "$WO" --report "$OUT/digits_weight_only.report.json" > /dev/null
-cmp "$WO" tests/golden/weight_only/digits.onnx || { echo "the weight-only export differs from tests/golden/weight_only/digits.onnx" >&2; exit 1; }
+cmp "$WO" tests/golden/hybrid/digits.onnx || { echo "the weight-only export differs from tests/golden/hybrid/digits.onnx" >&2; exit 1; }
 rm -f "$WO"
 echo "digits_weight_only: report written"
 # The producer metadata entry the CLI writes (the tests pass it to the npm package, whose own

@@ -1,48 +1,91 @@
-//! Weight-only quantization: the weights of the convolutions and fully connected layers become
-//! int8, everything else stays float, and the model computes in float with the dequantized
-//! weights. No calibration: it needs no data (samples only measure it, [`evaluate_weight_only`]).
+//! Quantization of the weights alone: the weights of the convolutions and fully connected
+//! layers become int8, the activations stay float. No calibration: it needs no data (samples
+//! only measure it, [`evaluate_hybrid`]). Two ways to compute with such a model:
+//!
+//! - **weight-only** ([`quantize_weight_only`]): in float, with the weights dequantized;
+//! - **dynamic** ([`quantize_dynamic`]): each such layer quantizes its input per call (uint8,
+//!   from the input's range), sums in integers and scales the sums back to float, as ONNX
+//!   Runtime's `quantize_dynamic` models compute ([`FloatExecutor::new_dynamic`]).
 //!
 //! The result is a *hybrid* graph (see [`Op`]): f32 activations, int8 weights with their
-//! scales, f32 biases. The float executor runs it ([`crate::float::FloatExecutor`] dequantizes
-//! the weights), and [`crate::onnx::export_qdq`] writes it as an ONNX model whose weights are
-//! int8 initializers read through `DequantizeLinear` (a quarter of the float weights' bytes),
-//! with float activations. The `.mq` runtime computes int8 and 16x8 only, so a weight-only
-//! model has no `.mq` form.
+//! scales, f32 biases, and its [`HybridMode`]. [`Hybrid::executor`] runs it, and
+//! [`crate::onnx::export_qdq`] writes it as ONNX: weight-only as int8 initializers read through
+//! `DequantizeLinear` with float activations; dynamic (option
+//! [`QdqExportOptions::dynamic`](crate::onnx::QdqExportOptions::dynamic)) as ONNX Runtime's
+//! `DynamicQuantizeLinear` → `ConvInteger` / `MatMulInteger` → `Cast` → `Mul` → `Add`. Either is
+//! about a quarter of the float weights' bytes. The `.mq` runtime computes int8 and 16x8 only, so
+//! these models have no `.mq` form.
 //!
 //! The weights are quantized as ONNX Runtime's quantizer quantizes int8 weights
 //! (`quantize_data(w, QInt8, symmetric=True)` per channel or per tensor): `scale = max|w| / 127`
 //! (in f32; 1 for a channel of zeros), `q = rint(w / scale)` (ties to even) clamped to
 //! `[-127, 127]`, zero point 0.
 //!
-//! [`evaluate_weight_only`]: super::evaluate_weight_only
+//! [`evaluate_hybrid`]: super::evaluate_hybrid
+//! [`FloatExecutor::new_dynamic`]: crate::float::FloatExecutor::new_dynamic
 
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::quantize::channel_layout;
+use crate::float::FloatExecutor;
 use crate::graph::{ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Op, TensorQuant};
 
-/// Options of [`quantize_weight_only`].
+/// Options of [`quantize_weight_only`] and [`quantize_dynamic`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WeightOnlyOptions {
+pub struct HybridOptions {
     /// One scale per output channel (conv and fully connected: axis 0; depthwise: axis 3), or
     /// one per tensor. Default `true`.
     pub per_channel: bool,
 }
 
-impl Default for WeightOnlyOptions {
+impl Default for HybridOptions {
     fn default() -> Self {
         Self { per_channel: true }
     }
 }
 
-/// A weight-only quantized graph.
+/// How a [`Hybrid`] model computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HybridMode {
+    /// In float, with the int8 weights dequantized.
+    WeightOnly,
+    /// Each quantized layer quantizes its input per call and sums in integers.
+    Dynamic,
+}
+
+impl HybridMode {
+    /// `weight-only` or `dynamic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HybridMode::WeightOnly => "weight-only",
+            HybridMode::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// A graph whose weights are quantized and whose activations are float.
 #[derive(Debug, Clone)]
-pub struct WeightOnly {
+pub struct Hybrid {
     /// The hybrid graph: the float graph with int8 weights.
     pub graph: Graph,
     /// The nodes whose weights were quantized, by index (the same nodes as the float graph's).
     pub quantized_nodes: Vec<usize>,
+    /// How it computes.
+    pub mode: HybridMode,
+}
+
+impl Hybrid {
+    /// The executor that computes as [`Hybrid::mode`] says.
+    ///
+    /// # Errors
+    /// [`FloatExecutor::new`]'s and [`FloatExecutor::new_dynamic`]'s.
+    pub fn executor(&self) -> Result<FloatExecutor<'_>, ConvertError> {
+        match self.mode {
+            HybridMode::WeightOnly => FloatExecutor::new(&self.graph),
+            HybridMode::Dynamic => FloatExecutor::new_dynamic(&self.graph),
+        }
+    }
 }
 
 /// Symmetric int8 weights as ONNX Runtime's quantizer makes them (see the module docs): the
@@ -76,7 +119,22 @@ pub(crate) fn quantize_weights_onnx(w: &[f32], shape: &[usize], axis: Option<usi
 /// # Errors
 /// [`Graph::validate`]'s errors, before and after; `InvalidGraph` if no layer has weights to
 /// quantize.
-pub fn quantize_weight_only(float: &Graph, options: &WeightOnlyOptions) -> Result<WeightOnly, ConvertError> {
+pub fn quantize_weight_only(float: &Graph, options: &HybridOptions) -> Result<Hybrid, ConvertError> {
+    quantize_weights(float, options, HybridMode::WeightOnly)
+}
+
+/// The same weights as [`quantize_weight_only`], computed with dynamic quantization (see the
+/// module docs).
+///
+/// # Errors
+/// As [`quantize_weight_only`].
+pub fn quantize_dynamic(float: &Graph, options: &HybridOptions) -> Result<Hybrid, ConvertError> {
+    let h = quantize_weights(float, options, HybridMode::Dynamic)?;
+    h.executor()?;
+    Ok(h)
+}
+
+fn quantize_weights(float: &Graph, options: &HybridOptions, mode: HybridMode) -> Result<Hybrid, ConvertError> {
     float.validate()?;
     let mut g = float.clone();
     let consumers = g.consumer_map();
@@ -121,13 +179,13 @@ pub fn quantize_weight_only(float: &Graph, options: &WeightOnlyOptions) -> Resul
     if quantized_nodes.is_empty() {
         return Err(ConvertError::new(
             Kind::InvalidGraph,
-            "weight-only quantization: the model has no conv, depthwise conv or fully connected layer with float weights",
+            "quantizing the weights: the model has no conv, depthwise conv or fully connected layer with float weights",
         ));
     }
     quantized_nodes.sort_unstable();
     quantized_nodes.dedup();
     g.validate()?;
-    Ok(WeightOnly { graph: g, quantized_nodes })
+    Ok(Hybrid { graph: g, quantized_nodes, mode })
 }
 
 #[cfg(test)]

@@ -1,33 +1,41 @@
 #!/usr/bin/env python3
-"""Weight-only quantization (int8 weights, float compute) against ONNX Runtime
-(tests/host/weight_only.rs).
+"""Weight-only and dynamic quantization (int8 weights, float activations) against ONNX Runtime
+(tests/host/hybrid.rs).
 
-    /work/pyenv/bin/python tests/gen/gen_weight_only.py
+    /work/pyenv/bin/python tests/gen/gen_hybrid.py
 
-Writes tests/golden/weight_only/:
+Writes tests/golden/hybrid/:
 
-  <name>.onnx        weight-only models written by OUR exporter: `microquant quantize MODEL
-                     --mode weight-only [--per-tensor] -o <name>.onnx` (the CLI of this checkout,
-                     built here with `cargo build --release -p microquant-cli`), each checked with
-                     onnx.checker (full_check) before it is kept
-  weight_only.json   per model: the float source, the samples file, and ONNX Runtime's outputs
-                     (CPU provider) on the first 50 samples for the float model and for the
-                     weight-only export
+  <name>.onnx   models written by OUR exporter: `microquant quantize MODEL --mode weight-only|dynamic
+                [--per-tensor] -o <name>.onnx` (the CLI of this checkout, built here with
+                `cargo build --release -p microquant-cli`), each checked with onnx.checker
+                (full_check) before it is kept
+  hybrid.json   per model: the mode, the float source, the samples file, and ONNX Runtime's
+                outputs (CPU provider, graph optimizations off: the ops as the ONNX spec defines
+                them) on the first 50 samples: for the float model, for the export, and for
+                dynamic models quantized per tensor also for ONNX Runtime's OWN
+                quantize_dynamic(weight_type=QInt8, per_channel=False) model of the same float model
 
 Checked here, before anything is written (the script fails otherwise):
-  - every weight of a Conv / Gemm / MatMul of the float model is, in the export, an int8
-    initializer read through DequantizeLinear whose values and scales equal ONNX Runtime
+  - weight-only: every weight of a Conv / Gemm / MatMul of the float model is, in the export, an
+    int8 initializer read through DequantizeLinear whose values and scales equal ONNX Runtime
     1.32.0's own weight quantizer, onnxruntime.quantization.quant_utils.quantize_data(w,
     TensorProto.INT8, symmetric=True), per output channel (or on the whole tensor for
     --per-tensor): bit for bit, zero points 0. The float weights are those of the float model
     as ONNX Runtime's basic graph optimizations leave it (batch norms and constant scales folded
     into the convolutions, as our importer folds them). A fully connected layer after a Flatten
     of NCHW data reads NHWC data in the export: its rows hold the same values, columns permuted;
-  - nothing else of the export is quantized: no QuantizeLinear, float activations.
+    nothing else of the export is quantized: no QuantizeLinear, float activations.
+  - dynamic: the export has one DynamicQuantizeLinear per ConvInteger / MatMulInteger and no
+    QuantizeLinear / DequantizeLinear; per tensor, ONNX Runtime's outputs on the export equal,
+    bit for bit, its outputs on its own quantize_dynamic model (the same computation). (ONNX
+    Runtime quantizes convolution weights per tensor only in dynamic mode; ours per channel are
+    checked by running the export.)
 
 The Rust test re-exports with the current code and checks the bytes equal <name>.onnx, and runs
-the weight-only graph with our float executor on the same samples against ONNX Runtime's outputs
-on the export.
+the hybrid graph with our float executor on the same samples: weight-only within 1e-4 of the
+output's peak of ONNX Runtime's outputs on the export (float sums in another order), dynamic bit
+for bit equal to them (and so to ONNX Runtime's own quantize_dynamic model where stored).
 
 Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked). Deterministic.
 """
@@ -46,21 +54,27 @@ import goldenio  # noqa: E402
 import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 import onnxruntime as ort  # noqa: E402
+from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: E402
 from onnxruntime.quantization.quant_utils import quantize_data  # noqa: E402
 
 PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
-OUT = REPO / "tests" / "golden" / "weight_only"
+OUT = REPO / "tests" / "golden" / "hybrid"
 PEERS = REPO / "tests" / "golden" / "peers"
 EXAMPLES = REPO / "web-demo" / "examples"
 SAMPLES = 50
 
-# (name, float model, samples, per-channel)
+# (name, mode, float model, samples, per-channel)
 MODELS = [
-    ("mlp", PEERS / "mlp_nchw.onnx", PEERS / "test_nchw.npy", True),
-    ("cnn", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", True),
-    ("cnn_per_tensor", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", False),
-    ("dscnn_nhwc", PEERS / "dscnn_nhwc.onnx", PEERS / "calib_nhwc.npy", True),
-    ("digits", EXAMPLES / "digits_cnn.onnx", EXAMPLES / "digits_calib.npy", True),
+    ("mlp", "weight-only", PEERS / "mlp_nchw.onnx", PEERS / "test_nchw.npy", True),
+    ("cnn", "weight-only", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", True),
+    ("cnn_per_tensor", "weight-only", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", False),
+    ("dscnn_nhwc", "weight-only", PEERS / "dscnn_nhwc.onnx", PEERS / "calib_nhwc.npy", True),
+    ("digits", "weight-only", EXAMPLES / "digits_cnn.onnx", EXAMPLES / "digits_calib.npy", True),
+    ("dynamic_mlp_per_tensor", "dynamic", PEERS / "mlp_nchw.onnx", PEERS / "test_nchw.npy", False),
+    ("dynamic_cnn_per_tensor", "dynamic", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", False),
+    ("dynamic_dscnn_per_tensor", "dynamic", PEERS / "dscnn_nchw.onnx", PEERS / "test_nchw.npy", False),
+    ("dynamic_cnn", "dynamic", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", True),
+    ("dynamic_digits", "dynamic", EXAMPLES / "digits_cnn.onnx", EXAMPLES / "digits_calib.npy", True),
 ]
 
 
@@ -78,7 +92,9 @@ def rel(p):
 def run(path, x):
     m = onnx.load(str(path))
     name = m.graph.input[0].name
-    s = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     return np.concatenate([s.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))]).astype(np.float32)
 
 
@@ -165,31 +181,55 @@ def check_export(name, float_model, export, per_channel):
     print(f"{name}: {len(weights)} weights equal ONNX Runtime's quantize_data, bit for bit")
 
 
+def check_dynamic(name, export):
+    ops = [n.op_type for n in onnx.load(str(export)).graph.node]
+    layers = ops.count("ConvInteger") + ops.count("MatMulInteger")
+    if layers == 0 or ops.count("DynamicQuantizeLinear") != layers or "QuantizeLinear" in ops or "DequantizeLinear" in ops:
+        raise SystemExit(f"{name}: not a dynamic model: {ops}")
+
+
 def main():
     check_versions()
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "microquant-cli"], cwd=REPO, check=True)
     cli = REPO / "target" / "release" / "microquant"
     OUT.mkdir(parents=True, exist_ok=True)
     entries = []
-    for name, model, samples, per_channel in MODELS:
+    for name, mode, model, samples, per_channel in MODELS:
         export = OUT / f"{name}.onnx"
-        cmd = [str(cli), "quantize", str(model), "--mode", "weight-only", "-o", str(export)]
+        cmd = [str(cli), "quantize", str(model), "--mode", mode, "-o", str(export)]
         if not per_channel:
             cmd.append("--per-tensor")
         subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
         onnx.checker.check_model(onnx.load(str(export)), full_check=True)
-        check_export(name, model, export, per_channel)
         x = np.load(samples)[:SAMPLES].astype(np.float32)
-        entries.append({
+        ort_export = run(export, x)
+        entry = {
             "name": name,
+            "mode": mode,
             "float_model": rel(model),
             "samples": rel(samples),
             "per_channel": per_channel,
             "ort_float": goldenio.tensor(run(model, x)),
-            "ort_weight_only": goldenio.tensor(run(export, x)),
-        })
-    goldenio.write(OUT / "weight_only.json", {
-        "generator": "tests/gen/gen_weight_only.py",
+            "ort_export": goldenio.tensor(ort_export),
+            "ort_reference": None,
+        }
+        if mode == "weight-only":
+            check_export(name, model, export, per_channel)
+        else:
+            check_dynamic(name, export)
+            if not per_channel:
+                own = OUT / "tmp_ort_dynamic.onnx"
+                quantize_dynamic(str(model), str(own), weight_type=QuantType.QInt8, per_channel=False)
+                reference = run(own, x)
+                own.unlink()
+                if not np.array_equal(reference, ort_export):
+                    raise SystemExit(f"{name}: ONNX Runtime's own quantize_dynamic model gives other outputs "
+                                     f"(max diff {np.abs(reference - ort_export).max()})")
+                entry["ort_reference"] = goldenio.tensor(reference)
+                print(f"{name}: the export runs as ONNX Runtime's own quantize_dynamic model, bit for bit")
+        entries.append(entry)
+    goldenio.write(OUT / "hybrid.json", {
+        "generator": "tests/gen/gen_hybrid.py",
         "versions": PINNED,
         "samples": SAMPLES,
         "models": entries,
