@@ -335,7 +335,12 @@ impl FloatGraph {
     }
 }
 
-pub(crate) fn io_info(io: &Io, dtype: &str) -> Object {
+/// The float inputs or outputs of a model as `TensorInfo`s.
+pub(crate) fn io_info_list(ios: &[Io]) -> Array {
+    ios.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+}
+
+fn io_info(io: &Io, dtype: &str) -> Object {
     let o = Object::new();
     set(&o, "name", io.name.as_str());
     set(&o, "shape", usize_array(&io.shape));
@@ -360,13 +365,13 @@ impl FloatModel {
     /// Inputs: `{name, shape, dtype: "float32"}` each, in the model's own layout.
     #[wasm_bindgen(getter, unchecked_return_type = "TensorInfo[]")]
     pub fn inputs(&self) -> Array {
-        self.inner.inputs.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+        io_info_list(&self.inner.inputs)
     }
 
     /// Outputs, as `inputs`.
     #[wasm_bindgen(getter, unchecked_return_type = "TensorInfo[]")]
     pub fn outputs(&self) -> Array {
-        self.inner.outputs.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+        io_info_list(&self.inner.outputs)
     }
 
     /// Multiply-accumulates per inference.

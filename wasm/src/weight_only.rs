@@ -12,7 +12,7 @@ use js_sys::{Array, Object, Uint8Array};
 use microquant::ptq::{Report, Hybrid, HybridOptions, evaluate_hybrid, quantize_weight_only};
 use wasm_bindgen::prelude::*;
 
-use crate::converter::{Control, FloatGraph, io_info, labels, now_ms, report_object};
+use crate::converter::{Control, FloatGraph, io_info_list, labels, now_ms, report_object};
 use crate::error::{Context, error, range_error};
 use crate::js::{self, get, set};
 
@@ -100,13 +100,13 @@ impl WeightOnlyModel {
     /// Inputs: `{name, shape, dtype: "float32"}` each, in the model's own layout.
     #[wasm_bindgen(getter, unchecked_return_type = "TensorInfo[]")]
     pub fn inputs(&self) -> Array {
-        self.model.inputs.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+        io_info_list(&self.model.inputs)
     }
 
     /// Outputs, as `inputs`.
     #[wasm_bindgen(getter, unchecked_return_type = "TensorInfo[]")]
     pub fn outputs(&self) -> Array {
-        self.model.outputs.iter().map(|io| JsValue::from(io_info(io, "float32"))).collect()
+        io_info_list(&self.model.outputs)
     }
 
     /// Names of the layers whose weights are int8.

@@ -263,8 +263,10 @@ impl<'g> FloatExecutor<'g> {
             let w = n.input(1).and_then(|w| graph.tensor(w).map(|t| (w, t)));
             if let (true, true, Some((w, t))) = (weighted, x_f32, w) {
                 if let (DType::I8, Some(q)) = (t.dtype, t.quant.as_ref()) {
-                    dynamic_nodes[i] = Some(q.scales.clone());
-                    raw_weights[w.index()] = true;
+                    if let (Some(d), Some(r)) = (dynamic_nodes.get_mut(i), raw_weights.get_mut(w.index())) {
+                        *d = Some(q.scales.clone());
+                        *r = true;
+                    }
                 }
             }
         }

@@ -141,6 +141,13 @@ impl Acc {
     }
 }
 
+/// Smallest and largest weight scale, and how many.
+fn scale_range(q: &crate::graph::TensorQuant) -> (f32, f32, usize) {
+    let lo = q.scales.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = q.scales.iter().copied().fold(0f32, f32::max);
+    (lo, hi, q.scales.len())
+}
+
 /// Top-1 agreement and accuracies over the rows (leading axes) of the first graph output.
 #[derive(Default)]
 struct Top1 {
@@ -328,11 +335,7 @@ where
                     .and_then(|n| n.input(1))
                     .and_then(|w| q.tensor(w))
                     .and_then(|w| w.quant.as_ref())
-                    .map(|wq| {
-                        let lo = wq.scales.iter().copied().fold(f32::INFINITY, f32::min);
-                        let hi = wq.scales.iter().copied().fold(0f32, f32::max);
-                        (lo, hi, wq.scales.len())
-                    }),
+                    .map(scale_range),
                 _ => None,
             };
             Some(LayerReport {
@@ -434,9 +437,10 @@ where
         for (i, node) in float.nodes.iter().enumerate() {
             let Some(y) = node.output(0) else { continue };
             let f = value(&fa, y);
-            accs[i].add(&f, &value(&wa, y));
-            let r = &mut ranges[i];
-            *r = f.iter().fold(*r, |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            if let (Some(acc), Some(r)) = (accs.get_mut(i), ranges.get_mut(i)) {
+                acc.add(&f, &value(&wa, y));
+                *r = f.iter().fold(*r, |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            }
         }
         if let Some(&o) = float.outputs.first() {
             let (f, q) = (value(&fa, o), value(&wa, o));
@@ -460,11 +464,7 @@ where
                 .and_then(|n| n.input(1))
                 .and_then(|t| w.tensor(t))
                 .and_then(|t| t.quant.as_ref())
-                .map(|q| {
-                    let lo = q.scales.iter().copied().fold(f32::INFINITY, f32::min);
-                    let hi = q.scales.iter().copied().fold(0f32, f32::max);
-                    (lo, hi, q.scales.len())
-                });
+                .map(scale_range);
             Some(LayerReport {
                 index: i,
                 name: node.name.clone(),
