@@ -12,7 +12,7 @@ const $ = (id) => document.getElementById(id);
 const M4_INSTR_PER_MAC = [1.81, 3.28];
 const M4_RUNTIME_FLASH = (77.7 + 83.1) * 1024;
 
-const state = { info: null, name: '', samples: null, count: 0, labels: null, running: false, nextId: 1, links: [] };
+const state = { info: null, name: '', samples: null, count: 0, labels: null, running: false, calibrating: true, nextId: 1, links: [] };
 
 function showError(message) {
   $('error').textContent = message;
@@ -95,6 +95,7 @@ function showModel() {
     const box = document.createElement('input');
     box.type = 'checkbox';
     box.dataset.layer = l.name;
+    box.dataset.int16 = int16Ops.has(l.op) ? 'yes' : 'no';
     box.disabled = !int16Ops.has(l.op);
     for (const cell of [String(l.index), l.name, l.op, sel, box]) {
       const td = document.createElement('td');
@@ -103,7 +104,33 @@ function showModel() {
     }
     body.append(tr);
   }
-  $('quantize-model').disabled = !state.samples || state.running;
+  showMode();
+}
+
+// ---- modes ----
+
+const HYBRID = new Set(['weight-only', 'dynamic']);
+const isHybrid = () => HYBRID.has($('mode').value);
+const MODE_NOTES = {
+  static: 'Static: int8 weights and activations, scales calibrated on your data: a .mq for the device, bit-exact with TFLite Micro.',
+  'weight-only': 'Weight-only: int8 weights, float compute, no calibration (as ONNX Runtime quantizes weights). An ONNX model about a quarter of the float weights; no .mq (the device runtime computes in int8). Data, if added, measures it against the float model.',
+  dynamic: 'Dynamic: int8 weights, each layer\'s input quantized per call, as ONNX Runtime\'s quantize_dynamic. An ONNX model; no .mq (the device runtime needs calibrated activations). Data, if added, measures it against the float model.',
+};
+
+/** A model is loaded, nothing runs, and static mode has calibration data. */
+function canQuantize() {
+  return Boolean(state.info) && !state.running && (Boolean(state.samples) || isHybrid());
+}
+
+/** Static-only options are disabled in the hybrid modes, with the reason shown. */
+function showMode() {
+  const hybrid = isHybrid();
+  for (const id of ['observer', 'percentile', 'activations', 'rounding', 'producer']) $(id).disabled = hybrid;
+  for (const c of document.querySelectorAll('#layer-options select, #layer-options input')) {
+    c.disabled = hybrid || (c.type === 'checkbox' && c.dataset.int16 === 'no');
+  }
+  $('mode-note').textContent = MODE_NOTES[$('mode').value] ?? '';
+  $('quantize-model').disabled = !canQuantize();
 }
 
 async function loadModelBytes(bytes, name) {
@@ -155,6 +182,7 @@ async function useExample() {
     return new Uint8Array(await r.arrayBuffer());
   };
   const [model, calib, labels] = await Promise.all([get('digits_cnn.onnx'), get('digits_calib.npy'), get('digits_labels.npy')]);
+  for (const id of ['model-file', 'calib-file', 'labels-file', 'image-dir']) $(id).value = '';
   await loadModelBytes(model, 'digits_cnn.onnx');
   setCalibration(calib, 'digits_calib.npy');
   setLabels(labels, 'digits_labels.npy');
@@ -221,11 +249,12 @@ function options() {
 let passes = 1;
 function onProgress(p) {
   if (p.stage === 'calibrate') passes = p.passes;
+  else if (!state.calibrating) passes = 0;
   const f = p.stage === 'calibrate' ? (p.pass + p.done / p.total) / (passes + 1) : (passes + p.done / Math.max(1, p.total)) / (passes + 1);
   $('progress').value = f;
   setStatus(p.stage === 'calibrate'
     ? `Calibrating: pass ${p.pass + 1} of ${p.passes}, ${p.done} / ${p.total} samples`
-    : `Evaluating float vs int8 layer by layer: ${p.done} / ${p.total} samples`);
+    : `Evaluating float vs ${state.calibrating ? 'int8' : 'quantized'} layer by layer: ${p.done} / ${p.total} samples`);
 }
 
 async function quantize(ev) {
@@ -237,10 +266,11 @@ async function quantize(ev) {
   $('cancel').disabled = false;
   $('progress').value = 0;
   passes = 1;
+  state.calibrating = !isHybrid();
   setStatus('Starting…');
   try {
-    const samples = state.samples.slice();
-    const r = await call({ type: 'quantize', samples, labels: state.labels, options: options() }, [samples.buffer], onProgress);
+    const samples = state.samples ? state.samples.slice() : null;
+    const r = await call({ type: 'quantize', samples, labels: state.labels, options: options() }, samples ? [samples.buffer] : [], onProgress);
     $('progress').value = 1;
     showResults(r);
     setStatus(`Quantized in ${(r.ms / 1000).toFixed(2)} s.`);
@@ -255,7 +285,7 @@ async function quantize(ev) {
   } finally {
     state.running = false;
     $('cancel').disabled = true;
-    $('quantize-model').disabled = !state.samples;
+    $('quantize-model').disabled = !canQuantize();
   }
 }
 
@@ -303,8 +333,53 @@ function link(id, data, name, type) {
 }
 
 function showResults(r) {
-  const m = r.report.model;
   for (const u of state.links.splice(0)) URL.revokeObjectURL(u);
+  if (r.mode === 'weight-only' || r.mode === 'dynamic') showHybrid(r);
+  else showStatic(r);
+  $('results').hidden = false;
+}
+
+/** The accuracy table: `rows` of [measure, text, value, key]. */
+function accuracyRows(rows) {
+  const acc = $('accuracy').querySelector('tbody');
+  acc.replaceChildren();
+  for (const [k, text, value, key] of rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.key = key;
+    tr.append(cell(k), cell(text, value));
+    acc.append(tr);
+  }
+}
+
+function modelRows(m, quantized) {
+  return [
+    ['samples evaluated', String(m.samples), m.samples, 'samples'],
+    ['top-1 agreement with float', pct(m.top1Agreement), m.top1Agreement, 'top1'],
+    ['float accuracy', m.floatAccuracy === null ? 'no labels' : pct(m.floatAccuracy), m.floatAccuracy, 'float-accuracy'],
+    [`${quantized} accuracy`, m.int8Accuracy === null ? 'no labels' : pct(m.int8Accuracy), m.int8Accuracy, 'int8-accuracy'],
+    ['output SQNR', db(m.outputSqnrDb), m.outputSqnrDb, 'output-sqnr'],
+    ['mode', m.mode, m.mode, 'mode'],
+  ];
+}
+
+/** The chart and the layer table; float outputs (hybrid models) have no scale: "–". */
+function layerResults(layers) {
+  if (layers.length) sqnrChart($('chart'), layers);
+  else $('chart').replaceChildren();
+  const body = $('layers').querySelector('tbody');
+  body.replaceChildren();
+  for (const l of layers) {
+    const float = l.scale === null;
+    const tr = document.createElement('tr');
+    tr.append(cell(String(l.index)), cell(l.name), cell(l.op), cell(l.dtype), cell(float ? '–' : l.scale.toPrecision(5), l.scale),
+      cell(float ? '–' : String(l.zeroPoint), l.zeroPoint), cell(l.qparams), cell(`[${l.range[0].toFixed(3)}, ${l.range[1].toFixed(3)}]`),
+      cell(l.sqnrDb === null ? '∞' : l.sqnrDb.toFixed(2), l.sqnrDb), cell(l.maxAbsError.toExponential(3), l.maxAbsError));
+    body.append(tr);
+  }
+}
+
+function showStatic(r) {
+  const m = r.report.model;
   const [lo, hi] = M4_INSTR_PER_MAC.map((k) => (m.macs * k) / 1e6);
   $('cards').replaceChildren(
     card('weights', `${fmtBytes(m.floatWeightBytes)} → ${fmtBytes(m.int8WeightBytes)}`, `float → int8, ${(m.floatWeightBytes / Math.max(1, m.int8WeightBytes)).toFixed(1)}× smaller`, 'weights', m.int8WeightBytes),
@@ -313,39 +388,44 @@ function showResults(r) {
     card('flash with the runtime', `≈ ${fmtBytes(m.modelBytes + M4_RUNTIME_FLASH)}`, `.mq + runtime and kernels (${fmtBytes(M4_RUNTIME_FLASH)} on Cortex-M4F, measured)`, 'flash'),
     card('Cortex-M4 per inference', `≈ ${lo.toFixed(2)}–${hi.toFixed(2)} M instr.`, `estimate: ${fmtInt(m.macs)} MACs × ${M4_INSTR_PER_MAC[0]}–${M4_INSTR_PER_MAC[1]} instructions/MAC (MLPerf Tiny, QEMU)`, 'm4'),
   );
-  const acc = $('accuracy').querySelector('tbody');
-  acc.replaceChildren();
-  const rows = [
-    ['samples evaluated', String(m.samples), m.samples, 'samples'],
-    ['top-1 agreement with float', pct(m.top1Agreement), m.top1Agreement, 'top1'],
-    ['float accuracy', m.floatAccuracy === null ? 'no labels' : pct(m.floatAccuracy), m.floatAccuracy, 'float-accuracy'],
-    ['int8 accuracy', m.int8Accuracy === null ? 'no labels' : pct(m.int8Accuracy), m.int8Accuracy, 'int8-accuracy'],
-    ['output SQNR', db(m.outputSqnrDb), m.outputSqnrDb, 'output-sqnr'],
-    ['mode', m.mode, m.mode, 'mode'],
-  ];
-  for (const [k, text, value, key] of rows) {
-    const tr = document.createElement('tr');
-    tr.dataset.key = key;
-    tr.append(cell(k), cell(text, value));
-    acc.append(tr);
-  }
-  sqnrChart($('chart'), r.report.layers);
-  const body = $('layers').querySelector('tbody');
-  body.replaceChildren();
-  for (const l of r.report.layers) {
-    const tr = document.createElement('tr');
-    tr.append(cell(String(l.index)), cell(l.name), cell(l.op), cell(l.dtype), cell(l.scale.toPrecision(5), l.scale),
-      cell(String(l.zeroPoint), l.zeroPoint), cell(l.qparams), cell(`[${l.range[0].toFixed(3)}, ${l.range[1].toFixed(3)}]`),
-      cell(l.sqnrDb === null ? '∞' : l.sqnrDb.toFixed(2), l.sqnrDb), cell(l.maxAbsError.toExponential(3), l.maxAbsError));
-    body.append(tr);
-  }
+  accuracyRows(modelRows(m, 'int8'));
+  layerResults(r.report.layers);
+  $('dl-qdq').textContent = 'QDQ ONNX';
   link('dl-mq', r.mq, `${r.stem}.mq`, 'application/octet-stream');
   link('dl-qdq', r.qdq, `${r.stem}.qdq.onnx`, 'application/octet-stream');
   link('dl-h', r.header, `${r.stem}.h`, 'text/x-c');
   link('dl-rs', r.rust, `${r.stem}.rs`, 'text/x-rust');
   link('dl-report', r.reportJson, `${r.stem}.report.json`, 'application/json');
-  if (r.qdqError) $('dl-qdq').title = r.qdqError;
-  $('results').hidden = false;
+  for (const id of ['dl-mq', 'dl-h', 'dl-rs']) $(id).removeAttribute('title');
+  $('dl-qdq').title = r.qdqError ?? '';
+}
+
+/** A weight-only or dynamic model: int8 weights, float activations, an ONNX model, no .mq. */
+function showHybrid(r) {
+  const s = r.sizes;
+  const how = r.mode === 'dynamic' ? 'each layer\'s input quantized per call, integer sums' : 'float compute, weights dequantized';
+  $('cards').replaceChildren(
+    card('weights', `${fmtBytes(s.floatWeightBytes)} → ${fmtBytes(s.weightBytes)}`, `float → int8 weights (float biases), ${(s.floatWeightBytes / Math.max(1, s.weightBytes)).toFixed(1)}× smaller`, 'weights', s.weightBytes),
+    card('ONNX model', fmtBytes(r.onnx.length), `${r.mode}: ${how}; runs in ONNX Runtime`, 'onnx', r.onnx.length),
+    card('int8 layers', `${r.quantizedLayers.length} of ${state.info.layers.length}`, 'convolutions and fully connected layers with int8 weights', 'int8-layers', r.quantizedLayers.length),
+    card('device', 'no .mq', 'the device runtime computes in int8 with calibrated activations: use static mode for a .mq, its arena and flash', 'device'),
+  );
+  if (r.report) {
+    accuracyRows(modelRows(r.report.model, r.mode));
+    layerResults(r.report.layers);
+  } else {
+    accuracyRows([['samples evaluated', 'none: add data (.npy or images) to measure against the float model', 0, 'samples'], ['mode', r.mode, r.mode, 'mode']]);
+    layerResults([]);
+  }
+  const why = `a ${r.mode} model has float activations and no .mq form: use static mode for the device`;
+  for (const id of ['dl-mq', 'dl-h', 'dl-rs']) {
+    link(id, null);
+    $(id).title = why;
+  }
+  $('dl-qdq').textContent = `ONNX (${r.mode})`;
+  $('dl-qdq').title = '';
+  link('dl-qdq', r.onnx, `${r.stem}.${r.mode}.onnx`, 'application/octet-stream');
+  link('dl-report', r.reportJson, `${r.stem}.${r.mode}.report.json`, 'application/json');
 }
 
 // ---- the tensor panel (ONNX QuantizeLinear) ----
@@ -405,6 +485,7 @@ try {
   $('quantize').disabled = false;
   $('status').textContent = 'Ready.';
   $('options').addEventListener('submit', guard(quantize));
+  $('mode').addEventListener('change', showMode);
   $('cancel').addEventListener('click', () => worker.postMessage({ type: 'cancel' }));
   $('use-example').addEventListener('click', guard(useExample));
   $('model-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));

@@ -24,7 +24,7 @@ export function sqnrChart(container, layers) {
   const y = (v) => upper + ((top - v) / (top - bottom)) * plot;
   const svg = el('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'img',
     'aria-label': 'SQNR per layer, in dB', class: 'chart' });
-  svg.append(el('title', {}, 'Signal-to-quantization-noise ratio of each layer\'s int8 output, in dB'));
+  svg.append(el('title', {}, 'Signal-to-quantization-noise ratio of each layer\'s quantized output against the float model, in dB'));
   for (let v = bottom; v <= top; v += 10) {
     svg.append(el('line', { x1: left, x2: width - right, y1: y(v), y2: y(v), class: 'grid' }));
     svg.append(el('text', { x: left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, String(v)));

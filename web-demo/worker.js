@@ -5,6 +5,9 @@
 //   -> {type: 'load', id, model: Uint8Array, name}                     <- {type: 'model', id, info}
 //   -> {type: 'quantize', id, samples, labels, options}                <- {type: 'progress', id, ...}
 //                                                                       <- {type: 'result', id, ...}
+//      options.mode "static": calibrateAndQuantize (the .mq, QDQ ONNX, C and Rust arrays);
+//      "weight-only" / "dynamic": quantizeWeightOnly / quantizeDynamic (an ONNX model; samples
+//      optional, for the report)
 //   -> {type: 'cancel'}                                                 (the running job rejects)
 //   <- {type: 'error', id, name, message}                               any failure, readable
 const microquant = import('./pkg/index.js');
@@ -34,15 +37,31 @@ async function handle(msg) {
       if (!model) throw new Error('load a model first');
       controller = new AbortController();
       const t0 = performance.now();
-      const q = await model.calibrateAndQuantize(msg.samples, {
-        ...msg.options,
-        labels: msg.labels ?? undefined,
-        signal: controller.signal,
-        chunkMs: 30,
-        onProgress: (p) => self.postMessage({ type: 'progress', id: msg.id, ...p }),
-      });
-      const ms = performance.now() - t0;
+      const progress = { signal: controller.signal, chunkMs: 30, onProgress: (p) => self.postMessage({ type: 'progress', id: msg.id, ...p }) };
       const stem = model.name.replace(/\.[^.]*$/, '') || 'model';
+      const { mode, perChannel } = msg.options;
+      if (mode === 'weight-only' || mode === 'dynamic') {
+        // Int8 weights with float activations: another kind of model (no calibration, no .mq),
+        // exported as ONNX; the samples, if any, measure it against the float model.
+        const run = mode === 'dynamic' ? model.quantizeDynamic : model.quantizeWeightOnly;
+        const h = await run.call(model, {
+          perChannel,
+          evalSamples: msg.samples ?? undefined,
+          labels: msg.samples ? msg.labels ?? undefined : undefined,
+          ...progress,
+        });
+        const ms = performance.now() - t0;
+        const onnx = h.toQdqOnnx();
+        const result = {
+          type: 'result', id: msg.id, ms, mode, report: h.report, reportJson: h.reportJson(), sizes: h.sizes,
+          quantizedLayers: h.quantizedLayers, onnx, stem,
+        };
+        h.free();
+        self.postMessage(result, [onnx.buffer]);
+        break;
+      }
+      const q = await model.calibrateAndQuantize(msg.samples, { ...msg.options, labels: msg.labels ?? undefined, ...progress });
+      const ms = performance.now() - t0;
       const mqBytes = q.toBytes();
       let qdq = null;
       let qdqError = null;
@@ -52,7 +71,7 @@ async function handle(msg) {
         qdqError = e.message;
       }
       const result = {
-        type: 'result', id: msg.id, ms, report: q.report, reportJson: q.reportJson(), sizes: q.sizes,
+        type: 'result', id: msg.id, ms, mode, report: q.report, reportJson: q.reportJson(), sizes: q.sizes,
         inputs: q.inputs, outputs: q.outputs, mq: mqBytes, qdq, qdqError,
         header: q.toCHeader(stem), rust: q.toRustSource(stem), stem,
       };

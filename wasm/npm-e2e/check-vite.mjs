@@ -14,6 +14,7 @@ const { chromium } = require('playwright-core');
 const { serve } = await import(path.join(root, 'web-demo/e2e/serve.mjs'));
 const [dist, expectedPath, producer] = process.argv.slice(2);
 const expected = [...readFileSync(expectedPath)];
+const golden = readFileSync(path.join(root, 'tests/golden/hybrid/digits.onnx'));
 const { server, url } = await serve(dist);
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
@@ -26,8 +27,9 @@ try {
   await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60000 });
   const r = await page.evaluate(() => window.__result);
   const same = r.bytes.length === expected.length && r.bytes.every((b, i) => b === expected[i]);
-  console.log(`vite app in Chromium ${browser.version()}: .mq ${r.bytes.length} bytes, ${same ? 'byte-identical to the CLI' : 'DIFFERENT from the CLI'}, int8 accuracy ${r.int8Accuracy}, ${r.progress} progress reports, ${r.output}; calibrateInWorkers over 2 Web Workers (microquant/worker): ${r.workersSame ? 'the same .mq as one calibration' : 'A DIFFERENT .mq'} (${r.workerProgress} progress reports)`);
-  ok = same && r.progress > 0 && r.int8Accuracy === 0.97 && r.workersSame === true && r.workerProgress > 0;
+  console.log(`vite app in Chromium ${browser.version()}: .mq ${r.bytes.length} bytes, ${same ? 'byte-identical to the CLI' : 'DIFFERENT from the CLI'}, int8 accuracy ${r.int8Accuracy}, ${r.progress} progress reports, ${r.output}; calibrateInWorkers over 2 Web Workers (microquant/worker): ${r.workersSame ? 'the same .mq as one calibration' : 'A DIFFERENT .mq'} (${r.workerProgress} progress reports); quantizeWeightOnly: a ${r.hybridMode} model, ONNX ${r.hybridOnnxBytes} bytes (the CLI's ${golden.length})`);
+  ok = same && r.progress > 0 && r.int8Accuracy === 0.97 && r.workersSame === true && r.workerProgress > 0
+    && r.hybridMode === 'weight-only' && r.hybridOnnxBytes === golden.length;
 } finally {
   await browser.close();
   server.close();

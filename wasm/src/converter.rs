@@ -16,8 +16,8 @@ use microquant::float::FloatExecutor;
 use microquant::graph::{DType as GDType, Graph};
 use microquant::kernels::Rounding;
 use microquant::ptq::{
-    ActivationType, CalibrationOptions, Calibrator, ObserverKind, QuantizeOptions, Report, evaluate_with_progress, prepare,
-    quantize,
+    ActivationType, CalibrationOptions, Calibrator, HybridMode, ObserverKind, QuantizeOptions, Report,
+    evaluate_with_progress, prepare, quantize,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -183,10 +183,10 @@ impl FloatGraph {
     }
 
 
-    /// Runs `graph` (this model's, or its weight-only form) in float: `inputs` is a
+    /// Runs `ex` (this model's float executor, or a hybrid form's): `inputs` is a
     /// `Float32Array` (one input) or an array of them, in the model's layout; one
     /// `Float32Array` per output. A `QTensor` is a `TypeError` (call `dequantize()` first).
-    pub(crate) fn run_graph(&self, graph: &Graph, inputs: &JsValue) -> Result<Array, JsValue> {
+    pub(crate) fn run_with(&self, ex: &FloatExecutor<'_>, inputs: &JsValue) -> Result<Array, JsValue> {
         let g = self;
         let list = crate::runtime::input_list(inputs, g.inputs.len())?;
         let mut data = Vec::with_capacity(list.len());
@@ -204,7 +204,6 @@ impl FloatGraph {
             }
             data.push(g.to_graph(k, x));
         }
-        let ex = FloatExecutor::new(graph).ctx("the float model cannot run")?;
         let refs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
         let outs = ex.run(&refs).ctx("running the float model")?;
         Ok(outs
@@ -422,7 +421,8 @@ impl FloatModel {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Float32Array | Float32Array[]")] inputs: JsValue,
     ) -> Result<Array, JsValue> {
-        self.inner.run_graph(&self.inner.graph, &inputs)
+        let ex = FloatExecutor::new(&self.inner.graph).ctx("the float model cannot run")?;
+        self.inner.run_with(&ex, &inputs)
     }
 
     /// A calibration (one observer per activation) with `options`: `observer` (`"minmax"`
@@ -445,8 +445,8 @@ impl FloatModel {
     /// Quantizes with a complete calibration: a `Promise` of a `QuantizedModel`. `options`:
     /// `perChannel` (default true), `activations` (`"int8"` default, `"int16"` for the whole
     /// model), `int16Layers` (layer names computed in 16x8), `mode` (`"static"`; `"weight-only"`
-    /// is `quantizeWeightOnly()`; `"dynamic"` is rejected: the int8 runtime has no float
-    /// kernels), `rounding`
+    /// is `quantizeWeightOnly()`, `"dynamic"` is `quantizeDynamic()`: other kinds of model),
+    /// `rounding`
     /// (`"double"`: TFLite Micro, default; `"single"`: the TFLite interpreter), `evalSamples`
     /// and `labels` (the per-layer report's data; without them the report has parameters but
     /// no errors), `name`, `metadata` (`{key: value}` added to the `.mq`), `onProgress`,
@@ -489,22 +489,28 @@ impl FloatModel {
 
     /// Weight-only quantization: int8 weights (symmetric, per channel unless `perChannel: false`,
     /// as ONNX Runtime's quantizer makes them), float compute, no calibration. A `Promise` of a
-    /// `WeightOnlyModel`, which runs in float and exports as ONNX (no `.mq`: the device runtime
-    /// computes in int8). `options`: `perChannel`, `evalSamples` and `labels` (the per-layer
-    /// report against the float model), `onProgress`, `signal`.
-    #[wasm_bindgen(js_name = quantizeWeightOnly, unchecked_return_type = "Promise<WeightOnlyModel>")]
+    /// `HybridModel` (`mode` `"weight-only"`), which runs in float and exports as ONNX (no `.mq`:
+    /// the device runtime computes in int8). `options`: `perChannel`, `evalSamples` and `labels`
+    /// (the per-layer report against the float model), `onProgress`, `signal`.
+    #[wasm_bindgen(js_name = quantizeWeightOnly, unchecked_return_type = "Promise<HybridModel>")]
     pub fn quantize_weight_only(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "WeightOnlyOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "HybridOptions")] options: Option<JsValue>,
     ) -> Promise {
-        let options = options.unwrap_or(JsValue::UNDEFINED);
-        let model = self.inner.clone();
-        promise(async move {
-            let options = js::options(&options, "options")?;
-            let mut ctl = Control::from_options(&options)?;
-            let q = crate::weight_only::weight_only_task(model, &options, &mut ctl).await?;
-            Ok(JsValue::from(q))
-        })
+        self.hybrid(HybridMode::WeightOnly, options)
+    }
+
+    /// Dynamic quantization, as ONNX Runtime's `quantize_dynamic`: the weights of
+    /// `quantizeWeightOnly()`, and each quantized layer quantizes its input per call (uint8,
+    /// `DynamicQuantizeLinear`) and sums in integers; no calibration. A `Promise` of a
+    /// `HybridModel` (`mode` `"dynamic"`), exported as ONNX (no `.mq`). Options as
+    /// `quantizeWeightOnly()`.
+    #[wasm_bindgen(js_name = quantizeDynamic, unchecked_return_type = "Promise<HybridModel>")]
+    pub fn quantize_dynamic(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "HybridOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        self.hybrid(HybridMode::Dynamic, options)
     }
 
     /// Calibrates on `samples` (every pass), then quantizes: a `Promise` of a `QuantizedModel`.
@@ -656,6 +662,20 @@ impl core::fmt::Debug for Calibration {
 impl core::fmt::Debug for FloatModel {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "FloatModel({} {:?}, {} nodes)", self.inner.format, self.inner.name, self.inner.graph.nodes.len())
+    }
+}
+
+impl FloatModel {
+    /// `quantizeWeightOnly()` and `quantizeDynamic()`: a `Promise` of a `HybridModel`.
+    fn hybrid(&self, mode: HybridMode, options: Option<JsValue>) -> Promise {
+        let options = options.unwrap_or(JsValue::UNDEFINED);
+        let model = self.inner.clone();
+        promise(async move {
+            let options = js::options(&options, "options")?;
+            let mut ctl = Control::from_options(&options)?;
+            let q = crate::hybrid::hybrid_task(model, mode, &options, &mut ctl).await?;
+            Ok(JsValue::from(q))
+        })
     }
 }
 
@@ -900,12 +920,12 @@ fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsValue> {
         None | Some("static") => {}
         Some("weight-only") => {
             return Err(error(
-                "mode \"weight-only\" makes another kind of model (int8 weights, float compute, no calibration): call model.quantizeWeightOnly({ evalSamples, labels })",
+                "mode \"weight-only\" makes another kind of model (int8 weights, float compute, no calibration, no .mq): call model.quantizeWeightOnly({ evalSamples, labels })",
             ));
         }
         Some("dynamic") => {
             return Err(error(
-                "mode \"dynamic\" is not available in the npm package (the command line has it: microquant quantize --mode dynamic, an ONNX model), and the .mq runtime cannot quantize activations at run time; use \"static\", or quantizeWeightOnly() for int8 weights with float compute",
+                "mode \"dynamic\" makes another kind of model (int8 weights, activations quantized at run time, no calibration, no .mq: the .mq runtime cannot quantize activations at run time): call model.quantizeDynamic({ evalSamples, labels })",
             ));
         }
         Some(other) => {

@@ -38,14 +38,14 @@ mod npy;
 mod runtime;
 mod tensor;
 #[cfg(feature = "converter")]
-mod weight_only;
+mod hybrid;
 
 #[cfg(feature = "converter")]
 pub use converter::{Calibration, FloatModel};
 pub use runtime::QuantizedModel;
 pub use tensor::QTensor;
 #[cfg(feature = "converter")]
-pub use weight_only::WeightOnlyModel;
+pub use hybrid::HybridModel;
 
 use error::error;
 
@@ -152,8 +152,8 @@ export interface QuantizeOptions extends ProgressOptions {
   /** Layers computed in 16x8 (int16 activations) in an int8 model. */
   int16Layers?: string[];
   /**
-   * "static" (default). "weight-only" throws with a pointer to quantizeWeightOnly() (another kind of
-   * model); "dynamic" throws: the int8 runtime cannot quantize activations at run time.
+   * "static" (default). "weight-only" and "dynamic" make another kind of model (float
+   * activations, no .mq): they throw with a pointer to quantizeWeightOnly() / quantizeDynamic().
    */
   mode?: "static" | "dynamic" | "weight-only";
   /** "double": bit-exact with TFLite Micro (default); "single": with the TFLite interpreter. */
@@ -172,13 +172,13 @@ export interface QuantizeOptions extends ProgressOptions {
   metadata?: Record<string, string>;
 }
 
-/** Options of FloatModel.quantizeWeightOnly (int8 weights, float compute, no calibration). */
-export interface WeightOnlyOptions extends ProgressOptions {
+/** Options of FloatModel.quantizeWeightOnly and quantizeDynamic (int8 weights, no calibration). */
+export interface HybridOptions extends ProgressOptions {
   /** Weight scales per output channel (default true) or per tensor. */
   perChannel?: boolean;
   /** Data for the per-layer report against the float model (none: no report). */
   evalSamples?: Samples;
-  /** One class index per sample (first output's arg-max): adds float and weight-only accuracy. */
+  /** One class index per sample (first output's arg-max): adds float and quantized accuracy. */
   labels?: number[] | Int32Array | Uint8Array;
 }
 
@@ -195,7 +195,7 @@ export interface IoQuant {
   name: string;
   shape: number[];
   dtype: string;
-  /** null for the float inputs and outputs of a weight-only model. */
+  /** null for the float inputs and outputs of a weight-only or dynamic model. */
   scale: number | null;
   zeroPoint: number;
 }
@@ -206,7 +206,7 @@ export interface LayerReport {
   name: string;
   op: string;
   output: string;
-  /** "f32" in a weight-only model (float activations, no scale). */
+  /** "f32" in a weight-only or dynamic model (float activations, no scale). */
   dtype: "i8" | "i16" | "f32";
   scale: number | null;
   zeroPoint: number;

@@ -12,7 +12,7 @@
 use js_sys::{Array, Float32Array, Function, Int8Array, Object, Promise, Reflect, Uint8Array};
 use microquant_tests::models::mlperf_tiny;
 use microquant_tests::kernels::Oracle;
-use microquant_wasm::{Calibration, FloatModel, QTensor, QuantizedModel, WeightOnlyModel, load_model, parse_npy};
+use microquant_wasm::{Calibration, FloatModel, HybridModel, QTensor, QuantizedModel, load_model, parse_npy};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::convert::TryFromJsValue;
@@ -279,7 +279,7 @@ async fn progress_is_reported_and_abort_cancels() {
     assert!(message(&e).contains("not complete"), "{}", message(&e));
 }
 
-// ---- weight-only ----
+// ---- weight-only and dynamic (hybrid models) ----
 
 /// Weight-only quantization gives the CLI's ONNX model (`tests/golden/hybrid/digits.onnx`,
 /// whose weights are checked against ONNX Runtime's quantizer) and report; it runs in float, and
@@ -289,7 +289,7 @@ async fn weight_only_gives_the_cli_onnx_and_report() {
     let m = digits();
     let options = obj(&[("evalSamples", bytes(CALIB)), ("labels", label_array())]);
     let v = JsFuture::from(m.quantize_weight_only(Some(options))).await.unwrap();
-    let w = WeightOnlyModel::try_from_js_value(v).unwrap();
+    let w = HybridModel::try_from_js_value(v).unwrap();
     assert_eq!(w.mode(), "weight-only");
     assert_same_bytes(
         "digits weight-only ONNX",
@@ -317,9 +317,45 @@ async fn weight_only_gives_the_cli_onnx_and_report() {
     assert!(message(&e).contains("options.int16Layers"), "{}", message(&e));
     // Without samples: the model, no report.
     let v = JsFuture::from(m.quantize_weight_only(None)).await.unwrap();
-    let w = WeightOnlyModel::try_from_js_value(v).unwrap();
+    let w = HybridModel::try_from_js_value(v).unwrap();
     assert!(w.report().is_null());
     assert_same_bytes("digits weight-only ONNX (no samples)", include_bytes!("../../tests/golden/hybrid/digits.onnx"), &w.to_qdq_onnx().unwrap().to_vec());
+}
+
+/// Dynamic quantization gives the CLI's ONNX model (`tests/golden/hybrid/dynamic_digits.onnx`,
+/// which ONNX Runtime runs as its own `quantize_dynamic` model) and report: every layer's error
+/// in the report comes from the dynamic run, so equal reports mean the wasm and host runs agree.
+#[wasm_bindgen_test]
+async fn dynamic_gives_the_cli_onnx_and_report() {
+    let m = digits();
+    let options = obj(&[("evalSamples", bytes(CALIB)), ("labels", label_array())]);
+    let v = JsFuture::from(m.quantize_dynamic(Some(options))).await.unwrap();
+    let d = HybridModel::try_from_js_value(v).unwrap();
+    assert_eq!(d.mode(), "dynamic");
+    assert_same_bytes(
+        "digits dynamic ONNX",
+        include_bytes!("../../tests/golden/hybrid/dynamic_digits.onnx"),
+        &d.to_qdq_onnx().unwrap().to_vec(),
+    );
+    assert_eq!(d.report_json().unwrap(), include_str!("data/digits_dynamic.report.json"), "dynamic report JSON");
+    assert_eq!(d.quantized_layers().length(), 5);
+    // The dynamic run is neither the float run nor the weight-only one (its inputs are rounded
+    // to uint8 too), and close to both.
+    let w = HybridModel::try_from_js_value(JsFuture::from(m.quantize_weight_only(None)).await.unwrap()).unwrap();
+    let x = Float32Array::from(images()[3].as_slice());
+    let run = |y: Array| Float32Array::from(y.get(0)).to_vec();
+    let (yd, yw, yf) = (run(d.run(x.clone().into()).unwrap()), run(w.run(x.clone().into()).unwrap()), run(m.run(x.into()).unwrap()));
+    for (other, what) in [(&yw, "weight-only"), (&yf, "float")] {
+        let diff = yd.iter().zip(other).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(diff > 0.0 && diff < 0.1, "dynamic vs {what}: {diff}");
+    }
+    for e in [d.to_bytes().unwrap_err(), d.to_c_header(None).unwrap_err()] {
+        assert!(message(&e).contains("a dynamic model") && message(&e).contains("no .mq form"), "{}", message(&e));
+    }
+    let e = JsFuture::from(m.quantize_dynamic(Some(obj(&[("rounding", "single".into())])))).await.unwrap_err();
+    assert!(message(&e).contains("options.rounding") && message(&e).contains("a dynamic model"), "{}", message(&e));
+    let e = JsFuture::from(m.quantize_dynamic(Some(obj(&[("labels", label_array())])))).await.unwrap_err();
+    assert!(message(&e).contains("options.evalSamples"), "{}", message(&e));
 }
 
 // ---- float model, quantized model, tensors ----
@@ -464,7 +500,7 @@ async fn samples_of_the_wrong_kind_or_size_are_named() {
     assert!(message(&e).contains("no such layer"), "{}", message(&e));
     let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("perChannel", "yes".into())])))).await.unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("options.perChannel must be a boolean"), "{}", message(&e));
-    for (mode, says) in [("dynamic", "microquant quantize --mode dynamic"), ("weight-only", "quantizeWeightOnly(")] {
+    for (mode, says) in [("dynamic", "quantizeDynamic("), ("weight-only", "quantizeWeightOnly(")] {
         let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("mode", mode.into())])))).await.unwrap_err();
         assert!(message(&e).contains(says), "{}", message(&e));
     }

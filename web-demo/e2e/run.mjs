@@ -9,9 +9,10 @@
 //    (its scales kept).
 // 2. The user's own files: a float TFLite model (MLPerf Tiny KWS) with a generated .npy; the page
 //    stays responsive while the worker calibrates, and Cancel stops it. A folder of PNG images
-//    resized to the model input is quantized too.
+//    resized to the model input is quantized too. Weight-only and dynamic modes on the example:
+//    the page's numbers equal the CLI's report, the ONNX download is the CLI's file.
 // 3. Bad input: a corrupted model, an unsupported op, calibration data of the wrong shape, an
-//    unimplemented mode, an unknown file: each shows a readable message on the page.
+//    unknown file: each shows a readable message on the page.
 // 4. The tensor panel: the golden ONNX QuantizeLinear cases (onnx's reference evaluator).
 // Screenshots go to e2e/screenshots/; with MQ_SCREENSHOT_DOCS=1 the example's is copied to
 // docs/screenshot.png.
@@ -71,6 +72,48 @@ async function quantizeAndWait(page) {
 async function checkAgainstCli(page, name, stem = 'digits_cnn') {
   const report = JSON.parse(await readFile(path.join(data, `${name}.report.json`), 'utf8'));
   const m = report.model;
+  await checkReport(page, name, report);
+  const cards = Object.fromEntries(await page.$$eval('#cards .card', (cs) => cs.map((c) => [c.dataset.key, c.dataset.value])));
+  expect(Number(cards.model) === m.model_bytes, `${name}: .mq size ${cards.model}, the CLI's ${m.model_bytes}`);
+  expect(Number(cards.arena) === m.arena_bytes, `${name}: arena ${cards.arena}, the CLI's ${m.arena_bytes}`);
+  expect(Number(cards.weights) === m.int8_weight_bytes, `${name}: int8 weights ${cards.weights}, the CLI's ${m.int8_weight_bytes}`);
+  const mq = await download(page, '#dl-mq');
+  expect(sameBytes(mq, new Uint8Array(await readFile(path.join(data, `${name}.mq`)))), `${name}: the downloaded .mq differs from the CLI's`);
+  const qdq = await download(page, '#dl-qdq');
+  expect(sameBytes(qdq, new Uint8Array(await readFile(path.join(data, `${name}.qdq.onnx`)))), `${name}: the downloaded QDQ ONNX differs from the CLI's`);
+  const json = Buffer.from(await download(page, '#dl-report')).toString('utf8');
+  expect(json === await readFile(path.join(data, `${name}.report.json`), 'utf8'), `${name}: the downloaded report differs from the CLI's`);
+  const header = Buffer.from(await download(page, '#dl-h')).toString('utf8');
+  const id = stem.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+  expect(header.includes(`#define ${id}_MQ_LEN ${m.model_bytes}u`), `${name}: the C header`);
+  console.log(`${name}: page numbers, .mq, QDQ ONNX and report equal the CLI's`);
+}
+
+/** Weight-only or dynamic (`mode`) on the bundled example: the page's numbers equal the CLI's
+ *  report, the ONNX download is the CLI's file (`golden`, checked against ONNX Runtime), and the
+ *  .mq downloads are disabled with the reason. */
+async function checkHybridAgainstCli(page, mode, name, golden) {
+  const report = JSON.parse(await readFile(path.join(data, `${name}.report.json`), 'utf8'));
+  await checkReport(page, name, report);
+  const cards = Object.fromEntries(await page.$$eval('#cards .card', (cs) => cs.map((c) => [c.dataset.key, c.dataset.value])));
+  expect(Number(cards.weights) === report.model.int8_weight_bytes, `${name}: int8 weights ${cards.weights}, the CLI's ${report.model.int8_weight_bytes}`);
+  const onnx = await download(page, '#dl-qdq');
+  const cli = new Uint8Array(await readFile(path.join(repo, 'tests/golden/hybrid', golden)));
+  expect(sameBytes(onnx, cli), `${name}: the downloaded ONNX differs from the CLI's (tests/golden/hybrid/${golden})`);
+  expect(Number(cards.onnx) === cli.length, `${name}: ONNX size card ${cards.onnx}, the file has ${cli.length} bytes`);
+  const json = Buffer.from(await download(page, '#dl-report')).toString('utf8');
+  expect(json === await readFile(path.join(data, `${name}.report.json`), 'utf8'), `${name}: the downloaded report differs from the CLI's`);
+  for (const id of ['dl-mq', 'dl-h', 'dl-rs']) {
+    const [disabled, title] = await page.$eval(`#${id}`, (a) => [a.getAttribute('aria-disabled'), a.title]);
+    expect(disabled === 'true' && title.includes(`a ${mode} model has float activations and no .mq`), `${name}: #${id} is not disabled with the reason ("${title}")`);
+  }
+  for (const id of ['observer', 'activations', 'rounding']) expect(await page.isDisabled(`#${id}`), `${name}: #${id} (static only) is enabled`);
+  console.log(`${name}: page numbers, ONNX model and report equal the CLI's`);
+}
+
+/** The accuracy table, the layer table and the chart against the CLI's report. */
+async function checkReport(page, name, report) {
+  const m = report.model;
   const acc = Object.fromEntries(await page.$$eval('#accuracy tbody tr', (rows) =>
     rows.map((r) => [r.dataset.key, [r.children[1].dataset.value, r.children[1].textContent]])));
   const pct = (v) => `${(v * 100).toFixed(2)} %`;
@@ -84,32 +127,19 @@ async function checkAgainstCli(page, name, stem = 'digits_cnn') {
     expect(valueOf(acc[key][0]) === cli, `${name}: ${key} is ${acc[key][0]}, the CLI's ${cli}`);
     expect(acc[key][1] === text, `${name}: ${key} shows "${acc[key][1]}", expected "${text}"`);
   }
-  const cards = Object.fromEntries(await page.$$eval('#cards .card', (cs) => cs.map((c) => [c.dataset.key, c.dataset.value])));
-  expect(Number(cards.model) === m.model_bytes, `${name}: .mq size ${cards.model}, the CLI's ${m.model_bytes}`);
-  expect(Number(cards.arena) === m.arena_bytes, `${name}: arena ${cards.arena}, the CLI's ${m.arena_bytes}`);
-  expect(Number(cards.weights) === m.int8_weight_bytes, `${name}: int8 weights ${cards.weights}, the CLI's ${m.int8_weight_bytes}`);
+  expect(acc.mode?.[0] === m.mode, `${name}: mode "${acc.mode?.[0]}", the CLI's "${m.mode}"`);
   const layers = await page.$$eval('#layers tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => [c.dataset.value, c.textContent])));
   expect(layers.length === report.layers.length, `${name}: ${layers.length} layers shown, the CLI has ${report.layers.length}`);
   report.layers.forEach((l, i) => {
     const row = layers[i] ?? [];
     expect(row[1]?.[1] === l.name, `${name} layer ${i}: name "${row[1]?.[1]}", the CLI's "${l.name}"`);
-    expect(valueOf(row[4]?.[0]) === Math.fround(l.scale), `${name} layer ${i}: scale ${row[4]?.[0]}, the CLI's ${l.scale}`);
+    expect(valueOf(row[4]?.[0]) === (l.scale === null ? null : Math.fround(l.scale)), `${name} layer ${i}: scale ${row[4]?.[0]}, the CLI's ${l.scale}`);
     expect(valueOf(row[5]?.[0]) === l.zero_point, `${name} layer ${i}: zero point ${row[5]?.[0]}, the CLI's ${l.zero_point}`);
     expect(valueOf(row[8]?.[0]) === l.sqnr_db, `${name} layer ${i}: SQNR ${row[8]?.[0]}, the CLI's ${l.sqnr_db}`);
     expect(row[8]?.[1] === (l.sqnr_db === null ? '∞' : l.sqnr_db.toFixed(2)), `${name} layer ${i}: SQNR shows "${row[8]?.[1]}"`);
   });
   const bars = await page.$$eval('#chart rect.bar', (r) => r.length);
   expect(bars === report.layers.length, `${name}: ${bars} bars in the SQNR chart`);
-  const mq = await download(page, '#dl-mq');
-  expect(sameBytes(mq, new Uint8Array(await readFile(path.join(data, `${name}.mq`)))), `${name}: the downloaded .mq differs from the CLI's`);
-  const qdq = await download(page, '#dl-qdq');
-  expect(sameBytes(qdq, new Uint8Array(await readFile(path.join(data, `${name}.qdq.onnx`)))), `${name}: the downloaded QDQ ONNX differs from the CLI's`);
-  const json = Buffer.from(await download(page, '#dl-report')).toString('utf8');
-  expect(json === await readFile(path.join(data, `${name}.report.json`), 'utf8'), `${name}: the downloaded report differs from the CLI's`);
-  const header = Buffer.from(await download(page, '#dl-h')).toString('utf8');
-  const id = stem.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
-  expect(header.includes(`#define ${id}_MQ_LEN ${m.model_bytes}u`), `${name}: the C header`);
-  console.log(`${name}: page numbers, .mq, QDQ ONNX and report equal the CLI's`);
 }
 
 const { server, url } = await serve(demo);
@@ -223,6 +253,32 @@ try {
   const noLabels = await page.$eval('#accuracy tr[data-key=int8-accuracy] td:nth-child(2)', (c) => c.textContent);
   expect(noLabels === 'no labels', `images: int8 accuracy shows "${noLabels}"`);
 
+  // Weight-only and dynamic on the bundled example (int8 weights, float activations: an ONNX
+  // model, no .mq), then weight-only without data (no report, the model still downloads).
+  await page.click('#use-example');
+  await page.waitForFunction(() => /bundled example is loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
+  for (const [mode, name, file] of [['weight-only', 'digits_weight_only', 'digits.onnx'], ['dynamic', 'digits_dynamic', 'dynamic_digits.onnx']]) {
+    await page.selectOption('#mode', mode);
+    const note = await page.textContent('#mode-note');
+    expect(note.includes('no .mq'), `${mode}: the mode note says "${note}"`);
+    status = await quantizeAndWait(page);
+    expect(/Quantized in/.test(status), `${mode}: status "${status}"`);
+    await checkHybridAgainstCli(page, mode, name, file);
+    if (mode === 'weight-only') await page.screenshot({ path: path.join(shots, 'weight-only.png'), fullPage: true });
+  }
+  await page.selectOption('#mode', 'weight-only');
+  await page.setInputFiles('#model-file', path.join(demo, 'examples/digits_cnn.onnx'));
+  await page.waitForFunction(() => /Add calibration data/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
+  status = await quantizeAndWait(page);
+  expect(/Quantized in/.test(status), `weight-only without data: status "${status}"`);
+  const noData = await page.$eval('#accuracy tr[data-key=samples] td:nth-child(2)', (c) => c.textContent);
+  expect(/none: add data/.test(noData), `weight-only without data: samples row shows "${noData}"`);
+  const wo = await download(page, '#dl-qdq');
+  expect(sameBytes(wo, new Uint8Array(await readFile(path.join(repo, 'tests/golden/hybrid/digits.onnx')))), 'weight-only without data: the ONNX differs from the CLI\'s');
+  await page.selectOption('#mode', 'static');
+  expect(await page.isDisabled('#quantize-model'), 'static mode without calibration data: Quantize is enabled');
+  expect(!(await page.isDisabled('#observer')), 'static mode: the observer select is disabled');
+
   // 3. Bad input: readable messages on the page.
   const errorAfter = async (action, pattern, what) => {
     await action();
@@ -244,9 +300,6 @@ try {
   await page.waitForFunction(() => /bundled example is loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
   await errorAfter(() => page.setInputFiles('#calib-file', { name: 'wrong.npy', mimeType: 'application/octet-stream', buffer: npy([4, 63], new Float32Array(4 * 63)) }),
     /wrong\.npy: shape \[4, 63\] does not fit input 'x' \[1, 1, 8, 8\]: expected \[N, 1, 8, 8\] \(64 values per sample\)/, 'wrong shape');
-  await page.selectOption('#mode', 'dynamic');
-  await errorAfter(() => page.click('#quantize-model'), /mode "dynamic" is not available in the npm package/, 'dynamic mode');
-  await page.selectOption('#mode', 'static');
   await errorAfter(() => page.setInputFiles('#calib-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') }),
     /notes\.txt: not a model/, 'unknown file');
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import os from 'node:os';
 import path from 'node:path';
-import { loadModel, parseNpy, QTensor, FloatModel, QuantizedModel, calibrateInWorkers, version, hasConverter } from 'microquant';
+import { loadModel, parseNpy, QTensor, FloatModel, QuantizedModel, HybridModel, calibrateInWorkers, version, hasConverter } from 'microquant';
 import * as runtime from 'microquant/runtime';
 
 const root = process.env.MQ_ROOT;
@@ -32,6 +32,12 @@ check(y instanceof QTensor && y.dtype === 'int8' && y.shape.join() === '1,10', `
 let typeError = false;
 try { model.run(y); } catch (e) { typeError = e instanceof TypeError; }
 check(typeError, 'a QTensor where floats are expected is a TypeError');
+
+// Dynamic quantization (int8 weights, inputs quantized per call): the CLI's ONNX model.
+const dyn = await model.quantizeDynamic({ evalSamples: calib, labels });
+const cliDynamic = readFileSync(path.join(root, 'tests/golden/hybrid/dynamic_digits.onnx'));
+check(dyn instanceof HybridModel && dyn.mode === 'dynamic' && same(dyn.toQdqOnnx(), cliDynamic), 'quantizeDynamic: the ONNX model is byte-identical to `microquant quantize --mode dynamic`');
+check(dyn.report.model.mode === 'dynamic int8' && dyn.run(x)[0] instanceof Float32Array, `quantizeDynamic: report (${dyn.report.model.mode}) and a float run`);
 
 // microquant/runtime: the smaller build loads the .mq and computes the same bits.
 const rq = runtime.loadModel(q.toBytes());

@@ -22,14 +22,20 @@ run digits_percentile_single --observer percentile:99.9 --layer-observer /fc2/Ge
 run digits_int16_layers --observer histogram --int16 /pw/Conv /fc1/Gemm
 # A QDQ ONNX model as input (the CLI's own QDQ export of the first case): its scales are kept.
 MODEL=$OUT/digits_minmax.qdq.onnx run digits_qdq_input
-# Weight-only (int8 weights, float compute): the report (the ONNX model it writes is
-# tests/golden/hybrid/digits.onnx, checked against ONNX Runtime by tests/gen/gen_hybrid.py).
-WO=$(mktemp --suffix=.onnx)
-"$MQ" quantize "$EX/digits_cnn.onnx" --mode weight-only --calib "$EX/digits_calib.npy" --labels "$EX/digits_labels.npy" \
-  -o "$WO" --report "$OUT/digits_weight_only.report.json" > /dev/null
-cmp "$WO" tests/golden/hybrid/digits.onnx || { echo "the weight-only export differs from tests/golden/hybrid/digits.onnx" >&2; exit 1; }
-rm -f "$WO"
-echo "digits_weight_only: report written"
+# Weight-only (int8 weights, float compute) and dynamic (int8 weights, inputs quantized per
+# call): the reports (the ONNX models they write are tests/golden/hybrid/digits.onnx and
+# dynamic_digits.onnx, checked against ONNX Runtime by tests/gen/gen_hybrid.py).
+hybrid() {  # hybrid MODE NAME GOLDEN
+  local wo
+  wo=$(mktemp --suffix=.onnx)
+  "$MQ" quantize "$EX/digits_cnn.onnx" --mode "$1" --calib "$EX/digits_calib.npy" --labels "$EX/digits_labels.npy" \
+    -o "$wo" --report "$OUT/$2.report.json" > /dev/null
+  cmp "$wo" "tests/golden/hybrid/$3" || { echo "the $1 export differs from tests/golden/hybrid/$3" >&2; exit 1; }
+  rm -f "$wo"
+  echo "$2: report written"
+}
+hybrid weight-only digits_weight_only digits.onnx
+hybrid dynamic digits_dynamic dynamic_digits.onnx
 # The producer metadata entry the CLI writes (the tests pass it to the npm package, whose own
 # default names no front end).
 "$MQ" inspect --json "$OUT/digits_minmax.mq" | sed -n 's/^ *"producer": "\(.*\)",\{0,1\}$/\1/p' > "$OUT/cli_producer.txt"

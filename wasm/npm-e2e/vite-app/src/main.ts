@@ -1,6 +1,6 @@
 // A Vite 7 + TypeScript app: the package's types, its wasm bundled by Vite, quantization in a
 // Web Worker (the page stays responsive), the .mq bytes handed back to the page.
-import { loadModel, calibrateInWorkers, FloatModel, QuantizedModel, QTensor, type Report } from 'microquant';
+import { loadModel, calibrateInWorkers, FloatModel, HybridModel, QuantizedModel, QTensor, type Report } from 'microquant';
 
 const out = document.getElementById('out')!;
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
@@ -27,6 +27,11 @@ const single = (await model.calibrateAndQuantize(calib, { observer: 'entropy' })
 const workersSame = cal.complete && merged.length === single.length && merged.every((b, i) => b === single[i]);
 workers.forEach((w) => w.terminate());
 
-const summary = { bytes: Array.from(result.mq), int8Accuracy: result.report.model.int8Accuracy, progress: result.progress, output: y.toString(), workersSame, workerProgress };
+// Weight-only quantization through the types: a HybridModel whose ONNX model runs in ONNX Runtime.
+const hybrid: HybridModel = await model.quantizeWeightOnly({ perChannel: true, evalSamples: calib });
+const hybridMode: 'weight-only' | 'dynamic' = hybrid.mode;
+const hybridOnnxBytes = hybrid.toQdqOnnx().length;
+
+const summary = { bytes: Array.from(result.mq), int8Accuracy: result.report.model.int8Accuracy, progress: result.progress, output: y.toString(), workersSame, workerProgress, hybridMode, hybridOnnxBytes };
 out.textContent = JSON.stringify({ ...summary, bytes: result.mq.length });
 (window as unknown as { __result: typeof summary }).__result = summary;
