@@ -39,7 +39,6 @@ for bit equal to them (and so to ONNX Runtime's own quantize_dynamic model where
 
 Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked). Deterministic.
 """
-import importlib.metadata
 import pathlib
 import subprocess
 import sys
@@ -76,17 +75,6 @@ MODELS = [
     ("dynamic_cnn", "dynamic", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", True),
     ("dynamic_digits", "dynamic", EXAMPLES / "digits_cnn.onnx", EXAMPLES / "digits_calib.npy", True),
 ]
-
-
-def check_versions():
-    bad = [f"{p}: have {importlib.metadata.version(p)}, want {v}" for p, v in PINNED.items()
-           if importlib.metadata.version(p) != v]
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
-
-
-def rel(p):
-    return str(pathlib.Path(p).resolve().relative_to(REPO))
 
 
 def run(path, x):
@@ -189,7 +177,7 @@ def check_dynamic(name, export):
 
 
 def main():
-    check_versions()
+    goldenio.check_pins(PINNED)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "microquant-cli"], cwd=REPO, check=True)
     cli = REPO / "target" / "release" / "microquant"
     OUT.mkdir(parents=True, exist_ok=True)
@@ -206,8 +194,8 @@ def main():
         entry = {
             "name": name,
             "mode": mode,
-            "float_model": rel(model),
-            "samples": rel(samples),
+            "float_model": goldenio.rel(model),
+            "samples": goldenio.rel(samples),
             "per_channel": per_channel,
             "ort_float": goldenio.tensor(run(model, x)),
             "ort_export": goldenio.tensor(ort_export),
@@ -234,7 +222,7 @@ def main():
         "samples": SAMPLES,
         "models": entries,
     })
-    print(f"wrote {rel(OUT)}")
+    print(f"wrote {goldenio.rel(OUT)}")
 
 
 if __name__ == "__main__":

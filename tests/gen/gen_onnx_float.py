@@ -33,7 +33,6 @@ flatbuffers 25.12.19,
 tensorflow-cpu 2.21.0, skl2onnx 1.20.0 and tf2onnx 1.17.0 (pip install --no-deps skl2onnx==1.20.0
 tf2onnx==1.17.0: they need nothing beyond what the pins above install). Deterministic.
 """
-import importlib.metadata
 import json
 import os
 import pathlib
@@ -60,19 +59,6 @@ PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0", "scikit-l
 OUT = REPO / "tests" / "golden" / "onnx"
 SAMPLES = 3
 OPSETS = (11, 13, 17, 21)
-
-
-def check_versions():
-    bad = []
-    for p, v in PINNED.items():
-        try:
-            have = importlib.metadata.version(p)
-        except importlib.metadata.PackageNotFoundError:
-            have = None
-        if have != v:
-            bad.append(f"{p}: have {have}, want {v}")
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
 
 
 def rng_for(name):
@@ -457,7 +443,7 @@ def main():
     # write identical files.
     if os.environ.get("PYTHONHASHSEED") != "0":
         os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, "PYTHONHASHSEED": "0"})
-    check_versions()
+    goldenio.check_pins(PINNED)
     for sub in ("torch", "helper", "tf2onnx", "sklearn", "errors"):
         shutil.rmtree(OUT / sub, ignore_errors=True)
         (OUT / sub).mkdir(parents=True)

@@ -34,7 +34,6 @@ does the same.
 Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked); torch 2.15.0 (checked by
 gen_qdq_torch.py). Deterministic.
 """
-import importlib.metadata
 import json
 import os
 import pathlib
@@ -75,17 +74,6 @@ IMPORTS = [
     ("ort_dscnn", PEERS / "dscnn_nchw.onnx", PEERS / "calib_nchw.npy", QuantType.QInt8),
     ("ort_dscnn_nhwc", PEERS / "dscnn_nhwc.onnx", PEERS / "calib_nhwc.npy", QuantType.QInt8),
 ]
-
-
-def check_versions():
-    bad = [f"{p}: have {importlib.metadata.version(p)}, want {v}" for p, v in PINNED.items()
-           if importlib.metadata.version(p) != v]
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
-
-
-def rel(p):
-    return str(pathlib.Path(p).resolve().relative_to(REPO))
 
 
 SAMPLES = 100  # calibration samples whose outputs are compared
@@ -142,7 +130,7 @@ class Reader:
 
 
 def main():
-    check_versions()
+    goldenio.check_pins(PINNED)
     (OUT / "export").mkdir(parents=True, exist_ok=True)
     (OUT / "import").mkdir(parents=True, exist_ok=True)
     np.save(OUT / "conv_bn_calib.npy", np.random.default_rng(7).standard_normal((32, 3, 8, 8)).astype(np.float32))
@@ -158,7 +146,7 @@ def main():
         mq.unlink()
         onnx.checker.check_model(onnx.load(str(qdq)), full_check=True)
         x = np.load(calib)
-        e = {"name": name, "kind": "export", "file": rel(qdq), "float_model": rel(model), "calib": rel(calib),
+        e = {"name": name, "kind": "export", "file": goldenio.rel(qdq), "float_model": goldenio.rel(model), "calib": goldenio.rel(calib),
              "observer": observer}
         e.update(ort_outputs(qdq, x))
         e["layers"] = ort_layers(qdq, x)
@@ -173,7 +161,7 @@ def main():
         m = onnx.load(str(qdq))
         m.producer_version = "1.32.0"
         onnx.save(m, str(qdq))
-        e = {"name": name, "kind": "import", "file": rel(qdq), "float_model": rel(model), "calib": rel(calib)}
+        e = {"name": name, "kind": "import", "file": goldenio.rel(qdq), "float_model": goldenio.rel(model), "calib": goldenio.rel(calib)}
         e.update(ort_outputs(qdq, x))
         entries.append(e)
         print("import", name, "ok")
@@ -182,7 +170,7 @@ def main():
         qat = OUT / "import" / "torch_qat_cnn.onnx"
         calib = PEERS / "calib_nchw.npy"
         subprocess.run([torch_py, str(HERE / "gen_qdq_torch.py"), str(calib), str(qat)], check=True)
-        e = {"name": "torch_qat_cnn", "kind": "import", "file": rel(qat), "float_model": None, "calib": rel(calib)}
+        e = {"name": "torch_qat_cnn", "kind": "import", "file": goldenio.rel(qat), "float_model": None, "calib": goldenio.rel(calib)}
         e.update(ort_outputs(qat, np.load(calib)))
         entries.append(e)
         print("import torch_qat_cnn ok")

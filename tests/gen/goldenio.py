@@ -3,6 +3,7 @@
 A tensor is {"dtype": "int8", "shape": [...], "b64": base64(little-endian bytes)}.
 """
 import base64
+import importlib.metadata
 import json
 import pathlib
 
@@ -17,6 +18,29 @@ def tensor(a):
     name = _DTYPES[a.dtype]
     return {"dtype": name, "shape": list(a.shape),
             "b64": base64.b64encode(np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()).decode()}
+
+
+def check_pins(pinned):
+    """Stops unless every package of `pinned` ({name: version}) is installed at that version:
+    the golden data must come from the pinned tools."""
+    bad = []
+    for p, v in pinned.items():
+        try:
+            have = importlib.metadata.version(p)
+        except importlib.metadata.PackageNotFoundError:
+            have = None
+        if have != v:
+            bad.append(f"{p}: have {have}, want {v}")
+    if bad:
+        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
+
+
+REPO = pathlib.Path(__file__).resolve().parent.parent.parent
+
+
+def rel(path):
+    """`path` relative to the repository, as golden files name the files they were made from."""
+    return str(pathlib.Path(path).resolve().relative_to(REPO))
 
 
 def write(path, doc):

@@ -64,16 +64,7 @@ TFLM_ARENA = 4 << 20
 
 def check_versions():
     """Refuses to run with other tool versions than the pinned ones (the data would change)."""
-    bad = []
-    for pkg, want in PINNED.items():
-        try:
-            have = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            have = None
-        if have != want:
-            bad.append(f"{pkg}: have {have}, want {want}")
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
+    goldenio.check_pins(PINNED)
 
 
 def tool_versions():

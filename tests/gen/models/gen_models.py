@@ -55,12 +55,6 @@ FULL_MAX = 1024
 OUT = REPO / "tests" / "golden" / "models" / "mlperf_tiny.json"
 
 
-def check_versions():
-    bad = [f"{p}: have {importlib.metadata.version(p)}, want {v}" for p, v in PINNED.items()
-           if importlib.metadata.version(p) != v]
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
-
 
 def seed_of(model_index, sample):
     return model_index * 1000 + sample
@@ -154,7 +148,7 @@ def run_model(index, name, path):
 
 
 def main(argv):
-    check_versions()
+    goldenio.check_pins(PINNED)
     default = os.environ.get("MQ_MODELS_DIR", str(REPO.parent / "shared" / "models" / "mlperf-tiny"))
     models_dir = pathlib.Path(argv[0] if argv else default)
     doc = {"generator": "tests/gen/models/gen_models.py",

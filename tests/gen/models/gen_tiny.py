@@ -43,12 +43,6 @@ MODEL = OUT_DIR / "tiny_m0_int8.tflite"
 GOLDEN = OUT_DIR / "tiny_m0.json"
 
 
-def check_versions():
-    bad = [f"{p}: have {importlib.metadata.version(p)}, want {v}" for p, v in PINNED.items()
-           if importlib.metadata.version(p) != v]
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
-
 
 def build_model():
     tf.keras.utils.set_random_seed(20240601)
@@ -80,7 +74,7 @@ def convert(model):
 
 
 def main():
-    check_versions()
+    goldenio.check_pins(PINNED)
     MODEL.parent.mkdir(parents=True, exist_ok=True)
     MODEL.write_bytes(convert(build_model()))
     rec = gen_models.run_model(INDEX, NAME, MODEL)
