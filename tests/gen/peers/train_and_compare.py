@@ -40,7 +40,6 @@ Peers' settings:
 Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0, scikit-learn 1.9.1, tensorflow-cpu 2.21.0,
 keras 3.15.1, tf2onnx 1.17.0, ai-edge-litert 2.3.0; torch 2.15.0 (checked by train_torch.py).
 """
-import importlib.metadata
 import json
 import os
 import pathlib
@@ -53,24 +52,13 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
+sys.path.insert(0, str(HERE.parent))  # tests/gen, for goldenio
+import goldenio  # noqa: E402
 OUT = REPO / "tests" / "golden" / "peers"
 PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0", "scikit-learn": "1.9.1",
           "tensorflow-cpu": "2.21.0", "keras": "3.15.1", "tf2onnx": "1.17.0", "ai-edge-litert": "2.3.0"}
 MODELS = ["mlp", "cnn", "dscnn", "outlier"]
 N_TRAIN, N_CALIB, N_TEST = 1297, 200, 500
-
-
-def check_versions():
-    bad = []
-    for p, v in PINNED.items():
-        try:
-            have = importlib.metadata.version(p)
-        except importlib.metadata.PackageNotFoundError:
-            have = None
-        if have != v:
-            bad.append(f"{p}: have {have}, want {v}")
-    if bad:
-        raise SystemExit("tool versions differ from the pins:\n  " + "\n  ".join(bad))
 
 
 def data():
@@ -251,7 +239,7 @@ def tflite_run(model_bytes, x_nhwc):
 
 
 def main():
-    check_versions()
+    goldenio.check_pins(PINNED)
     OUT.mkdir(parents=True, exist_ok=True)
     xtr, ytr, xte, yte = data()
     calib, calib_y = xtr[:N_CALIB], ytr[:N_CALIB]
