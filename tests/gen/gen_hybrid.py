@@ -10,10 +10,12 @@ Writes tests/golden/hybrid/:
                 [--per-tensor] -o <name>.onnx` (the CLI of this checkout, built here with
                 `cargo build --release -p microquant-cli`), each checked with onnx.checker
                 (full_check) before it is kept
+  ic_samples.npy  the inputs of the ic models (below)
   hybrid.json   per model: the mode, the float source, the samples file, and ONNX Runtime's
                 outputs (CPU provider, graph optimizations off: the ops as the ONNX spec defines
-                them) on the first 50 samples: for the float model, for the export, and for
-                dynamic models quantized per tensor also for ONNX Runtime's OWN
+                them) on the first 50 samples: for the float model (ort_float; for a TFLite
+                model the TFLite interpreter's), for the export, and for dynamic models
+                quantized per tensor also for ONNX Runtime's OWN
                 quantize_dynamic(weight_type=QInt8, per_channel=False) model of the same float model
 
 Checked here, before anything is written (the script fails otherwise):
@@ -37,7 +39,12 @@ the hybrid graph with our float executor on the same samples: weight-only within
 output's peak of ONNX Runtime's outputs on the export (float sums in another order), dynamic bit
 for bit equal to them (and so to ONNX Runtime's own quantize_dynamic model where stored).
 
-Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked). Deterministic.
+The ic models start from the float TFLite model (models/mlperf-tiny/ic_resnet8_float32.tflite):
+their float outputs come from the TFLite interpreter (ai-edge-litert, reference kernels), their
+inputs are ic_samples.npy (written here; see ic_samples).
+
+Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0, ai-edge-litert 2.3.0 (checked).
+Deterministic.
 """
 import pathlib
 import subprocess
@@ -56,10 +63,12 @@ import onnxruntime as ort  # noqa: E402
 from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: E402
 from onnxruntime.quantization.quant_utils import quantize_data  # noqa: E402
 
-PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
+PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0", "ai-edge-litert": "2.3.0"}
 OUT = REPO / "tests" / "golden" / "hybrid"
 PEERS = REPO / "tests" / "golden" / "peers"
 EXAMPLES = REPO / "web-demo" / "examples"
+MLPERF = REPO / "models" / "mlperf-tiny"
+IC_SAMPLES = OUT / "ic_samples.npy"
 SAMPLES = 50
 
 # (name, mode, float model, samples, per-channel)
@@ -74,7 +83,42 @@ MODELS = [
     ("dynamic_dscnn_per_tensor", "dynamic", PEERS / "dscnn_nchw.onnx", PEERS / "test_nchw.npy", False),
     ("dynamic_cnn", "dynamic", PEERS / "cnn_nchw.onnx", PEERS / "test_nchw.npy", True),
     ("dynamic_digits", "dynamic", EXAMPLES / "digits_cnn.onnx", EXAMPLES / "digits_calib.npy", True),
+    # A float TFLite model (NHWC in and out): the import path, and a residual network.
+    ("ic", "weight-only", MLPERF / "ic_resnet8_float32.tflite", IC_SAMPLES, True),
+    ("dynamic_ic", "dynamic", MLPERF / "ic_resnet8_float32.tflite", IC_SAMPLES, True),
 ]
+IC_COUNT = 8  # ic samples (32x32x3 each)
+
+
+def ic_samples():
+    """IC_COUNT inputs of the IC model: SplitMix64(seed = 9000 + s) int8 values mapped to floats
+    with the int8 model's input scale and zero point (so they have the model's real input range,
+    as tests/gen/gen_onnx_float.py makes its TFLite inputs)."""
+    from ai_edge_litert.interpreter import Interpreter
+    q = Interpreter(model_path=str(MLPERF / "ic_resnet8_int8.tflite"))
+    d = q.get_input_details()[0]
+    scale, zp = d["quantization"]
+    n = int(np.prod(d["shape"]))
+    x = np.stack([((goldenio.SplitMix64(9000 + s).int8s(n).astype(np.float32) - np.float32(zp)) * np.float32(scale))
+                  .astype(np.float32).reshape(d["shape"][1:]) for s in range(IC_COUNT)])
+    np.save(IC_SAMPLES, x)
+
+
+def run_float(path, x):
+    """The float model's outputs: ONNX Runtime for an ONNX model; for a TFLite model the TFLite
+    interpreter (ai-edge-litert, BUILTIN_REF: the reference kernels)."""
+    if path.suffix != ".tflite":
+        return run(path, x)
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    d, o = it.get_input_details()[0], it.get_output_details()[0]
+    out = []
+    for i in range(len(x)):
+        it.set_tensor(d["index"], x[i:i + 1])
+        it.invoke()
+        out.append(it.get_tensor(o["index"]).astype(np.float32))
+    return np.concatenate(out)
 
 
 def run(path, x):
@@ -181,6 +225,7 @@ def main():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "microquant-cli"], cwd=REPO, check=True)
     cli = REPO / "target" / "release" / "microquant"
     OUT.mkdir(parents=True, exist_ok=True)
+    ic_samples()
     entries = []
     for name, mode, model, samples, per_channel in MODELS:
         export = OUT / f"{name}.onnx"
@@ -197,11 +242,16 @@ def main():
             "float_model": goldenio.rel(model),
             "samples": goldenio.rel(samples),
             "per_channel": per_channel,
-            "ort_float": goldenio.tensor(run(model, x)),
+            "ort_float": goldenio.tensor(run_float(model, x)),
             "ort_export": goldenio.tensor(ort_export),
             "ort_reference": None,
         }
-        if mode == "weight-only":
+        if mode == "weight-only" and model.suffix == ".tflite":
+            # ONNX Runtime cannot fold a TFLite model's weights for check_export; the same
+            # quantizer is checked on the ONNX models above. Here: the import, the export's
+            # layout (NHWC in and out) and its run in ONNX Runtime.
+            print(f"{name}: a TFLite source; its weights are not compared with ORT's quantize_data")
+        elif mode == "weight-only":
             check_export(name, model, export, per_channel)
         else:
             check_dynamic(name, export)
