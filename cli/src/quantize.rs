@@ -131,13 +131,7 @@ fn load(path: &Path) -> Result<Source, CliError> {
     let at = |e: microquant::graph::ConvertError| CliError(format!("{}: {e}", path.display()));
     if bytes.get(4..8) == Some(b"TFL3") {
         let graph = microquant::tflite::import(&bytes).map_err(at)?;
-        let io = |ids: &[microquant::graph::TensorId]| -> Vec<IoInfo> {
-            ids.iter()
-                .filter_map(|&t| graph.tensor(t))
-                .map(|t| IoInfo { name: t.name.clone(), model_shape: t.shape.clone(), perm: (0..t.shape.len()).collect() })
-                .collect()
-        };
-        let (inputs, outputs) = (io(&graph.inputs), io(&graph.outputs));
+        let (inputs, outputs) = (IoInfo::of_graph(&graph, &graph.inputs), IoInfo::of_graph(&graph, &graph.outputs));
         Ok(Source { graph, inputs, outputs, kind: "TFLite" })
     } else {
         let imported = microquant::onnx::import(&bytes).map_err(at)?;

@@ -50,13 +50,7 @@ fn import_source(path: &std::path::Path) -> Imported {
     if path.extension().is_some_and(|e| e == "tflite") {
         let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let graph = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("{}: import: {e}", path.display()));
-        let io = |ids: &[microquant::graph::TensorId]| -> Vec<IoInfo> {
-            ids.iter()
-                .filter_map(|&t| graph.tensor(t))
-                .map(|t| IoInfo { name: t.name.clone(), model_shape: t.shape.clone(), perm: (0..t.shape.len()).collect() })
-                .collect()
-        };
-        let (inputs, outputs) = (io(&graph.inputs), io(&graph.outputs));
+        let (inputs, outputs) = (IoInfo::of_graph(&graph, &graph.inputs), IoInfo::of_graph(&graph, &graph.outputs));
         return Imported { graph, inputs, outputs, opset: 0 };
     }
     import(path)

@@ -113,6 +113,26 @@ pub struct IoInfo {
 }
 
 impl IoInfo {
+    /// The graph tensors `ids` (a graph's inputs or outputs) as they are: the model's layout is
+    /// the graph's. What a model read from TFLite (NHWC, like the graph) exports with, and what
+    /// the QDQ export of a graph built in code takes.
+    ///
+    /// ```
+    /// # use microquant::graph::{DType, Graph, GraphMetadata, Tensor};
+    /// # use microquant::onnx::IoInfo;
+    /// let mut g = Graph::new(GraphMetadata::new("example", "built in a doctest"));
+    /// let x = g.add_tensor(Tensor::new("x", vec![1, 8, 8, 3], DType::F32)).unwrap();
+    /// g.inputs.push(x);
+    /// let io = IoInfo::of_graph(&g, &g.inputs);
+    /// assert_eq!((io[0].name.as_str(), io[0].perm.as_slice()), ("x", &[0, 1, 2, 3][..]));
+    /// ```
+    pub fn of_graph(graph: &Graph, ids: &[crate::graph::TensorId]) -> Vec<IoInfo> {
+        ids.iter()
+            .filter_map(|&t| graph.tensor(t))
+            .map(|t| IoInfo { name: t.name.clone(), model_shape: t.shape.clone(), perm: (0..t.shape.len()).collect() })
+            .collect()
+    }
+
     /// True when the graph tensor has the model's layout (no transposition needed).
     pub fn is_identity(&self) -> bool {
         self.perm.iter().enumerate().all(|(i, &p)| i == p)
