@@ -257,6 +257,8 @@ try {
   // model, no .mq), then weight-only without data (no report, the model still downloads).
   await page.click('#use-example');
   await page.waitForFunction(() => /bundled example is loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
+  const hybridFrom = requests.length;
+  await context.setOffline(true);
   for (const [mode, name, file] of [['weight-only', 'digits_weight_only', 'digits.onnx'], ['dynamic', 'digits_dynamic', 'dynamic_digits.onnx']]) {
     await page.selectOption('#mode', mode);
     const note = await page.textContent('#mode-note');
@@ -266,6 +268,9 @@ try {
     await checkHybridAgainstCli(page, mode, name, file);
     if (mode === 'weight-only') await page.screenshot({ path: path.join(shots, 'weight-only.png'), fullPage: true });
   }
+  const hybridOutside = requests.slice(hybridFrom).filter((u) => !u.startsWith('blob:'));
+  expect(hybridOutside.length === 0, `requests while quantizing weight-only and dynamic offline: ${hybridOutside.join(', ')}`);
+  await context.setOffline(false);
   await page.selectOption('#mode', 'weight-only');
   await page.setInputFiles('#model-file', path.join(demo, 'examples/digits_cnn.onnx'));
   await page.waitForFunction(() => /Add calibration data/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
