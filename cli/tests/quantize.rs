@@ -2,6 +2,7 @@
 //! models, reports and QDQ ONNX models; bad input is one clear error line. Runs the binary on
 //! the committed digits models and data (`tests/golden/peers/`).
 
+use OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -22,18 +23,18 @@ fn tmp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn microquant<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+fn microquant<S: AsRef<OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_microquant")).args(args).output().expect("run microquant")
 }
 
-fn ok<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
+fn ok<S: AsRef<OsStr> + std::fmt::Debug>(args: &[S]) -> String {
     let out = microquant(args);
     assert!(out.status.success(), "microquant {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
 /// The error line of a failing run (exactly one line on stderr).
-fn fails<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
+fn fails<S: AsRef<OsStr> + std::fmt::Debug>(args: &[S]) -> String {
     let out = microquant(args);
     assert!(!out.status.success(), "microquant {args:?} succeeded");
     let err = String::from_utf8(out.stderr).unwrap();
@@ -240,31 +241,28 @@ fn quantizes_a_float_tflite_model() {
     assert!(out.contains("FullyConnected"), "{out}");
 }
 
+/// `microquant quantize MODEL --mode MODE EXTRA... -o OUT` (weight-only or dynamic): its stdout.
+fn quantize_hybrid(model: &Path, mode: &str, extra: &[&OsStr], out: &Path) -> String {
+    let mut args: Vec<&OsStr> = vec!["quantize".as_ref(), model.as_os_str(), "--mode".as_ref(), mode.as_ref()];
+    args.extend_from_slice(extra);
+    args.extend(["-o".as_ref(), out.as_os_str()]);
+    ok(&args)
+}
+
 #[test]
 fn weight_only_writes_the_onnx_model_and_measures_it() {
     // Without samples: the model only (tests/host/weight_only.rs checks it against ONNX Runtime).
     let out = tmp("digits_wo.onnx");
     let digits = repo().join("web-demo/examples/digits_cnn.onnx");
-    let stdout = ok(&["quantize".as_ref(), digits.as_os_str(), "--mode".as_ref(), "weight-only".as_ref(), "-o".as_ref(), out.as_os_str()]);
+    let stdout = quantize_hybrid(&digits, "weight-only", &[], &out);
     assert!(stdout.contains("weight-only int8, 5 layers, per-channel weights"), "{stdout}");
     let committed = std::fs::read(repo().join("tests/golden/hybrid/digits.onnx")).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), committed, "weight-only export differs from the committed one");
     // With samples and labels: the report, printed and as JSON.
     let (out, report) = (tmp("cnn_wo.onnx"), tmp("cnn_wo.json"));
-    let stdout = ok(&[
-        "quantize".as_ref(),
-        peers("cnn_nchw.onnx").as_os_str(),
-        "--mode".as_ref(),
-        "weight-only".as_ref(),
-        "--calib".as_ref(),
-        peers("calib_nchw.npy").as_os_str(),
-        "--labels".as_ref(),
-        peers("calib_labels.npy").as_os_str(),
-        "--report".as_ref(),
-        report.as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
+    let (calib, labels) = (peers("calib_nchw.npy"), peers("calib_labels.npy"));
+    let extra = ["--calib".as_ref(), calib.as_os_str(), "--labels".as_ref(), labels.as_os_str(), "--report".as_ref(), report.as_os_str()];
+    let stdout = quantize_hybrid(&peers("cnn_nchw.onnx"), "weight-only", &extra, &out);
     assert!(stdout.contains("mode weight-only int8 | 200 samples"), "{stdout}");
     assert!(stdout.contains("accuracy: float"), "{stdout}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
@@ -280,17 +278,9 @@ fn weight_only_writes_the_onnx_model_and_measures_it() {
 fn dynamic_writes_the_onnx_model_onnx_runtime_writes() {
     // tests/host/hybrid.rs checks the model: ONNX Runtime runs it as its own quantize_dynamic model.
     let out = tmp("cnn_dynamic.onnx");
-    let stdout = ok(&[
-        "quantize".as_ref(),
-        peers("cnn_nchw.onnx").as_os_str(),
-        "--mode".as_ref(),
-        "dynamic".as_ref(),
-        "--per-tensor".as_ref(),
-        "--calib".as_ref(),
-        peers("calib_nchw.npy").as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
+    let calib = peers("calib_nchw.npy");
+    let stdout =
+        quantize_hybrid(&peers("cnn_nchw.onnx"), "dynamic", &["--per-tensor".as_ref(), "--calib".as_ref(), calib.as_os_str()], &out);
     assert!(stdout.contains("dynamic int8, 3 layers, per-tensor weights"), "{stdout}");
     assert!(stdout.contains("mode dynamic int8 | 200 samples"), "{stdout}");
     let committed = std::fs::read(repo().join("tests/golden/hybrid/dynamic_cnn_per_tensor.onnx")).unwrap();
@@ -302,7 +292,7 @@ fn errors_are_one_clear_line() {
     let model = peers("cnn_nchw.onnx");
     let calib = peers("calib_nchw.npy");
     let out = tmp("err.mq");
-    let base = |extra: &[&std::ffi::OsStr]| -> Vec<std::ffi::OsString> {
+    let base = |extra: &[&OsStr]| -> Vec<std::ffi::OsString> {
         let mut v: Vec<std::ffi::OsString> = vec!["quantize".into(), model.clone().into(), "--calib".into(), calib.clone().into()];
         v.extend(extra.iter().map(|s| s.to_os_string()));
         v.push("-o".into());

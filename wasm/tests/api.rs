@@ -281,6 +281,18 @@ async fn progress_is_reported_and_abort_cancels() {
 
 // ---- weight-only and dynamic (hybrid models) ----
 
+/// Awaits `quantized` (`quantizeWeightOnly` or `quantizeDynamic` on the digits model with the
+/// example's samples and labels) and checks it is the CLI's: `mode`, the ONNX bytes, the report
+/// JSON, the 5 quantized layers.
+async fn hybrid_as_the_cli(quantized: js_sys::Promise, mode: &str, onnx: &[u8], report: &str) -> HybridModel {
+    let h = HybridModel::try_from_js_value(JsFuture::from(quantized).await.unwrap()).unwrap();
+    assert_eq!(h.mode(), mode);
+    assert_same_bytes(&format!("digits {mode} ONNX"), onnx, &h.to_qdq_onnx().unwrap().to_vec());
+    assert_eq!(h.report_json().unwrap(), report, "{mode} report JSON");
+    assert_eq!(h.quantized_layers().length(), 5);
+    h
+}
+
 /// Weight-only quantization gives the CLI's ONNX model (`tests/golden/hybrid/digits.onnx`,
 /// whose weights are checked against ONNX Runtime's quantizer) and report; it runs in float, and
 /// has no `.mq`.
@@ -288,19 +300,16 @@ async fn progress_is_reported_and_abort_cancels() {
 async fn weight_only_gives_the_cli_onnx_and_report() {
     let m = digits();
     let options = obj(&[("evalSamples", bytes(CALIB)), ("labels", label_array())]);
-    let v = JsFuture::from(m.quantize_weight_only(Some(options))).await.unwrap();
-    let w = HybridModel::try_from_js_value(v).unwrap();
-    assert_eq!(w.mode(), "weight-only");
-    assert_same_bytes(
-        "digits weight-only ONNX",
+    let w = hybrid_as_the_cli(
+        m.quantize_weight_only(Some(options)),
+        "weight-only",
         include_bytes!("../../tests/golden/hybrid/digits.onnx"),
-        &w.to_qdq_onnx().unwrap().to_vec(),
-    );
-    assert_eq!(w.report_json().unwrap(), include_str!("data/digits_weight_only.report.json"), "weight-only report JSON");
+        include_str!("data/digits_weight_only.report.json"),
+    )
+    .await;
     let report = w.report();
     let layer0 = Reflect::get(&Reflect::get(&report, &"layers".into()).unwrap(), &0.into()).unwrap();
     assert!(Reflect::get(&layer0, &"scale".into()).unwrap().is_null());
-    assert_eq!(w.quantized_layers().length(), 5);
     let sizes = w.sizes();
     let size = |k: &str| Reflect::get(&sizes, &k.into()).unwrap().as_f64().unwrap();
     assert_eq!((size("floatWeightBytes"), size("weightBytes")), (10856.0, 2936.0));
@@ -329,16 +338,13 @@ async fn weight_only_gives_the_cli_onnx_and_report() {
 async fn dynamic_gives_the_cli_onnx_and_report() {
     let m = digits();
     let options = obj(&[("evalSamples", bytes(CALIB)), ("labels", label_array())]);
-    let v = JsFuture::from(m.quantize_dynamic(Some(options))).await.unwrap();
-    let d = HybridModel::try_from_js_value(v).unwrap();
-    assert_eq!(d.mode(), "dynamic");
-    assert_same_bytes(
-        "digits dynamic ONNX",
+    let d = hybrid_as_the_cli(
+        m.quantize_dynamic(Some(options)),
+        "dynamic",
         include_bytes!("../../tests/golden/hybrid/dynamic_digits.onnx"),
-        &d.to_qdq_onnx().unwrap().to_vec(),
-    );
-    assert_eq!(d.report_json().unwrap(), include_str!("data/digits_dynamic.report.json"), "dynamic report JSON");
-    assert_eq!(d.quantized_layers().length(), 5);
+        include_str!("data/digits_dynamic.report.json"),
+    )
+    .await;
     // The dynamic run is neither the float run nor the weight-only one (its inputs are rounded
     // to uint8 too), and close to both.
     let w = HybridModel::try_from_js_value(JsFuture::from(m.quantize_weight_only(None)).await.unwrap()).unwrap();

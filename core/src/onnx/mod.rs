@@ -118,13 +118,16 @@ impl IoInfo {
     /// the QDQ export of a graph built in code takes.
     ///
     /// ```
-    /// # use microquant::graph::{DType, Graph, GraphMetadata, Tensor};
+    /// # use microquant::graph::{ConvertError, DType, Graph, GraphMetadata, Tensor};
     /// # use microquant::onnx::IoInfo;
+    /// # fn main() -> Result<(), ConvertError> {
     /// let mut g = Graph::new(GraphMetadata::new("example", "built in a doctest"));
-    /// let x = g.add_tensor(Tensor::new("x", vec![1, 8, 8, 3], DType::F32)).unwrap();
+    /// let x = g.add_tensor(Tensor::new("x", vec![1, 8, 8, 3], DType::F32))?;
     /// g.inputs.push(x);
     /// let io = IoInfo::of_graph(&g, &g.inputs);
-    /// assert_eq!((io[0].name.as_str(), io[0].perm.as_slice()), ("x", &[0, 1, 2, 3][..]));
+    /// assert_eq!(io, [IoInfo { name: "x".into(), model_shape: vec![1, 8, 8, 3], perm: vec![0, 1, 2, 3] }]);
+    /// # Ok(())
+    /// # }
     /// ```
     pub fn of_graph(graph: &Graph, ids: &[crate::graph::TensorId]) -> Vec<IoInfo> {
         ids.iter()
