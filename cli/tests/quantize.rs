@@ -2,7 +2,7 @@
 //! models, reports and QDQ ONNX models; bad input is one clear error line. Runs the binary on
 //! the committed digits models and data (`tests/golden/peers/`).
 
-use OsStr;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
