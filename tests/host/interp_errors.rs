@@ -85,3 +85,43 @@ fn reshape_runs_and_copies() {
     it.invoke().unwrap();
     assert_eq!(it.output_i8(0).unwrap(), &[1, -2, 3, -4]);
 }
+
+#[test]
+fn reshape_runs_and_copies_from_a_plan() {
+    let bytes = AlignedBytes::new(&one_op(OpKind::Reshape, 1, vec![]));
+    let mut arena = vec![0u8; 64];
+    let mut it = Interpreter::new(&bytes, &mut arena).unwrap();
+    let plan = [it.prepare_op(0).unwrap()];
+    it.input_i8(0).unwrap().copy_from_slice(&[5, -6, 7, -8]);
+    it.invoke_prepared(&plan).unwrap();
+    assert_eq!(it.output_i8(0).unwrap(), &[5, -6, 7, -8]);
+}
+
+/// A prepared plan runs only with its own model, whole and in order; each misuse has its error.
+#[test]
+fn a_plan_of_another_model_or_out_of_order_is_refused() {
+    let kws = kws();
+    let (a, b) = (AlignedBytes::new(&kws), AlignedBytes::new(&kws));
+    let n = microquant::model::Model::parse(&a).unwrap().arena_len() + 16;
+    let (mut arena_a, mut arena_b) = (vec![0u8; n], vec![0u8; n]);
+    let mut it = Interpreter::new(&a, &mut arena_a).unwrap();
+    let other = Interpreter::new(&b, &mut arena_b).unwrap();
+    let ops = it.model().num_ops();
+    assert!(matches!(it.prepare_op(ops), Err(Error::BadIndex { what: "op", .. })));
+
+    let plan: Vec<_> = (0..ops).map(|i| it.prepare_op(i).unwrap()).collect();
+    let e = it.invoke_prepared(&plan[..ops - 1]).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { reason: "a plan needs one prepared op per op of the model" }), "{e:?}");
+
+    // The same bytes at another address are another model.
+    let foreign: Vec<_> = (0..ops).map(|i| other.prepare_op(i).unwrap()).collect();
+    let e = it.invoke_prepared(&foreign).unwrap_err();
+    assert!(matches!(e, Error::BadOp { index: 0, reason: "prepared from another model" }), "{e:?}");
+
+    let mut swapped: Vec<_> = (0..ops).map(|i| it.prepare_op(i).unwrap()).collect();
+    swapped.swap(1, 2);
+    let e = it.invoke_prepared(&swapped).unwrap_err();
+    assert!(matches!(e, Error::BadOp { index: 2, reason: "prepared op out of place in the plan" }), "{e:?}");
+
+    it.invoke_prepared(&plan).unwrap();
+}

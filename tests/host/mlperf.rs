@@ -1,6 +1,8 @@
 //! The four MLPerf Tiny int8 models, imported from TFLite, compiled to `.mq` and run by the
 //! interpreter on the host: outputs bit-identical to TFLite Micro (double rounding) and to the
-//! TFLite interpreter's reference kernels (single rounding) on 20 seeded inputs each.
+//! TFLite interpreter's reference kernels (single rounding) on 20 seeded inputs each, run both
+//! ways: reading the op records at every run (`invoke`, the device's way) and from a prepared
+//! plan (`invoke_prepared`, the npm package's way).
 
 use microquant::compile::{CompileOptions, compile};
 use microquant::interp::Interpreter;
@@ -34,13 +36,21 @@ fn run_model(name: &str, rounding: Rounding, oracle: Oracle) -> usize {
     check_arena(name, compiled.arena_len);
     let mut arena = vec![0u8; compiled.arena_len + 16];
     let mut interp = Interpreter::new(&bytes, &mut arena).expect("interpreter");
+    let plan: Vec<_> = (0..interp.model().num_ops()).map(|i| interp.prepare_op(i).expect("prepare")).collect();
     let mut checked = 0;
     for s in &m.samples {
         let x = m.input(s.sample);
-        interp.input_i8(0).unwrap().copy_from_slice(&x);
-        interp.invoke().expect("invoke");
-        let y = interp.output_i8(0).unwrap().to_vec();
-        checked += assert_bit_exact(&format!("{name} sample {} ({oracle:?})", s.sample), &s.expected(oracle).i8(), &y);
+        for prepared in [false, true] {
+            interp.input_i8(0).unwrap().copy_from_slice(&x);
+            if prepared {
+                interp.invoke_prepared(&plan).expect("invoke_prepared");
+            } else {
+                interp.invoke().expect("invoke");
+            }
+            let y = interp.output_i8(0).unwrap().to_vec();
+            let what = format!("{name} sample {} ({oracle:?}, {})", s.sample, if prepared { "prepared" } else { "records" });
+            checked += assert_bit_exact(&what, &s.expected(oracle).i8(), &y);
+        }
     }
     println!(
         "{name} {rounding:?}: {} samples, {checked} outputs bit-exact with {oracle:?}; arena {} B (greedy-by-size {} B, {}), model {} B",

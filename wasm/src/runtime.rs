@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use js_sys::{Array, Float32Array, Object};
-use microquant::interp::{ARENA_ALIGN, Interpreter};
+use microquant::interp::{ARENA_ALIGN, Interpreter, PreparedOp};
 use microquant::model::{DType, Model, Quant};
 use microquant::quant::{QParams, QuantDType};
 use self_cell::{MutBorrow, self_cell};
@@ -26,15 +26,29 @@ struct Owner {
     arena: Vec<u128>,
 }
 
-type Interp<'a> = Interpreter<'a, 'a>;
+/// An interpreter with every op prepared once ([`Interpreter::prepare_op`]), so a `run` only
+/// calls the kernels ([`Interpreter::invoke_prepared`]).
+struct Prepared<'a> {
+    it: Interpreter<'a, 'a>,
+    plan: Vec<PreparedOp<'a>>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(model: &'a [u8], arena: &'a mut [u8]) -> Result<Self, microquant::Error> {
+        let it = Interpreter::new(model, arena)?;
+        let plan = (0..it.model().num_ops()).map(|i| it.prepare_op(i)).collect::<Result<_, _>>()?;
+        Ok(Self { it, plan })
+    }
+}
 
 self_cell!(
     /// An interpreter together with the model bytes and arena it borrows, so it is validated
-    /// once and reused by every `run` (no unsafe code here: `self_cell` ties the lifetimes).
+    /// and prepared once and reused by every `run` (no unsafe code here: `self_cell` ties the
+    /// lifetimes).
     struct Session {
         owner: MutBorrow<Owner>,
         #[not_covariant]
-        dependent: Interp,
+        dependent: Prepared,
     }
 );
 
@@ -190,13 +204,13 @@ impl Compiled {
             let Owner { words, len, arena } = o;
             let all: &[u8] = bytemuck::cast_slice(words.as_slice());
             let model = all.get(..*len).unwrap_or(&[]);
-            Interpreter::new(model, bytemuck::cast_slice_mut(arena.as_mut_slice()))
+            Prepared::new(model, bytemuck::cast_slice_mut(arena.as_mut_slice()))
         })
         .ctx("the .mq model cannot run")?;
         let (inputs, outputs) = match layouts {
             Some(l) => l,
-            None => session.with_dependent(|_, it| {
-                let m = it.model();
+            None => session.with_dependent(|_, p| {
+                let m = p.it.model();
                 let io = |t: Result<u32, microquant::Error>| {
                     let t = t.and_then(|t| m.tensor(t)).ok();
                     let shape: Vec<usize> = t.map(|t| t.dims().iter().map(|&d| d as usize).collect()).unwrap_or_default();
@@ -222,7 +236,7 @@ impl Compiled {
     }
 
     fn with_model<R>(&self, f: impl FnOnce(&Model<'_>) -> R) -> R {
-        self.session.borrow().with_dependent(|_, it| f(it.model()))
+        self.session.borrow().with_dependent(|_, p| f(p.it.model()))
     }
 }
 
@@ -526,7 +540,7 @@ impl QuantizedModel {
         let list = input_list(&inputs, n_in)?;
         let mut session = self.inner.session.try_borrow_mut().map_err(|_| error("the model is already running"))?;
         let mut floats = self.inner.floats.try_borrow_mut().map_err(|_| error("the model is already running"))?;
-        session.with_dependent_mut(|_, it| -> Result<Array, JsValue> {
+        session.with_dependent_mut(|_, Prepared { it, plan }| -> Result<Array, JsValue> {
             for (k, v) in list.iter().enumerate() {
                 let info = it.input_info(k).ctx("reading the model inputs")?;
                 if let Some(p) = self.input_floats(k, v, info.dtype, &info.quant, &mut floats)? {
@@ -542,7 +556,7 @@ impl QuantizedModel {
                 let buf = it.input_bytes(k).ctx("reading the model inputs")?;
                 write_data(buf, &data)?;
             }
-            it.invoke().ctx("running the model")?;
+            it.invoke_prepared(plan).ctx("running the model")?;
             let out = Array::new();
             for (k, io) in self.inner.outputs.iter().enumerate() {
                 let info = it.output_info(k).ctx("reading the model outputs")?;

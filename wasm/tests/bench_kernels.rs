@@ -92,8 +92,10 @@ fn bench_kernels() {
 
 /// Per-op time of whole models in the interpreter (the MLPerf Tiny int8 models compiled for
 /// TFLite Micro's rounding, and the digits CNN's `.mq`), each op timed with `performance.now()`
-/// around it over many invocations ([`Interpreter::invoke_profiled`]), plus the time of a plain
-/// [`Interpreter::invoke`]. Prints one line per op (kind, output shape, MACs, microseconds,
+/// around it over many invocations of the prepared plan the npm package runs
+/// ([`Interpreter::invoke_prepared_profiled`]), plus the time of a whole run both ways: reading
+/// the op records at every run ([`Interpreter::invoke`], the device's way) and from the plan
+/// ([`Interpreter::invoke_prepared`]). Prints one line per op (kind, output shape, MACs, microseconds,
 /// GMAC/s) and one per model. Ignored like `bench_kernels`:
 ///
 /// ```sh
@@ -144,12 +146,18 @@ fn bench_models() {
         if let Ok(x) = it.input_i8(0) {
             r.fill_i8(x); // (a float input, digits', stays zeros)
         }
-        let whole = per_call_ms(&mut || it.invoke().expect("invoke"), 300.0);
+        let plan: Vec<_> = (0..model.num_ops()).map(|i| it.prepare_op(i).expect("prepare")).collect();
+        // Record-reading and prepared runs alternate, so load from other processes falls on both.
+        let (mut whole, mut prepared) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..3 {
+            whole = whole.min(per_call_ms(&mut || it.invoke().expect("invoke"), 100.0));
+            prepared = prepared.min(per_call_ms(&mut || it.invoke_prepared(&plan).expect("invoke"), 100.0));
+        }
         let n = model.num_ops();
         let mut prof = PerOp { t0: 0.0, total: vec![0.0; n] };
         let runs = ((200.0 / whole.max(1e-3)) as usize).clamp(20, 20_000);
         for _ in 0..runs {
-            it.invoke_profiled(&mut prof).expect("invoke");
+            it.invoke_prepared_profiled(&plan, &mut prof).expect("invoke");
         }
         let nt = model.num_tensors() as u32;
         let lookup = per_call_ms(
@@ -170,8 +178,9 @@ fn bench_models() {
             50.0,
         ) / n.max(1) as f64;
         console_log!(
-            "model={name} invoke_us={:.2} ops={n} profiled_runs={runs} tensor_lookup_us={:.3} op_lookup_us={:.3}",
+            "model={name} invoke_us={:.2} invoke_prepared_us={:.2} ops={n} profiled_runs={runs} tensor_lookup_us={:.3} op_lookup_us={:.3}",
             whole * 1000.0,
+            prepared * 1000.0,
             lookup * 1000.0,
             glue * 1000.0
         );

@@ -3,8 +3,7 @@
 //! Inputs: `[input, filter, bias (optional), multipliers (i32 [out_c]), shifts (i32 [out_c])]`.
 //! Parameter words: [`ConvWords`] (conv) and [`DepthwiseWords`] (depthwise).
 
-use super::{Ctx, as_i8, as_pod, as_pod_mut, bytes_of, dims4, read_activation};
-use crate::interp::arena::carve;
+use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, dims4, read_activation};
 use crate::interp::params::Params;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::conv::{ConvParams, conv_s8, conv_s16};
@@ -199,59 +198,60 @@ fn depthwise_params<'m>(ctx: &Ctx<'_, 'm>) -> Result<(DepthwiseConvParams, Opera
     Ok((params, o))
 }
 
-pub(crate) fn validate_conv(ctx: &Ctx) -> Result<(), Error> {
-    conv_params(ctx).map(|_| ())
+/// A convolution (`P`: [`ConvParams`]) or depthwise convolution ([`DepthwiseConvParams`]),
+/// prepared: the kernel's parameters and where its operands are.
+pub(crate) struct ConvOp<'m, P> {
+    params: P,
+    x: Src<'m>,
+    dtype: DType,
+    filter: &'m [i8],
+    bias: Option<(DType, Src<'m>)>,
+    quant: PerChannelQuant<'m>,
 }
 
-pub(crate) fn validate_depthwise(ctx: &Ctx) -> Result<(), Error> {
-    depthwise_params(ctx).map(|_| ())
+fn conv_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvOp<'m, P>, Error> {
+    let bias = Src::of_opt(o.bias.as_ref())?;
+    Ok(ConvOp { params, x: Src::of(&o.x)?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
+}
+
+pub(crate) fn prepare_conv<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m, ConvParams>, Error> {
+    let (params, o) = conv_params(ctx)?;
+    conv_op(params, o)
+}
+
+pub(crate) fn prepare_depthwise<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m, DepthwiseConvParams>, Error> {
+    let (params, o) = depthwise_params(ctx)?;
+    conv_op(params, o)
 }
 
 /// Runs a conv-like kernel: `$s8` for int8, `$s16` for 16x8 (bias i64 or i32).
 macro_rules! run_conv {
-    ($ctx:expr, $arena:expr, $params:expr, $o:expr, $s8:ident, $s16:ident) => {{
-        let ctx = $ctx;
-        let o = $o;
-        let idx = ctx.op.index;
-        let (out_r, scratch_r) = ctx.out_and_scratch()?;
-        let (out, scratch, ro) = carve($arena, out_r, scratch_r, idx)?;
-        let x = bytes_of(&o.x, &ro, idx)?;
-        let bias = match &o.bias {
-            Some(b) => Some((b.dtype, bytes_of(b, &ro, idx)?)),
-            None => None,
-        };
-        match (o.x.dtype, bias) {
-            (DType::I8, None) => $s8(&$params, &o.quant, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch),
+    ($op:expr, $carved:expr, $idx:expr, $s8:ident, $s16:ident) => {{
+        let (o, idx) = ($op, $idx);
+        let (out, scratch, ro) = $carved;
+        let x = o.x.bytes(&ro, idx)?;
+        let bias = Src::bytes_opt(o.bias, &ro, idx)?;
+        let q = &o.quant;
+        match (o.dtype, bias) {
+            (DType::I8, None) => $s8(&o.params, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch),
             (DType::I8, Some((_, b))) => {
-                $s8(&$params, &o.quant, as_i8(x), o.filter, Some(as_pod::<i32>(b, idx)?), bytemuck::cast_slice_mut(out), scratch)
+                $s8(&o.params, q, as_i8(x), o.filter, Some(as_pod::<i32>(b, idx)?), bytemuck::cast_slice_mut(out), scratch)
             }
-            (_, Some((DType::I32, b))) => $s16::<i32>(
-                &$params,
-                &o.quant,
-                as_pod(x, idx)?,
-                o.filter,
-                Some(as_pod::<i32>(b, idx)?),
-                as_pod_mut(out, idx)?,
-            ),
-            (_, Some((_, b))) => $s16::<i64>(
-                &$params,
-                &o.quant,
-                as_pod(x, idx)?,
-                o.filter,
-                Some(as_pod::<i64>(b, idx)?),
-                as_pod_mut(out, idx)?,
-            ),
-            (_, None) => $s16::<i64>(&$params, &o.quant, as_pod(x, idx)?, o.filter, None, as_pod_mut(out, idx)?),
+            (_, Some((DType::I32, b))) => {
+                $s16::<i32>(&o.params, q, as_pod(x, idx)?, o.filter, Some(as_pod::<i32>(b, idx)?), as_pod_mut(out, idx)?)
+            }
+            (_, Some((_, b))) => {
+                $s16::<i64>(&o.params, q, as_pod(x, idx)?, o.filter, Some(as_pod::<i64>(b, idx)?), as_pod_mut(out, idx)?)
+            }
+            (_, None) => $s16::<i64>(&o.params, q, as_pod(x, idx)?, o.filter, None, as_pod_mut(out, idx)?),
         }
     }};
 }
 
-pub(crate) fn eval_conv(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let (params, o) = conv_params(ctx)?;
-    run_conv!(ctx, arena, params, o, conv_s8, conv_s16)
+pub(crate) fn run_conv(o: &ConvOp<ConvParams>, carved: Carved, idx: u32) -> Result<(), Error> {
+    run_conv!(o, carved, idx, conv_s8, conv_s16)
 }
 
-pub(crate) fn eval_depthwise(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let (params, o) = depthwise_params(ctx)?;
-    run_conv!(ctx, arena, params, o, depthwise_conv_s8, depthwise_conv_s16)
+pub(crate) fn run_depthwise(o: &ConvOp<DepthwiseConvParams>, carved: Carved, idx: u32) -> Result<(), Error> {
+    run_conv!(o, carved, idx, depthwise_conv_s8, depthwise_conv_s16)
 }

@@ -1,6 +1,6 @@
 //! ADD, MUL, SOFTMAX, CONCATENATION, MEAN.
 
-use super::{Ctx, as_i8, as_pod, as_pod_mut, bytes_of, read_activation, shape_of, tensor_quant};
+use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, bytes_of, read_activation, shape_of, tensor_quant};
 use crate::interp::arena::carve;
 use crate::interp::params::Params;
 use crate::kernels::add::{AddParams, add_s8, add_s16};
@@ -129,23 +129,33 @@ fn add_params(ctx: &Ctx) -> Result<AddParams, Error> {
     })
 }
 
-pub(crate) fn validate_add(ctx: &Ctx) -> Result<(), Error> {
-    add_params(ctx).map(|_| ())
+/// A binary op (ADD, MUL), prepared: the kernel's parameters and the two inputs.
+pub(crate) struct BinaryOp<'m, P> {
+    params: P,
+    a: Src<'m>,
+    b: Src<'m>,
+    dtype: DType,
 }
 
-pub(crate) fn eval_add(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let params = add_params(ctx)?;
-    let idx = ctx.op.index;
+pub(crate) type AddOp<'m> = BinaryOp<'m, AddParams>;
+pub(crate) type MulOp<'m> = BinaryOp<'m, MulParams>;
+
+fn binary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<BinaryOp<'m, P>, Error> {
     let (a, b) = (ctx.input(0)?, ctx.input(1)?);
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let (ab, bb) = (bytes_of(&a, &ro, idx)?, bytes_of(&b, &ro, idx)?);
-    match a.dtype {
-        DType::I8 => {
-            // `add_s8` runs its elementwise fast path when the shapes are equal.
-            add_s8(&params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out))
-        }
-        _ => add_s16(&params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
+    Ok(BinaryOp { params, a: Src::of(&a)?, b: Src::of(&b)?, dtype: a.dtype })
+}
+
+pub(crate) fn prepare_add<'m>(ctx: &Ctx<'_, 'm>) -> Result<AddOp<'m>, Error> {
+    binary_op(ctx, add_params(ctx)?)
+}
+
+pub(crate) fn run_add(o: &AddOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
+    match o.dtype {
+        // `add_s8` runs its elementwise fast path when the shapes are equal.
+        DType::I8 => add_s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        _ => add_s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
     }
 }
 
@@ -193,20 +203,16 @@ fn mul_params(ctx: &Ctx) -> Result<MulParams, Error> {
     Ok(MulParams { input1_offset, input2_offset, output_offset, output_multiplier, activation, broadcast, rounding: ctx.rounding })
 }
 
-pub(crate) fn validate_mul(ctx: &Ctx) -> Result<(), Error> {
-    mul_params(ctx).map(|_| ())
+pub(crate) fn prepare_mul<'m>(ctx: &Ctx<'_, 'm>) -> Result<MulOp<'m>, Error> {
+    binary_op(ctx, mul_params(ctx)?)
 }
 
-pub(crate) fn eval_mul(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let params = mul_params(ctx)?;
-    let idx = ctx.op.index;
-    let (a, b) = (ctx.input(0)?, ctx.input(1)?);
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let (ab, bb) = (bytes_of(&a, &ro, idx)?, bytes_of(&b, &ro, idx)?);
-    match a.dtype {
-        DType::I8 => mul_s8(&params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
-        _ => mul_s16(&params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
+pub(crate) fn run_mul(o: &MulOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
+    match o.dtype {
+        DType::I8 => mul_s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        _ => mul_s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
     }
 }
 
@@ -251,20 +257,32 @@ fn softmax_params(ctx: &Ctx) -> Result<SoftmaxParams, Error> {
     Ok(SoftmaxParams { input_multiplier, input_left_shift, diff_min, depth, rounding: ctx.rounding })
 }
 
-pub(crate) fn validate_softmax(ctx: &Ctx) -> Result<(), Error> {
-    softmax_params(ctx).map(|_| ())
+/// A unary op (SOFTMAX, MEAN), prepared: the kernel's parameters, the input, the output dtype.
+pub(crate) struct UnaryOp<'m, P> {
+    params: P,
+    x: Src<'m>,
+    x_dtype: DType,
+    y_dtype: DType,
 }
 
-pub(crate) fn eval_softmax(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let params = softmax_params(ctx)?;
-    let idx = ctx.op.index;
+pub(crate) type SoftmaxOp<'m> = UnaryOp<'m, SoftmaxParams>;
+pub(crate) type MeanOp<'m> = UnaryOp<'m, MeanParams>;
+
+fn unary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<UnaryOp<'m, P>, Error> {
     let (x, y) = (ctx.input(0)?, ctx.output()?);
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = as_i8(bytes_of(&x, &ro, idx)?);
-    match y.dtype {
-        DType::I8 => softmax_s8(&params, xb, bytemuck::cast_slice_mut(out)),
-        _ => softmax_s8_s16(&params, xb, as_pod_mut(out, idx)?),
+    Ok(UnaryOp { params, x: Src::of(&x)?, x_dtype: x.dtype, y_dtype: y.dtype })
+}
+
+pub(crate) fn prepare_softmax<'m>(ctx: &Ctx<'_, 'm>) -> Result<SoftmaxOp<'m>, Error> {
+    unary_op(ctx, softmax_params(ctx)?)
+}
+
+pub(crate) fn run_softmax(o: &SoftmaxOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let xb = as_i8(o.x.bytes(&ro, idx)?);
+    match o.y_dtype {
+        DType::I8 => softmax_s8(&o.params, xb, bytemuck::cast_slice_mut(out)),
+        _ => softmax_s8_s16(&o.params, xb, as_pod_mut(out, idx)?),
     }
 }
 
@@ -394,21 +412,19 @@ fn mean_params(ctx: &Ctx) -> Result<MeanParams, Error> {
     Ok(params)
 }
 
-pub(crate) fn validate_mean(ctx: &Ctx) -> Result<(), Error> {
-    mean_params(ctx).map(|_| ())
+pub(crate) fn prepare_mean<'m>(ctx: &Ctx<'_, 'm>) -> Result<MeanOp<'m>, Error> {
+    unary_op(ctx, mean_params(ctx)?)
 }
 
-pub(crate) fn eval_mean(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let params = mean_params(ctx)?;
-    let idx = ctx.op.index;
-    let x = ctx.input(0)?;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, scratch, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = bytes_of(&x, &ro, idx)?;
+pub(crate) fn run_mean(o: &MeanOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, scratch, ro) = carved;
+    let xb = o.x.bytes(&ro, idx)?;
     let scratch: &mut [i32] = as_pod_mut(scratch, idx)?;
-    let scratch = scratch.get_mut(..params.output_len()).ok_or(ctx.bad("mean scratch too small"))?;
-    match x.dtype {
-        DType::I8 => mean_s8(&params, as_i8(xb), bytemuck::cast_slice_mut(out), scratch),
-        _ => mean_s16(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?, scratch),
+    let scratch = scratch
+        .get_mut(..o.params.output_len())
+        .ok_or(Error::BadOp { index: idx, reason: "mean scratch too small" })?;
+    match o.x_dtype {
+        DType::I8 => mean_s8(&o.params, as_i8(xb), bytemuck::cast_slice_mut(out), scratch),
+        _ => mean_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?, scratch),
     }
 }

@@ -5,8 +5,7 @@
 //! interpreter's rounding)]`, with one multiplier per output channel for per-channel weights or
 //! one for per-tensor weights. Parameter words: [`FullyConnectedWords`].
 
-use super::{Ctx, as_i8, as_pod, as_pod_mut, bytes_of, read_activation};
-use crate::interp::arena::carve;
+use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, read_activation};
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
     fully_connected_per_channel_s8, fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s16,
@@ -119,22 +118,28 @@ fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Prepared<'m>, Error> {
     Ok(Prepared { params, quant, x, filter, bias })
 }
 
-pub(crate) fn validate(ctx: &Ctx) -> Result<(), Error> {
-    prepare(ctx).map(|_| ())
+/// A fully connected layer, prepared.
+pub(crate) struct FcOp<'m> {
+    params: FullyConnectedParams,
+    quant: Quant<'m>,
+    x: Src<'m>,
+    dtype: DType,
+    filter: &'m [i8],
+    bias: Option<(DType, Src<'m>)>,
 }
 
-pub(crate) fn eval(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<FcOp<'m>, Error> {
     let p = prepare(ctx)?;
-    let idx = ctx.op.index;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, scratch, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let x = bytes_of(&p.x, &ro, idx)?;
-    let bias = match &p.bias {
-        Some(b) => Some((b.dtype, bytes_of(b, &ro, idx)?)),
-        None => None,
-    };
+    let bias = Src::of_opt(p.bias.as_ref())?;
+    Ok(FcOp { params: p.params, quant: p.quant, x: Src::of(&p.x)?, dtype: p.x.dtype, filter: p.filter, bias })
+}
+
+pub(crate) fn run(p: &FcOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, scratch, ro) = carved;
+    let x = p.x.bytes(&ro, idx)?;
+    let bias = Src::bytes_opt(p.bias, &ro, idx)?;
     let prm = &p.params;
-    match (&p.quant, p.x.dtype) {
+    match (&p.quant, p.dtype) {
         (Quant::Tensor(q), DType::I8) => {
             let b = match bias {
                 Some((_, b)) => Some(as_pod::<i32>(b, idx)?),

@@ -3,9 +3,8 @@
 //! kernels' prepare functions, which reproduce TFLite Micro (double rounding) or the TFLite
 //! interpreter (single rounding) exactly.
 
-use super::{Ctx, as_i8, bytes_of};
-use crate::interp::arena::carve;
-use crate::kernels::lut::{LUT_S8_LEN, LutS8, lut_lookup_s8};
+use super::{Carved, Ctx, Src, as_i8};
+use crate::kernels::lut::{LutS8, lut_lookup_s8};
 use crate::model::DType;
 use crate::Error;
 
@@ -19,29 +18,33 @@ fn table<'m>(ctx: &Ctx<'_, 'm>) -> Result<&'m LutS8, Error> {
     <&LutS8>::try_from(lut).map_err(|_| ctx.bad("the lookup table must have 256 entries"))
 }
 
-pub(crate) fn validate(ctx: &Ctx) -> Result<(), Error> {
-    let _ = LUT_S8_LEN;
-    table(ctx).map(|_| ())
+/// A table lookup, prepared: the table and the input (`None` when the output is written over
+/// the input, byte by byte where it stands).
+pub(crate) struct LutOp<'m> {
+    table: &'m LutS8,
+    x: Option<Src<'m>>,
 }
 
-pub(crate) fn eval(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let lut = table(ctx)?;
-    let idx = ctx.op.index;
-    let x = ctx.input(0)?;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    if ctx.op.in_place() {
+pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<LutOp<'m>, Error> {
+    let table = table(ctx)?;
+    let x = if ctx.op.in_place() { None } else { Some(Src::of(&ctx.input(0)?)?) };
+    Ok(LutOp { table, x })
+}
+
+pub(crate) fn run(p: &LutOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let lut = p.table;
+    let Some(x) = p.x else {
         // Output over the input: look each byte up where it stands.
-        let data = arena.get_mut(out_r.0..out_r.0.saturating_add(out_r.1)).ok_or(ctx.bad("output outside the arena"))?;
-        for v in data.iter_mut() {
+        for v in out.iter_mut() {
             *v = lut[*v as usize] as u8;
         }
         return Ok(());
-    }
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = as_i8(bytes_of(&x, &ro, idx)?);
+    };
+    let xb = as_i8(x.bytes(&ro, idx)?);
     let out: &mut [i8] = bytemuck::cast_slice_mut(out);
     if xb.len() != out.len() {
-        return Err(ctx.bad("table lookup input and output differ in size"));
+        return Err(Error::BadOp { index: idx, reason: "table lookup input and output differ in size" });
     }
     lut_lookup_s8(lut, xb, out);
     Ok(())

@@ -11,7 +11,7 @@ pub(crate) mod pool;
 pub(crate) mod quantize;
 pub(crate) mod shape;
 
-use super::arena::ReadOnly;
+use super::arena::{ReadOnly, carve};
 use super::params::Params;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::{DType, Model, OpInfo, OpKind, Quant, Storage, TensorInfo, ABSENT};
@@ -153,49 +153,163 @@ pub(crate) fn shape_of(t: &TensorInfo) -> ([usize; 6], usize) {
     (d, t.dims().len())
 }
 
-/// Checks op `i` of `m` completely, so that [`eval`] cannot fail on it.
+/// Checks op `i` of `m` completely (by preparing it), so that [`eval`] cannot fail on it.
 pub(crate) fn validate(m: &Model, i: u32, rounding: Rounding) -> Result<(), Error> {
-    let op = m.op(i)?;
-    let ctx = Ctx { m, op: &op, rounding };
-    match op.kind {
-        OpKind::Conv2d => conv::validate_conv(&ctx),
-        OpKind::DepthwiseConv2d => conv::validate_depthwise(&ctx),
-        OpKind::FullyConnected => fully_connected::validate(&ctx),
-        OpKind::MaxPool2d | OpKind::AvgPool2d => pool::validate(&ctx),
-        OpKind::Add => elementwise::validate_add(&ctx),
-        OpKind::Mul => elementwise::validate_mul(&ctx),
-        OpKind::Softmax => elementwise::validate_softmax(&ctx),
-        OpKind::Concatenation => elementwise::validate_concat(&ctx),
-        OpKind::Mean => elementwise::validate_mean(&ctx),
-        OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish => lut::validate(&ctx),
-        OpKind::Reshape => shape::validate_reshape(&ctx),
-        OpKind::Pad => shape::validate_pad(&ctx),
-        OpKind::Transpose => shape::validate_transpose(&ctx),
-        OpKind::Quantize => quantize::validate(&ctx),
-        _ => Err(Error::UnsupportedOp { index: i, code: op.kind.code() }),
-    }
+    prepare(m, i, rounding).map(|_| ())
 }
 
 /// Runs `op` on `arena`; [`validate`] has accepted it.
 pub(crate) fn eval(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
     let ctx = Ctx { m, op, rounding };
-    match op.kind {
-        OpKind::Conv2d => conv::eval_conv(&ctx, arena),
-        OpKind::DepthwiseConv2d => conv::eval_depthwise(&ctx, arena),
-        OpKind::FullyConnected => fully_connected::eval(&ctx, arena),
-        OpKind::MaxPool2d | OpKind::AvgPool2d => pool::eval(&ctx, arena),
-        OpKind::Add => elementwise::eval_add(&ctx, arena),
-        OpKind::Mul => elementwise::eval_mul(&ctx, arena),
-        OpKind::Softmax => elementwise::eval_softmax(&ctx, arena),
-        OpKind::Concatenation => elementwise::eval_concat(&ctx, arena),
-        OpKind::Mean => elementwise::eval_mean(&ctx, arena),
-        OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish => lut::eval(&ctx, arena),
-        OpKind::Reshape => shape::eval_reshape(&ctx, arena),
-        OpKind::Pad => shape::eval_pad(&ctx, arena),
-        OpKind::Transpose => shape::eval_transpose(&ctx, arena),
-        OpKind::Quantize => quantize::eval(&ctx, arena),
-        _ => Err(Error::UnsupportedOp { index: op.index, code: op.kind.code() }),
+    run_kernel(m, rounding, op.index, &prepare_kernel(&ctx)?, arena)
+}
+
+/// Where an op reads an input: constant bytes of the model, or a region of the arena.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'m> {
+    Const(&'m [u8]),
+    Arena(ArenaRange),
+}
+
+impl<'m> Src<'m> {
+    /// The source of tensor `t`'s bytes.
+    pub(crate) fn of(t: &TensorInfo<'m>) -> Result<Self, Error> {
+        match t.storage {
+            Storage::Const(_) => t
+                .const_bytes()
+                .map(Src::Const)
+                .ok_or(Error::BadTensor { index: t.index, reason: "outside the model" }),
+            Storage::Arena(off) => Ok(Src::Arena((off as usize, t.byte_len as usize))),
+        }
     }
+
+    /// The bytes, from the model or the read-only arena.
+    pub(crate) fn bytes<'c>(self, ro: &ReadOnly<'c>, op: u32) -> Result<&'c [u8], Error>
+    where
+        'm: 'c,
+    {
+        match self {
+            Src::Const(b) => Ok(b),
+            Src::Arena((off, len)) => ro.get(off, len, op),
+        }
+    }
+
+    /// An optional operand (a bias): its dtype and source.
+    pub(crate) fn of_opt(t: Option<&TensorInfo<'m>>) -> Result<Option<(DType, Self)>, Error> {
+        t.map(|t| Ok((t.dtype, Src::of(t)?))).transpose()
+    }
+
+    /// [`Self::bytes`] of an optional operand, with its dtype.
+    pub(crate) fn bytes_opt<'c>(s: Option<(DType, Self)>, ro: &ReadOnly<'c>, op: u32) -> Result<Option<(DType, &'c [u8])>, Error>
+    where
+        'm: 'c,
+    {
+        s.map(|(d, s)| Ok((d, s.bytes(ro, op)?))).transpose()
+    }
+}
+
+/// An op whose parameter words, tensors and quantization have been read and checked once
+/// ([`Interpreter::prepare_op`](crate::interp::Interpreter::prepare_op)), so that running it
+/// ([`Interpreter::invoke_prepared`](crate::interp::Interpreter::invoke_prepared)) only carves
+/// the arena and calls the kernel. It borrows the model's bytes (weights, multipliers) and
+/// belongs to the model it was prepared from.
+pub struct PreparedOp<'m> {
+    pub(crate) index: u32,
+    /// The address of the model's bytes: a prepared op runs only with the model it came from.
+    pub(crate) model: usize,
+    pub(crate) kind: OpKind,
+    kernel: Kernel<'m>,
+}
+
+impl core::fmt::Debug for PreparedOp<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PreparedOp").field("index", &self.index).field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+/// The prepared form of each op kind: its kernel's parameters, its operands' sources and its
+/// arena regions (output, scratch).
+pub(crate) enum Kernel<'m> {
+    Conv(conv::ConvOp<'m, crate::kernels::conv::ConvParams>, ArenaRange, ArenaRange),
+    Depthwise(conv::ConvOp<'m, crate::kernels::depthwise_conv::DepthwiseConvParams>, ArenaRange, ArenaRange),
+    FullyConnected(fully_connected::FcOp<'m>, ArenaRange, ArenaRange),
+    Pool(pool::PoolOp<'m>, ArenaRange),
+    Add(elementwise::AddOp<'m>, ArenaRange),
+    Mul(elementwise::MulOp<'m>, ArenaRange),
+    Softmax(elementwise::SoftmaxOp<'m>, ArenaRange),
+    Mean(elementwise::MeanOp<'m>, ArenaRange, ArenaRange),
+    Lut(lut::LutOp<'m>, ArenaRange),
+    Reshape(shape::ReshapeOp),
+    Pad(shape::PadOp<'m>, ArenaRange),
+    Transpose(shape::TransposeOp<'m>, ArenaRange),
+    Quantize(quantize::QuantizeOp<'m>, ArenaRange),
+    /// Read again at every run (it has up to 16 inputs; rare in the models we meet).
+    Concat,
+}
+
+fn prepare_kernel<'m>(ctx: &Ctx<'_, 'm>) -> Result<Kernel<'m>, Error> {
+    let out = || ctx.region(&ctx.output()?);
+    Ok(match ctx.op.kind {
+        OpKind::Conv2d => Kernel::Conv(conv::prepare_conv(ctx)?, out()?, ctx.scratch()),
+        OpKind::DepthwiseConv2d => Kernel::Depthwise(conv::prepare_depthwise(ctx)?, out()?, ctx.scratch()),
+        OpKind::FullyConnected => Kernel::FullyConnected(fully_connected::prepare_op(ctx)?, out()?, ctx.scratch()),
+        OpKind::MaxPool2d | OpKind::AvgPool2d => Kernel::Pool(pool::prepare_op(ctx)?, out()?),
+        OpKind::Add => Kernel::Add(elementwise::prepare_add(ctx)?, out()?),
+        OpKind::Mul => Kernel::Mul(elementwise::prepare_mul(ctx)?, out()?),
+        OpKind::Softmax => Kernel::Softmax(elementwise::prepare_softmax(ctx)?, out()?),
+        OpKind::Concatenation => {
+            elementwise::validate_concat(ctx)?;
+            out()?;
+            Kernel::Concat
+        }
+        OpKind::Mean => Kernel::Mean(elementwise::prepare_mean(ctx)?, out()?, ctx.scratch()),
+        OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish => Kernel::Lut(lut::prepare_op(ctx)?, out()?),
+        OpKind::Reshape => Kernel::Reshape(shape::prepare_reshape(ctx)?),
+        OpKind::Pad => Kernel::Pad(shape::prepare_pad(ctx)?, out()?),
+        OpKind::Transpose => Kernel::Transpose(shape::prepare_transpose(ctx)?, out()?),
+        OpKind::Quantize => Kernel::Quantize(quantize::prepare_op(ctx)?, out()?),
+        _ => return Err(Error::UnsupportedOp { index: ctx.op.index, code: ctx.op.kind.code() }),
+    })
+}
+
+/// An op's writable arena regions (output, scratch) and read-only views of the rest.
+pub(crate) type Carved<'b> = (&'b mut [u8], &'b mut [u8], ReadOnly<'b>);
+
+/// Runs the prepared kernel of op `idx` of `m` on `arena`.
+fn run_kernel(m: &Model, rounding: Rounding, idx: u32, k: &Kernel, arena: &mut [u8]) -> Result<(), Error> {
+    let none = (0, 0);
+    match k {
+        Kernel::Conv(o, out, scratch) => conv::run_conv(o, carve(arena, *out, *scratch, idx)?, idx),
+        Kernel::Depthwise(o, out, scratch) => conv::run_depthwise(o, carve(arena, *out, *scratch, idx)?, idx),
+        Kernel::FullyConnected(o, out, scratch) => fully_connected::run(o, carve(arena, *out, *scratch, idx)?, idx),
+        Kernel::Pool(o, out) => pool::run(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Add(o, out) => elementwise::run_add(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Mul(o, out) => elementwise::run_mul(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Softmax(o, out) => elementwise::run_softmax(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Mean(o, out, scratch) => elementwise::run_mean(o, carve(arena, *out, *scratch, idx)?, idx),
+        Kernel::Lut(o, out) => lut::run(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Reshape(o) => shape::run_reshape(o, arena, idx),
+        Kernel::Pad(o, out) => shape::run_pad(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Transpose(o, out) => shape::run_transpose(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Quantize(o, out) => quantize::run(o, carve(arena, *out, none, idx)?, idx),
+        Kernel::Concat => elementwise::eval_concat(&Ctx { m, op: &m.op(idx)?, rounding }, arena),
+    }
+}
+
+/// Prepares op `i` of `m` (checking it as [`validate`] does).
+pub(crate) fn prepare<'m>(m: &Model<'m>, i: u32, rounding: Rounding) -> Result<PreparedOp<'m>, Error> {
+    let op = m.op(i)?;
+    let ctx = Ctx { m, op: &op, rounding };
+    let kernel = prepare_kernel(&ctx)?;
+    Ok(PreparedOp { index: i, model: m.bytes().as_ptr() as usize, kind: op.kind, kernel })
+}
+
+/// Runs a prepared op of `m` on `arena`.
+pub(crate) fn run_prepared(m: &Model, p: &PreparedOp, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+    if p.model != m.bytes().as_ptr() as usize {
+        return Err(Error::BadOp { index: p.index, reason: "prepared from another model" });
+    }
+    run_kernel(m, rounding, p.index, &p.kernel, arena)
 }
 
 /// Per-tensor quantization of a tensor as the kernels' `TensorQuant`.

@@ -1,7 +1,6 @@
 //! MAX_POOL_2D and AVERAGE_POOL_2D. Inputs: `[input]`. Parameter words: [`PoolWords`].
 
-use super::{Ctx, as_i8, as_pod, as_pod_mut, bytes_of, dims4, read_activation};
-use crate::interp::arena::carve;
+use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, dims4, read_activation};
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
 use crate::kernels::Dims4;
@@ -59,21 +58,28 @@ fn prepare(ctx: &Ctx) -> Result<PoolParams, Error> {
     Ok(PoolParams { input, output, filter, stride, padding, activation })
 }
 
-pub(crate) fn validate(ctx: &Ctx) -> Result<(), Error> {
-    prepare(ctx).map(|_| ())
+/// A pooling op, prepared.
+pub(crate) struct PoolOp<'m> {
+    params: PoolParams,
+    max: bool,
+    x: Src<'m>,
+    dtype: DType,
 }
 
-pub(crate) fn eval(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<PoolOp<'m>, Error> {
     let params = prepare(ctx)?;
-    let idx = ctx.op.index;
     let x = ctx.input(0)?;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = bytes_of(&x, &ro, idx)?;
-    match (ctx.op.kind, x.dtype) {
-        (OpKind::MaxPool2d, DType::I8) => max_pool_s8(&params, as_i8(xb), bytemuck::cast_slice_mut(out)),
-        (OpKind::MaxPool2d, _) => max_pool_s16(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
-        (_, DType::I8) => avg_pool_s8(&params, as_i8(xb), bytemuck::cast_slice_mut(out)),
-        (_, _) => avg_pool_s16(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+    Ok(PoolOp { params, max: ctx.op.kind == OpKind::MaxPool2d, x: Src::of(&x)?, dtype: x.dtype })
+}
+
+pub(crate) fn run(p: &PoolOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let xb = p.x.bytes(&ro, idx)?;
+    let params = &p.params;
+    match (p.max, p.dtype) {
+        (true, DType::I8) => max_pool_s8(params, as_i8(xb), bytemuck::cast_slice_mut(out)),
+        (true, _) => max_pool_s16(params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+        (false, DType::I8) => avg_pool_s8(params, as_i8(xb), bytemuck::cast_slice_mut(out)),
+        (false, _) => avg_pool_s16(params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }

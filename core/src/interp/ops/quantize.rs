@@ -6,8 +6,7 @@
 //! TFLite Micro and the TFLite interpreter do. The kernel is
 //! [`crate::kernels::requantize`] (TFLite's `reference_ops::Requantize`).
 
-use super::{Ctx, as_pod, as_pod_mut, bytes_of};
-use crate::interp::arena::carve;
+use super::{Carved, Ctx, Src, as_pod, as_pod_mut};
 use crate::kernels::requantize::{
     IntType, RequantizeParams, requantize_s8_s8, requantize_s8_s16, requantize_s16_s8, requantize_s16_s16,
 };
@@ -55,21 +54,23 @@ fn params(ctx: &Ctx) -> Result<RequantizeParams, Error> {
     })
 }
 
-pub(crate) fn validate(ctx: &Ctx) -> Result<(), Error> {
-    params(ctx).map(|_| ())
+/// A requantization, prepared.
+pub(crate) struct QuantizeOp<'m> {
+    params: RequantizeParams,
+    x: Src<'m>,
 }
 
-pub(crate) fn eval(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let p = params(ctx)?;
-    let idx = ctx.op.index;
-    let x = ctx.input(0)?;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = bytes_of(&x, &ro, idx)?;
+pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<QuantizeOp<'m>, Error> {
+    Ok(QuantizeOp { params: params(ctx)?, x: Src::of(&ctx.input(0)?)? })
+}
+
+pub(crate) fn run(o: &QuantizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let (p, xb) = (&o.params, o.x.bytes(&ro, idx)?);
     match (p.input_type, p.output_type) {
-        (IntType::I8, IntType::I16) => requantize_s8_s16(&p, bytemuck::cast_slice(xb), as_pod_mut(out, idx)?),
-        (IntType::I16, IntType::I8) => requantize_s16_s8(&p, as_pod(xb, idx)?, bytemuck::cast_slice_mut(out)),
-        (IntType::I8, IntType::I8) => requantize_s8_s8(&p, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
-        (IntType::I16, IntType::I16) => requantize_s16_s16(&p, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+        (IntType::I8, IntType::I16) => requantize_s8_s16(p, bytemuck::cast_slice(xb), as_pod_mut(out, idx)?),
+        (IntType::I16, IntType::I8) => requantize_s16_s8(p, as_pod(xb, idx)?, bytemuck::cast_slice_mut(out)),
+        (IntType::I8, IntType::I8) => requantize_s8_s8(p, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
+        (IntType::I16, IntType::I16) => requantize_s16_s16(p, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }

@@ -5,7 +5,7 @@
 //! after_0, ...]`, filled with the output zero point. TRANSPOSE: inputs `[input]`, words
 //! `[rank, perm_0, ...]`.
 
-use super::{Ctx, as_pod, as_pod_mut, bytes_of, shape_of};
+use super::{ArenaRange, Carved, Ctx, Src, as_pod, as_pod_mut, shape_of};
 use crate::interp::arena::carve;
 use crate::kernels::pad::{PadParams, pad_s8, pad_s16};
 use crate::kernels::tensor::MAX_DIMS;
@@ -13,31 +13,36 @@ use crate::kernels::transpose::{TransposeParams, transpose_s8, transpose_s16, tr
 use crate::model::DType;
 use crate::Error;
 
-pub(crate) fn validate_reshape(ctx: &Ctx) -> Result<(), Error> {
+/// A RESHAPE, prepared: the input's and output's arena regions (the same region when the
+/// converter aliased them, and then it costs nothing).
+pub(crate) struct ReshapeOp {
+    x: ArenaRange,
+    y: ArenaRange,
+}
+
+pub(crate) fn prepare_reshape(ctx: &Ctx) -> Result<ReshapeOp, Error> {
     ctx.counts(1..=1, 1)?;
     let (x, y) = (ctx.input(0)?, ctx.output()?);
     if x.byte_len != y.byte_len || x.dtype != y.dtype {
         return Err(ctx.bad("reshape changes the element count or dtype"));
     }
-    let (xo, _) = ctx.region(&x)?;
+    let (xo, xl) = ctx.region(&x)?;
     let (yo, yl) = ctx.region(&y)?;
     if xo != yo && xo < yo + yl && yo < xo + yl {
         return Err(ctx.bad("reshape input and output partly overlap"));
     }
-    Ok(())
+    Ok(ReshapeOp { x: (xo, xl), y: (yo, yl) })
 }
 
-pub(crate) fn eval_reshape(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
-    let (x, y) = (ctx.input(0)?, ctx.output()?);
-    let (xo, xl) = ctx.region(&x)?;
-    let (yo, yl) = ctx.region(&y)?;
-    if xo == yo {
+pub(crate) fn run_reshape(o: &ReshapeOp, arena: &mut [u8], idx: u32) -> Result<(), Error> {
+    let ((xo, xl), y) = (o.x, o.y);
+    if xo == y.0 {
         return Ok(()); // aliased: nothing to move
     }
-    let (out, _, ro) = carve(arena, (yo, yl), (0, 0), ctx.op.index)?;
-    let src = ro.get(xo, xl, ctx.op.index)?;
+    let (out, _, ro) = carve(arena, y, (0, 0), idx)?;
+    let src = ro.get(xo, xl, idx)?;
     if src.len() != out.len() {
-        return Err(ctx.bad("reshape input and output differ in size"));
+        return Err(Error::BadOp { index: idx, reason: "reshape input and output differ in size" });
     }
     out.copy_from_slice(src);
     Ok(())
@@ -78,20 +83,25 @@ fn pad_params(ctx: &Ctx) -> Result<PadParams, Error> {
     Ok(params)
 }
 
-pub(crate) fn validate_pad(ctx: &Ctx) -> Result<(), Error> {
-    pad_params(ctx).map(|_| ())
+/// A PAD, prepared.
+pub(crate) struct PadOp<'m> {
+    params: PadParams,
+    x: Src<'m>,
+    dtype: DType,
 }
 
-pub(crate) fn eval_pad(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+pub(crate) fn prepare_pad<'m>(ctx: &Ctx<'_, 'm>) -> Result<PadOp<'m>, Error> {
     let params = pad_params(ctx)?;
-    let idx = ctx.op.index;
     let x = ctx.input(0)?;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = bytes_of(&x, &ro, idx)?;
-    match x.dtype {
-        DType::I8 => pad_s8(&params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
-        _ => pad_s16(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+    Ok(PadOp { params, x: Src::of(&x)?, dtype: x.dtype })
+}
+
+pub(crate) fn run_pad(o: &PadOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let xb = o.x.bytes(&ro, idx)?;
+    match o.dtype {
+        DType::I8 => pad_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
+        _ => pad_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }
 
@@ -112,21 +122,28 @@ fn transpose_params(ctx: &Ctx) -> Result<TransposeParams, Error> {
     Ok(params)
 }
 
-pub(crate) fn validate_transpose(ctx: &Ctx) -> Result<(), Error> {
-    transpose_params(ctx).map(|_| ())
+/// A TRANSPOSE, prepared.
+pub(crate) struct TransposeOp<'m> {
+    params: TransposeParams,
+    x: Src<'m>,
+    elem_size: usize,
 }
 
-pub(crate) fn eval_transpose(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+pub(crate) fn prepare_transpose<'m>(ctx: &Ctx<'_, 'm>) -> Result<TransposeOp<'m>, Error> {
     let params = transpose_params(ctx)?;
-    let idx = ctx.op.index;
     let x = ctx.input(0)?;
-    let (out_r, scratch_r) = ctx.out_and_scratch()?;
-    let (out, _, ro) = carve(arena, out_r, scratch_r, idx)?;
-    let xb = bytes_of(&x, &ro, idx)?;
-    match x.dtype.size() {
-        1 => transpose_s8(&params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
-        2 => transpose_s16(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
-        4 => transpose_s32(&params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
-        _ => Err(ctx.bad("transpose of 8-byte elements is not supported")),
+    if !matches!(x.dtype.size(), 1 | 2 | 4) {
+        return Err(ctx.bad("transpose of 8-byte elements is not supported"));
+    }
+    Ok(TransposeOp { params, x: Src::of(&x)?, elem_size: x.dtype.size() })
+}
+
+pub(crate) fn run_transpose(o: &TransposeOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let xb = o.x.bytes(&ro, idx)?;
+    match o.elem_size {
+        1 => transpose_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
+        2 => transpose_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+        _ => transpose_s32(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }
