@@ -149,14 +149,23 @@ pub(crate) fn prepare_add<'m>(ctx: &Ctx<'_, 'm>) -> Result<AddOp<'m>, Error> {
     binary_op(ctx, add_params(ctx)?)
 }
 
-pub(crate) fn run_add(o: &AddOp, carved: Carved, idx: u32) -> Result<(), Error> {
+/// A binary kernel of one element type: parameters, the two inputs, the output.
+type BinaryKernel<P, T> = fn(&P, &[T], &[T], &mut [T]) -> Result<(), Error>;
+
+/// Runs a prepared binary op with its int8 kernel `s8` or its int16 kernel `s16`.
+#[inline(always)]
+fn run_binary<P>(o: &BinaryOp<P>, carved: Carved, idx: u32, s8: BinaryKernel<P, i8>, s16: BinaryKernel<P, i16>) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
     match o.dtype {
-        // `add_s8` runs its elementwise fast path when the shapes are equal.
-        DType::I8 => add_s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
-        _ => add_s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
+        DType::I8 => s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        _ => s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
     }
+}
+
+/// `add_s8` runs its elementwise fast path when the shapes are equal.
+pub(crate) fn run_add(o: &AddOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    run_binary(o, carved, idx, add_s8, add_s16)
 }
 
 /// Parameter words of MUL: offsets, the output multiplier, the clamp.
@@ -208,12 +217,7 @@ pub(crate) fn prepare_mul<'m>(ctx: &Ctx<'_, 'm>) -> Result<MulOp<'m>, Error> {
 }
 
 pub(crate) fn run_mul(o: &MulOp, carved: Carved, idx: u32) -> Result<(), Error> {
-    let (out, _, ro) = carved;
-    let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
-    match o.dtype {
-        DType::I8 => mul_s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
-        _ => mul_s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
-    }
+    run_binary(o, carved, idx, mul_s8, mul_s16)
 }
 
 /// Parameter words of SOFTMAX (int8 input).
