@@ -128,6 +128,7 @@ grep -o 'layer=.*' "$TMP/m4.raw" > "$TMP/m4.log"
 log "wasm32 + simd128 under Node (release): reference vs SIMD"
 wasm-pack test --node --release wasm --test bench_kernels -- --include-ignored --nocapture 2>&1 | tee "$TMP/wasm.raw" >&2
 grep -o 'layer=.*' "$TMP/wasm.raw" > "$TMP/wasm.log"
+grep -o 'model=.* invoke_us=.*' "$TMP/wasm.raw" > "$TMP/wasm-models.log" || true
 
 log "host: reference vs portable"
 cargo run -q --release -p microquant --example bench_kernels 2>&1 | tee "$TMP/host.raw" >&2
@@ -150,6 +151,7 @@ function fmt_int(x,   s, r) { s = sprintf("%d", x); r = ""; while (length(s) > 3
 FILENAME ~ /m4.log$/ { i = kv($0, "layer"); m4[i] = $0; n = (i + 1 > n ? i + 1 : n); next }
 FILENAME ~ /wasm.log$/ { wasm[kv($0, "layer")] = $0; next }
 FILENAME ~ /host.log$/ { host[kv($0, "layer")] = $0; next }
+FILENAME ~ /wasm-models.log$/ { models[nm++] = $0; next }
 END {
   print "## Kernels"
   print ""
@@ -208,7 +210,21 @@ END {
     wr = kv(w, "ref_us"); wf = kv(w, "simd_us"); hr = kv(h, "ref_us"); hf = kv(h, "fast_us")
     printf "| %d | %s | %s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", i, kv(w, "model"), kv(w, "kind"), fmt_int(kv(w, "macs")), wr, wf, wr / wf, hr, hf, hr / hf
   }
-}' "$TMP/m4.log" "$TMP/wasm.log" "$TMP/host.log" > "$TMP/section.md"
+  if (nm > 0) {
+    print ""
+    print "Whole models in the wasm interpreter (`bench_models` in the same file): a run that reads each op'\''s records and"
+    print "prepares it again (`Interpreter::invoke`, the device'\''s way, no memory besides the arena) against a run from"
+    print "the prepared plan (`Interpreter::invoke_prepared`, what the npm package runs), alternating, best of 5 rounds"
+    print "of 100 ms each. The MLPerf Tiny models compiled for TFLite Micro'\''s rounding, and the digits CNN'\''s `.mq`."
+    print ""
+    print "| model | ops | records µs | prepared µs | ratio |"
+    print "|---|---:|---:|---:|---:|"
+    for (j = 0; j < nm; j++) {
+      l = models[j]; r = kv(l, "invoke_us"); q = kv(l, "invoke_prepared_us")
+      printf "| %s | %s | %.2f | %.2f | %.2fx |\n", kv(l, "model"), kv(l, "ops"), r, q, r / q
+    }
+  }
+}' "$TMP/m4.log" "$TMP/wasm.log" "$TMP/host.log" "$TMP/wasm-models.log" > "$TMP/section.md"
 
 # Replace the "## Kernels" section of $OUT (up to the next "## " heading), or append it.
 if [ ! -f "$OUT" ]; then

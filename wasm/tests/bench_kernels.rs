@@ -149,7 +149,7 @@ fn bench_models() {
         let plan: Vec<_> = (0..model.num_ops()).map(|i| it.prepare_op(i).expect("prepare")).collect();
         // Record-reading and prepared runs alternate, so load from other processes falls on both.
         let (mut whole, mut prepared) = (f64::INFINITY, f64::INFINITY);
-        for _ in 0..3 {
+        for _ in 0..5 {
             whole = whole.min(per_call_ms(&mut || it.invoke().expect("invoke"), 100.0));
             prepared = prepared.min(per_call_ms(&mut || it.invoke_prepared(&plan).expect("invoke"), 100.0));
         }

@@ -158,12 +158,6 @@ pub(crate) fn validate(m: &Model, i: u32, rounding: Rounding) -> Result<(), Erro
     prepare(m, i, rounding).map(|_| ())
 }
 
-/// Runs `op` on `arena`; [`validate`] has accepted it.
-pub(crate) fn eval(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
-    let ctx = Ctx { m, op, rounding };
-    run_kernel(m, rounding, op.index, &prepare_kernel(&ctx)?, arena)
-}
-
 /// Where an op reads an input: constant bytes of the model, or a region of the arena.
 #[derive(Clone, Copy)]
 pub(crate) enum Src<'m> {
@@ -218,6 +212,8 @@ pub struct PreparedOp<'m> {
     /// The address of the model's bytes: a prepared op runs only with the model it came from.
     pub(crate) model: usize,
     pub(crate) kind: OpKind,
+    /// Its arena regions: output, scratch (`(0, 0)` for kinds without one).
+    regions: (ArenaRange, ArenaRange),
     kernel: Kernel<'m>,
 }
 
@@ -227,73 +223,127 @@ impl core::fmt::Debug for PreparedOp<'_> {
     }
 }
 
-/// The prepared form of each op kind: its kernel's parameters, its operands' sources and its
-/// arena regions (output, scratch).
-pub(crate) enum Kernel<'m> {
-    Conv(conv::ConvOp<'m, crate::kernels::conv::ConvParams>, ArenaRange, ArenaRange),
-    Depthwise(conv::ConvOp<'m, crate::kernels::depthwise_conv::DepthwiseConvParams>, ArenaRange, ArenaRange),
-    FullyConnected(fully_connected::FcOp<'m>, ArenaRange, ArenaRange),
-    Pool(pool::PoolOp<'m>, ArenaRange),
-    Add(elementwise::AddOp<'m>, ArenaRange),
-    Mul(elementwise::MulOp<'m>, ArenaRange),
-    Softmax(elementwise::SoftmaxOp<'m>, ArenaRange),
-    Mean(elementwise::MeanOp<'m>, ArenaRange, ArenaRange),
-    Lut(lut::LutOp<'m>, ArenaRange),
-    Reshape(shape::ReshapeOp),
-    Pad(shape::PadOp<'m>, ArenaRange),
-    Transpose(shape::TransposeOp<'m>, ArenaRange),
-    Quantize(quantize::QuantizeOp<'m>, ArenaRange),
-    /// Read again at every run (it has up to 16 inputs; rare in the models we meet).
-    Concat,
-}
-
-fn prepare_kernel<'m>(ctx: &Ctx<'_, 'm>) -> Result<Kernel<'m>, Error> {
-    let out = || ctx.region(&ctx.output()?);
-    Ok(match ctx.op.kind {
-        OpKind::Conv2d => Kernel::Conv(conv::prepare_conv(ctx)?, out()?, ctx.scratch()),
-        OpKind::DepthwiseConv2d => Kernel::Depthwise(conv::prepare_depthwise(ctx)?, out()?, ctx.scratch()),
-        OpKind::FullyConnected => Kernel::FullyConnected(fully_connected::prepare_op(ctx)?, out()?, ctx.scratch()),
-        OpKind::MaxPool2d | OpKind::AvgPool2d => Kernel::Pool(pool::prepare_op(ctx)?, out()?),
-        OpKind::Add => Kernel::Add(elementwise::prepare_add(ctx)?, out()?),
-        OpKind::Mul => Kernel::Mul(elementwise::prepare_mul(ctx)?, out()?),
-        OpKind::Softmax => Kernel::Softmax(elementwise::prepare_softmax(ctx)?, out()?),
-        OpKind::Concatenation => {
-            elementwise::validate_concat(ctx)?;
-            out()?;
-            Kernel::Concat
-        }
-        OpKind::Mean => Kernel::Mean(elementwise::prepare_mean(ctx)?, out()?, ctx.scratch()),
-        OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish => Kernel::Lut(lut::prepare_op(ctx)?, out()?),
-        OpKind::Reshape => Kernel::Reshape(shape::prepare_reshape(ctx)?),
-        OpKind::Pad => Kernel::Pad(shape::prepare_pad(ctx)?, out()?),
-        OpKind::Transpose => Kernel::Transpose(shape::prepare_transpose(ctx)?, out()?),
-        OpKind::Quantize => Kernel::Quantize(quantize::prepare_op(ctx)?, out()?),
-        _ => return Err(Error::UnsupportedOp { index: ctx.op.index, code: ctx.op.kind.code() }),
-    })
-}
-
 /// An op's writable arena regions (output, scratch) and read-only views of the rest.
 pub(crate) type Carved<'b> = (&'b mut [u8], &'b mut [u8], ReadOnly<'b>);
 
-/// Runs the prepared kernel of op `idx` of `m` on `arena`.
-fn run_kernel(m: &Model, rounding: Rounding, idx: u32, k: &Kernel, arena: &mut [u8]) -> Result<(), Error> {
-    let none = (0, 0);
-    match k {
-        Kernel::Conv(o, out, scratch) => conv::run_conv(o, carve(arena, *out, *scratch, idx)?, idx),
-        Kernel::Depthwise(o, out, scratch) => conv::run_depthwise(o, carve(arena, *out, *scratch, idx)?, idx),
-        Kernel::FullyConnected(o, out, scratch) => fully_connected::run(o, carve(arena, *out, *scratch, idx)?, idx),
-        Kernel::Pool(o, out) => pool::run(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Add(o, out) => elementwise::run_add(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Mul(o, out) => elementwise::run_mul(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Softmax(o, out) => elementwise::run_softmax(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Mean(o, out, scratch) => elementwise::run_mean(o, carve(arena, *out, *scratch, idx)?, idx),
-        Kernel::Lut(o, out) => lut::run(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Reshape(o) => shape::run_reshape(o, arena, idx),
-        Kernel::Pad(o, out) => shape::run_pad(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Transpose(o, out) => shape::run_transpose(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Quantize(o, out) => quantize::run(o, carve(arena, *out, none, idx)?, idx),
-        Kernel::Concat => elementwise::eval_concat(&Ctx { m, op: &m.op(idx)?, rounding }, arena),
-    }
+/// Each op kind once: its [`Kernel`] variant and prepared type, the functions that prepare and
+/// run it, and whether it has a scratch region. From the list: `Kernel`, `prepare_kernel` and
+/// `run_kernel` (the prepared path), and `eval` (the device's path: prepares the op's own kind
+/// and runs it, so the stack holds that kind's prepared form only, not a `Kernel` sized for the
+/// largest). RESHAPE (its input may be its output: no carving) and CONCATENATION (up to 16
+/// inputs, read again at every run; rare in the models we meet) are written out beside.
+macro_rules! op_kinds {
+    ($($($kind:ident)|+ => $variant:ident($ty:ty), $prepare:path, $run:path, scratch: $scratch:expr;)*) => {
+        /// The prepared form of each op kind: its kernel's parameters and its operands' sources.
+        pub(crate) enum Kernel<'m> {
+            $($variant($ty),)*
+            Reshape(shape::ReshapeOp),
+            Concat,
+        }
+
+        /// Whether ops of `kind` have a scratch region.
+        fn has_scratch(kind: OpKind) -> bool {
+            match kind {
+                $($(OpKind::$kind)|+ => $scratch,)*
+                _ => false,
+            }
+        }
+
+        fn prepare_kernel<'m>(ctx: &Ctx<'_, 'm>) -> Result<Kernel<'m>, Error> {
+            Ok(match ctx.op.kind {
+                $($(OpKind::$kind)|+ => Kernel::$variant($prepare(ctx)?),)*
+                OpKind::Reshape => Kernel::Reshape(shape::prepare_reshape(ctx)?),
+                OpKind::Concatenation => {
+                    elementwise::validate_concat(ctx)?;
+                    Kernel::Concat
+                }
+                _ => return Err(Error::UnsupportedOp { index: ctx.op.index, code: ctx.op.kind.code() }),
+            })
+        }
+
+        /// Runs prepared op `p` of `m` on `arena`.
+        fn run_kernel(m: &Model, rounding: Rounding, p: &PreparedOp, arena: &mut [u8]) -> Result<(), Error> {
+            let (idx, (out, scratch)) = (p.index, p.regions);
+            match &p.kernel {
+                $(Kernel::$variant(o) => run_one::<family::$variant>(o, carve(arena, out, scratch, idx)?, idx),)*
+                Kernel::Reshape(o) => shape::run_reshape(o, arena, idx),
+                Kernel::Concat => elementwise::eval_concat(&Ctx { m, op: &m.op(idx)?, rounding }, arena),
+            }
+        }
+
+        /// Runs `op` on `arena`; [`validate`] has accepted it. Never inlined: one copy of the
+        /// dispatch and its kernels, however many places run ops (`invoke`, `invoke_profiled`,
+        /// `run_op`), which keeps the device's code small.
+        #[inline(never)]
+        pub(crate) fn eval(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+            let ctx = Ctx { m, op, rounding };
+            match op.kind {
+                $($(OpKind::$kind)|+ => eval_one::<family::$variant>(&ctx, arena),)*
+                OpKind::Reshape => shape::run_reshape(&shape::prepare_reshape(&ctx)?, arena, op.index),
+                OpKind::Concatenation => elementwise::eval_concat(&ctx, arena),
+                _ => Err(Error::UnsupportedOp { index: op.index, code: op.kind.code() }),
+            }
+        }
+
+        /// A marker type per kind, naming its prepare and run functions for [`eval_one`].
+        mod family {
+            $(pub(super) struct $variant;)*
+        }
+        $(impl Family for family::$variant {
+            type Op<'m> = $ty;
+            fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<$ty, Error> {
+                $prepare(ctx)
+            }
+            fn run(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
+                $run(o, carved, idx)
+            }
+        })*
+    };
+}
+
+op_kinds! {
+    Conv2d => Conv(conv::ConvOp<'m, crate::kernels::conv::ConvParams>), conv::prepare_conv, conv::run_conv, scratch: true;
+    DepthwiseConv2d => Depthwise(conv::ConvOp<'m, crate::kernels::depthwise_conv::DepthwiseConvParams>),
+        conv::prepare_depthwise, conv::run_depthwise, scratch: true;
+    FullyConnected => FullyConnected(fully_connected::FcOp<'m>), fully_connected::prepare_op, fully_connected::run, scratch: true;
+    MaxPool2d | AvgPool2d => Pool(pool::PoolOp<'m>), pool::prepare_op, pool::run, scratch: false;
+    Add => Add(elementwise::AddOp<'m>), elementwise::prepare_add, elementwise::run_add, scratch: false;
+    Mul => Mul(elementwise::MulOp<'m>), elementwise::prepare_mul, elementwise::run_mul, scratch: false;
+    Softmax => Softmax(elementwise::SoftmaxOp<'m>), elementwise::prepare_softmax, elementwise::run_softmax, scratch: false;
+    Mean => Mean(elementwise::MeanOp<'m>), elementwise::prepare_mean, elementwise::run_mean, scratch: true;
+    Logistic | Tanh | HardSwish => Lut(lut::LutOp<'m>), lut::prepare_op, lut::run, scratch: false;
+    Pad => Pad(shape::PadOp<'m>), shape::prepare_pad, shape::run_pad, scratch: false;
+    Transpose => Transpose(shape::TransposeOp<'m>), shape::prepare_transpose, shape::run_transpose, scratch: false;
+    Quantize => Quantize(quantize::QuantizeOp<'m>), quantize::prepare_op, quantize::run, scratch: false;
+}
+
+/// An op kind's prepare and run functions.
+trait Family {
+    type Op<'m>;
+    fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Self::Op<'m>, Error>;
+    fn run(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error>;
+}
+
+/// Prepares and runs one op of kind `F`: one function per kind (as the device's stack and
+/// code size want), whose frame holds that kind's prepared form only.
+fn eval_one<F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let o = F::prepare(ctx)?;
+    let (out, scratch) = regions(ctx)?;
+    let idx = ctx.op.index;
+    F::run(&o, carve(arena, out, scratch, idx)?, idx)
+}
+
+/// Runs one prepared op of kind `F`: one function per kind, never inlined into the dispatch
+/// (a dispatch with every kernel inlined compiles to slower code in V8).
+#[inline(never)]
+fn run_one<F: Family>(o: &F::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
+    F::run(o, carved, idx)
+}
+
+/// The arena regions of the op in `ctx`: its output, its scratch (`(0, 0)` for kinds without).
+fn regions(ctx: &Ctx) -> Result<(ArenaRange, ArenaRange), Error> {
+    let scratch = if has_scratch(ctx.op.kind) { ctx.scratch() } else { (0, 0) };
+    Ok((ctx.region(&ctx.output()?)?, scratch))
 }
 
 /// Prepares op `i` of `m` (checking it as [`validate`] does).
@@ -301,7 +351,7 @@ pub(crate) fn prepare<'m>(m: &Model<'m>, i: u32, rounding: Rounding) -> Result<P
     let op = m.op(i)?;
     let ctx = Ctx { m, op: &op, rounding };
     let kernel = prepare_kernel(&ctx)?;
-    Ok(PreparedOp { index: i, model: m.bytes().as_ptr() as usize, kind: op.kind, kernel })
+    Ok(PreparedOp { index: i, model: m.bytes().as_ptr() as usize, kind: op.kind, regions: regions(&ctx)?, kernel })
 }
 
 /// Runs a prepared op of `m` on `arena`.
@@ -309,7 +359,7 @@ pub(crate) fn run_prepared(m: &Model, p: &PreparedOp, arena: &mut [u8], rounding
     if p.model != m.bytes().as_ptr() as usize {
         return Err(Error::BadOp { index: p.index, reason: "prepared from another model" });
     }
-    run_kernel(m, rounding, p.index, &p.kernel, arena)
+    run_kernel(m, rounding, p, arena)
 }
 
 /// Per-tensor quantization of a tensor as the kernels' `TensorQuant`.
