@@ -72,7 +72,7 @@ async function timeit(fn, { minRuns = 100, minMs = 1500 } = {}) {
 /** `fns` timed in alternating rounds (each round: every fn for at least 20 calls and 300 ms),
  *  so that load from other processes falls on all of them alike; per fn, the lowest of its
  *  per-round medians (the least disturbed round) and the median over all calls. */
-async function timeAlternating(fns, rounds = 7) {
+async function timeAlternating(fns, rounds = 15) {
   for (const fn of fns) for (let i = 0; i < 20; i++) await fn();
   const perRound = fns.map(() => []);
   const all = fns.map(() => []);

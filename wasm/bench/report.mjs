@@ -43,7 +43,7 @@ p(`The runtime alone is ${(s.ort.raw / s.runtime.raw).toFixed(0)}× smaller than
 p();
 p('### Inference time per model (Node, one thread)');
 p();
-p('Time of one inference: ours and onnxruntime-web timed in 7 alternating rounds (each at least 20 calls and 300 ms,');
+p('Time of one inference: ours and onnxruntime-web timed in 15 alternating rounds (each at least 20 calls and 300 ms,');
 p('after 20 warm-up calls), so that load from other processes falls on both alike; each figure is the lowest of the');
 p(`per-round medians (the least disturbed round). Load average over the run: ${b.loadavg_start?.toFixed(1) ?? '?'} to ${b.loadavg_end?.toFixed(1) ?? '?'} on ${b.cores ?? '?'} cores. The same int8 model on both`);
 p('sides: the MLPerf Tiny int8 TFLite models, ours compiled to `.mq`, onnxruntime-web running the QDQ ONNX our');
