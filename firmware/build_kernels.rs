@@ -188,7 +188,8 @@ pub fn write(board: &str, path: &Path) {
     s.push_str("];\n");
 
     for (name, cases) in [("MAX_POOL", kernels::max_pool_2d_cases()), ("AVG_POOL", kernels::average_pool_2d_cases())] {
-        let sizes: Vec<Size> = cases.iter().map(|c| (size(&[&c.input, &c.expected_tflm]), c.expected_tflm.len(), 0)).collect();
+        let sizes: Vec<Size> =
+            cases.iter().map(|c| (size(&[&c.input, &c.expected_tflm]), c.expected_tflm.len(), 0)).collect();
         writeln!(s, "pub const {name}: &[PoolCase] = &[").unwrap();
         for i in pick(small, &sizes) {
             let c = &cases[i];
@@ -197,15 +198,26 @@ pub fn write(board: &str, path: &Path) {
                 s,
                 "PoolCase {{ name: {:?}, input: {}, in_shape: {:?}, scale: {}, zp: {}, same: {}, stride: [{}, {}], \
                  filter: [{}, {}], act: {}, expected: {}, out_shape: {:?} }},",
-                c.name, bytes(&c.input), dims4(&c.input), f(c.output_scale), c.output_zero_point, same(c.padding),
-                c.stride_h, c.stride_w, c.filter_h, c.filter_w, act(c.activation), bytes(&c.expected_tflm),
+                c.name,
+                bytes(&c.input),
+                dims4(&c.input),
+                f(c.output_scale),
+                c.output_zero_point,
+                same(c.padding),
+                c.stride_h,
+                c.stride_w,
+                c.filter_h,
+                c.filter_w,
+                act(c.activation),
+                bytes(&c.expected_tflm),
                 dims4(&c.expected_tflm)
             )
             .unwrap();
         }
         s.push_str("];\n");
     }
-    writeln!(s, "/// Largest output (values), conv / fully connected scratch (bytes) and channel count embedded.").unwrap();
+    writeln!(s, "/// Largest output (values), conv / fully connected scratch (bytes) and channel count embedded.")
+        .unwrap();
     writeln!(s, "pub const MAX_OUT: usize = {max_out};\npub const MAX_SCRATCH: usize = {max_scratch};").unwrap();
     writeln!(s, "pub const MAX_CHANNELS: usize = {max_ch};").unwrap();
     std::fs::write(path, s).unwrap();

@@ -96,7 +96,10 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
             println!("{:<10} {}", e.key, e.value);
         }
     }
-    println!("rounding   {}", if m.single_rounding() { "single (TFLite interpreter)" } else { "double (TFLite Micro)" });
+    println!(
+        "rounding   {}",
+        if m.single_rounding() { "single (TFLite interpreter)" } else { "double (TFLite Micro)" }
+    );
     println!("file       {} bytes ({} bytes of weights and tables)", s.file_len, s.const_bytes);
     println!("arena      {} bytes (RAM for activations and scratch)", s.arena_len);
     println!("MACs       {}", s.macs);
@@ -107,7 +110,8 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
         let ins: Vec<String> = (0..op.num_inputs())
             .map(|k| op.input(k).map(|t| if t == microquant::model::ABSENT { "-".to_string() } else { t.to_string() }))
             .collect::<Result<_, _>>()?;
-        let outs: Vec<String> = (0..op.num_outputs()).map(|k| op.output(k).map(|t| t.to_string())).collect::<Result<_, _>>()?;
+        let outs: Vec<String> =
+            (0..op.num_outputs()).map(|k| op.output(k).map(|t| t.to_string())).collect::<Result<_, _>>()?;
         println!(
             "{:>3}  {:<18} {:<24} {:>12}  {:>8}  {}",
             i,
@@ -119,7 +123,10 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
         );
     }
     println!();
-    println!("{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} name", "#", "dtype", "shape", "storage", "bytes", "quantization");
+    println!(
+        "{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} name",
+        "#", "dtype", "shape", "storage", "bytes", "quantization"
+    );
     for i in 0..m.num_tensors() as u32 {
         let t = m.tensor(i)?;
         let st = match t.storage {

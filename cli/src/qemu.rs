@@ -66,9 +66,8 @@ fn firmware_dir() -> Result<PathBuf, CliError> {
 
 /// The tool must be on PATH.
 fn need(tool: &str) -> Result<(), CliError> {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-        .unwrap_or(false);
+    let found =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file())).unwrap_or(false);
     if found { Ok(()) } else { Err(CliError(format!("{tool} not found on PATH (run scripts/setup.sh)"))) }
 }
 
@@ -96,7 +95,10 @@ impl BuildLock {
                     if stale {
                         let _ = std::fs::remove_dir(&lock);
                     } else if Instant::now() > deadline {
-                        return Err(CliError(format!("{} is held by another build (remove it if none runs)", lock.display())));
+                        return Err(CliError(format!(
+                            "{} is held by another build (remove it if none runs)",
+                            lock.display()
+                        )));
                     } else {
                         std::thread::sleep(Duration::from_millis(200));
                     }
@@ -126,13 +128,21 @@ fn build_runner(fw: &Path, board: &Board, dest: &Path) -> Result<(), CliError> {
         .stderr(Stdio::piped());
     // The firmware is its own workspace with its own target folder and rustflags (linker
     // scripts): nothing from an outer cargo may leak in.
-    for v in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "MQ_MODEL"] {
+    for v in [
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "MQ_MODEL",
+    ] {
         cmd.env_remove(v);
     }
     let out = cmd.output().map_err(|e| CliError(format!("cannot run cargo ({}): {e}", Path::new(&cargo).display())))?;
     if !out.status.success() {
         let log = String::from_utf8_lossy(&out.stderr);
-        let first = log.lines().find(|l| l.starts_with("error")).unwrap_or("see `cargo build --bin runner` in firmware/");
+        let first =
+            log.lines().find(|l| l.starts_with("error")).unwrap_or("see `cargo build --bin runner` in firmware/");
         return Err(CliError(format!("building the firmware runner for {} failed: {first}", board.machine)));
     }
     let elf = fw.join("target").join(board.triple).join("release").join("runner");
@@ -148,7 +158,8 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new() -> Result<Self, CliError> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let p = std::env::temp_dir().join(format!("microquant-qemu-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&p).map_err(|e| CliError::io(&p, e))?;
         Ok(Self(p))
@@ -277,9 +288,11 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, tar
     let input_bytes: Vec<u8> = rows.iter().map(|&v| v as u8).collect();
     std::fs::write(tmp.0.join("input.bin"), &input_bytes).map_err(|e| CliError::io(&tmp.0, e))?;
     let log = run_qemu(&board, &elf_copy, &tmp.0)?;
-    let res = parse_result(&log).ok_or_else(|| CliError(format!("the runner on {} printed no result line", board.machine)))?;
+    let res = parse_result(&log)
+        .ok_or_else(|| CliError(format!("the runner on {} printed no result line", board.machine)))?;
     let out_path = tmp.0.join("output.bin");
-    let ys: Vec<i8> = std::fs::read(&out_path).map_err(|e| CliError::io(&out_path, e))?.into_iter().map(|b| b as i8).collect();
+    let ys: Vec<i8> =
+        std::fs::read(&out_path).map_err(|e| CliError::io(&out_path, e))?.into_iter().map(|b| b as i8).collect();
     if res.samples != n || ys.len() != n * per_out {
         return Err(CliError(format!(
             "the runner returned {} values for {} samples, expected {} for {n}",

@@ -11,8 +11,7 @@ use microquant::graph::Graph;
 use microquant::kernels::Rounding;
 use microquant::onnx::{IoInfo, QdqExportOptions};
 use microquant::ptq::{
-    ActivationType, CalibrationOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, HybridOptions,
-    convert,
+    ActivationType, CalibrationOptions, HybridOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, convert,
 };
 
 use crate::CliError;
@@ -149,8 +148,8 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
     };
     let per: usize = input.model_shape.iter().product();
     let n = arr.shape.first().copied().unwrap_or(0);
-    let fits = arr.shape.len() == input.model_shape.len()
-        && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1));
+    let fits =
+        arr.shape.len() == input.model_shape.len() && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1));
     if !fits || n == 0 {
         return Err(CliError(format!(
             "{}: shape {:?} does not fit the model input {:?} {:?}: expected [N, {}] in the model's own layout",
@@ -162,9 +161,7 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
         )));
     }
     data.chunks_exact(per)
-        .map(|s| {
-            input.to_graph_layout(s).map(|g| vec![g]).map_err(|e| CliError(format!("{}: {e}", path.display())))
-        })
+        .map(|s| input.to_graph_layout(s).map(|g| vec![g]).map_err(|e| CliError(format!("{}: {e}", path.display()))))
         .collect()
 }
 
@@ -174,7 +171,10 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
         Mode::Static => {}
         Mode::WeightOnly | Mode::Dynamic => return run_hybrid(a),
     }
-    let calib = a.calib.as_ref().ok_or_else(|| CliError("--mode static needs calibration samples: --calib samples.npy".into()))?;
+    let calib = a
+        .calib
+        .as_ref()
+        .ok_or_else(|| CliError("--mode static needs calibration samples: --calib samples.npy".into()))?;
     let src = load(&a.model)?;
     if src.graph.inputs.len() != 1 {
         return Err(CliError(format!(
@@ -332,14 +332,20 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
         Some(calib) => {
             let input = src.inputs.first().ok_or_else(|| CliError("the model has no input".into()))?;
             if src.graph.inputs.len() != 1 {
-                return Err(CliError(format!("{}: the model has {} inputs; `quantize` takes models with one input", a.model.display(), src.graph.inputs.len())));
+                return Err(CliError(format!(
+                    "{}: the model has {} inputs; `quantize` takes models with one input",
+                    a.model.display(),
+                    src.graph.inputs.len()
+                )));
             }
             let samples = read_calibration(calib, input)?;
             let labels = read_labels(a.labels.as_deref(), samples.len())?;
             Some(microquant::ptq::evaluate_hybrid(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
         }
         None if a.labels.is_some() || a.report.is_some() => {
-            return Err(CliError("--labels and --report need samples to measure the model on: --calib samples.npy".into()));
+            return Err(CliError(
+                "--labels and --report need samples to measure the model on: --calib samples.npy".into(),
+            ));
         }
         None => None,
     };

@@ -28,7 +28,8 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
     let rows = match &x.data {
         Batch::I8(v) => v.clone(),
         Batch::F32(v) => {
-            let (scale, zp) = t.per_tensor().ok_or_else(|| CliError("the model input has no per-tensor quantization".into()))?;
+            let (scale, zp) =
+                t.per_tensor().ok_or_else(|| CliError("the model input has no per-tensor quantization".into()))?;
             let q = microquant::quant::AffineQuant::new(scale, zp, microquant::quant::QuantDType::Int8)?;
             let mut out = vec![0i8; v.len()];
             q.quantize_i8(v, &mut out).map_err(|e| CliError(format!("input: {e}")))?;
@@ -40,16 +41,11 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
 
 /// Writes the stacked outputs (`n` samples) as `.npy` (int8, or float32 with `dequantize`) and
 /// prints each sample's top class and its dequantized score (the first 8 samples).
-pub fn write_outputs(
-    out_t: &TensorInfo,
-    n: usize,
-    ys: &[i8],
-    output: &Path,
-    dequantize: bool,
-) -> Result<(), CliError> {
+pub fn write_outputs(out_t: &TensorInfo, n: usize, ys: &[i8], output: &Path, dequantize: bool) -> Result<(), CliError> {
     let mut shape = vec![n];
     shape.extend(out_t.dims().iter().map(|&d| d as usize));
-    let (scale, zp) = out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
+    let (scale, zp) =
+        out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
     let deq = |q: i8| (q as i32 - zp) as f32 * scale;
     if dequantize {
         let f: Vec<f32> = ys.iter().map(|&q| deq(q)).collect();
@@ -78,7 +74,11 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> 
     // Fallible: the arena size comes from the file.
     let mut arena: Vec<u8> = Vec::new();
     arena.try_reserve_exact(model.arena_len() + 16).map_err(|_| {
-        CliError(format!("{}: the model needs an arena of {} bytes, which cannot be allocated", model_path.display(), model.arena_len()))
+        CliError(format!(
+            "{}: the model needs an arena of {} bytes, which cannot be allocated",
+            model_path.display(),
+            model.arena_len()
+        ))
     })?;
     arena.resize(model.arena_len() + 16, 0);
     let mut it = Interpreter::new(&bytes, &mut arena).map_err(|e| CliError::model(model_path, e))?;

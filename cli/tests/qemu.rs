@@ -18,20 +18,27 @@ fn repo() -> PathBuf {
 
 fn microquant(args: &[&std::ffi::OsStr]) -> std::process::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_microquant")).args(args).output().expect("run microquant");
-    assert!(
-        out.status.success(),
-        "microquant {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "microquant {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     out
 }
 
 /// An int8 .npy (format 1.0) of `shape`.
 fn write_npy_i8(path: &Path, shape: &[usize], data: &[i8]) {
-    std::fs::write(path, npy_v1::npy_v1("|i1", &npy_v1::tuple(shape), &data.iter().map(|&v| v as u8).collect::<Vec<u8>>())).unwrap();
+    std::fs::write(
+        path,
+        npy_v1::npy_v1("|i1", &npy_v1::tuple(shape), &data.iter().map(|&v| v as u8).collect::<Vec<u8>>()),
+    )
+    .unwrap();
 }
 
-fn same_on_host_and_qemu(name: &str, tflite: &Path, input_shape: &[usize], samples: usize, seed_base: u64, target: &str) {
+fn same_on_host_and_qemu(
+    name: &str,
+    tflite: &Path,
+    input_shape: &[usize],
+    samples: usize,
+    seed_base: u64,
+    target: &str,
+) {
     let dir = std::env::temp_dir().join(format!("microquant-cli-qemu-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mq = dir.join("model.mq");
@@ -47,7 +54,16 @@ fn same_on_host_and_qemu(name: &str, tflite: &Path, input_shape: &[usize], sampl
     write_npy_i8(&xp, &shape, &x);
     let (host, dev) = (dir.join("host.npy"), dir.join("dev.npy"));
     let args = |out: &Path, t: &str| -> Vec<std::ffi::OsString> {
-        vec!["run".into(), mq.clone().into(), "--input".into(), xp.clone().into(), "-o".into(), out.into(), "--target".into(), t.into()]
+        vec![
+            "run".into(),
+            mq.clone().into(),
+            "--input".into(),
+            xp.clone().into(),
+            "-o".into(),
+            out.into(),
+            "--target".into(),
+            t.into(),
+        ]
     };
     let a: Vec<_> = args(&host, "host");
     microquant(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>());
@@ -84,7 +100,14 @@ fn a_model_too_big_for_the_board_is_one_clear_error() {
     let xp = dir.join("x.npy");
     write_npy_i8(&xp, &[1, 1, 49, 10, 1], &[0; 490]);
     let out = Command::new(env!("CARGO_BIN_EXE_microquant"))
-        .args(["run".as_ref(), mq.as_os_str(), "--input".as_ref(), xp.as_os_str(), "-o".as_ref(), dir.join("y.npy").as_os_str()])
+        .args([
+            "run".as_ref(),
+            mq.as_os_str(),
+            "--input".as_ref(),
+            xp.as_os_str(),
+            "-o".as_ref(),
+            dir.join("y.npy").as_os_str(),
+        ])
         .args(["--target", "qemu-m0"])
         .output()
         .unwrap();

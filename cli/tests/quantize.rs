@@ -45,7 +45,11 @@ fn fails<S: AsRef<OsStr> + std::fmt::Debug>(args: &[S]) -> String {
 
 /// A float32 .npy (format 1.0).
 fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) {
-    std::fs::write(path, npy_v1::npy_v1("<f4", &npy_v1::tuple(shape), &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())).unwrap();
+    std::fs::write(
+        path,
+        npy_v1::npy_v1("<f4", &npy_v1::tuple(shape), &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -261,7 +265,14 @@ fn weight_only_writes_the_onnx_model_and_measures_it() {
     // With samples and labels: the report, printed and as JSON.
     let (out, report) = (tmp("cnn_wo.onnx"), tmp("cnn_wo.json"));
     let (calib, labels) = (peers("calib_nchw.npy"), peers("calib_labels.npy"));
-    let extra = ["--calib".as_ref(), calib.as_os_str(), "--labels".as_ref(), labels.as_os_str(), "--report".as_ref(), report.as_os_str()];
+    let extra = [
+        "--calib".as_ref(),
+        calib.as_os_str(),
+        "--labels".as_ref(),
+        labels.as_os_str(),
+        "--report".as_ref(),
+        report.as_os_str(),
+    ];
     let stdout = quantize_hybrid(&peers("cnn_nchw.onnx"), "weight-only", &extra, &out);
     assert!(stdout.contains("mode weight-only int8 | 200 samples"), "{stdout}");
     assert!(stdout.contains("accuracy: float"), "{stdout}");
@@ -279,8 +290,12 @@ fn dynamic_writes_the_onnx_model_onnx_runtime_writes() {
     // tests/host/hybrid.rs checks the model: ONNX Runtime runs it as its own quantize_dynamic model.
     let out = tmp("cnn_dynamic.onnx");
     let calib = peers("calib_nchw.npy");
-    let stdout =
-        quantize_hybrid(&peers("cnn_nchw.onnx"), "dynamic", &["--per-tensor".as_ref(), "--calib".as_ref(), calib.as_os_str()], &out);
+    let stdout = quantize_hybrid(
+        &peers("cnn_nchw.onnx"),
+        "dynamic",
+        &["--per-tensor".as_ref(), "--calib".as_ref(), calib.as_os_str()],
+        &out,
+    );
     assert!(stdout.contains("dynamic int8, 3 layers, per-tensor weights"), "{stdout}");
     assert!(stdout.contains("mode dynamic int8 | 200 samples"), "{stdout}");
     let committed = std::fs::read(repo().join("tests/golden/hybrid/dynamic_cnn_per_tensor.onnx")).unwrap();
@@ -293,7 +308,8 @@ fn errors_are_one_clear_line() {
     let calib = peers("calib_nchw.npy");
     let out = tmp("err.mq");
     let base = |extra: &[&OsStr]| -> Vec<std::ffi::OsString> {
-        let mut v: Vec<std::ffi::OsString> = vec!["quantize".into(), model.clone().into(), "--calib".into(), calib.clone().into()];
+        let mut v: Vec<std::ffi::OsString> =
+            vec!["quantize".into(), model.clone().into(), "--calib".into(), calib.clone().into()];
         v.extend(extra.iter().map(|s| s.to_os_string()));
         v.push("-o".into());
         v.push(out.clone().into());
@@ -302,13 +318,34 @@ fn errors_are_one_clear_line() {
     // Calibration data that does not fit the model.
     let wrong = tmp("wrong.npy");
     write_npy_f32(&wrong, &[4, 8, 8], &[0.0; 256]);
-    let e = fails(&["quantize".as_ref(), model.as_os_str(), "--calib".as_ref(), wrong.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    let e = fails(&[
+        "quantize".as_ref(),
+        model.as_os_str(),
+        "--calib".as_ref(),
+        wrong.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
     assert!(e.contains("does not fit the model input") && e.contains("[N, 1, 8, 8]"), "{e}");
     // A missing file.
-    let e = fails(&["quantize".as_ref(), model.as_os_str(), "--calib".as_ref(), "/no/such.npy".as_ref(), "-o".as_ref(), out.as_os_str()]);
+    let e = fails(&[
+        "quantize".as_ref(),
+        model.as_os_str(),
+        "--calib".as_ref(),
+        "/no/such.npy".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
     assert!(e.contains("/no/such.npy"), "{e}");
     // Not a model.
-    let e = fails(&["quantize".as_ref(), calib.as_os_str(), "--calib".as_ref(), calib.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    let e = fails(&[
+        "quantize".as_ref(),
+        calib.as_os_str(),
+        "--calib".as_ref(),
+        calib.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
     assert!(e.contains("calib_nchw.npy") && e.contains("ONNX"), "{e}");
     // Modes the runtime cannot run.
     let e = fails(&base(&["--mode".as_ref(), "dynamic".as_ref()]));
@@ -319,7 +356,15 @@ fn errors_are_one_clear_line() {
     let e = fails(&["quantize".as_ref(), model.as_os_str(), "-o".as_ref(), out.as_os_str()]);
     assert!(e.contains("--mode static needs calibration samples"), "{e}");
     let wo = tmp("err_wo.onnx");
-    let e = fails(&["quantize".as_ref(), model.as_os_str(), "--mode".as_ref(), "weight-only".as_ref(), "--int16-all".as_ref(), "-o".as_ref(), wo.as_os_str()]);
+    let e = fails(&[
+        "quantize".as_ref(),
+        model.as_os_str(),
+        "--mode".as_ref(),
+        "weight-only".as_ref(),
+        "--int16-all".as_ref(),
+        "-o".as_ref(),
+        wo.as_os_str(),
+    ]);
     assert!(e.contains("--int16") && e.contains("--mode static only"), "{e}");
     // An int16 layer that does not exist.
     let e = fails(&base(&["--int16".as_ref(), "nope".as_ref()]));

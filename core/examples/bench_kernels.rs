@@ -49,7 +49,8 @@ fn main() {
     println!("bench_kernels host {}", std::env::consts::ARCH);
     let mut all_same = true;
     for (i, l) in layers::LAYERS.iter().enumerate() {
-        let (t_ref, t_fast, same) = run(l, &mut b, 1000 + i as u64, |f| per_call(f, 0.03)).expect("buffers fit every layer");
+        let (t_ref, t_fast, same) =
+            run(l, &mut b, 1000 + i as u64, |f| per_call(f, 0.03)).expect("buffers fit every layer");
         all_same &= same;
         let kind = match l.kind {
             layers::Kind::Conv => "conv",

@@ -48,29 +48,29 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-mod error;
-#[cfg(test)]
-mod test_support;
-pub mod kernels;
-pub mod requant;
-pub mod interp;
-pub mod model;
-pub mod observer;
-pub mod quant;
 #[cfg(feature = "alloc")]
 pub mod compile;
+mod error;
 #[cfg(feature = "alloc")]
 pub mod float;
 #[cfg(feature = "alloc")]
 pub mod graph;
-#[cfg(feature = "alloc")]
-pub mod onnx;
+pub mod interp;
+pub mod kernels;
+pub mod model;
 #[cfg(any(feature = "alloc", feature = "npy"))]
 pub mod npy;
+pub mod observer;
+#[cfg(feature = "alloc")]
+pub mod onnx;
 #[cfg(feature = "alloc")]
 pub mod passes;
 #[cfg(feature = "alloc")]
 pub mod ptq;
+pub mod quant;
+pub mod requant;
+#[cfg(test)]
+mod test_support;
 #[cfg(feature = "alloc")]
 pub mod tflite;
 #[cfg(feature = "alloc")]

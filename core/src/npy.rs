@@ -247,17 +247,17 @@ impl<'a> Npy<'a> {
             return Err(NpyError::FortranOrder);
         }
         let shape_text = value(header, "shape").ok_or(missing("shape"))?;
-        let dims = shape_text
-            .strip_prefix('(')
-            .and_then(|s| s.find(')').map(|e| &s[..e]))
-            .ok_or(NpyError::ShapeNotTuple)?;
+        let dims =
+            shape_text.strip_prefix('(').and_then(|s| s.find(')').map(|e| &s[..e])).ok_or(NpyError::ShapeNotTuple)?;
         let mut shape = Vec::new();
         for part in dims.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             // Python 2 wrote long integers with an `L`.
-            let d = part.trim_end_matches('L').parse::<usize>().map_err(|_| NpyError::BadDimension(part.to_string()))?;
+            let d =
+                part.trim_end_matches('L').parse::<usize>().map_err(|_| NpyError::BadDimension(part.to_string()))?;
             shape.push(d);
         }
-        let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or_else(|| NpyError::TooLarge(shape.clone()))?;
+        let count =
+            shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or_else(|| NpyError::TooLarge(shape.clone()))?;
         let (order, kind) = match descr.as_bytes() {
             [o @ (b'<' | b'>' | b'|' | b'='), kind @ ..] => (*o, kind),
             _ => return Err(NpyError::UnsupportedDType(descr)),

@@ -180,7 +180,13 @@ pub fn multiply_by_quantized_multiplier_i64(x: i64, multiplier: i32, shift: i32)
 /// Saturating cast of a requantized value into `[min, max]` (the activation clamp).
 #[inline(always)]
 pub fn clamp_i32(x: i32, min: i32, max: i32) -> i32 {
-    if x < min { min } else if x > max { max } else { x }
+    if x < min {
+        min
+    } else if x > max {
+        max
+    } else {
+        x
+    }
 }
 
 /// Saturating cast of a requantized value to `i8` (`[-128, 127]`).
@@ -428,8 +434,16 @@ mod tests {
         for &x in &xs {
             for &m in &ms {
                 for shift in -31..=0 {
-                    assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift), "double x={x} m={m} s={shift}");
-                    assert_eq!(multiply_by_quantized_multiplier_single(x, m, shift), single_wide(x, m, shift), "single x={x} m={m} s={shift}");
+                    assert_eq!(
+                        multiply_by_quantized_multiplier(x, m, shift),
+                        double_wide(x, m, shift),
+                        "double x={x} m={m} s={shift}"
+                    );
+                    assert_eq!(
+                        multiply_by_quantized_multiplier_single(x, m, shift),
+                        single_wide(x, m, shift),
+                        "single x={x} m={m} s={shift}"
+                    );
                 }
             }
         }
@@ -458,7 +472,11 @@ mod tests {
             let lim = i32::MAX >> shift;
             for &x in &[lim + 1, -lim - 2, i32::MAX, i32::MIN, i32::MIN + 1, 1 << 30, -(1 << 30) - 7] {
                 for &m in &ms {
-                    assert_eq!(multiply_by_quantized_multiplier(x, m, shift), double_wide(x, m, shift), "x={x} m={m} s={shift}");
+                    assert_eq!(
+                        multiply_by_quantized_multiplier(x, m, shift),
+                        double_wide(x, m, shift),
+                        "x={x} m={m} s={shift}"
+                    );
                 }
             }
         }
@@ -492,7 +510,10 @@ mod tests {
         assert_eq!(multiply_by_quantized_multiplier_i64(1000, m.multiplier, m.shift), 250);
         assert_eq!(multiply_by_quantized_multiplier_i64(-1000, m.multiplier, m.shift), -250);
         // reduced multiplier saturates at 0x7FFF
-        assert_eq!(multiply_by_quantized_multiplier_i64(1 << 20, i32::MAX, 0), (((1i64 << 20) * 0x7FFF + (1 << 14)) >> 15) as i32);
+        assert_eq!(
+            multiply_by_quantized_multiplier_i64(1 << 20, i32::MAX, 0),
+            (((1i64 << 20) * 0x7FFF + (1 << 14)) >> 15) as i32
+        );
     }
 
     #[test]
@@ -517,7 +538,15 @@ mod tests {
         let acc64 = [1i64 << 25, -(1i64 << 25), 12345, -12345];
         let mut o16 = [0i16; 4];
         requantize_per_channel_s16(&acc64, &m, &s, 0, -32768, 32767, &mut o16).unwrap();
-        assert_eq!(o16, [32767, -32768, multiply_by_quantized_multiplier_i64(12345, m[0], s[0]) as i16, multiply_by_quantized_multiplier_i64(-12345, m[1], s[1]) as i16]);
+        assert_eq!(
+            o16,
+            [
+                32767,
+                -32768,
+                multiply_by_quantized_multiplier_i64(12345, m[0], s[0]) as i16,
+                multiply_by_quantized_multiplier_i64(-12345, m[1], s[1]) as i16
+            ]
+        );
     }
 
     fn x_and_shift() -> impl Strategy<Value = (i32, i32)> {

@@ -10,8 +10,11 @@ fn small_model() -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let x = b.add_tensor(TensorSpec::activation("input", DType::I8, &[1, 4]).per_tensor(0.25, -1));
     let w = b.add_tensor(
-        TensorSpec::const_i8("weights", &[3, 4], &[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12])
-            .per_channel(vec![0.01, 0.02, 0.03], vec![0, 0, 0], 0),
+        TensorSpec::const_i8("weights", &[3, 4], &[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12]).per_channel(
+            vec![0.01, 0.02, 0.03],
+            vec![0, 0, 0],
+            0,
+        ),
     );
     let bias = b.add_tensor(TensorSpec::const_i32("bias", &[3], &[100, -200, 300]));
     let y = b.add_tensor(TensorSpec::activation("output", DType::I8, &[1, 3]).per_tensor(0.5, 3));

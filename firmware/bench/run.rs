@@ -38,7 +38,12 @@ pub struct Bufs<'a> {
 /// Runs layer `l` through the reference and through the dispatched kernel, each once inside
 /// `time` (which runs the closure it is given and measures it): `(reference, fast, same output)`,
 /// or `None` if the buffers are too small or the shape is invalid.
-pub fn run<T>(l: &Layer, b: &mut Bufs<'_>, seed: u64, mut time: impl FnMut(&mut dyn FnMut()) -> T) -> Option<(T, T, bool)> {
+pub fn run<T>(
+    l: &Layer,
+    b: &mut Bufs<'_>,
+    seed: u64,
+    mut time: impl FnMut(&mut dyn FnMut()) -> T,
+) -> Option<(T, T, bool)> {
     let mut r = SplitMix64::new(seed);
     let n_in = l.input.iter().product::<usize>();
     let n_out = l.output.iter().product::<usize>();
@@ -70,7 +75,8 @@ pub fn run<T>(l: &Layer, b: &mut Bufs<'_>, seed: u64, mut time: impl FnMut(&mut 
             let pad = if l.same { Padding::Same } else { Padding::Valid };
             let (kh, kw) = (l.filter[1], l.filter[2]);
             let stride = Hw::new(l.stride[0], l.stride[1]);
-            let win = compute_window(pad, Hw::new(l.input[1], l.input[2]), Hw::new(kh, kw), stride, Hw::square(1)).ok()?;
+            let win =
+                compute_window(pad, Hw::new(l.input[1], l.input[2]), Hw::new(kh, kw), stride, Hw::square(1)).ok()?;
             let input = Dims4::new(1, l.input[1], l.input[2], l.input[3]);
             let output = Dims4::new(1, l.output[1], l.output[2], l.output[3]);
             if l.kind == Kind::Conv {

@@ -65,7 +65,8 @@ fn run(arena: &mut [u8]) -> Result<(), AppError> {
     // The embedded-hal world of the application; under QEMU, playback implementations.
     let clock = VirtualClock::new();
     let seed_base = APP_GOLDEN.map_or(0, |g| g.seed_base);
-    let i2c = PlaybackSensor::new(&clock, SENSOR_ADDRESS, SAMPLE_PERIOD_NS, GoldenSamples::new(seed_base, APP_INPUT_LEN));
+    let i2c =
+        PlaybackSensor::new(&clock, SENSOR_ADDRESS, SAMPLE_PERIOD_NS, GoldenSamples::new(seed_base, APP_INPUT_LEN));
     let mut sensor = FifoSensor::new(i2c, SENSOR_ADDRESS, SAMPLE_PERIOD_NS);
     let mut delay = VirtualDelay(&clock);
     let pin = RecordingPin::<'_, WINDOWS>::new(&clock, PULSE_NS);

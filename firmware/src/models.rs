@@ -124,7 +124,13 @@ pub fn check_golden(m: &TestModel, arena: &mut [u8], samples: usize) -> Result<G
             }
         }
         if out.len() != want.len() {
-            return Err(CheckError::Mismatch(Mismatch { sample: s, index: want.len().min(out.len()), expected: 0, actual: 0, count: 1 }));
+            return Err(CheckError::Mismatch(Mismatch {
+                sample: s,
+                index: want.len().min(out.len()),
+                expected: 0,
+                actual: 0,
+                count: 1,
+            }));
         }
         if let Some((index, expected, actual)) = first {
             return Err(CheckError::Mismatch(Mismatch { sample: s, index, expected, actual, count }));

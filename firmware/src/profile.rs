@@ -26,7 +26,12 @@ pub fn log_profile<const N: usize>(p: &OpProfile<N>, inferences: u64, per_op: bo
     if per_op {
         for i in 0..p.ops() {
             if let Some((k, t)) = p.op(i) {
-                defmt::info!("op {=usize} {=str}: {=u64} instructions per inference", i, k.name(), counter::instructions(t) / per);
+                defmt::info!(
+                    "op {=usize} {=str}: {=u64} instructions per inference",
+                    i,
+                    k.name(),
+                    counter::instructions(t) / per
+                );
             }
         }
     }

@@ -44,7 +44,8 @@ mod tests {
         let mut interp = Interpreter::new(APP_MODEL, arena).unwrap();
         let clock = VirtualClock::new();
         let seed_base = APP_GOLDEN.map_or(0, |g| g.seed_base);
-        let i2c = PlaybackSensor::new(&clock, SENSOR_ADDRESS, SAMPLE_PERIOD_NS, GoldenSamples::new(seed_base, APP_INPUT_LEN));
+        let i2c =
+            PlaybackSensor::new(&clock, SENSOR_ADDRESS, SAMPLE_PERIOD_NS, GoldenSamples::new(seed_base, APP_INPUT_LEN));
         let mut sensor = FifoSensor::new(i2c, SENSOR_ADDRESS, SAMPLE_PERIOD_NS);
         let mut delay = VirtualDelay(&clock);
         let mut indicator = ClassIndicator::new(RecordingPin::<'_, WINDOWS>::new(&clock, PULSE_NS), PULSE_NS).unwrap();
@@ -109,7 +110,8 @@ mod tests {
     #[test]
     fn driver_rejects_a_wrong_device() {
         let clock = VirtualClock::new();
-        let i2c = PlaybackSensor::new(&clock, SENSOR_ADDRESS, SAMPLE_PERIOD_NS, GoldenSamples::new(0, 8)).with_who_am_i(0x33);
+        let i2c =
+            PlaybackSensor::new(&clock, SENSOR_ADDRESS, SAMPLE_PERIOD_NS, GoldenSamples::new(0, 8)).with_who_am_i(0x33);
         let mut sensor = FifoSensor::new(i2c, SENSOR_ADDRESS, SAMPLE_PERIOD_NS);
         assert_eq!(sensor.start(), Err(SensorError::WrongDevice(0x33)));
     }

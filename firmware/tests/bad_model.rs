@@ -45,7 +45,9 @@ mod tests {
         };
         assert!(model.len() <= COPY_LEN);
         let Some(copy) = cortex_m::singleton!(: Arena<COPY_LEN> = Arena::new()) else { defmt::panic!("copy taken") };
-        let Some(arena) = cortex_m::singleton!(: Arena<TINY_ARENA_LEN> = Arena::new()) else { defmt::panic!("arena taken") };
+        let Some(arena) = cortex_m::singleton!(: Arena<TINY_ARENA_LEN> = Arena::new()) else {
+            defmt::panic!("arena taken")
+        };
         State { model, copy: &mut copy.0, arena: &mut arena.0 }
     }
 

@@ -26,13 +26,25 @@ mod kg {
 /// the case, the path, the first differing position and both values. Returns the count checked.
 fn check(case: &str, path: &str, expected: &[u8], actual: &[i8]) -> usize {
     if expected.len() != actual.len() {
-        defmt::panic!("{=str} ({=str}): length: expected {=usize}, actual {=usize}", case, path, expected.len(), actual.len());
+        defmt::panic!(
+            "{=str} ({=str}): length: expected {=usize}, actual {=usize}",
+            case,
+            path,
+            expected.len(),
+            actual.len()
+        );
     }
     let bad = expected.iter().zip(actual).filter(|(e, a)| **e as i8 != **a).count();
     if let Some((i, (&e, &a))) = expected.iter().zip(actual).enumerate().find(|(_, (e, a))| **e as i8 != **a) {
         defmt::panic!(
             "{=str} ({=str}): position {=usize}: expected {=i8}, actual {=i8} ({=usize} of {=usize} differ)",
-            case, path, i, e as i8, a, bad, expected.len()
+            case,
+            path,
+            i,
+            e as i8,
+            a,
+            bad,
+            expected.len()
         );
     }
     expected.len()
@@ -62,7 +74,6 @@ fn d4(s: [usize; 4]) -> Dims4 {
     Dims4::new(s[0], s[1], s[2], s[3])
 }
 
-
 fn pool(cases: &[kg::PoolCase], avg: bool) -> usize {
     let mut out = [0i8; kg::MAX_OUT];
     let mut checked = 0;
@@ -85,7 +96,6 @@ fn pool(cases: &[kg::PoolCase], avg: bool) -> usize {
     }
     checked
 }
-
 
 /// Random int8 values, offsets and clamps anywhere in int8, and per-layer requantization in one
 /// of three regimes (see `quant`).
@@ -138,7 +148,6 @@ impl Draw {
     }
 }
 
-
 #[defmt_test::tests]
 mod tests {
     use super::{Draw, check, d4, fused, i8s, kg, padding, pool};
@@ -146,9 +155,10 @@ mod tests {
     use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len};
     use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference};
     use microquant::kernels::fully_connected::{
-        ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
-        fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_per_channel_s8_reference,
-        fully_connected_s8, fully_connected_s8_reference, fully_connected_s8_scratch_len,
+        ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
+        fully_connected_multiplier, fully_connected_per_channel_multipliers, fully_connected_per_channel_s8,
+        fully_connected_per_channel_s8_reference, fully_connected_s8, fully_connected_s8_reference,
+        fully_connected_s8_scratch_len,
     };
     use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
     use microquant::requant::QuantizedMultiplier;
@@ -195,8 +205,13 @@ mod tests {
                 padding: w.padding,
                 input_offset: -c.input_zp,
                 output_offset: c.output_zp,
-                activation: ActivationRange::from_fused(fused(c.act), c.output_scale, c.output_zp, ActivationRange::INT8)
-                    .unwrap(),
+                activation: ActivationRange::from_fused(
+                    fused(c.act),
+                    c.output_scale,
+                    c.output_zp,
+                    ActivationRange::INT8,
+                )
+                .unwrap(),
                 rounding: Rounding::Double,
             };
             let q = PerChannelQuant { multiplier: &m[..n], shift: &s[..n] };
@@ -242,8 +257,13 @@ mod tests {
                 padding: w.padding,
                 input_offset: -c.input_zp,
                 output_offset: c.output_zp,
-                activation: ActivationRange::from_fused(fused(c.act), c.output_scale, c.output_zp, ActivationRange::INT8)
-                    .unwrap(),
+                activation: ActivationRange::from_fused(
+                    fused(c.act),
+                    c.output_scale,
+                    c.output_zp,
+                    ActivationRange::INT8,
+                )
+                .unwrap(),
                 rounding: Rounding::Double,
             };
             let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
@@ -284,8 +304,13 @@ mod tests {
                     output_depth: out_d,
                     input_offset: -c.input_zp,
                     output_offset: c.output_zp,
-                    activation: ActivationRange::from_fused(fused(c.act), c.output_scale, c.output_zp, ActivationRange::INT8)
-                        .unwrap(),
+                    activation: ActivationRange::from_fused(
+                        fused(c.act),
+                        c.output_scale,
+                        c.output_zp,
+                        ActivationRange::INT8,
+                    )
+                    .unwrap(),
                     rounding,
                 };
                 let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: m, shift: s }, exact };
@@ -359,14 +384,23 @@ mod tests {
                 d.fill(&mut w[..nf]);
                 d.quant(&mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
                 let p = ConvParams {
-                    input, filter: Dims4::new(out_c, kh, kw, in_c), output, stride, dilation, padding: win.padding,
-                    input_offset: in_off, output_offset: out_off, activation: act, rounding: Rounding::Double,
+                    input,
+                    filter: Dims4::new(out_c, kh, kw, in_c),
+                    output,
+                    stride,
+                    dilation,
+                    padding: win.padding,
+                    input_offset: in_off,
+                    output_offset: out_off,
+                    activation: act,
+                    rounding: Rounding::Double,
                 };
                 let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
                 let len = conv_s8_scratch_len(&p);
                 if len <= scratch.len() {
                     conv_s8_reference(&p, &q, &x[..nin], &w[..nf], Some(&bias[..out_c]), &mut want[..nout]).unwrap();
-                    conv_s8(&p, &q, &x[..nin], &w[..nf], Some(&bias[..out_c]), &mut got[..nout], &mut scratch[..len]).unwrap();
+                    conv_s8(&p, &q, &x[..nin], &w[..nf], Some(&bias[..out_c]), &mut got[..nout], &mut scratch[..len])
+                        .unwrap();
                     elements += check("random conv", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
                     convs += 1;
                 }
@@ -380,9 +414,16 @@ mod tests {
                 d.fill(&mut w[..nf]);
                 d.quant(&mut m[..c], &mut s[..c], &mut bias[..c]);
                 let p = DepthwiseConvParams {
-                    input: Dims4::new(1, h, wd, c), filter: Hw::new(kh, kw),
-                    output: Dims4::new(1, win.output.h, win.output.w, c), depth_multiplier: 1, stride, dilation,
-                    padding: win.padding, input_offset: in_off, output_offset: out_off, activation: act,
+                    input: Dims4::new(1, h, wd, c),
+                    filter: Hw::new(kh, kw),
+                    output: Dims4::new(1, win.output.h, win.output.w, c),
+                    depth_multiplier: 1,
+                    stride,
+                    dilation,
+                    padding: win.padding,
+                    input_offset: in_off,
+                    output_offset: out_off,
+                    activation: act,
                     rounding: Rounding::Double,
                 };
                 let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
@@ -399,20 +440,32 @@ mod tests {
             d.fill(&mut w[..out_d * depth]);
             d.quant(&mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
             let p = FullyConnectedParams {
-                batches, input_depth: depth, output_depth: out_d, input_offset: in_off, output_offset: out_off,
-                activation: act, rounding: Rounding::Double,
+                batches,
+                input_depth: depth,
+                output_depth: out_d,
+                input_offset: in_off,
+                output_offset: out_off,
+                activation: act,
+                rounding: Rounding::Double,
             };
-            let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] }, exact: &[] };
+            let pc = FullyConnectedPerChannelQuant {
+                fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] },
+                exact: &[],
+            };
             let (xs, ws, n) = (&x[..batches * depth], &w[..out_d * depth], batches * out_d);
             fully_connected_per_channel_s8_reference(&p, &pc, xs, ws, Some(&bias[..out_d]), &mut want[..n]).unwrap();
             let len = fully_connected_s8_scratch_len(&p);
-            fully_connected_per_channel_s8(&p, &pc, xs, ws, Some(&bias[..out_d]), &mut got[..n], &mut scratch[..len]).unwrap();
+            fully_connected_per_channel_s8(&p, &pc, xs, ws, Some(&bias[..out_d]), &mut got[..n], &mut scratch[..len])
+                .unwrap();
             elements += check("random fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
             fcs += 1;
         }
         defmt::info!(
             "random shapes: {=usize} conv, {=usize} depthwise, {=usize} fully connected, {=usize} elements: dispatched == reference",
-            convs, dws, fcs, elements
+            convs,
+            dws,
+            fcs,
+            elements
         );
         defmt::assert!(convs > 50 && dws > 50 && fcs > 50);
     }
@@ -449,7 +502,10 @@ mod tests {
             d.quant(&mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
             let (x, w): (&[i8], &[i8]) = (x, w);
             let p = FullyConnectedParams {
-                batches, input_depth: depth, output_depth: out_d, input_offset: -(d.i8() as i32),
+                batches,
+                input_depth: depth,
+                output_depth: out_d,
+                input_offset: -(d.i8() as i32),
                 output_offset: d.i8() as i32,
                 activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
                 rounding: Rounding::Double,
@@ -467,7 +523,10 @@ mod tests {
                 fully_connected_s8_reference(&p, &q, x, w, b, &mut want[..n]).unwrap();
                 fully_connected_s8(&p, &q, x, w, b, &mut got[..n], scratch).unwrap();
             } else {
-                let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] }, exact: &[] };
+                let pc = FullyConnectedPerChannelQuant {
+                    fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] },
+                    exact: &[],
+                };
                 fully_connected_per_channel_s8_reference(&p, &pc, x, w, b, &mut want[..n]).unwrap();
                 fully_connected_per_channel_s8(&p, &pc, x, w, b, &mut got[..n], scratch).unwrap();
             }
@@ -477,7 +536,9 @@ mod tests {
         }
         defmt::info!(
             "direct fully connected: {=usize} cases ({=usize} with an unaligned input row), {=usize} elements: dispatched == reference",
-            cases, unaligned, elements
+            cases,
+            unaligned,
+            elements
         );
         defmt::assert!(unaligned > 0 && unaligned < cases);
     }
@@ -517,9 +578,14 @@ mod tests {
             d.fill(&mut w[..nf]);
             d.quant(&mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
             let p = ConvParams {
-                input: Dims4::new(1, h, wd, c), filter: Dims4::new(out_c, kh, kw, c),
-                output: Dims4::new(1, win.output.h, win.output.w, out_c), stride, dilation, padding: win.padding,
-                input_offset: -(d.i8() as i32), output_offset: d.i8() as i32,
+                input: Dims4::new(1, h, wd, c),
+                filter: Dims4::new(out_c, kh, kw, c),
+                output: Dims4::new(1, win.output.h, win.output.w, out_c),
+                stride,
+                dilation,
+                padding: win.padding,
+                input_offset: -(d.i8() as i32),
+                output_offset: d.i8() as i32,
                 activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
                 rounding: Rounding::Double,
             };
@@ -570,9 +636,14 @@ mod tests {
             d.fill(&mut w[..nf]);
             d.quant(&mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
             let p = ConvParams {
-                input: Dims4::new(1, h, wd, c), filter: Dims4::new(out_c, kh, kw, c),
-                output: Dims4::new(1, win.output.h, win.output.w, out_c), stride, dilation, padding: win.padding,
-                input_offset: -(d.i8() as i32), output_offset: d.i8() as i32,
+                input: Dims4::new(1, h, wd, c),
+                filter: Dims4::new(out_c, kh, kw, c),
+                output: Dims4::new(1, win.output.h, win.output.w, out_c),
+                stride,
+                dilation,
+                padding: win.padding,
+                input_offset: -(d.i8() as i32),
+                output_offset: d.i8() as i32,
                 activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
                 rounding: Rounding::Double,
             };
@@ -591,7 +662,10 @@ mod tests {
         }
         defmt::info!(
             "deep conv: {=usize} cases ({=usize} patches over 196 values, {=usize} with edge rows split), {=usize} elements: dispatched == reference",
-            cases, long, split, elements
+            cases,
+            long,
+            split,
+            elements
         );
         defmt::assert!(long > 0 && split > 0);
     }
@@ -625,9 +699,15 @@ mod tests {
             d.fill(&mut w[..nf]);
             d.quant(&mut m[..c], &mut s[..c], &mut bias[..c]);
             let p = DepthwiseConvParams {
-                input: Dims4::new(1, h, wd, c), filter: Hw::new(kh, kw),
-                output: Dims4::new(1, win.output.h, win.output.w, c), depth_multiplier: 1, stride, dilation,
-                padding: win.padding, input_offset: -(d.i8() as i32), output_offset: d.i8() as i32,
+                input: Dims4::new(1, h, wd, c),
+                filter: Hw::new(kh, kw),
+                output: Dims4::new(1, win.output.h, win.output.w, c),
+                depth_multiplier: 1,
+                stride,
+                dilation,
+                padding: win.padding,
+                input_offset: -(d.i8() as i32),
+                output_offset: d.i8() as i32,
                 activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
                 rounding: Rounding::Double,
             };

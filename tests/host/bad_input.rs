@@ -77,7 +77,9 @@ fn mq_every_single_bit_flip_is_caught() {
                 4..6 => matches!(e, Error::UnsupportedVersion { supported: 1, .. }),
                 8..12 => e == Error::BadHeader { reason: "header length is not 64" },
                 12..16 => matches!(e, Error::Truncated { actual, .. } if actual == full.len() as u64),
-                16..20 => matches!(e, Error::CrcMismatch { stored: s, .. } if s == stored ^ (1 << (8 * (byte - 16) + bit))),
+                16..20 => {
+                    matches!(e, Error::CrcMismatch { stored: s, .. } if s == stored ^ (1 << (8 * (byte - 16) + bit)))
+                }
                 _ => matches!(e, Error::CrcMismatch { stored: s, .. } if s == stored),
             };
             assert!(ok, "bit {bit} of byte {byte}: {e:?}");
@@ -232,10 +234,7 @@ fn mq_op_with_the_wrong_number_of_inputs() {
     b[r + 10..r + 12].copy_from_slice(&2u16.to_le_bytes());
     reseal(&mut b);
     let e = interp_err(&b);
-    assert!(
-        matches!(e, Error::BadOp { index: i, .. } if i == index),
-        "expected BadOp on op {index}, got {e:?}"
-    );
+    assert!(matches!(e, Error::BadOp { index: i, .. } if i == index), "expected BadOp on op {index}, got {e:?}");
 }
 
 #[test]
@@ -747,26 +746,42 @@ fn tflite_unsupported_op_names_op_and_operator() {
 
 #[test]
 fn tflite_op_with_the_wrong_number_of_inputs() {
-    let e = tflite_refused(&[&[1, 4], &[1, 4]], &[TOp { code: ADD, inputs: &[0], outputs: &[1] }], 0, Kind::InvalidGraph);
+    let e =
+        tflite_refused(&[&[1, 4], &[1, 4]], &[TOp { code: ADD, inputs: &[0], outputs: &[1] }], 0, Kind::InvalidGraph);
     assert_eq!(e, "invalid graph: Add takes 2..=2 inputs, got 1 (node 0 ADD \"t1\")");
 }
 
 #[test]
 fn tflite_tensor_of_2_pow_40_elements_is_refused_before_allocating() {
-    let e = tflite_refused(&[&[1 << 20, 1 << 20], &[1 << 20, 1 << 20]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0, Kind::Unsupported);
+    let e = tflite_refused(
+        &[&[1 << 20, 1 << 20], &[1 << 20, 1 << 20]],
+        &[TOp { code: RELU, inputs: &[0], outputs: &[1] }],
+        0,
+        Kind::Unsupported,
+    );
     assert!(e.contains("shape [1048576, 1048576] has more than 2^26 elements"), "{e}");
 }
 
 #[test]
 fn tflite_shape_whose_element_count_overflows() {
     let big = i32::MAX;
-    let e = tflite_refused(&[&[big, big, big], &[big, big, big]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 0, Kind::Malformed);
+    let e = tflite_refused(
+        &[&[big, big, big], &[big, big, big]],
+        &[TOp { code: RELU, inputs: &[0], outputs: &[1] }],
+        0,
+        Kind::Malformed,
+    );
     assert!(e.contains("shape [2147483647, 2147483647, 2147483647] overflows"), "{e}");
 }
 
 #[test]
 fn tflite_graph_with_millions_of_operators_is_refused() {
-    let e = tflite_refused(&[&[1, 4], &[1, 4]], &[TOp { code: RELU, inputs: &[0], outputs: &[1] }], 2_000_000, Kind::Unsupported);
+    let e = tflite_refused(
+        &[&[1, 4], &[1, 4]],
+        &[TOp { code: RELU, inputs: &[0], outputs: &[1] }],
+        2_000_000,
+        Kind::Unsupported,
+    );
     assert_eq!(e, "unsupported model feature: the subgraph declares 2000001 operators, more than the 65536 supported");
 }
 
@@ -837,7 +852,10 @@ fn npy_lying_header() {
     // The header promises 2^40 float32 values; the file has 8 bytes of data: refused before
     // allocating anything for them.
     let e = npy_parse(&npy("<f4", "(1048576, 1048576)", &[0; 8])).unwrap_err();
-    assert_eq!(e, "x.npy: shape [1048576, 1048576] of <f4 needs 4398046511104 bytes of data from byte 128, the file has 8");
+    assert_eq!(
+        e,
+        "x.npy: shape [1048576, 1048576] of <f4 needs 4398046511104 bytes of data from byte 128, the file has 8"
+    );
     // An element count that overflows.
     let e = npy_parse(&npy("<f4", "(4294967296, 4294967296)", &[0; 8])).unwrap_err();
     assert_eq!(e, "x.npy: shape [4294967296, 4294967296] is too large");

@@ -12,7 +12,6 @@ use microquant::model::AlignedBytes;
 #[allow(dead_code)]
 mod targets;
 
-
 fn dir(target: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/fuzz").join(target)
 }

@@ -44,11 +44,7 @@ fn check_file<C: KernelCase>(f: &KernelFile<C>, op: &str) -> usize {
     let mut names = HashSet::new();
     let (mut differing, mut elements, mut elements_differing, mut max_diff) = (0, 0, 0, 0i64);
     for c in &f.cases {
-        assert!(
-            names.insert(c.name().to_string()),
-            "duplicate case name {}",
-            c.name()
-        );
+        assert!(names.insert(c.name().to_string()), "duplicate case name {}", c.name());
         let a = c.expected(Oracle::Tflm);
         let b = c.expected(Oracle::TfliteRef);
         assert_eq!(a.shape, b.shape, "{}: oracle output shapes", c.name());
@@ -58,28 +54,12 @@ fn check_file<C: KernelCase>(f: &KernelFile<C>, op: &str) -> usize {
         elements += a.len();
         elements_differing += n;
         differing += usize::from(n > 0);
-        max_diff = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| (x - y).abs())
-            .fold(max_diff, i64::max);
+        max_diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(max_diff, i64::max);
     }
     let s = &f.stats;
     assert_eq!(
-        (
-            s.cases,
-            s.cases_differing,
-            s.elements,
-            s.elements_differing,
-            s.max_abs_diff
-        ),
-        (
-            f.cases.len(),
-            differing,
-            elements,
-            elements_differing,
-            max_diff
-        ),
+        (s.cases, s.cases_differing, s.elements, s.elements_differing, s.max_abs_diff),
+        (f.cases.len(), differing, elements, elements_differing, max_diff),
         "{op}: stored statistics vs data"
     );
     f.cases.len()
@@ -95,10 +75,7 @@ fn out_size(n: usize, k: usize, s: usize, d: usize, p: Padding) -> usize {
 
 #[test]
 fn fully_connected_files_are_consistent() {
-    for (f, is16) in [
-        (kernels::fully_connected_file(), false),
-        (kernels::fully_connected_16x8_file(), true),
-    ] {
+    for (f, is16) in [(kernels::fully_connected_file(), false), (kernels::fully_connected_16x8_file(), true)] {
         let n = check_file(&f, "FULLY_CONNECTED");
         for c in &f.cases {
             let nm = &c.name;
@@ -113,14 +90,8 @@ fn fully_connected_files_are_consistent() {
             assert_eq!(c.filter.shape.len(), 2, "{nm}");
             let (outs, depth) = (c.filter.shape[0], c.filter.shape[1]);
             assert_eq!(w.len(), outs * depth);
-            assert!(
-                w.iter().all(|&v| v != i8::MIN),
-                "{nm}: symmetric weights are in [-127, 127]"
-            );
-            assert!(
-                c.filter_scales.len() == 1 || c.filter_scales.len() == outs,
-                "{nm}"
-            );
+            assert!(w.iter().all(|&v| v != i8::MIN), "{nm}: symmetric weights are in [-127, 127]");
+            assert!(c.filter_scales.len() == 1 || c.filter_scales.len() == outs, "{nm}");
             c.filter_scales.iter().for_each(|&s| check_scale(nm, s));
             if let Some(b) = &c.bias {
                 assert_eq!(b.dtype, if is16 { "int64" } else { "int32" }, "{nm}");
@@ -137,23 +108,13 @@ fn fully_connected_files_are_consistent() {
             };
             assert_eq!(c.expected_tflm.shape, want, "{nm}: output shape");
         }
-        println!(
-            "{}: {n} cases",
-            if is16 {
-                "fully_connected_16x8"
-            } else {
-                "fully_connected"
-            }
-        );
+        println!("{}: {n} cases", if is16 { "fully_connected_16x8" } else { "fully_connected" });
     }
 }
 
 #[test]
 fn conv_2d_files_are_consistent() {
-    for (f, is16) in [
-        (kernels::conv_2d_file(), false),
-        (kernels::conv_2d_16x8_file(), true),
-    ] {
+    for (f, is16) in [(kernels::conv_2d_file(), false), (kernels::conv_2d_16x8_file(), true)] {
         let n = check_file(&f, "CONV_2D");
         for c in &f.cases {
             let nm = &c.name;
@@ -165,44 +126,27 @@ fn conv_2d_files_are_consistent() {
             check_scale(nm, c.output_scale);
             let x = ints(&c.input);
             assert_eq!(x.len(), c.input.len());
-            let [nb, h, w, ic] = c.input.shape[..] else {
-                panic!("{nm}: input rank")
-            };
-            let [oc, kh, kw, fic] = c.filter.shape[..] else {
-                panic!("{nm}: filter rank")
-            };
+            let [nb, h, w, ic] = c.input.shape[..] else { panic!("{nm}: input rank") };
+            let [oc, kh, kw, fic] = c.filter.shape[..] else { panic!("{nm}: filter rank") };
             assert_eq!(fic, ic, "{nm}: filter depth");
             let wts = c.filter.i8();
             assert!(wts.iter().all(|&v| v != i8::MIN), "{nm}");
-            assert!(
-                c.filter_scales.len() == 1 || c.filter_scales.len() == oc,
-                "{nm}"
-            );
+            assert!(c.filter_scales.len() == 1 || c.filter_scales.len() == oc, "{nm}");
             let b = c.bias.as_ref().expect("conv cases have a bias");
             assert_eq!(b.dtype, if is16 { "int64" } else { "int32" }, "{nm}");
             assert_eq!(ints(b).len(), oc, "{nm}");
             let oh = out_size(h, kh, c.stride_h, c.dilation_h, c.padding);
             let ow = out_size(w, kw, c.stride_w, c.dilation_w, c.padding);
-            assert_eq!(
-                c.expected_tflm.shape,
-                vec![nb, oh, ow, oc],
-                "{nm}: output shape"
-            );
+            assert_eq!(c.expected_tflm.shape, vec![nb, oh, ow, oc], "{nm}: output shape");
             assert_eq!(ints(&c.expected_tflm).len(), nb * oh * ow * oc);
         }
-        println!(
-            "{}: {n} cases",
-            if is16 { "conv_2d_16x8" } else { "conv_2d" }
-        );
+        println!("{}: {n} cases", if is16 { "conv_2d_16x8" } else { "conv_2d" });
     }
 }
 
 #[test]
 fn depthwise_conv_2d_files_are_consistent() {
-    for (f, is16) in [
-        (kernels::depthwise_conv_2d_file(), false),
-        (kernels::depthwise_conv_2d_16x8_file(), true),
-    ] {
+    for (f, is16) in [(kernels::depthwise_conv_2d_file(), false), (kernels::depthwise_conv_2d_16x8_file(), true)] {
         let n = check_file(&f, "DEPTHWISE_CONV_2D");
         for c in &f.cases {
             let nm = &c.name;
@@ -213,23 +157,12 @@ fn depthwise_conv_2d_files_are_consistent() {
             check_scale(nm, c.input_scale);
             check_scale(nm, c.output_scale);
             assert_eq!(ints(&c.input).len(), c.input.len());
-            let [nb, h, w, ic] = c.input.shape[..] else {
-                panic!("{nm}: input rank")
-            };
-            let [one, kh, kw, oc] = c.filter.shape[..] else {
-                panic!("{nm}: filter rank")
-            };
+            let [nb, h, w, ic] = c.input.shape[..] else { panic!("{nm}: input rank") };
+            let [one, kh, kw, oc] = c.filter.shape[..] else { panic!("{nm}: filter rank") };
             assert_eq!(one, 1, "{nm}");
-            assert_eq!(
-                oc,
-                ic * c.depth_multiplier,
-                "{nm}: out channels = in channels x multiplier"
-            );
+            assert_eq!(oc, ic * c.depth_multiplier, "{nm}: out channels = in channels x multiplier");
             assert!(c.filter.i8().iter().all(|&v| v != i8::MIN), "{nm}");
-            assert!(
-                c.filter_scales.len() == 1 || c.filter_scales.len() == oc,
-                "{nm}"
-            );
+            assert!(c.filter_scales.len() == 1 || c.filter_scales.len() == oc, "{nm}");
             if let Some(b) = &c.bias {
                 assert_eq!(b.dtype, if is16 { "int64" } else { "int32" }, "{nm}");
                 assert_eq!(ints(b).len(), oc, "{nm}");
@@ -238,53 +171,30 @@ fn depthwise_conv_2d_files_are_consistent() {
             }
             let oh = out_size(h, kh, c.stride_h, c.dilation_h, c.padding);
             let ow = out_size(w, kw, c.stride_w, c.dilation_w, c.padding);
-            assert_eq!(
-                c.expected_tflm.shape,
-                vec![nb, oh, ow, oc],
-                "{nm}: output shape"
-            );
+            assert_eq!(c.expected_tflm.shape, vec![nb, oh, ow, oc], "{nm}: output shape");
             assert_eq!(ints(&c.expected_tflm).len(), nb * oh * ow * oc);
         }
-        println!(
-            "{}: {n} cases",
-            if is16 {
-                "depthwise_conv_2d_16x8"
-            } else {
-                "depthwise_conv_2d"
-            }
-        );
+        println!("{}: {n} cases", if is16 { "depthwise_conv_2d_16x8" } else { "depthwise_conv_2d" });
     }
 }
 
 #[test]
 fn pool_files_are_consistent() {
-    for (f, op) in [
-        (kernels::max_pool_2d_file(), "MAX_POOL_2D"),
-        (kernels::average_pool_2d_file(), "AVERAGE_POOL_2D"),
-    ] {
+    for (f, op) in [(kernels::max_pool_2d_file(), "MAX_POOL_2D"), (kernels::average_pool_2d_file(), "AVERAGE_POOL_2D")]
+    {
         let n = check_file(&f, op);
         for c in &f.cases {
             let nm = &c.name;
             assert_eq!(c.input.dtype, "int8", "{nm}");
             assert_eq!(c.expected_tflm.dtype, "int8", "{nm}");
             check_zero_point(nm, c.input_zero_point, "int8");
-            assert_eq!(
-                (c.input_scale, c.input_zero_point),
-                (c.output_scale, c.output_zero_point),
-                "{nm}"
-            );
+            assert_eq!((c.input_scale, c.input_zero_point), (c.output_scale, c.output_zero_point), "{nm}");
             check_scale(nm, c.input_scale);
             assert_eq!(c.input.i8().len(), c.input.len());
-            let [nb, h, w, ch] = c.input.shape[..] else {
-                panic!("{nm}: input rank")
-            };
+            let [nb, h, w, ch] = c.input.shape[..] else { panic!("{nm}: input rank") };
             let oh = out_size(h, c.filter_h, c.stride_h, 1, c.padding);
             let ow = out_size(w, c.filter_w, c.stride_w, 1, c.padding);
-            assert_eq!(
-                c.expected_tflm.shape,
-                vec![nb, oh, ow, ch],
-                "{nm}: output shape"
-            );
+            assert_eq!(c.expected_tflm.shape, vec![nb, oh, ow, ch], "{nm}: output shape");
             assert_eq!(c.expected_tflm.i8().len(), nb * oh * ow * ch);
         }
         println!("{op}: {n} cases");
@@ -294,19 +204,12 @@ fn pool_files_are_consistent() {
 fn broadcast(a: &[usize], b: &[usize]) -> Vec<usize> {
     let n = a.len().max(b.len());
     let ext = |s: &[usize], i: usize| {
-        if i + s.len() >= n {
-            s[i + s.len() - n]
-        } else {
-            1
-        }
+        if i + s.len() >= n { s[i + s.len() - n] } else { 1 }
     };
     (0..n)
         .map(|i| {
             let (x, y) = (ext(a, i), ext(b, i));
-            assert!(
-                x == y || x == 1 || y == 1,
-                "shapes {a:?} and {b:?} do not broadcast"
-            );
+            assert!(x == y || x == 1 || y == 1, "shapes {a:?} and {b:?} do not broadcast");
             x.max(y)
         })
         .collect()
@@ -332,11 +235,7 @@ fn add_and_mul_files_are_consistent() {
                 check_zero_point(nm, zp, dt);
                 check_scale(nm, s);
             }
-            assert_eq!(
-                c.expected_tflm.shape,
-                broadcast(&c.input1.shape, &c.input2.shape),
-                "{nm}: output shape"
-            );
+            assert_eq!(c.expected_tflm.shape, broadcast(&c.input1.shape, &c.input2.shape), "{nm}: output shape");
         }
         println!("{op} {dt}: {n} cases");
     }
@@ -350,18 +249,8 @@ fn activation_files_are_consistent() {
     ] {
         let n = check_file(&f, "SOFTMAX");
         for c in &f.cases {
-            assert_eq!(
-                (c.input.dtype.as_str(), c.expected_tflm.dtype.as_str()),
-                (dt, dt),
-                "{}",
-                c.name
-            );
-            assert_eq!(
-                (c.output_scale, c.output_zero_point),
-                (scale, zp),
-                "{}",
-                c.name
-            );
+            assert_eq!((c.input.dtype.as_str(), c.expected_tflm.dtype.as_str()), (dt, dt), "{}", c.name);
+            assert_eq!((c.output_scale, c.output_zero_point), (scale, zp), "{}", c.name);
             check_zero_point(&c.name, c.input_zero_point, dt);
             assert!(c.beta > 0.0 && c.beta.is_finite());
             assert_eq!(c.expected_tflm.shape, c.input.shape, "{}", c.name);
@@ -370,11 +259,7 @@ fn activation_files_are_consistent() {
         println!("SOFTMAX {dt}: {n} cases");
     }
     for (f, op, fixed) in [
-        (
-            kernels::logistic_file(),
-            "LOGISTIC",
-            Some((1.0 / 256.0, -128)),
-        ),
+        (kernels::logistic_file(), "LOGISTIC", Some((1.0 / 256.0, -128))),
         (kernels::tanh_file(), "TANH", Some((1.0 / 128.0, 0))),
         (kernels::hard_swish_file(), "HARD_SWISH", None),
     ] {
@@ -383,11 +268,7 @@ fn activation_files_are_consistent() {
             let nm = &c.name;
             let mut x = c.input.i8();
             x.sort_unstable();
-            assert_eq!(
-                x,
-                (-128..=127).collect::<Vec<i8>>(),
-                "{nm}: every int8 value exactly once"
-            );
+            assert_eq!(x, (-128..=127).collect::<Vec<i8>>(), "{nm}: every int8 value exactly once");
             assert_eq!(c.expected_tflm.shape, c.input.shape, "{nm}");
             assert_eq!(c.expected_tflm.i8().len(), 256);
             check_scale(nm, c.input_scale);
@@ -421,13 +302,8 @@ fn shape_op_files_are_consistent() {
     let n = check_file(&f, "PAD");
     for c in &f.cases {
         assert_eq!(c.paddings.len(), c.input.shape.len(), "{}", c.name);
-        let want: Vec<usize> = c
-            .input
-            .shape
-            .iter()
-            .zip(&c.paddings)
-            .map(|(&d, p)| d + p[0] as usize + p[1] as usize)
-            .collect();
+        let want: Vec<usize> =
+            c.input.shape.iter().zip(&c.paddings).map(|(&d, p)| d + p[0] as usize + p[1] as usize).collect();
         assert_eq!(c.expected_tflm.shape, want, "{}", c.name);
         assert_eq!(c.expected_tflm.i8().len(), c.expected_tflm.len());
     }
@@ -459,12 +335,7 @@ fn shape_op_files_are_consistent() {
     for c in &f.cases {
         assert_eq!(c.expected_tflm.len(), c.input.len(), "{}", c.name);
         assert_eq!(c.expected_tflm.shape.len(), c.new_shape.len(), "{}", c.name);
-        assert_eq!(
-            c.expected_tflm.i8(),
-            c.input.i8(),
-            "{}: reshape keeps the data",
-            c.name
-        );
+        assert_eq!(c.expected_tflm.i8(), c.input.i8(), "{}: reshape keeps the data", c.name);
     }
     println!("RESHAPE: {n} cases");
 
@@ -497,18 +368,10 @@ fn mlperf_tiny_goldens_are_consistent() {
         assert!(matches!(m.input.scale, PerTensorOrChannel::Tensor(_)));
         let (mut differing, mut elements, mut elements_differing) = (0, 0, 0);
         for (s, smp) in m.samples.iter().enumerate() {
-            assert_eq!(
-                (smp.sample, smp.seed),
-                (s as u64, m.index * 1000 + s as u64)
-            );
+            assert_eq!((smp.sample, smp.seed), (s as u64, m.index * 1000 + s as u64));
             // The Rust SplitMix64 regenerates exactly the input the generator fed the oracles.
             let x = m.input(smp.sample);
-            assert_eq!(
-                models::crc32(&x),
-                smp.input_crc32,
-                "{} sample {s}: input CRC32",
-                m.name
-            );
+            assert_eq!(models::crc32(&x), smp.input_crc32, "{} sample {s}: input CRC32", m.name);
             for t in [&smp.expected_tflm, &smp.expected_tflite_ref] {
                 assert_eq!(t.shape, m.output.shape, "{} sample {s}", m.name);
                 assert_eq!(t.i8().len(), t.len());
@@ -520,11 +383,7 @@ fn mlperf_tiny_goldens_are_consistent() {
             differing += usize::from(n > 0);
         }
         assert_eq!(
-            (
-                m.stats.samples_differing,
-                m.stats.elements,
-                m.stats.elements_differing
-            ),
+            (m.stats.samples_differing, m.stats.elements, m.stats.elements_differing),
             (differing, elements, elements_differing),
             "{}: stored statistics",
             m.name
@@ -539,55 +398,22 @@ fn mlperf_tiny_goldens_are_consistent() {
                     assert_eq!(d.head.len(), n.min(16), "{} {}", m.name, o.name);
                     if let Some(full) = &d.full {
                         let v = full.i8();
-                        assert_eq!(
-                            models::crc32(&v),
-                            d.crc32,
-                            "{} {}: full tensor vs CRC",
-                            m.name,
-                            o.name
-                        );
-                        assert_eq!(
-                            v[..d.head.len()]
-                                .iter()
-                                .map(|&x| i64::from(x))
-                                .collect::<Vec<_>>(),
-                            d.head
-                        );
+                        assert_eq!(models::crc32(&v), d.crc32, "{} {}: full tensor vs CRC", m.name, o.name);
+                        assert_eq!(v[..d.head.len()].iter().map(|&x| i64::from(x)).collect::<Vec<_>>(), d.head);
                     } else {
                         assert!(n > 1024);
                     }
                 }
-                assert_eq!(
-                    o.elements_differing == 0,
-                    o.tflm.crc32 == o.tflite_ref.crc32,
-                    "{} {}",
-                    m.name,
-                    o.name
-                );
+                assert_eq!(o.elements_differing == 0, o.tflm.crc32 == o.tflite_ref.crc32, "{} {}", m.name, o.name);
             }
         }
         let last = &m.layers_sample0.last().unwrap().outputs[0];
-        assert_eq!(
-            last.tflm.full.as_ref().unwrap().i8(),
-            m.samples[0].expected_tflm.i8(),
-            "{}",
-            m.name
-        );
-        assert_eq!(
-            last.tflite_ref.full.as_ref().unwrap().i8(),
-            m.samples[0].expected_tflite_ref.i8(),
-            "{}",
-            m.name
-        );
+        assert_eq!(last.tflm.full.as_ref().unwrap().i8(), m.samples[0].expected_tflm.i8(), "{}", m.name);
+        assert_eq!(last.tflite_ref.full.as_ref().unwrap().i8(), m.samples[0].expected_tflite_ref.i8(), "{}", m.name);
         // The model file, where the shared folder is present (it is on the development machine and in CI).
         if let Ok(bytes) = std::fs::read(m.path()) {
             assert_eq!(bytes.len(), m.bytes, "{}", m.name);
-            assert_eq!(
-                models::crc32_bytes(&bytes),
-                m.file_crc32,
-                "{}: .tflite file CRC32",
-                m.name
-            );
+            assert_eq!(models::crc32_bytes(&bytes), m.file_crc32, "{}: .tflite file CRC32", m.name);
             checked_files += 1;
         }
         println!(

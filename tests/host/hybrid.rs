@@ -104,13 +104,20 @@ fn hybrid_exports_are_reproduced_and_run_as_onnx_runtime_runs_them() {
         // The float ops whose f32 result ONNX Runtime rounds differently (f64 sums or libm here).
         let rounds_apart = float.nodes.iter().any(|n| {
             use microquant::graph::Op;
-            matches!(n.op, Op::Mean { .. } | Op::AvgPool2d(_) | Op::Softmax { .. } | Op::Logistic | Op::Tanh | Op::HardSwish)
+            matches!(
+                n.op,
+                Op::Mean { .. } | Op::AvgPool2d(_) | Op::Softmax { .. } | Op::Logistic | Op::Tanh | Op::HardSwish
+            )
         });
         if dynamic && !rounds_apart {
             let differ = ours.iter().zip(&theirs).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
             assert_eq!(differ, 0, "{}: {differ} outputs differ from ONNX Runtime's (max {d})", e.name);
             if let Some(r) = &e.ort_reference {
-                assert!(r.f32().iter().zip(&ours).all(|(a, b)| a.to_bits() == b.to_bits()), "{}: vs ORT's own model", e.name);
+                assert!(
+                    r.f32().iter().zip(&ours).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{}: vs ORT's own model",
+                    e.name
+                );
             }
         } else if dynamic {
             // An ulp of a mean moves the next layer's input quantization by as little.
@@ -130,7 +137,12 @@ fn hybrid_exports_are_reproduced_and_run_as_onnx_runtime_runs_them() {
         // A sanity bound (the outputs themselves are compared with ONNX Runtime's above): at
         // least 25 dB on the small models' real data, 20 dB on ic's 8 synthetic inputs.
         let floor = if e.name.ends_with("ic") { 18.0 } else { 25.0 };
-        assert!(report.model.output_sqnr_db.is_some_and(|s| s > floor), "{}: {:?}", e.name, report.model.output_sqnr_db);
+        assert!(
+            report.model.output_sqnr_db.is_some_and(|s| s > floor),
+            "{}: {:?}",
+            e.name,
+            report.model.output_sqnr_db
+        );
     }
 }
 

@@ -111,7 +111,10 @@ fn a_plan_of_another_model_or_out_of_order_is_refused() {
 
     let plan: Vec<_> = (0..ops).map(|i| it.prepare_op(i).unwrap()).collect();
     let e = it.invoke_prepared(&plan[..ops - 1]).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument { reason: "a plan needs one prepared op per op of the model" }), "{e:?}");
+    assert!(
+        matches!(e, Error::InvalidArgument { reason: "a plan needs one prepared op per op of the model" }),
+        "{e:?}"
+    );
 
     // The same bytes at another address are another model.
     let foreign: Vec<_> = (0..ops).map(|i| other.prepare_op(i).unwrap()).collect();

@@ -61,7 +61,9 @@ fn logistic_matches_both_oracles() {
 
 #[test]
 fn tanh_matches_both_oracles() {
-    run_file("TANH int8", kernels::tanh_file(), |c, i, o, r, out| tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out));
+    run_file("TANH int8", kernels::tanh_file(), |c, i, o, r, out| {
+        tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
+    });
 }
 
 #[test]
@@ -78,20 +80,28 @@ fn hard_swish_matches_both_oracles() {
 fn fixed_point_and_float_tables_differ_exactly_where_the_oracles_do() {
     let mut compared = 0;
     for c in kernels::logistic_cases() {
-        let (i, o) = (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+        let (i, o) = (
+            TensorQuant::new(c.input_scale, c.input_zero_point),
+            TensorQuant::new(c.output_scale, c.output_zero_point),
+        );
         let d = LogisticParams::prepare_s8(i, o, Rounding::Double).unwrap();
         let s = LogisticParams::prepare_s8(i, o, Rounding::Single).unwrap();
         assert_eq!(d.lut == s.lut, c.expected_tflm.b64 == c.expected_tflite_ref.b64, "{}", c.name);
         compared += 1;
     }
     for c in kernels::tanh_cases() {
-        let (i, o) = (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+        let (i, o) = (
+            TensorQuant::new(c.input_scale, c.input_zero_point),
+            TensorQuant::new(c.output_scale, c.output_zero_point),
+        );
         let d = TanhParams::prepare_s8(i, o, Rounding::Double).unwrap();
         let s = TanhParams::prepare_s8(i, o, Rounding::Single).unwrap();
         assert_eq!(d.lut == s.lut, c.expected_tflm.b64 == c.expected_tflite_ref.b64, "{}", c.name);
         compared += 1;
     }
-    println!("{compared} logistic/tanh quantizations: fixed-point and float tables differ exactly where TFLite Micro and the interpreter do");
+    println!(
+        "{compared} logistic/tanh quantizations: fixed-point and float tables differ exactly where TFLite Micro and the interpreter do"
+    );
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -87,7 +87,8 @@ fn check_s8(c: &ConvCase, rounding: Rounding, oracle: Oracle) -> usize {
         assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} ({path})", c.name), &expected, &out);
     }
     let mut out = vec![0i8; expected.len()];
-    conv_s8_reference(&p, &quant, &input, &filter, bias.as_deref(), &mut out).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    conv_s8_reference(&p, &quant, &input, &filter, bias.as_deref(), &mut out)
+        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
     assert_bit_exact(&format!("{} {rounding:?} vs {oracle:?} (reference)", c.name), &expected, &out)
 }
 

@@ -12,7 +12,8 @@
 
 use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
 use microquant::kernels::depthwise_conv::{
-    DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len, depthwise_conv_s16,
+    DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len,
+    depthwise_conv_s16,
 };
 use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use microquant_tests::golden::{Tensor, assert_bit_exact};

@@ -64,7 +64,10 @@ fn run_file(
 }
 
 fn report(name: &str, cases: usize, checked: [usize; 2]) {
-    println!("{name}: {cases} cases, {} elements bit-exact vs TFLite Micro (Double), {} vs TFLite BUILTIN_REF (Single)", checked[0], checked[1]);
+    println!(
+        "{name}: {cases} cases, {} elements bit-exact vs TFLite Micro (Double), {} vs TFLite BUILTIN_REF (Single)",
+        checked[0], checked[1]
+    );
 }
 
 #[test]
@@ -128,8 +131,10 @@ fn mul_multiplier_modes_are_both_exercised() {
         .filter(|c| {
             let q = quant(c);
             let a = ActivationRange::INT8;
-            let d = MulParams::prepare_s8(q.q1, q.q2, q.qo, a, &c.input1.shape, &c.input2.shape, Rounding::Double).unwrap();
-            let s = MulParams::prepare_s8(q.q1, q.q2, q.qo, a, &c.input1.shape, &c.input2.shape, Rounding::Single).unwrap();
+            let d =
+                MulParams::prepare_s8(q.q1, q.q2, q.qo, a, &c.input1.shape, &c.input2.shape, Rounding::Double).unwrap();
+            let s =
+                MulParams::prepare_s8(q.q1, q.q2, q.qo, a, &c.input1.shape, &c.input2.shape, Rounding::Single).unwrap();
             d.output_multiplier != s.output_multiplier
         })
         .count();

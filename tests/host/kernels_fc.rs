@@ -94,9 +94,18 @@ fn check_s8(c: &FullyConnectedCase, rounding: Rounding) -> usize {
     for len in [scratch_len, 0] {
         let mut scratch = vec![0u8; len];
         let mut out = vec![0i8; expected.len()];
-        fully_connected_per_channel_s8(&p.params, &p.per_channel(), &input, &filter, bias.as_deref(), &mut out, &mut scratch)
-            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-        checked += assert_bit_exact(&format!("{} per-channel kernel {rounding:?} scratch {len}", c.name), &expected, &out);
+        fully_connected_per_channel_s8(
+            &p.params,
+            &p.per_channel(),
+            &input,
+            &filter,
+            bias.as_deref(),
+            &mut out,
+            &mut scratch,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        checked +=
+            assert_bit_exact(&format!("{} per-channel kernel {rounding:?} scratch {len}", c.name), &expected, &out);
     }
     let mut out = vec![0i8; expected.len()];
     fully_connected_per_channel_s8_reference(&p.params, &p.per_channel(), &input, &filter, bias.as_deref(), &mut out)
@@ -109,7 +118,8 @@ fn check_s8(c: &FullyConnectedCase, rounding: Rounding) -> usize {
             let mut out = vec![0i8; expected.len()];
             fully_connected_s8(&p.params, &q, &input, &filter, bias.as_deref(), &mut out, &mut scratch)
                 .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-            checked += assert_bit_exact(&format!("{} per-tensor kernel {rounding:?} scratch {len}", c.name), &expected, &out);
+            checked +=
+                assert_bit_exact(&format!("{} per-tensor kernel {rounding:?} scratch {len}", c.name), &expected, &out);
         }
         let mut out = vec![0i8; expected.len()];
         fully_connected_s8_reference(&p.params, &q, &input, &filter, bias.as_deref(), &mut out)

@@ -23,7 +23,10 @@ const MODES: [(Rounding, Oracle); 2] = [(Rounding::Double, Oracle::Tflm), (Round
 
 fn report(name: &str, cases: usize, checked: [usize; 2], elements: usize) {
     assert_eq!(checked, [elements; 2], "{name}: elements checked");
-    println!("{name}: {cases} cases, {} elements bit-exact vs TFLite Micro (Double), {} vs TFLite BUILTIN_REF (Single)", checked[0], checked[1]);
+    println!(
+        "{name}: {cases} cases, {} elements bit-exact vs TFLite Micro (Double), {} vs TFLite BUILTIN_REF (Single)",
+        checked[0], checked[1]
+    );
 }
 
 #[test]
@@ -41,7 +44,8 @@ fn concatenation_matches_both_oracles() {
             .zip(c.input_scales.iter().zip(&c.input_zero_points))
             .map(|(t, (&s, &z))| ConcatInput::prepare_s8(t.shape[axis], TensorQuant::new(s, z), out_q).unwrap())
             .collect();
-        let p = ConcatParams::new(&c.expected_tflm.shape, c.axis, &metas).unwrap_or_else(|e| panic!("{}: prepare: {e}", c.name));
+        let p = ConcatParams::new(&c.expected_tflm.shape, c.axis, &metas)
+            .unwrap_or_else(|e| panic!("{}: prepare: {e}", c.name));
         let data: Vec<Vec<i8>> = c.inputs.iter().map(|t| t.i8()).collect();
         let slices: Vec<&[i8]> = data.iter().map(|v| &v[..]).collect();
         for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
@@ -61,8 +65,13 @@ fn pad_matches_both_oracles() {
     assert!(!file.cases.is_empty());
     let mut checked = [0usize; 2];
     for c in &file.cases {
-        let p = PadParams::prepare_s8(&c.input.shape, &c.paddings, TensorQuant::new(c.output_scale, c.output_zero_point), None)
-            .unwrap_or_else(|e| panic!("{}: prepare: {e}", c.name));
+        let p = PadParams::prepare_s8(
+            &c.input.shape,
+            &c.paddings,
+            TensorQuant::new(c.output_scale, c.output_zero_point),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{}: prepare: {e}", c.name));
         assert_eq!(p.output_shape().dims(), &c.expected_tflm.shape[..], "{}: output shape", c.name);
         for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
             let expected = c.expected(oracle);
@@ -80,7 +89,10 @@ fn mean_matches_both_oracles() {
     assert!(!file.cases.is_empty());
     let mut checked = [0usize; 2];
     for c in &file.cases {
-        let (iq, oq) = (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+        let (iq, oq) = (
+            TensorQuant::new(c.input_scale, c.input_zero_point),
+            TensorQuant::new(c.output_scale, c.output_zero_point),
+        );
         let scratch_len = mean_scratch_len(&c.input.shape, &c.axis).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         assert_eq!(scratch_len, c.expected_tflm.len(), "{}: one accumulator per output", c.name);
         for (i, &(rounding, oracle)) in MODES.iter().enumerate() {

@@ -37,8 +37,14 @@ fn compare_layers() {
             Some(b64) => {
                 let theirs = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
                 let diff: Vec<usize> = (0..ours.len().min(theirs.len())).filter(|&k| ours[k] != theirs[k]).collect();
-                println!("op {i} {:?} '{}': {} of {} differ; first {:?}", op.kind, t.name(), diff.len(), ours.len(),
-                    diff.iter().take(5).map(|&k| (k, ours[k] as i8, theirs[k] as i8)).collect::<Vec<_>>());
+                println!(
+                    "op {i} {:?} '{}': {} of {} differ; first {:?}",
+                    op.kind,
+                    t.name(),
+                    diff.len(),
+                    ours.len(),
+                    diff.iter().take(5).map(|&k| (k, ours[k] as i8, theirs[k] as i8)).collect::<Vec<_>>()
+                );
             }
             None => println!("op {i} {:?} '{}': not in dump", op.kind, t.name()),
         }

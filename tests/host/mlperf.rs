@@ -21,7 +21,10 @@ fn check_arena(name: &str, arena: usize) {
         serde_json::from_str(include_str!("../golden/models/tflm_arena.json")).expect("tflm_arena.json parses");
     let theirs = tflm["cortex_m4_arena_used_bytes"][name].as_u64().expect("figure for the model") as usize;
     let base = ARENA_BASELINE.iter().find(|(n, _)| *n == name).map(|(_, b)| *b).expect("baseline");
-    println!("{name}: arena {arena} B, TFLite Micro on Cortex-M4 {theirs} B ({:.1} % of it)", 100.0 * arena as f64 / theirs as f64);
+    println!(
+        "{name}: arena {arena} B, TFLite Micro on Cortex-M4 {theirs} B ({:.1} % of it)",
+        100.0 * arena as f64 / theirs as f64
+    );
     assert!(arena <= theirs, "{name}: our arena {arena} B exceeds TFLite Micro's {theirs} B");
     assert!(arena * 100 <= base * 101, "{name}: arena grew from {base} B to {arena} B (more than 1 %)");
 }
@@ -48,7 +51,8 @@ fn run_model(name: &str, rounding: Rounding, oracle: Oracle) -> usize {
                 interp.invoke().expect("invoke");
             }
             let y = interp.output_i8(0).unwrap().to_vec();
-            let what = format!("{name} sample {} ({oracle:?}, {})", s.sample, if prepared { "prepared" } else { "records" });
+            let what =
+                format!("{name} sample {} ({oracle:?}, {})", s.sample, if prepared { "prepared" } else { "records" });
             checked += assert_bit_exact(&what, &s.expected(oracle).i8(), &y);
         }
     }

@@ -67,8 +67,10 @@ fn ours(model: &str, layout: &str) -> Ours {
     let mut by_observer = Vec::new();
     let mut float_accuracy = 0.0;
     for kind in OBSERVERS {
-        let options =
-            PtqOptions { calibration: CalibrationOptions { observer: kind, ..Default::default() }, ..Default::default() };
+        let options = PtqOptions {
+            calibration: CalibrationOptions { observer: kind, ..Default::default() },
+            ..Default::default()
+        };
         let out = convert(&imported.graph, &calib, Some(&calib_labels), &options, &mut |_| {})
             .unwrap_or_else(|e| panic!("{model} {layout} {}: {e}", kind.name()));
         let r = out.evaluate(&test, Some(&test_labels)).unwrap();
@@ -134,7 +136,10 @@ fn ours_against_onnx_runtime_and_tflite() {
     for model in MODELS {
         let peers = peers_of(&results, model);
         let top = |f: fn(&Score) -> f64| -> (String, f64) {
-            peers.iter().map(|(n, s)| (n.clone(), f(s))).fold((String::new(), f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a })
+            peers
+                .iter()
+                .map(|(n, s)| (n.clone(), f(s)))
+                .fold((String::new(), f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a })
         };
         let (best_acc_who, best_acc) = top(|s| s.accuracy);
         let (best_sqnr_who, best_sqnr) = top(|s| s.sqnr_db);
@@ -144,11 +149,9 @@ fn ours_against_onnx_runtime_and_tflite() {
             let o = ours(model, layout);
             let cell = |peer: &str| -> String {
                 match results["models"][model]["peers"][peer][layout].as_object() {
-                    Some(s) => format!(
-                        "{} / {:.1}",
-                        pct(s["accuracy"].as_f64().unwrap()),
-                        s["sqnr_db"].as_f64().unwrap()
-                    ),
+                    Some(s) => {
+                        format!("{} / {:.1}", pct(s["accuracy"].as_f64().unwrap()), s["sqnr_db"].as_f64().unwrap())
+                    }
                     None => String::from("-"),
                 }
             };
@@ -166,10 +169,16 @@ fn ours_against_onnx_runtime_and_tflite() {
             let _ = writeln!(md, "{row}");
             println!("{row}");
             if (o.float_accuracy - peer_float).abs() > 1e-9 {
-                failures.push(format!("{model} {layout}: float accuracy {} vs ONNX Runtime's {peer_float}", o.float_accuracy));
+                failures.push(format!(
+                    "{model} {layout}: float accuracy {} vs ONNX Runtime's {peer_float}",
+                    o.float_accuracy
+                ));
             }
             let best = |f: fn(&Score) -> f64| -> (&str, f64) {
-                o.by_observer.iter().map(|(k, s)| (k.name(), f(s))).fold(("", f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a })
+                o.by_observer
+                    .iter()
+                    .map(|(k, s)| (k.name(), f(s)))
+                    .fold(("", f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a })
             };
             let (acc_k, our_acc) = best(|s| s.accuracy);
             let (sqnr_k, our_sqnr) = best(|s| s.sqnr_db);
@@ -195,12 +204,13 @@ fn ours_against_onnx_runtime_and_tflite() {
             if model == "outlier" {
                 let by: BTreeMap<&str, Score> = o.by_observer.iter().map(|(k, s)| (k.name(), *s)).collect();
                 let minmax = by["minmax"];
-                let peer_minmax = results["models"][model]["peers"]["onnxruntime-minmax"][layout]["accuracy"]
-                    .as_f64()
-                    .unwrap();
+                let peer_minmax =
+                    results["models"][model]["peers"]["onnxruntime-minmax"][layout]["accuracy"].as_f64().unwrap();
                 for k in ["histogram", "entropy", "percentile"] {
                     let s = by[k];
-                    if s.accuracy < minmax.accuracy + 0.2 || s.accuracy < peer_minmax + 0.2 || s.sqnr_db < minmax.sqnr_db + 20.0
+                    if s.accuracy < minmax.accuracy + 0.2
+                        || s.accuracy < peer_minmax + 0.2
+                        || s.sqnr_db < minmax.sqnr_db + 20.0
                     {
                         failures.push(format!(
                             "outlier {layout}: {k} ({} / {:.1} dB) does not beat min/max ({} / {:.1} dB, ORT MinMax {})",
@@ -259,8 +269,10 @@ fn synthetic(m: &MlperfModel, seed: u64, n: usize) -> Vec<Vec<Vec<f32>>> {
 /// compiled and run by our interpreter, bit-exact with TFLite Micro) against the float graph.
 fn published_int8_sqnr(m: &MlperfModel, float: &microquant::graph::Graph, eval: &[Vec<Vec<f32>>]) -> f64 {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let q = microquant::tflite::import(&std::fs::read(root.join(m.file.replace("_float32.tflite", "_int8.tflite"))).unwrap())
-        .unwrap();
+    let q = microquant::tflite::import(
+        &std::fs::read(root.join(m.file.replace("_float32.tflite", "_int8.tflite"))).unwrap(),
+    )
+    .unwrap();
     let compiled = microquant::compile::compile(&q, &Default::default()).unwrap();
     let bytes = microquant::model::AlignedBytes::new(&compiled.bytes);
     let mut arena = vec![0u8; compiled.arena_len + 16];
@@ -314,9 +326,13 @@ fn mlperf_float_models() {
         let calib = synthetic(m, 70_000, 64);
         let eval = synthetic(m, 71_000, 32);
         let mut row = format!("| {} |", m.name);
-        for kind in [ObserverKind::MinMax, ObserverKind::Histogram, ObserverKind::Entropy, ObserverKind::Percentile(99.999)] {
-            let options =
-                PtqOptions { calibration: CalibrationOptions { observer: kind, ..Default::default() }, ..Default::default() };
+        for kind in
+            [ObserverKind::MinMax, ObserverKind::Histogram, ObserverKind::Entropy, ObserverKind::Percentile(99.999)]
+        {
+            let options = PtqOptions {
+                calibration: CalibrationOptions { observer: kind, ..Default::default() },
+                ..Default::default()
+            };
             let out = convert(&g, &calib, None, &options, &mut |_| {}).unwrap();
             let sqnr = out.evaluate(&eval, None).unwrap().model.output_sqnr_db.unwrap_or(f64::INFINITY);
             // Floors that catch a broken quantizer (uniform-noise inputs are hard on clipping
@@ -346,14 +362,18 @@ fn int16_layers() {
     let calib = samples(&imported, &read_npy(&dir.join("calib_nchw.npy")));
     let run = |layers: &[&str]| {
         let options = PtqOptions {
-            quantize: QuantizeOptions { int16_layers: layers.iter().map(|s| s.to_string()).collect(), ..Default::default() },
+            quantize: QuantizeOptions {
+                int16_layers: layers.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         convert(&imported.graph, &calib, None, &options, &mut |_| {})
     };
     let int8 = run(&[]).unwrap();
     let mixed = run(&["/pw1/Conv", "/Add"]).unwrap();
-    let layer = |o: &microquant::ptq::PtqOutput, name: &str| o.report.layers.iter().find(|l| l.name == name).unwrap().clone();
+    let layer =
+        |o: &microquant::ptq::PtqOutput, name: &str| o.report.layers.iter().find(|l| l.name == name).unwrap().clone();
     for name in ["/pw1/Conv", "/Add"] {
         let (a, b) = (layer(&int8, name), layer(&mixed, name));
         println!("{name}: int8 {:.1} dB, 16x8 {:.1} dB", a.sqnr_db.unwrap(), b.sqnr_db.unwrap());
@@ -365,7 +385,8 @@ fn int16_layers() {
     assert_eq!(mixed.report.model.mode, "static int8 + 16x8 layers");
     // Two conversions in: the add's two int8 inputs (the conv0 output is converted once, shared);
     // one out: the add's output to the int8 max pool.
-    let quantize_ops = mixed.quantized.graph.nodes.iter().filter(|n| matches!(n.op, microquant::graph::Op::Quantize)).count();
+    let quantize_ops =
+        mixed.quantized.graph.nodes.iter().filter(|n| matches!(n.op, microquant::graph::Op::Quantize)).count();
     assert_eq!(quantize_ops, 3);
     assert!(mixed.report.model.output_sqnr_db.unwrap() >= int8.report.model.output_sqnr_db.unwrap() - 0.5);
     // Errors: an unknown layer, an op without a 16x8 kernel.

@@ -34,7 +34,8 @@ pub fn read_npy(path: &Path) -> Npy {
     assert!(header.contains("'fortran_order': False"), "{}: Fortran order", path.display());
     let descr = header.split("'descr': '").nth(1).and_then(|s| s.split('\'').next()).unwrap();
     let shape_s = header.split("'shape': (").nth(1).and_then(|s| s.split(')').next()).unwrap();
-    let shape: Vec<usize> = shape_s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let shape: Vec<usize> =
+        shape_s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
     let data = &b[start + hlen..];
     let n: usize = shape.iter().product();
     let mut out = Npy { shape, f32: Vec::new(), i64: Vec::new() };

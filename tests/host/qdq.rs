@@ -164,9 +164,10 @@ fn export_is_reproduced_and_matches_onnx_runtime() {
                 float.extend(fm.outputs[0].to_model_layout(&ex.run(&[&s[0]]).unwrap()[0]).unwrap());
             }
             let sqnr = |q: &[f32]| {
-                let (sig, noise) = float.iter().zip(q).fold((0f64, 0f64), |(a, b), (&f, &v)| {
-                    (a + (f as f64).powi(2), b + ((f - v) as f64).powi(2))
-                });
+                let (sig, noise) = float
+                    .iter()
+                    .zip(q)
+                    .fold((0f64, 0f64), |(a, b), (&f, &v)| (a + (f as f64).powi(2), b + ((f - v) as f64).powi(2)));
                 10.0 * (sig / noise).log10()
             };
             let (o, t) = (sqnr(&ours), sqnr(&e.ort.f32()));
@@ -225,9 +226,10 @@ fn onnx_runtime_and_pytorch_qdq_models_run_within_one_step() {
                 float.extend(fm.outputs[0].to_model_layout(&ex.run(&[&s[0]]).unwrap()[0]).unwrap());
             }
             let sqnr = |q: &[f32]| {
-                let (sig, noise) = float.iter().zip(q).fold((0f64, 0f64), |(a, b), (&f, &v)| {
-                    (a + (f as f64).powi(2), b + ((f - v) as f64).powi(2))
-                });
+                let (sig, noise) = float
+                    .iter()
+                    .zip(q)
+                    .fold((0f64, 0f64), |(a, b), (&f, &v)| (a + (f as f64).powi(2), b + ((f - v) as f64).powi(2)));
                 10.0 * (sig / noise).log10()
             };
             let (o, t) = (sqnr(&ours), sqnr(&e.ort.f32()));
@@ -297,7 +299,8 @@ fn every_exported_layer_is_within_one_step_of_onnx_runtime() {
         for (j, node) in q.nodes.iter().enumerate() {
             let y = node.output(0).unwrap();
             let yt = q.tensor(y).unwrap();
-            let expected = ort_layers.get(&yt.name).unwrap_or_else(|| panic!("{}: no ORT value for {}", e.name, yt.name));
+            let expected =
+                ort_layers.get(&yt.name).unwrap_or_else(|| panic!("{}: no ORT value for {}", e.name, yt.name));
             let mut g = Graph::new(GraphMetadata::new("layer test", ""));
             let mut inputs = Vec::new();
             let mut feeds = Vec::new();
@@ -346,12 +349,21 @@ fn every_exported_layer_is_within_one_step_of_onnx_runtime() {
                 let worst = got.iter().zip(&want_s).map(|(&a, &b)| (a as i32 - b as i32).abs()).max().unwrap_or(0);
                 worst_model = worst_model.max(worst);
                 if worst > 1 {
-                    failures.push(format!("{} layer {j} ({} {}): {worst} steps from ONNX Runtime", e.name, node.op.name(), node.name));
+                    failures.push(format!(
+                        "{} layer {j} ({} {}): {worst} steps from ONNX Runtime",
+                        e.name,
+                        node.op.name(),
+                        node.name
+                    ));
                 }
             }
             layers_checked += 1;
         }
-        println!("{}: {} layers, at most {worst_model} step(s) from ONNX Runtime given its inputs", e.name, q.nodes.len());
+        println!(
+            "{}: {} layers, at most {worst_model} step(s) from ONNX Runtime given its inputs",
+            e.name,
+            q.nodes.len()
+        );
     }
     assert!(layers_checked >= 40, "{layers_checked} layers checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -78,7 +78,11 @@ fn kernel(c: &Case, out_type: IntType) -> Vec<i32> {
 }
 
 fn widen(t: &Golden) -> Vec<i32> {
-    if t.dtype == "int8" { t.i8().into_iter().map(i32::from).collect() } else { t.i16().into_iter().map(i32::from).collect() }
+    if t.dtype == "int8" {
+        t.i8().into_iter().map(i32::from).collect()
+    } else {
+        t.i16().into_iter().map(i32::from).collect()
+    }
 }
 
 #[test]

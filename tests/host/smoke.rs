@@ -35,10 +35,7 @@ fn rejects_bad_parameters_and_data() {
     let p = AffineQuant::new(1.0, 0, QuantDType::Int8).unwrap();
     let mut out = [0i8; 2];
     assert_eq!(p.quantize_i8(&[1.0, f32::NAN], &mut out), Err(Error::NonFinite { index: 1 }));
-    assert_eq!(
-        p.quantize_i8(&[1.0], &mut out),
-        Err(Error::LengthMismatch { expected: 1, actual: 2 })
-    );
+    assert_eq!(p.quantize_i8(&[1.0], &mut out), Err(Error::LengthMismatch { expected: 1, actual: 2 }));
     let u = AffineQuant::new(1.0, 0, QuantDType::UInt8).unwrap();
     assert!(matches!(u.quantize_i8(&[1.0, 2.0], &mut out), Err(Error::DTypeMismatch { .. })));
 }

@@ -502,13 +502,7 @@ macro_rules! golden_file {
 }
 
 golden_file!(
-    (
-        FULLY_CONNECTED_JSON,
-        fully_connected_file,
-        fully_connected_cases,
-        FullyConnectedCase,
-        "fully_connected.json"
-    ),
+    (FULLY_CONNECTED_JSON, fully_connected_file, fully_connected_cases, FullyConnectedCase, "fully_connected.json"),
     (
         FULLY_CONNECTED_16X8_JSON,
         fully_connected_16x8_file,
@@ -516,20 +510,8 @@ golden_file!(
         FullyConnectedCase,
         "fully_connected_16x8.json"
     ),
-    (
-        CONV_2D_JSON,
-        conv_2d_file,
-        conv_2d_cases,
-        ConvCase,
-        "conv_2d.json"
-    ),
-    (
-        CONV_2D_16X8_JSON,
-        conv_2d_16x8_file,
-        conv_2d_16x8_cases,
-        ConvCase,
-        "conv_2d_16x8.json"
-    ),
+    (CONV_2D_JSON, conv_2d_file, conv_2d_cases, ConvCase, "conv_2d.json"),
+    (CONV_2D_16X8_JSON, conv_2d_16x8_file, conv_2d_16x8_cases, ConvCase, "conv_2d_16x8.json"),
     (
         DEPTHWISE_CONV_2D_JSON,
         depthwise_conv_2d_file,
@@ -544,79 +526,19 @@ golden_file!(
         DepthwiseConvCase,
         "depthwise_conv_2d_16x8.json"
     ),
-    (
-        MAX_POOL_2D_JSON,
-        max_pool_2d_file,
-        max_pool_2d_cases,
-        PoolCase,
-        "max_pool_2d.json"
-    ),
-    (
-        AVERAGE_POOL_2D_JSON,
-        average_pool_2d_file,
-        average_pool_2d_cases,
-        PoolCase,
-        "average_pool_2d.json"
-    ),
+    (MAX_POOL_2D_JSON, max_pool_2d_file, max_pool_2d_cases, PoolCase, "max_pool_2d.json"),
+    (AVERAGE_POOL_2D_JSON, average_pool_2d_file, average_pool_2d_cases, PoolCase, "average_pool_2d.json"),
     (ADD_JSON, add_file, add_cases, BinaryCase, "add.json"),
-    (
-        ADD_16X8_JSON,
-        add_16x8_file,
-        add_16x8_cases,
-        BinaryCase,
-        "add_16x8.json"
-    ),
+    (ADD_16X8_JSON, add_16x8_file, add_16x8_cases, BinaryCase, "add_16x8.json"),
     (MUL_JSON, mul_file, mul_cases, BinaryCase, "mul.json"),
-    (
-        SOFTMAX_JSON,
-        softmax_file,
-        softmax_cases,
-        SoftmaxCase,
-        "softmax.json"
-    ),
-    (
-        SOFTMAX_16X8_JSON,
-        softmax_16x8_file,
-        softmax_16x8_cases,
-        SoftmaxCase,
-        "softmax_16x8.json"
-    ),
-    (
-        LOGISTIC_JSON,
-        logistic_file,
-        logistic_cases,
-        UnaryCase,
-        "logistic.json"
-    ),
+    (SOFTMAX_JSON, softmax_file, softmax_cases, SoftmaxCase, "softmax.json"),
+    (SOFTMAX_16X8_JSON, softmax_16x8_file, softmax_16x8_cases, SoftmaxCase, "softmax_16x8.json"),
+    (LOGISTIC_JSON, logistic_file, logistic_cases, UnaryCase, "logistic.json"),
     (TANH_JSON, tanh_file, tanh_cases, UnaryCase, "tanh.json"),
-    (
-        HARD_SWISH_JSON,
-        hard_swish_file,
-        hard_swish_cases,
-        UnaryCase,
-        "hard_swish.json"
-    ),
-    (
-        CONCATENATION_JSON,
-        concatenation_file,
-        concatenation_cases,
-        ConcatCase,
-        "concatenation.json"
-    ),
+    (HARD_SWISH_JSON, hard_swish_file, hard_swish_cases, UnaryCase, "hard_swish.json"),
+    (CONCATENATION_JSON, concatenation_file, concatenation_cases, ConcatCase, "concatenation.json"),
     (PAD_JSON, pad_file, pad_cases, PadCase, "pad.json"),
     (MEAN_JSON, mean_file, mean_cases, MeanCase, "mean.json"),
-    (
-        RESHAPE_JSON,
-        reshape_file,
-        reshape_cases,
-        ReshapeCase,
-        "reshape.json"
-    ),
-    (
-        TRANSPOSE_JSON,
-        transpose_file,
-        transpose_cases,
-        TransposeCase,
-        "transpose.json"
-    ),
+    (RESHAPE_JSON, reshape_file, reshape_cases, ReshapeCase, "reshape.json"),
+    (TRANSPOSE_JSON, transpose_file, transpose_cases, TransposeCase, "transpose.json"),
 );

@@ -38,7 +38,8 @@ extern "C" {
 /// `future_to_promise` of `f`, boxed: one copy of the executor glue for every promise-returning
 /// method (instead of one per future type).
 fn promise(f: impl core::future::Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
-    let f: core::pin::Pin<alloc::boxed::Box<dyn core::future::Future<Output = Result<JsValue, JsValue>>>> = alloc::boxed::Box::pin(f);
+    let f: core::pin::Pin<alloc::boxed::Box<dyn core::future::Future<Output = Result<JsValue, JsValue>>>> =
+        alloc::boxed::Box::pin(f);
     future_to_promise(f)
 }
 
@@ -176,12 +177,12 @@ impl FloatGraph {
         name: String,
     ) -> Result<Self, JsValue> {
         let source_weight_bytes = graph.constant_totals().bytes;
-        let (inputs, outputs) = io.unwrap_or_else(|| (identity_io(&graph, &graph.inputs), identity_io(&graph, &graph.outputs)));
+        let (inputs, outputs) =
+            io.unwrap_or_else(|| (identity_io(&graph, &graph.inputs), identity_io(&graph, &graph.outputs)));
         prepare(&mut graph).ctx("preparing the model for quantization")?;
         FloatExecutor::new(&graph).ctx("the float model cannot run")?;
         Ok(Self { graph, inputs, outputs, format, name, source_weight_bytes })
     }
-
 
     /// Runs `ex` (this model's float executor, or a hybrid form's): `inputs` is a
     /// `Float32Array` (one input) or an array of them, in the model's layout; one
@@ -213,7 +214,8 @@ impl FloatGraph {
                 let y = if io.perm.iter().enumerate().all(|(i, &p)| i == p) {
                     y
                 } else {
-                    let graph_shape: Vec<usize> = io.perm.iter().map(|&p| io.shape.get(p).copied().unwrap_or(1)).collect();
+                    let graph_shape: Vec<usize> =
+                        io.perm.iter().map(|&p| io.shape.get(p).copied().unwrap_or(1)).collect();
                     transpose(&y, &graph_shape, &inverse(&io.perm))
                 };
                 JsValue::from(Float32Array::from(y.as_slice()))
@@ -521,7 +523,9 @@ impl FloatModel {
     pub fn calibrate_and_quantize(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Samples")] samples: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "CalibrationOptions & QuantizeOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CalibrationOptions & QuantizeOptions")] options: Option<
+            JsValue,
+        >,
     ) -> Promise {
         let options = options.unwrap_or(JsValue::UNDEFINED);
         let model = self.inner.clone();
@@ -655,7 +659,14 @@ pub struct Calibration {
 impl core::fmt::Debug for Calibration {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let s = self.state.borrow();
-        write!(f, "Calibration({}, pass {} of {}, {} samples)", self.options.observer.name(), s.pass, s.passes, s.samples)
+        write!(
+            f,
+            "Calibration({}, pass {} of {}, {} samples)",
+            self.options.observer.name(),
+            s.pass,
+            s.passes,
+            s.samples
+        )
     }
 }
 
@@ -810,7 +821,10 @@ impl Calibration {
     /// Replaces the statistics with `toState()` bytes of a calibration of the same model with
     /// the same options (an `Error` with the byte offset otherwise).
     #[wasm_bindgen(js_name = loadState)]
-    pub fn load_state(&self, #[wasm_bindgen(unchecked_param_type = "Uint8Array")] state: JsValue) -> Result<(), JsValue> {
+    pub fn load_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] state: JsValue,
+    ) -> Result<(), JsValue> {
         let bytes = js::bytes(&state, "state")?;
         self.with_calibrator(|cal| {
             cal.load_state(&bytes).ctx("")?;
@@ -822,14 +836,17 @@ impl Calibration {
     /// Folds in another calibration's statistics (a `Calibration` of the same model and options,
     /// or its `toState()` bytes), e.g. from workers that each observed a share of the samples in
     /// the same pass. Exact: the merged ranges are those of one calibration over all the data.
-    pub fn merge(&self, #[wasm_bindgen(unchecked_param_type = "Calibration | Uint8Array")] other: JsValue) -> Result<(), JsValue> {
+    pub fn merge(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Calibration | Uint8Array")] other: JsValue,
+    ) -> Result<(), JsValue> {
         let bytes = if other.dyn_ref::<Uint8Array>().is_some() || other.dyn_ref::<js_sys::ArrayBuffer>().is_some() {
             js::bytes(&other, "other")?
         } else {
             let f = get(&other, "toState");
-            let f = f
-                .dyn_ref::<Function>()
-                .ok_or_else(|| type_error(format!("merge() takes a Calibration or its toState() bytes, got {}", describe(&other))))?;
+            let f = f.dyn_ref::<Function>().ok_or_else(|| {
+                type_error(format!("merge() takes a Calibration or its toState() bytes, got {}", describe(&other)))
+            })?;
             js::bytes(&f.call0(&other)?, "other.toState()")?
         };
         self.with_calibrator(|cal| {
@@ -845,7 +862,8 @@ impl Calibration {
     #[wasm_bindgen(js_name = clone)]
     pub fn clone_js(&self) -> Calibration {
         let s = self.state.borrow();
-        let state = CalState { bytes: s.bytes.clone(), pass: s.pass, passes: s.passes, samples: s.samples, busy: false };
+        let state =
+            CalState { bytes: s.bytes.clone(), pass: s.pass, passes: s.passes, samples: s.samples, busy: false };
         Calibration { model: self.model.clone(), options: self.options.clone(), state: Rc::new(RefCell::new(state)) }
     }
 
@@ -967,7 +985,10 @@ pub(crate) fn labels(options: &JsValue) -> Result<Option<Vec<usize>>, JsValue> {
         Array::from(&v)
             .iter()
             .enumerate()
-            .map(|(i, x)| x.as_f64().ok_or_else(|| type_error(format!("options.labels[{i}] must be a number, got {}", describe(&x)))))
+            .map(|(i, x)| {
+                x.as_f64()
+                    .ok_or_else(|| type_error(format!("options.labels[{i}] must be a number, got {}", describe(&x))))
+            })
             .collect::<Result<_, _>>()?
     } else {
         return Err(type_error(format!("options.labels must be an array of class indices, got {}", describe(&v))));
@@ -1050,7 +1071,12 @@ async fn quantize_with_data(
     }
     ctl.tick(true, "evaluate", 0, 1, total, total).await?;
     let mut c = Compiled::new(compiled.bytes, "quantized", name, Some((model.inputs.clone(), model.outputs.clone())))?;
-    c.extras = Some(Extras { graph: q.graph, report: Some(report), inputs: model.io_infos(false), outputs: model.io_infos(true) });
+    c.extras = Some(Extras {
+        graph: q.graph,
+        report: Some(report),
+        inputs: model.io_infos(false),
+        outputs: model.io_infos(true),
+    });
     Ok(QuantizedModel { inner: c })
 }
 

@@ -33,19 +33,19 @@ use wasm_bindgen::prelude::*;
 mod converter;
 mod error;
 mod export;
+#[cfg(feature = "converter")]
+mod hybrid;
 mod js;
 mod npy;
 mod runtime;
 mod tensor;
-#[cfg(feature = "converter")]
-mod hybrid;
 
 #[cfg(feature = "converter")]
 pub use converter::{Calibration, FloatModel};
-pub use runtime::QuantizedModel;
-pub use tensor::QTensor;
 #[cfg(feature = "converter")]
 pub use hybrid::HybridModel;
+pub use runtime::QuantizedModel;
+pub use tensor::QTensor;
 
 use error::error;
 
@@ -298,7 +298,9 @@ pub fn has_converter() -> bool {
 /// float64 and integer arrays are converted). Throws an `Error` with the byte offset of what is
 /// wrong.
 #[wasm_bindgen(js_name = parseNpy, unchecked_return_type = "{ shape: number[]; dtype: string; data: Float32Array }")]
-pub fn parse_npy(#[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue) -> Result<Object, JsValue> {
+pub fn parse_npy(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+) -> Result<Object, JsValue> {
     let b = js::bytes(&bytes, "bytes")?;
     let a = npy::parse(&b, ".npy").map_err(error)?;
     let o = Object::new();
@@ -387,9 +389,9 @@ mod loaders {
         match js::opt_string(options, "rounding")?.as_deref() {
             None | Some("double") => Ok(Rounding::Double),
             Some("single") => Ok(Rounding::Single),
-            Some(other) => Err(error::range_error(format!(
-                "options.rounding must be \"double\" or \"single\", got {other:?}"
-            ))),
+            Some(other) => {
+                Err(error::range_error(format!("options.rounding must be \"double\" or \"single\", got {other:?}")))
+            }
         }
     }
 

@@ -213,8 +213,13 @@ impl Compiled {
                 let m = p.it.model();
                 let io = |t: Result<u32, microquant::Error>| {
                     let t = t.and_then(|t| m.tensor(t)).ok();
-                    let shape: Vec<usize> = t.map(|t| t.dims().iter().map(|&d| d as usize).collect()).unwrap_or_default();
-                    Io { name: t.map(|t| String::from(t.name())).unwrap_or_default(), perm: (0..shape.len()).collect(), shape }
+                    let shape: Vec<usize> =
+                        t.map(|t| t.dims().iter().map(|&d| d as usize).collect()).unwrap_or_default();
+                    Io {
+                        name: t.map(|t| String::from(t.name())).unwrap_or_default(),
+                        perm: (0..shape.len()).collect(),
+                        shape,
+                    }
                 };
                 (
                     (0..m.num_inputs()).map(|i| io(m.input_index(i))).collect(),
@@ -565,12 +570,18 @@ impl QuantizedModel {
                 let data = match info.dtype {
                     DType::I16 => QData::I16(raw.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect()),
                     DType::I8 => QData::I8(raw.iter().map(|&b| b as i8).collect()),
-                    other => return Err(error(format!("output {k} is {}: only int8 and int16 outputs are read", dtype_name(other)))),
+                    other => {
+                        return Err(error(format!(
+                            "output {k} is {}: only int8 and int16 outputs are read",
+                            dtype_name(other)
+                        )));
+                    }
                 };
                 let data = if io.is_identity() {
                     data
                 } else {
-                    let graph_shape: Vec<usize> = io.perm.iter().map(|&p| io.shape.get(p).copied().unwrap_or(1)).collect();
+                    let graph_shape: Vec<usize> =
+                        io.perm.iter().map(|&p| io.shape.get(p).copied().unwrap_or(1)).collect();
                     let inv = inverse(&io.perm);
                     match data {
                         QData::I8(v) => QData::I8(transpose(&v, &graph_shape, &inv)),

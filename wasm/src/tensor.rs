@@ -53,7 +53,9 @@ pub(crate) fn qparams(scale: f64, zero_point: f64, dtype: QuantDType) -> Result<
         return Err(range_error(format!("zeroPoint must be an integer, got {zero_point}")));
     }
     let zp = zero_point.max(f64::from(i32::MIN)).min(f64::from(i32::MAX)) as i32;
-    QParams::new(scale as f32, zp, dtype).map(|p| p.with_convention(Convention::TfLite)).map_err(|e| range_error(format!("{e}")))
+    QParams::new(scale as f32, zp, dtype)
+        .map(|p| p.with_convention(Convention::TfLite))
+        .map_err(|e| range_error(format!("{e}")))
 }
 
 fn dtype_of(name: &str) -> Result<QuantDType, JsValue> {

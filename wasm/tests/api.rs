@@ -10,8 +10,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use js_sys::{Array, Float32Array, Function, Int8Array, Object, Promise, Reflect, Uint8Array};
-use microquant_tests::models::mlperf_tiny;
 use microquant_tests::kernels::Oracle;
+use microquant_tests::models::mlperf_tiny;
 use microquant_wasm::{Calibration, FloatModel, HybridModel, QTensor, QuantizedModel, load_model, parse_npy};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -315,20 +315,28 @@ async fn weight_only_gives_the_cli_onnx_and_report() {
     assert_eq!((size("floatWeightBytes"), size("weightBytes")), (10856.0, 2936.0));
     // Float compute with int8 weights: close to the float model, not equal to it.
     let x = Float32Array::from(images()[3].as_slice());
-    let (yw, yf) = (Float32Array::from(w.run(x.clone().into()).unwrap().get(0)).to_vec(), Float32Array::from(m.run(x.into()).unwrap().get(0)).to_vec());
+    let (yw, yf) = (
+        Float32Array::from(w.run(x.clone().into()).unwrap().get(0)).to_vec(),
+        Float32Array::from(m.run(x.into()).unwrap().get(0)).to_vec(),
+    );
     let d = yw.iter().zip(&yf).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
     assert!(d > 0.0 && d < 0.05, "weight-only vs float: {d}");
     // No .mq form; options of the static mode are named.
     for e in [w.to_bytes().unwrap_err(), w.to_c_header(None).unwrap_err(), w.to_rust_source(None).unwrap_err()] {
         assert!(message(&e).contains("no .mq form") && message(&e).contains("toQdqOnnx()"), "{}", message(&e));
     }
-    let e = JsFuture::from(m.quantize_weight_only(Some(obj(&[("int16Layers", Array::new().into())])))).await.unwrap_err();
+    let e =
+        JsFuture::from(m.quantize_weight_only(Some(obj(&[("int16Layers", Array::new().into())])))).await.unwrap_err();
     assert!(message(&e).contains("options.int16Layers"), "{}", message(&e));
     // Without samples: the model, no report.
     let v = JsFuture::from(m.quantize_weight_only(None)).await.unwrap();
     let w = HybridModel::try_from_js_value(v).unwrap();
     assert!(w.report().is_null());
-    assert_same_bytes("digits weight-only ONNX (no samples)", include_bytes!("../../tests/golden/hybrid/digits.onnx"), &w.to_qdq_onnx().unwrap().to_vec());
+    assert_same_bytes(
+        "digits weight-only ONNX (no samples)",
+        include_bytes!("../../tests/golden/hybrid/digits.onnx"),
+        &w.to_qdq_onnx().unwrap().to_vec(),
+    );
 }
 
 /// Dynamic quantization gives the CLI's ONNX model (`tests/golden/hybrid/dynamic_digits.onnx`,
@@ -350,7 +358,8 @@ async fn dynamic_gives_the_cli_onnx_and_report() {
     let w = HybridModel::try_from_js_value(JsFuture::from(m.quantize_weight_only(None)).await.unwrap()).unwrap();
     let x = Float32Array::from(images()[3].as_slice());
     let run = |y: Array| Float32Array::from(y.get(0)).to_vec();
-    let (yd, yw, yf) = (run(d.run(x.clone().into()).unwrap()), run(w.run(x.clone().into()).unwrap()), run(m.run(x.into()).unwrap()));
+    let (yd, yw, yf) =
+        (run(d.run(x.clone().into()).unwrap()), run(w.run(x.clone().into()).unwrap()), run(m.run(x.into()).unwrap()));
     for (other, what) in [(&yw, "weight-only"), (&yf, "float")] {
         let diff = yd.iter().zip(other).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
         assert!(diff > 0.0 && diff < 0.1, "dynamic vs {what}: {diff}");
@@ -426,7 +435,8 @@ async fn float_and_int8_inference_and_sizes() {
     // The .mq round trip: loaded back, it runs the same.
     let back = QuantizedModel::try_from_js_value(load_model(q.to_bytes().into(), None).unwrap()).unwrap();
     assert_eq!(back.source(), "mq");
-    let c = QTensor::try_from_js_value(back.run(Float32Array::from(imgs[0].as_slice()).into()).unwrap().get(0)).unwrap();
+    let c =
+        QTensor::try_from_js_value(back.run(Float32Array::from(imgs[0].as_slice()).into()).unwrap().get(0)).unwrap();
     assert_eq!(Int8Array::from(c.data()).to_vec(), Int8Array::from(b.data()).to_vec());
     let e = back.to_qdq_onnx().unwrap_err();
     assert!(message(&e).contains("does not keep"), "{}", message(&e));
@@ -460,7 +470,14 @@ fn int8_tflite_through_the_api_is_bit_exact_with_tflite_micro() {
 
 #[wasm_bindgen_test]
 fn quantized_tensors_are_their_own_type() {
-    let t = QTensor::from_float(Float32Array::from(&[0.0f32, 0.25, -1.0, 100.0][..]).into(), [4].iter().map(|&d| JsValue::from(d)).collect::<Array>().into(), 0.5, -3.0, None).unwrap();
+    let t = QTensor::from_float(
+        Float32Array::from(&[0.0f32, 0.25, -1.0, 100.0][..]).into(),
+        [4].iter().map(|&d| JsValue::from(d)).collect::<Array>().into(),
+        0.5,
+        -3.0,
+        None,
+    )
+    .unwrap();
     // round(x / 0.5) + (-3), half away from zero, saturated.
     assert_eq!(Int8Array::from(t.data()).to_vec(), [-3, -2, -5, 127]);
     assert_eq!(t.dequantize().to_vec(), [0.0, 0.5, -1.0, 65.0]);
@@ -487,11 +504,24 @@ fn quantized_tensors_are_their_own_type() {
 #[wasm_bindgen_test]
 async fn samples_of_the_wrong_kind_or_size_are_named() {
     let m = digits();
-    let t = QTensor::from_float(Float32Array::new_with_length(64).into(), [64].iter().map(|&d| JsValue::from(d)).collect::<Array>().into(), 1.0, 0.0, None).unwrap();
+    let t = QTensor::from_float(
+        Float32Array::new_with_length(64).into(),
+        [64].iter().map(|&d| JsValue::from(d)).collect::<Array>().into(),
+        1.0,
+        0.0,
+        None,
+    )
+    .unwrap();
     let e = JsFuture::from(m.calibrate_and_quantize(Array::of1(&t.into()).into(), None)).await.unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("got a QTensor"), "{}", message(&e));
-    let e = JsFuture::from(m.calibrate_and_quantize(Float32Array::new_with_length(100).into(), None)).await.unwrap_err();
-    assert!(message(&e).contains("100 values, not a whole number of samples of input 'x' (shape [1, 1, 8, 8], 64 values each)"), "{}", message(&e));
+    let e =
+        JsFuture::from(m.calibrate_and_quantize(Float32Array::new_with_length(100).into(), None)).await.unwrap_err();
+    assert!(
+        message(&e)
+            .contains("100 values, not a whole number of samples of input 'x' (shape [1, 1, 8, 8], 64 values each)"),
+        "{}",
+        message(&e)
+    );
     let e = JsFuture::from(m.calibrate_and_quantize(Int8Array::new_with_length(64).into(), None)).await.unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("Int8Array"), "{}", message(&e));
     // A NaN names the sample and the tensor.
@@ -504,17 +534,26 @@ async fn samples_of_the_wrong_kind_or_size_are_named() {
     assert!(message(&e).contains("\"minmax\", \"moving-average\""), "{}", message(&e));
     let e = m.create_calibration(Some(obj(&[("overrides", obj(&[("no such layer", "minmax".into())]))]))).unwrap_err();
     assert!(message(&e).contains("no such layer"), "{}", message(&e));
-    let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("perChannel", "yes".into())])))).await.unwrap_err();
+    let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("perChannel", "yes".into())]))))
+        .await
+        .unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("options.perChannel must be a boolean"), "{}", message(&e));
     for (mode, says) in [("dynamic", "quantizeDynamic("), ("weight-only", "quantizeWeightOnly(")] {
-        let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("mode", mode.into())])))).await.unwrap_err();
+        let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("mode", mode.into())]))))
+            .await
+            .unwrap_err();
         assert!(message(&e).contains(says), "{}", message(&e));
     }
     // 16x8 for the whole model: the compiler names the op it cannot lower.
-    let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("activations", "int16".into())])))).await.unwrap_err();
+    let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("activations", "int16".into())]))))
+        .await
+        .unwrap_err();
     assert!(message(&e).contains("Softmax"), "{}", message(&e));
     // Labels must match the samples.
-    let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("labels", Array::of1(&1.into()).into())])))).await.unwrap_err();
+    let e =
+        JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("labels", Array::of1(&1.into()).into())]))))
+            .await
+            .unwrap_err();
     assert!(message(&e).contains("labels"), "{}", message(&e));
 }
 

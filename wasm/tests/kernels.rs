@@ -8,7 +8,9 @@
 //! --headless --chrome wasm`.
 #![cfg(target_arch = "wasm32")]
 
-use microquant::kernels::common::{Accumulator, FusedActivation, Hw, Padding, Window, compute_window, per_channel_multipliers};
+use microquant::kernels::common::{
+    Accumulator, FusedActivation, Hw, Padding, Window, compute_window, per_channel_multipliers,
+};
 use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len, conv_s16};
 use microquant::kernels::depthwise_conv::{
     DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference, depthwise_conv_s8_scratch_len,
@@ -587,7 +589,14 @@ struct EdgeData {
 impl EdgeData {
     /// `None` if the window does not fit the image. The input has `in_c` channels per pixel,
     /// the filter `f_len` values, the output `out_c` channels.
-    fn draw(d: &mut Draw, l: &Layer, (kh, kw): (usize, usize), out_c: usize, in_c: usize, f_len: usize) -> Option<Self> {
+    fn draw(
+        d: &mut Draw,
+        l: &Layer,
+        (kh, kw): (usize, usize),
+        out_c: usize,
+        in_c: usize,
+        f_len: usize,
+    ) -> Option<Self> {
         let win = compute_window(l.pad, Hw::new(l.h, l.w), Hw::new(kh, kw), l.stride, l.dilation).ok()?;
         let (m, sh, b) = wide_quant(d, out_c);
         let x = extreme_or_uniform(d, l.n * l.h * l.w * in_c);

@@ -148,7 +148,10 @@ impl<'g> Lowering<'g> {
         if q.zero_points.iter().any(|&z| z != 0) {
             return Err(c.err(
                 K::UnsupportedQuantization,
-                format!("weights '{}' are asymmetric (non-zero zero point): the int8 kernels need symmetric weights", w.name),
+                format!(
+                    "weights '{}' are asymmetric (non-zero zero point): the int8 kernels need symmetric weights",
+                    w.name
+                ),
             ));
         }
         if q.scales.len() > 1 && q.axis != Some(axis) {
@@ -164,7 +167,12 @@ impl<'g> Lowering<'g> {
         b.add_tensor(TensorSpec::const_i32(&name, &[v.len() as u32], v))
     }
 
-    fn activation_range(&self, c: &NodeCtx, a: Activation, out: &graph::Tensor) -> Result<ActivationRange, ConvertError> {
+    fn activation_range(
+        &self,
+        c: &NodeCtx,
+        a: Activation,
+        out: &graph::Tensor,
+    ) -> Result<ActivationRange, ConvertError> {
         let q = self.q(c, out)?;
         let range = match out.dtype {
             graph::DType::I8 => ActivationRange::INT8,
@@ -179,7 +187,8 @@ impl<'g> Lowering<'g> {
 pub(crate) fn lower(g: &Graph, rounding: Rounding, b: &mut ModelBuilder) -> Result<Vec<Option<u32>>, ConvertError> {
     let mut l = Lowering { g, map: vec![None; g.tensors.len()], rounding };
     for &i in &g.inputs {
-        let c = NodeCtx { index: 0, node: g.nodes.first().ok_or_else(|| err(K::InvalidGraph, "the graph has no nodes"))? };
+        let c =
+            NodeCtx { index: 0, node: g.nodes.first().ok_or_else(|| err(K::InvalidGraph, "the graph has no nodes"))? };
         l.model_tensor(&c, b, i)?;
     }
     for (index, node) in g.nodes.iter().enumerate() {
@@ -198,9 +207,20 @@ pub(crate) fn lower(g: &Graph, rounding: Rounding, b: &mut ModelBuilder) -> Resu
     Ok(l.map)
 }
 
-fn window(c: &NodeCtx, p: graph::Padding, (h, w): (usize, usize), (kh, kw): (usize, usize), s: (usize, usize), d: (usize, usize)) -> Result<PaddingValues, ConvertError> {
-    let ah = p.resolve_h(h, kh, s.0, d.0).ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input height"))?;
-    let aw = p.resolve_w(w, kw, s.1, d.1).ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input width"))?;
+fn window(
+    c: &NodeCtx,
+    p: graph::Padding,
+    (h, w): (usize, usize),
+    (kh, kw): (usize, usize),
+    s: (usize, usize),
+    d: (usize, usize),
+) -> Result<PaddingValues, ConvertError> {
+    let ah = p
+        .resolve_h(h, kh, s.0, d.0)
+        .ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input height"))?;
+    let aw = p
+        .resolve_w(w, kw, s.1, d.1)
+        .ok_or_else(|| c.err(K::InvalidGraph, "the window does not fit the input width"))?;
     Ok(PaddingValues { top: ah.pad_before, bottom: ah.pad_after, left: aw.pad_before, right: aw.pad_after })
 }
 
@@ -240,9 +260,13 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             per_channel_multipliers(xq.scale, &scales, yq.scale, &mut m, &mut s).map_err(|e| c.kernel(e))?;
             let (stride, dilation, padding, act, dm) = match &node.op {
                 Op::Conv2d(a) => ((a.stride_h, a.stride_w), (a.dilation_h, a.dilation_w), a.padding, a.activation, 0),
-                Op::DepthwiseConv2d(a) => {
-                    ((a.stride_h, a.stride_w), (a.dilation_h, a.dilation_w), a.padding, a.activation, a.depth_multiplier)
-                }
+                Op::DepthwiseConv2d(a) => (
+                    (a.stride_h, a.stride_w),
+                    (a.dilation_h, a.dilation_w),
+                    a.padding,
+                    a.activation,
+                    a.depth_multiplier,
+                ),
                 _ => unreachable_op(c)?,
             };
             let pad = window(c, padding, (in_d.h, in_d.w), (wd.h, wd.w), stride, dilation)?;
@@ -352,14 +376,20 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             if rounding == Rounding::Single {
                 let words: Vec<i64> = exact.iter().flat_map(|e| [e.mantissa as i64, e.exponent]).collect();
                 let bytes = words.iter().flat_map(|v| v.to_le_bytes()).collect();
-                let ei = b.add_tensor(TensorSpec::constant(&format!("{name}/exact"), DType::I64, &[exact.len() as u32, 2], bytes));
+                let ei = b.add_tensor(TensorSpec::constant(
+                    &format!("{name}/exact"),
+                    DType::I64,
+                    &[exact.len() as u32, 2],
+                    bytes,
+                ));
                 spec.inputs.push(Some(ei));
             }
         }
         Op::MaxPool2d(p) | Op::AvgPool2d(p) => {
             let (xid, x) = l.input(c, 0)?;
             let in_d = dims4(c, x)?;
-            let pad = window(c, p.padding, (in_d.h, in_d.w), (p.filter_h, p.filter_w), (p.stride_h, p.stride_w), (1, 1))?;
+            let pad =
+                window(c, p.padding, (in_d.h, in_d.w), (p.filter_h, p.filter_w), (p.stride_h, p.stride_w), (1, 1))?;
             let activation = l.activation_range(c, p.activation, y)?;
             if l.q(c, x)? != l.q(c, y)? {
                 return Err(c.err(K::UnsupportedQuantization, "pooling input and output must share their quantization"));
@@ -458,7 +488,9 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             }
             let n = node.inputs.len();
             if n == 0 || n > MAX_CONCAT_INPUTS {
-                return Err(c.err(K::Unsupported, format!("concatenation of {n} inputs (1 to {MAX_CONCAT_INPUTS} supported)")));
+                return Err(
+                    c.err(K::Unsupported, format!("concatenation of {n} inputs (1 to {MAX_CONCAT_INPUTS} supported)"))
+                );
             }
             let qy = l.q(c, y)?;
             spec.kind = OpKind::Concatenation;
@@ -534,17 +566,19 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 graph::DType::I16 => Ok(crate::kernels::requantize::IntType::I16),
                 _ => Err(c.err(K::UnsupportedDType, "quantize runs int8 or int16 to int8 or int16 (no float input)")),
             };
-            let p = crate::kernels::requantize::RequantizeParams::prepare(l.q(c, x)?, it(x.dtype)?, l.q(c, y)?, it(y.dtype)?)
-                .map_err(|e| c.kernel(e))?;
+            let p = crate::kernels::requantize::RequantizeParams::prepare(
+                l.q(c, x)?,
+                it(x.dtype)?,
+                l.q(c, y)?,
+                it(y.dtype)?,
+            )
+            .map_err(|e| c.kernel(e))?;
             spec.kind = OpKind::Quantize;
             spec.params = vec![p.multiplier.multiplier as u32, p.multiplier.shift as u32];
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
         other => {
-            return Err(c.err(
-                K::UnsupportedOp,
-                format!("{} is not supported by the int8 runtime yet", other.name()),
-            ));
+            return Err(c.err(K::UnsupportedOp, format!("{} is not supported by the int8 runtime yet", other.name())));
         }
     }
     spec.outputs = vec![l.model_tensor(c, b, yid)?];

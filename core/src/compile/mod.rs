@@ -54,7 +54,10 @@ pub fn compile(graph: &Graph, options: &CompileOptions) -> Result<Compiled, Conv
     let lowered = lower::lower(graph, options.rounding, &mut b)?;
     let plan = plan::plan(graph, &lowered, &mut b)?;
     b.add_meta("format", "microquant .mq 1.0");
-    b.add_meta("rounding", if options.rounding == Rounding::Single { "single (TFLite interpreter)" } else { "double (TFLite Micro)" });
+    b.add_meta(
+        "rounding",
+        if options.rounding == Rounding::Single { "single (TFLite interpreter)" } else { "double (TFLite Micro)" },
+    );
     if !graph.metadata.producer.is_empty() {
         b.add_meta("source_producer", &graph.metadata.producer);
     }
@@ -65,9 +68,8 @@ pub fn compile(graph: &Graph, options: &CompileOptions) -> Result<Compiled, Conv
         b.add_meta(k, v);
     }
     b.add_meta("arena", &format!("{} bytes ({})", plan.arena_len, plan.strategy));
-    let bytes = b
-        .finish()
-        .map_err(|e| err(ConvertErrorKind::Unsupported, format!("cannot serialize the model: {e}")))?;
+    let bytes =
+        b.finish().map_err(|e| err(ConvertErrorKind::Unsupported, format!("cannot serialize the model: {e}")))?;
     Ok(Compiled {
         bytes,
         arena_len: plan.arena_len,

@@ -114,9 +114,7 @@ pub(crate) fn conv2d_f32(
     // The weights in f64, `[kh, kw, ic, oc]`: the output channels of one input value side by side.
     let taps = kh * kw;
     let mut weights = Vec::new();
-    weights
-        .try_reserve_exact(filter.len())
-        .map_err(|_| KernelError("conv weights too large to evaluate in f64"))?;
+    weights.try_reserve_exact(filter.len()).map_err(|_| KernelError("conv weights too large to evaluate in f64"))?;
     weights.resize(filter.len(), 0f64);
     for (oc, f) in filter.chunks_exact((taps * ic).max(1)).enumerate() {
         for (t, v) in f.iter().enumerate() {

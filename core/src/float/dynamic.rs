@@ -30,7 +30,9 @@ pub(crate) fn eval_dynamic(
         Op::DepthwiseConv2d(c) => {
             (Op::DepthwiseConv2d(DepthwiseConv2d { activation: Activation::None, ..*c }), c.activation)
         }
-        Op::FullyConnected(f) => (Op::FullyConnected(FullyConnected { activation: Activation::None, ..*f }), f.activation),
+        Op::FullyConnected(f) => {
+            (Op::FullyConnected(FullyConnected { activation: Activation::None, ..*f }), f.activation)
+        }
         other => {
             return Err(ConvertError::new(Kind::InvalidGraph, format!("{} has no dynamic form", other.name())));
         }
@@ -52,7 +54,10 @@ pub(crate) fn eval_dynamic(
         .map(|(k, &s)| {
             let c = k % channels;
             let ws = scale_of(c).ok_or_else(|| {
-                ConvertError::new(Kind::InvalidGraph, format!("{} weight scales for {channels} channels", w_scales.len()))
+                ConvertError::new(
+                    Kind::InvalidGraph,
+                    format!("{} weight scales for {channels} channels", w_scales.len()),
+                )
             })?;
             let y = s * (p.scale() * ws);
             let y = match bias {

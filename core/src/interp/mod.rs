@@ -20,17 +20,17 @@ mod ops;
 /// The parameter words of each op kind, as the converter writes them (see `docs/FORMAT.md`).
 pub mod words {
     pub use super::ops::{
-        AddWords, ConcatInputWords, ConvWords, DepthwiseWords, FullyConnectedWords, MAX_CONCAT_INPUTS, MulWords, PoolWords,
-        SoftmaxWords,
+        AddWords, ConcatInputWords, ConvWords, DepthwiseWords, FullyConnectedWords, MAX_CONCAT_INPUTS, MulWords,
+        PoolWords, SoftmaxWords,
     };
 }
 mod params;
 
 pub use ops::PreparedOp;
 
+use crate::Error;
 use crate::kernels::Rounding;
 use crate::model::{DType, Model, OpKind, Storage, TensorInfo};
-use crate::Error;
 
 /// Alignment the interpreter gives the arena's start (it skips up to 15 bytes of a
 /// misaligned arena).
@@ -138,7 +138,11 @@ impl<'m, 'a> Interpreter<'m, 'a> {
 
     /// [`invoke_prepared`](Self::invoke_prepared), telling `profiler` when each op starts and
     /// ends.
-    pub fn invoke_prepared_profiled<P: Profiler>(&mut self, plan: &[PreparedOp<'m>], profiler: &mut P) -> Result<(), Error> {
+    pub fn invoke_prepared_profiled<P: Profiler>(
+        &mut self,
+        plan: &[PreparedOp<'m>],
+        profiler: &mut P,
+    ) -> Result<(), Error> {
         if plan.len() != self.model.num_ops() {
             return Err(Error::InvalidArgument { reason: "a plan needs one prepared op per op of the model" });
         }
@@ -210,7 +214,8 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         if t.dtype != DType::I8 {
             return Err(Error::BadTensor { index: t.index, reason: "model input is not int8" });
         }
-        bytemuck::try_cast_slice_mut(self.input_bytes(i)?).map_err(|_| Error::BadTensor { index: t.index, reason: "model input is not int8" })
+        bytemuck::try_cast_slice_mut(self.input_bytes(i)?)
+            .map_err(|_| Error::BadTensor { index: t.index, reason: "model input is not int8" })
     }
 
     /// Model output `i` as int8 data (its dtype must be int8).
@@ -219,6 +224,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         if t.dtype != DType::I8 {
             return Err(Error::BadTensor { index: t.index, reason: "model output is not int8" });
         }
-        bytemuck::try_cast_slice(self.output_bytes(i)?).map_err(|_| Error::BadTensor { index: t.index, reason: "model output is not int8" })
+        bytemuck::try_cast_slice(self.output_bytes(i)?)
+            .map_err(|_| Error::BadTensor { index: t.index, reason: "model output is not int8" })
     }
 }

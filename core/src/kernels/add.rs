@@ -84,7 +84,8 @@ impl AddParams {
         output.check(qmin, qmax)?;
         let broadcast = Broadcast::new(shape1, shape2)?;
         // As TFLite: the larger scale is picked in f32, then doubled in f64.
-        let twice_max_input_scale = 2.0 * (if input1.scale > input2.scale { input1.scale } else { input2.scale }) as f64;
+        let twice_max_input_scale =
+            2.0 * (if input1.scale > input2.scale { input1.scale } else { input2.scale }) as f64;
         let real1 = input1.scale as f64 / twice_max_input_scale;
         let real2 = input2.scale as f64 / twice_max_input_scale;
         let real_out = twice_max_input_scale / ((1i64 << left_shift) as f64 * output.scale as f64);
@@ -157,7 +158,8 @@ impl AddParams {
         let scaled1 = multiply_by_quantized_multiplier(shifted1, m1.multiplier, m1.shift);
         let scaled2 = multiply_by_quantized_multiplier(shifted2, m2.multiplier, m2.shift);
         let raw_sum = scaled1.wrapping_add(scaled2);
-        let raw_out = multiply_by_quantized_multiplier(raw_sum, mo.multiplier, mo.shift).wrapping_add(self.output_offset);
+        let raw_out =
+            multiply_by_quantized_multiplier(raw_sum, mo.multiplier, mo.shift).wrapping_add(self.output_offset);
         self.activation.apply(raw_out)
     }
 
@@ -224,8 +226,16 @@ mod tests {
 
     #[test]
     fn multipliers_as_tflite_prepare() {
-        let p = AddParams::prepare_s8(q(0.5, 0), q(0.25, 0), q(1.0, 0), ActivationRange::INT8, &[4], &[4], Rounding::Double)
-            .unwrap();
+        let p = AddParams::prepare_s8(
+            q(0.5, 0),
+            q(0.25, 0),
+            q(1.0, 0),
+            ActivationRange::INT8,
+            &[4],
+            &[4],
+            Rounding::Double,
+        )
+        .unwrap();
         // m1 = 0.5 / 1.0 = 0.5 -> (2^30, 0); m2 = 0.25 -> (2^30, -1); m_out = 1 / 2^20 -> (2^30, -19).
         assert_eq!(p.input1_multiplier, QuantizedMultiplier { multiplier: 1 << 30, shift: 0 });
         assert_eq!(p.input2_multiplier, QuantizedMultiplier { multiplier: 1 << 30, shift: -1 });
@@ -236,8 +246,9 @@ mod tests {
     #[test]
     fn exact_sums_on_power_of_two_scales() {
         // Equal scales, zero points 0: y = x1 + x2 exactly (saturated).
-        let p = AddParams::prepare_s8(q(0.5, 0), q(0.5, 0), q(0.5, 0), ActivationRange::INT8, &[5], &[5], Rounding::Double)
-            .unwrap();
+        let p =
+            AddParams::prepare_s8(q(0.5, 0), q(0.5, 0), q(0.5, 0), ActivationRange::INT8, &[5], &[5], Rounding::Double)
+                .unwrap();
         let mut out = [0i8; 5];
         add_s8(&p, &[1, -3, 100, -100, 0], &[2, -4, 100, -100, 0], &mut out).unwrap();
         assert_eq!(out, [3, -7, 127, -128, 0]);
@@ -246,7 +257,9 @@ mod tests {
     #[test]
     fn broadcast_and_activation() {
         let out_q = q(0.1, -20);
-        let act = ActivationRange::from_fused(FusedActivation::Relu, out_q.scale, out_q.zero_point, ActivationRange::INT8).unwrap();
+        let act =
+            ActivationRange::from_fused(FusedActivation::Relu, out_q.scale, out_q.zero_point, ActivationRange::INT8)
+                .unwrap();
         let p = AddParams::prepare_s8(q(0.1, 0), q(0.1, 0), out_q, act, &[2, 3], &[3], Rounding::Double).unwrap();
         let mut out = [0i8; 6];
         add_s8(&p, &[0, 1, 2, 3, 4, 5], &[-10, 0, 10], &mut out).unwrap();

@@ -45,15 +45,22 @@ impl Requantize {
         }
         let multiplier = quantize_multiplier(input.scale as f64 / output.scale as f64);
         if multiplier.shift > 23 {
-            return Err(Error::BadKernelArgument { kernel: "concat_s8", reason: "input scale / output scale too large" });
+            return Err(Error::BadKernelArgument {
+                kernel: "concat_s8",
+                reason: "input scale / output scale too large",
+            });
         }
         Ok(Some(Self { input_zero_point: input.zero_point, output_zero_point: output.zero_point, multiplier }))
     }
 
     #[inline(always)]
     fn apply(&self, x: i8) -> i8 {
-        let v = multiply_by_quantized_multiplier(x as i32 - self.input_zero_point, self.multiplier.multiplier, self.multiplier.shift)
-            .wrapping_add(self.output_zero_point);
+        let v = multiply_by_quantized_multiplier(
+            x as i32 - self.input_zero_point,
+            self.multiplier.multiplier,
+            self.multiplier.shift,
+        )
+        .wrapping_add(self.output_zero_point);
         clamp_i32(v, -128, 127) as i8
     }
 }
@@ -140,7 +147,12 @@ impl<'a> ConcatParams<'a> {
     fn check<T>(&self, kernel: &'static str, inputs: &[&[T]], output: &[T]) -> Result<(), Error> {
         check_len(kernel, "number of input slices != prepared inputs", inputs.len(), self.inputs.len())?;
         for (s, i) in inputs.iter().zip(self.inputs) {
-            check_len(kernel, "input length != outer · axis_len · inner", s.len(), self.outer * i.axis_len * self.inner)?;
+            check_len(
+                kernel,
+                "input length != outer · axis_len · inner",
+                s.len(),
+                self.outer * i.axis_len * self.inner,
+            )?;
         }
         check_len(kernel, "output length != output shape", output.len(), self.outer * self.axis_len * self.inner)
     }

@@ -174,7 +174,8 @@ pub fn logistic(a: i32, integer_bits: u32) -> i32 {
     }
     let positive = a > 0;
     let abs_input = if positive { a } else { a.wrapping_neg() };
-    let result_if_positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(abs_input.wrapping_neg(), integer_bits));
+    let result_if_positive =
+        one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(abs_input.wrapping_neg(), integer_bits));
     if positive { result_if_positive } else { one(0).wrapping_sub(result_if_positive) }
 }
 
@@ -214,7 +215,13 @@ pub fn sdhm_i16(a: i16, b: i16) -> i16 {
 /// (`exponent ∈ [0, 31]`; the 16-bit mask wraps for exponents above 15, as in C++).
 #[inline]
 pub fn rounding_divide_by_pot_i16(x: i16, exponent: i32) -> i16 {
-    let e = if exponent < 0 { 0 } else if exponent > 31 { 31 } else { exponent as u32 };
+    let e = if exponent < 0 {
+        0
+    } else if exponent > 31 {
+        31
+    } else {
+        exponent as u32
+    };
     let mask = ((1i64 << e) - 1) as i16;
     let remainder = x & mask;
     let threshold = ((mask as i32) >> 1) as i16;

@@ -399,14 +399,16 @@ fn fully_connected_s8_dispatch(
     // Fixed-point requantization through the fast paths' prepared form (the same function, see
     // `arch::requantize`); the single-rounding forms as the reference computes them.
     let other = |c: usize, acc: i32| requant.apply(c, acc);
-    let fixed = |m, s| arch::OutputScale::Fixed { multiplier: m, shift: s, valid: arch::ChannelRequant::all_valid(m, s) };
+    let fixed =
+        |m, s| arch::OutputScale::Fixed { multiplier: m, shift: s, valid: arch::ChannelRequant::all_valid(m, s) };
     let scale = match (&requant, &tensor) {
         (_, Some((m, s))) => fixed(m, s),
         (Requant::ChannelFixed(m, s), _) => fixed(m, s),
         _ => arch::OutputScale::Other(&other),
     };
     #[cfg(mq_dsp)]
-    let done = fast && arch::arm_dsp::fully_connected_s8(p, input, filter, bias, output, arch::scratch_words(scratch), &scale);
+    let done =
+        fast && arch::arm_dsp::fully_connected_s8(p, input, filter, bias, output, arch::scratch_words(scratch), &scale);
     #[cfg(all(not(mq_dsp), target_arch = "wasm32", target_feature = "simd128"))]
     let done = {
         let _ = &scratch; // the wasm path extends the input per chunk in registers
@@ -699,16 +701,22 @@ mod tests {
         assert!(fully_connected_s8(&p, &q, &i, &w, None, &mut o[..7], &mut []).is_err());
         assert!(fully_connected_s8(&p, &q, &i, &w, Some(&[0; 3]), &mut o, &mut []).is_err());
         assert!(
-            fully_connected_s8(&FullyConnectedParams { input_offset: 129, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err()
+            fully_connected_s8(&FullyConnectedParams { input_offset: 129, ..p }, &q, &i, &w, None, &mut o, &mut [])
+                .is_err()
         );
         assert!(
-            fully_connected_s8(&FullyConnectedParams { output_offset: -129, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err()
+            fully_connected_s8(&FullyConnectedParams { output_offset: -129, ..p }, &q, &i, &w, None, &mut o, &mut [])
+                .is_err()
         );
         let wide = ActivationRange { min: -200, max: 0 };
-        assert!(fully_connected_s8(&FullyConnectedParams { activation: wide, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err());
+        assert!(
+            fully_connected_s8(&FullyConnectedParams { activation: wide, ..p }, &q, &i, &w, None, &mut o, &mut [])
+                .is_err()
+        );
         let empty = ActivationRange { min: 1, max: 0 };
         assert!(
-            fully_connected_s8(&FullyConnectedParams { activation: empty, ..p }, &q, &i, &w, None, &mut o, &mut []).is_err()
+            fully_connected_s8(&FullyConnectedParams { activation: empty, ..p }, &q, &i, &w, None, &mut o, &mut [])
+                .is_err()
         );
         assert!(fully_connected_s8(&params(2, 0, 4), &q, &[], &[], None, &mut o, &mut []).is_err());
         let pc = FullyConnectedPerChannelQuant {

@@ -44,9 +44,21 @@ fn downscale_multiplier_to_i16(m: i32) -> i16 {
 
 /// TFLite's `SaturatingLeftShift(int16_t, amount)`.
 fn saturating_left_shift_i16(value: i16, amount: i32) -> i16 {
-    let amount = if amount < 0 { 0 } else if amount > 40 { 40 } else { amount as u32 };
+    let amount = if amount < 0 {
+        0
+    } else if amount > 40 {
+        40
+    } else {
+        amount as u32
+    };
     let r = (value as i64) << amount;
-    (if r > i16::MAX as i64 { i16::MAX as i64 } else if r < i16::MIN as i64 { i16::MIN as i64 } else { r }) as i16
+    (if r > i16::MAX as i64 {
+        i16::MAX as i64
+    } else if r < i16::MIN as i64 {
+        i16::MIN as i64
+    } else {
+        r
+    }) as i16
 }
 
 impl HardSwishQuant {
@@ -148,8 +160,11 @@ mod tests {
 
     #[test]
     fn follows_hard_swish() {
-        for (si, zi, so, zo) in [(0.05f32, 0, 0.03f32, -20), (0.1, -128, 0.1, -128), (0.02, 10, 0.01, 5), (0.5, 0, 0.2, -100)] {
-            let p = HardSwishParams::prepare_s8(TensorQuant::new(si, zi), TensorQuant::new(so, zo), Rounding::Double).unwrap();
+        for (si, zi, so, zo) in
+            [(0.05f32, 0, 0.03f32, -20), (0.1, -128, 0.1, -128), (0.02, 10, 0.01, 5), (0.5, 0, 0.2, -100)]
+        {
+            let p = HardSwishParams::prepare_s8(TensorQuant::new(si, zi), TensorQuant::new(so, zo), Rounding::Double)
+                .unwrap();
             for x in -128i32..=127 {
                 let v = si as f64 * (x - zi) as f64;
                 let hs = v * (v + 3.0).clamp(0.0, 6.0) / 6.0;
@@ -168,8 +183,12 @@ mod tests {
         assert_eq!(saturating_left_shift_i16(-1000, 6), -32768);
         assert_eq!(saturating_left_shift_i16(3, 2), 12);
         // Input scale 128 × the output scale: output multiplier exponent 2 > 0 is rejected.
-        assert!(HardSwishParams::prepare_s8(TensorQuant::new(1.28, 0), TensorQuant::new(0.01, 0), Rounding::Double).is_err());
-        let p = HardSwishParams::prepare_s8(TensorQuant::new(0.1, 0), TensorQuant::new(0.1, 0), Rounding::Double).unwrap();
+        assert!(
+            HardSwishParams::prepare_s8(TensorQuant::new(1.28, 0), TensorQuant::new(0.01, 0), Rounding::Double)
+                .is_err()
+        );
+        let p =
+            HardSwishParams::prepare_s8(TensorQuant::new(0.1, 0), TensorQuant::new(0.1, 0), Rounding::Double).unwrap();
         assert!(hard_swish_s8(&p, &[0; 2], &mut [0; 3]).is_err());
     }
 }

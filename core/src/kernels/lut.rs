@@ -107,7 +107,8 @@ macro_rules! lut_populate_s16_impl {
                 let val_midpoint = f(input_min + i as $t * step + half_step);
                 let val_next = f(input_min + (i + 1) as $t * step);
                 let sample_val = $round(val * output_scaling_inv);
-                let midpoint_interp_val = $round((val_next * output_scaling_inv + $round(val * output_scaling_inv)) / 2 as $t);
+                let midpoint_interp_val =
+                    $round((val_next * output_scaling_inv + $round(val * output_scaling_inv)) / 2 as $t);
                 let midpoint_val = $round(val_midpoint * output_scaling_inv);
                 let midpoint_err = midpoint_interp_val - midpoint_val;
                 let bias = $round(midpoint_err / 2 as $t);
@@ -141,13 +142,38 @@ lut_populate_s16_impl!(
 /// `2^(i/32)` rounded to `f64`, minus `i << 47` in its bit pattern, so that adding `k << 47` for
 /// `k ≡ i (mod 32)` scales it by `2^(k div 32)` (Arm optimized-routines' `exp2f` data).
 const EXP2F_TAB: [u64; 32] = [
-    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51, 0x3fef72b83c7d517b,
-    0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1, 0x3fef06fe0a31b715, 0x3feef1a7373aa9cb,
-    0x3feedea64c123422, 0x3feece086061892d, 0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429,
-    0x3feea47eb03a5585, 0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
-    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d, 0x3feee89f995ad3ad,
-    0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
-    0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+    0x3ff0000000000000,
+    0x3fefd9b0d3158574,
+    0x3fefb5586cf9890f,
+    0x3fef9301d0125b51,
+    0x3fef72b83c7d517b,
+    0x3fef54873168b9aa,
+    0x3fef387a6e756238,
+    0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715,
+    0x3feef1a7373aa9cb,
+    0x3feedea64c123422,
+    0x3feece086061892d,
+    0x3feebfdad5362a27,
+    0x3feeb42b569d4f82,
+    0x3feeab07dd485429,
+    0x3feea47eb03a5585,
+    0x3feea09e667f3bcd,
+    0x3fee9f75e8ec5f74,
+    0x3feea11473eb0187,
+    0x3feea589994cce13,
+    0x3feeace5422aa0db,
+    0x3feeb737b0cdc5e5,
+    0x3feec49182a3f090,
+    0x3feed503b23e255d,
+    0x3feee89f995ad3ad,
+    0x3feeff76f2fb5e47,
+    0x3fef199bdd85529c,
+    0x3fef3720dcef9069,
+    0x3fef5818dcfba487,
+    0x3fef7c97337b9b5f,
+    0x3fefa4afa2a490da,
+    0x3fefd0765b6e4540,
 ];
 
 /// Whether [`expf`] fuses its multiply-adds (glibc's `__expf_fma`, chosen on x86-64 CPUs with

@@ -179,8 +179,16 @@ mod tests {
     #[test]
     fn exact_products() {
         // s1 s2 / s_out = 0.5 · 0.5 / 0.25 = 1: y = x1 · x2 (saturated).
-        let p = MulParams::prepare_s8(q(0.5, 0), q(0.5, 0), q(0.25, 0), ActivationRange::INT8, &[4], &[1], Rounding::Double)
-            .unwrap();
+        let p = MulParams::prepare_s8(
+            q(0.5, 0),
+            q(0.5, 0),
+            q(0.25, 0),
+            ActivationRange::INT8,
+            &[4],
+            &[1],
+            Rounding::Double,
+        )
+        .unwrap();
         let mut out = [0i8; 4];
         mul_s8(&p, &[1, -3, 20, -100], &[3], &mut out).unwrap();
         assert_eq!(out, [3, -9, 60, -128]);
@@ -192,7 +200,10 @@ mod tests {
         let (a, b, o) = (q(0.0123457, 0), q(0.0987654, 0), q(0.00311, 0));
         let d = MulParams::prepare_s8(a, b, o, ActivationRange::INT8, &[1], &[1], Rounding::Double).unwrap();
         let s = MulParams::prepare_s8(a, b, o, ActivationRange::INT8, &[1], &[1], Rounding::Single).unwrap();
-        assert_eq!(d.output_multiplier, quantize_multiplier(0.0123457f32 as f64 * 0.0987654f32 as f64 / 0.00311f32 as f64));
+        assert_eq!(
+            d.output_multiplier,
+            quantize_multiplier(0.0123457f32 as f64 * 0.0987654f32 as f64 / 0.00311f32 as f64)
+        );
         assert_eq!(s.output_multiplier, quantize_multiplier((0.0123457f32 * 0.0987654f32 / 0.00311f32) as f64));
         assert_ne!(d.output_multiplier, s.output_multiplier);
     }
@@ -201,8 +212,16 @@ mod tests {
     fn int16_requires_zero_points_0() {
         let a = ActivationRange::INT16;
         assert!(MulParams::prepare_s16(q(0.1, 1), q(0.1, 0), q(0.1, 0), a, &[1], &[1], Rounding::Double).is_err());
-        let p = MulParams::prepare_s16(q(1.0 / 4096.0, 0), q(1.0 / 4096.0, 0), q(1.0 / 4096.0, 0), a, &[2], &[2], Rounding::Double)
-            .unwrap();
+        let p = MulParams::prepare_s16(
+            q(1.0 / 4096.0, 0),
+            q(1.0 / 4096.0, 0),
+            q(1.0 / 4096.0, 0),
+            a,
+            &[2],
+            &[2],
+            Rounding::Double,
+        )
+        .unwrap();
         let mut out = [0i16; 2];
         // (4096 · 2048) / 4096 = 2048 (1.0 · 0.5 = 0.5)
         mul_s16(&p, &[4096, -4096], &[2048, 2048], &mut out).unwrap();

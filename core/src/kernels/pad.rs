@@ -44,10 +44,10 @@ impl PadParams {
             }
             if let (Some(bd), Some(od)) = (before.get_mut(skip + d), output.get_mut(skip + d)) {
                 *bd = b as usize;
-                *od = od.checked_add(b as usize).and_then(|v| v.checked_add(a as usize)).ok_or(Error::BadKernelArgument {
-                    kernel: K,
-                    reason: "padded extent overflows",
-                })?;
+                *od = od
+                    .checked_add(b as usize)
+                    .and_then(|v| v.checked_add(a as usize))
+                    .ok_or(Error::BadKernelArgument { kernel: K, reason: "padded extent overflows" })?;
             }
         }
         let output_shape = Shape::new(output.get(skip..).unwrap_or(&[]))?;
@@ -59,7 +59,12 @@ impl PadParams {
     ///
     /// # Errors
     /// As [`PadParams::new`]; [`Error::ZeroPointOutOfRange`] for a zero point outside int8.
-    pub fn prepare_s8(input_shape: &[usize], paddings: &[[i32; 2]], output: TensorQuant, constant: Option<i8>) -> Result<Self, Error> {
+    pub fn prepare_s8(
+        input_shape: &[usize],
+        paddings: &[[i32; 2]],
+        output: TensorQuant,
+        constant: Option<i8>,
+    ) -> Result<Self, Error> {
         if output.zero_point < -128 || output.zero_point > 127 {
             return Err(Error::ZeroPointOutOfRange { zero_point: output.zero_point, min: -128, max: 127 });
         }

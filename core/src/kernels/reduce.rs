@@ -138,7 +138,13 @@ impl MeanParams {
     /// # Errors
     /// [`Error::BadKernelArgument`] for an axis out of range, a rank above [`MAX_DIMS`] or
     /// `s_in / s_out > 2^30`; [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`].
-    pub fn prepare_s8(input_shape: &[usize], axes: &[i32], input: TensorQuant, output: TensorQuant, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s8(
+        input_shape: &[usize],
+        axes: &[i32],
+        input: TensorQuant,
+        output: TensorQuant,
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
         Self::prepare((-128, 127), input_shape, axes, input, output, rounding)
     }
 
@@ -146,7 +152,13 @@ impl MeanParams {
     ///
     /// # Errors
     /// As [`MeanParams::prepare_s8`].
-    pub fn prepare_s16(input_shape: &[usize], axes: &[i32], input: TensorQuant, output: TensorQuant, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s16(
+        input_shape: &[usize],
+        axes: &[i32],
+        input: TensorQuant,
+        output: TensorQuant,
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
         Self::prepare((-32768, 32767), input_shape, axes, input, output, rounding)
     }
 
@@ -208,7 +220,8 @@ impl MeanParams {
         let zp_times_n = (self.input_zero_point as i64).wrapping_mul(self.count);
         for (o, &s) in output.iter_mut().zip(sums.iter()) {
             let shifted_sum = (s as i64).wrapping_sub(zp_times_n) as i32;
-            let v = multiply_by_quantized_multiplier(shifted_sum, self.multiplier, self.shift).wrapping_add(self.output_zero_point);
+            let v = multiply_by_quantized_multiplier(shifted_sum, self.multiplier, self.shift)
+                .wrapping_add(self.output_zero_point);
             *o = cast(clamp_i32(v, qmin, qmax));
         }
         Ok(())
@@ -257,7 +270,8 @@ mod tests {
             let rank = shape.len() as i32;
             let set: Vec<usize> = axes.iter().map(|&a| if a < 0 { a + rank } else { a } as usize).collect();
             let kept: Vec<usize> = (0..4).filter(|d| !set.contains(d)).collect();
-            let n: usize = set.iter().copied().collect::<std::collections::BTreeSet<_>>().iter().map(|&d| shape[d]).product();
+            let n: usize =
+                set.iter().copied().collect::<std::collections::BTreeSet<_>>().iter().map(|&d| shape[d]).product();
             let outs: usize = kept.iter().map(|&d| shape[d]).product();
             let mut want = std::vec![0i64; outs];
             for (flat, &x) in input.iter().enumerate() {

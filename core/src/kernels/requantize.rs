@@ -98,7 +98,10 @@ impl RequantizeParams {
     #[inline(always)]
     fn apply(&self, x: i32) -> i32 {
         let (lo, hi) = self.output_type.range();
-        let v = self.multiplier.apply(x - self.input_zero_point, crate::requant::Rounding::Double).saturating_add(self.output_zero_point);
+        let v = self
+            .multiplier
+            .apply(x - self.input_zero_point, crate::requant::Rounding::Double)
+            .saturating_add(self.output_zero_point);
         clamp_i32(v, lo, hi)
     }
 }

@@ -34,7 +34,9 @@ pub fn reshape_output_shape(input_len: usize, new_shape: &[i32]) -> Result<Shape
             return Err(Error::BadKernelArgument { kernel: K, reason: "negative extent in the new shape" });
         } else {
             *o = d as usize;
-            known = known.checked_mul(d as usize).ok_or(Error::BadKernelArgument { kernel: K, reason: "element count overflows" })?;
+            known = known
+                .checked_mul(d as usize)
+                .ok_or(Error::BadKernelArgument { kernel: K, reason: "element count overflows" })?;
         }
     }
     if let Some(i) = infer {

@@ -22,7 +22,9 @@
 #![forbid(unsafe_code)]
 
 use super::Rounding;
-use super::fixedpoint::{exp_on_negative_values, reciprocal, rounding_divide_by_pot, saturating_rounding_multiply_by_pot, srdhm};
+use super::fixedpoint::{
+    exp_on_negative_values, reciprocal, rounding_divide_by_pot, saturating_rounding_multiply_by_pot, srdhm,
+};
 use super::lut::{LUT_S16_LEN, expf, lut_lookup_s16, lut_populate_s16_f32, lut_populate_s16_f64};
 use super::tensor::TensorQuant;
 use crate::Error;
@@ -53,10 +55,9 @@ pub struct SoftmaxParams {
 /// the largest input magnitude that the rescaling keeps in range, `floor((2^ib − 1) ·
 /// 2^(bits − ib) / 2^shift)` computed in `f64`.
 pub(crate) fn calculate_input_radius(input_integer_bits: i32, input_left_shift: i32, total_signed_bits: i32) -> i32 {
-    let max_input_rescaled = 1.0
-        * ((1i64 << input_integer_bits) - 1) as f64
-        * (1i64 << (total_signed_bits - input_integer_bits)) as f64
-        / libm::exp2(input_left_shift as f64);
+    let max_input_rescaled =
+        1.0 * ((1i64 << input_integer_bits) - 1) as f64 * (1i64 << (total_signed_bits - input_integer_bits)) as f64
+            / libm::exp2(input_left_shift as f64);
     libm::floor(max_input_rescaled) as i32
 }
 
@@ -89,13 +90,22 @@ impl SoftmaxParams {
     /// # Errors
     /// [`Error::BadKernelArgument`] for other output parameters, `depth == 0`, or `beta · s_in`
     /// below 2^-26; [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`] for a bad input.
-    pub fn prepare_s8(input: TensorQuant, output: TensorQuant, beta: f32, depth: usize, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s8(
+        input: TensorQuant,
+        output: TensorQuant,
+        beta: f32,
+        depth: usize,
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
         let ok_scale = match rounding {
             Rounding::Double => output.scale == 1.0 / 256.0,
             Rounding::Single => (output.scale - 1.0 / 256.0).abs() <= 0.001 / 256.0,
         };
         if output.zero_point != -128 || !ok_scale {
-            return Err(Error::BadKernelArgument { kernel: "softmax_s8", reason: "output must be quantized (1/256, -128)" });
+            return Err(Error::BadKernelArgument {
+                kernel: "softmax_s8",
+                reason: "output must be quantized (1/256, -128)",
+            });
         }
         Self::prepare(input, beta, depth, rounding)
     }
@@ -105,7 +115,13 @@ impl SoftmaxParams {
     ///
     /// # Errors
     /// As [`SoftmaxParams::prepare_s8`].
-    pub fn prepare_s8_s16(input: TensorQuant, output: TensorQuant, beta: f32, depth: usize, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s8_s16(
+        input: TensorQuant,
+        output: TensorQuant,
+        beta: f32,
+        depth: usize,
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
         if output.zero_point != -32768 || (output.scale - 1.0 / 65536.0).abs() > 0.001 / 65536.0 {
             return Err(Error::BadKernelArgument {
                 kernel: "softmax_s8_s16",
@@ -178,7 +194,8 @@ fn softmax_s8_generic<O: Copy>(
                 if let Some(k) = kept.get_mut(i) {
                     *k = e;
                 }
-                sum_of_exps = sum_of_exps.wrapping_add(saturating_rounding_multiply_by_pot(e, -ACCUMULATION_INTEGER_BITS));
+                sum_of_exps =
+                    sum_of_exps.wrapping_add(saturating_rounding_multiply_by_pot(e, -ACCUMULATION_INTEGER_BITS));
             }
         }
         let (shifted_scale, num_bits_over_unit) = reciprocal(sum_of_exps, ACCUMULATION_INTEGER_BITS);
@@ -241,9 +258,13 @@ impl SoftmaxS16Luts {
         match rounding {
             Rounding::Double => Self {
                 exp: lut_populate_s16_f32(10.0f32 / range as f32, 32767, 2.0f32 / range as f32, 0, expf),
-                one_over_one_plus_x: lut_populate_s16_f32(1.0f32 / range as f32, -32768, 2.0f32 / range as f32, 0, |v| {
-                    1.0f32 / (1.0f32 + v)
-                }),
+                one_over_one_plus_x: lut_populate_s16_f32(
+                    1.0f32 / range as f32,
+                    -32768,
+                    2.0f32 / range as f32,
+                    0,
+                    |v| 1.0f32 / (1.0f32 + v),
+                ),
             },
             Rounding::Single => Self {
                 exp: lut_populate_s16_f64(10.0 / range as f64, 32767, 2.0 / range as f64, 0, libm::exp),
@@ -397,7 +418,8 @@ mod tests {
             assert!((o as f64 - want).abs() <= 1.0, "{v}: {o} vs {want}");
         }
         let mut out16 = [0i16; 8];
-        let p16 = SoftmaxParams::prepare_s8_s16(q(0.05, 0), q(1.0 / 65536.0, -32768), 1.0, 8, Rounding::Double).unwrap();
+        let p16 =
+            SoftmaxParams::prepare_s8_s16(q(0.05, 0), q(1.0 / 65536.0, -32768), 1.0, 8, Rounding::Double).unwrap();
         softmax_s8_s16(&p16, &x, &mut out16).unwrap();
         for (&v, &o) in x.iter().zip(&out16) {
             let want = libm::exp(0.05 * (v as f64 - m)) / sum * 65536.0 - 32768.0;

@@ -293,7 +293,12 @@ pub(crate) fn get_or_default<T: Copy + Default>(s: &[T], i: usize) -> T {
 
 /// Returns `Err(BadKernelArgument)` unless `actual == expected`.
 #[inline]
-pub(crate) fn check_len(kernel: &'static str, reason: &'static str, actual: usize, expected: usize) -> Result<(), Error> {
+pub(crate) fn check_len(
+    kernel: &'static str,
+    reason: &'static str,
+    actual: usize,
+    expected: usize,
+) -> Result<(), Error> {
     if actual == expected { Ok(()) } else { Err(Error::BadKernelArgument { kernel, reason }) }
 }
 

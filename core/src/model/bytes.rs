@@ -27,10 +27,17 @@ pub(crate) fn u8_at(buf: &[u8], off: usize, what: &'static str) -> Result<u8, Er
 
 /// A view of `len` `T`s at `off`, in place (needs `off` aligned for `T` in memory).
 #[inline]
-pub(crate) fn pod_slice<'a, T: bytemuck::Pod>(buf: &'a [u8], off: usize, count: usize, what: &'static str) -> Result<&'a [T], Error> {
-    let len = count
-        .checked_mul(core::mem::size_of::<T>())
-        .ok_or(Error::OutOfBounds { what, offset: off as u64, len: u64::MAX })?;
+pub(crate) fn pod_slice<'a, T: bytemuck::Pod>(
+    buf: &'a [u8],
+    off: usize,
+    count: usize,
+    what: &'static str,
+) -> Result<&'a [T], Error> {
+    let len = count.checked_mul(core::mem::size_of::<T>()).ok_or(Error::OutOfBounds {
+        what,
+        offset: off as u64,
+        len: u64::MAX,
+    })?;
     let b = slice(buf, off, len, what)?;
     bytemuck::try_cast_slice(b).map_err(|_| Error::Misaligned { what, offset: off as u64 })
 }

@@ -10,7 +10,7 @@ pub mod planner;
 #[cfg(feature = "alloc")]
 mod writer;
 
-pub use format::{DType, OpKind, FORMAT_MAJOR, FORMAT_MINOR, MAGIC};
-pub use reader::{MetaEntry, Model, OpInfo, Quant, Storage, TensorInfo, ABSENT};
+pub use format::{DType, FORMAT_MAJOR, FORMAT_MINOR, MAGIC, OpKind};
+pub use reader::{ABSENT, MetaEntry, Model, OpInfo, Quant, Storage, TensorInfo};
 #[cfg(feature = "alloc")]
 pub use writer::{AlignedBytes, ModelBuilder, OpSpec, TensorSpec};

@@ -1,6 +1,6 @@
 //! Zero-copy reading and validation of `.mq` bytes.
 
-use super::bytes::{pod_slice, slice, u16_at, u32_at, u8_at};
+use super::bytes::{pod_slice, slice, u8_at, u16_at, u32_at};
 use super::format::*;
 use crate::Error;
 
@@ -137,7 +137,10 @@ impl<'a> TensorInfo<'a> {
         match self.storage {
             Storage::Const(off) => {
                 if core::mem::size_of::<T>() != self.dtype.size() {
-                    return Err(Error::BadTensor { index: self.index, reason: "element size does not match the dtype" });
+                    return Err(Error::BadTensor {
+                        index: self.index,
+                        reason: "element size does not match the dtype",
+                    });
                 }
                 pod_slice(self.model, off as usize, self.len(), "tensor data")
             }
@@ -329,7 +332,8 @@ impl<'a> Model<'a> {
             }
         }
         let table = |off: usize, n: u32, rec: usize, what| -> Result<(), Error> {
-            let len = (n as usize).checked_mul(rec).ok_or(Error::OutOfBounds { what, offset: off as u64, len: u64::MAX })?;
+            let len =
+                (n as usize).checked_mul(rec).ok_or(Error::OutOfBounds { what, offset: off as u64, len: u64::MAX })?;
             slice(buf, off, len, what).map(|_| ())
         };
         table(self.tensors_off, self.n_tensors, TENSOR_RECORD_LEN, "tensor table")?;
@@ -378,7 +382,9 @@ impl<'a> Model<'a> {
             }
         }
         if self.arena_len as u64 > reach.next_multiple_of(16) {
-            return Err(Error::BadHeader { reason: "the planned arena is larger than its tensors and scratch buffers reach" });
+            return Err(Error::BadHeader {
+                reason: "the planned arena is larger than its tensors and scratch buffers reach",
+            });
         }
         for k in 0..(self.n_inputs + self.n_outputs) {
             let t = u32_at(buf, self.io_off + 8 + 4 * k as usize, "io table")?;
@@ -483,7 +489,8 @@ impl<'a> Model<'a> {
         let r = self.tensors_off + TENSOR_RECORD_LEN * i as usize;
         let what = "tensor record";
         let rec: &[u8; TENSOR_RECORD_LEN] = record(buf, r, what)?;
-        let dtype = DType::from_code(u8_at(rec, 0, what)?).ok_or(Error::BadTensor { index: i, reason: "unknown dtype" })?;
+        let dtype =
+            DType::from_code(u8_at(rec, 0, what)?).ok_or(Error::BadTensor { index: i, reason: "unknown dtype" })?;
         let rank = u8_at(rec, 1, what)?;
         if rank as usize > MAX_RANK {
             return Err(Error::BadTensor { index: i, reason: "rank above 6" });
@@ -492,11 +499,14 @@ impl<'a> Model<'a> {
         let mut count: u64 = 1;
         for (k, d) in dims.iter_mut().enumerate().take(rank as usize) {
             *d = rec_u32(rec, 4 + 4 * k);
-            count = count.checked_mul(*d as u64).ok_or(Error::BadTensor { index: i, reason: "element count overflows" })?;
+            count =
+                count.checked_mul(*d as u64).ok_or(Error::BadTensor { index: i, reason: "element count overflows" })?;
         }
         let data_off = rec_u32(rec, 28);
         let byte_len = rec_u32(rec, 32);
-        let expected = count.checked_mul(dtype.size() as u64).ok_or(Error::BadTensor { index: i, reason: "byte length overflows" })?;
+        let expected = count
+            .checked_mul(dtype.size() as u64)
+            .ok_or(Error::BadTensor { index: i, reason: "byte length overflows" })?;
         if expected != byte_len as u64 {
             return Err(Error::BadTensor { index: i, reason: "byte length does not match the shape" });
         }
@@ -526,12 +536,18 @@ impl<'a> Model<'a> {
             }
             2 => {
                 if axis >= rank || dims.get(axis as usize).copied() != Some(qcount as u32) {
-                    return Err(Error::BadTensor { index: i, reason: "per-channel count does not match the quantized axis" });
+                    return Err(Error::BadTensor {
+                        index: i,
+                        reason: "per-channel count does not match the quantized axis",
+                    });
                 }
                 let scales: &[f32] = pod_slice(buf, qa as usize, qcount as usize, "per-channel scales")?;
                 let zero_points: &[i32] = pod_slice(buf, qb as usize, qcount as usize, "per-channel zero points")?;
                 if full && scales.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-                    return Err(Error::BadTensor { index: i, reason: "a per-channel scale is not finite and positive" });
+                    return Err(Error::BadTensor {
+                        index: i,
+                        reason: "a per-channel scale is not finite and positive",
+                    });
                 }
                 Quant::PerChannel { scales, zero_points, axis }
             }

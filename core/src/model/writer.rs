@@ -230,7 +230,10 @@ impl ModelBuilder {
             match &t.storage {
                 SpecStorage::Const(bytes) => {
                     if bytes.len() as u64 != t.byte_len() {
-                        return Err(Error::BadTensor { index: i as u32, reason: "constant bytes do not match the shape" });
+                        return Err(Error::BadTensor {
+                            index: i as u32,
+                            reason: "constant bytes do not match the shape",
+                        });
                     }
                     let off = align_up(cursor, ALIGN);
                     cursor = off + bytes.len();
@@ -288,7 +291,10 @@ impl ModelBuilder {
                 }
                 SpecQuant::PerChannel { scales, zero_points, axis } => {
                     if zero_points.len() != scales.len() || scales.len() > u16::MAX as usize {
-                        return Err(Error::BadTensor { index: i as u32, reason: "per-channel scales and zero points differ in count" });
+                        return Err(Error::BadTensor {
+                            index: i as u32,
+                            reason: "per-channel scales and zero points differ in count",
+                        });
                     }
                     out[r + 3] = 2;
                     let (so, zo) = quant_offs[i];

@@ -41,14 +41,14 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::IoInfo;
 use super::layout;
 use super::pb;
 use super::tensor::{dt, le_f32, le16, le32, le64};
-use super::IoInfo;
-use crate::vecmap::VecMap;
 use crate::graph::{
     Activation, ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Padding, Tensor, TensorId,
 };
+use crate::vecmap::VecMap;
 
 /// Options of [`export_qdq`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,14 +97,23 @@ pub fn export_hybrid(hybrid: &crate::ptq::Hybrid, options: &QdqExportOptions) ->
 
 fn export(graph: &Graph, options: &QdqExportOptions, dynamic: bool) -> Result<Vec<u8>, ConvertError> {
     if !(17..=21).contains(&options.opset) {
-        return Err(ConvertError::new(Kind::Unsupported, format!("QDQ export to opset {}: 17 to 21 only", options.opset)));
+        return Err(ConvertError::new(
+            Kind::Unsupported,
+            format!("QDQ export to opset {}: 17 to 21 only", options.opset),
+        ));
     }
     graph.validate()?;
     let mut e = Exporter::new(graph, options);
     e.dynamic = dynamic;
     e.run()?;
     let model = pb::ModelProto {
-        ir_version: Some(if options.opset <= 17 { 8 } else if options.opset <= 20 { 9 } else { 10 }),
+        ir_version: Some(if options.opset <= 17 {
+            8
+        } else if options.opset <= 20 {
+            9
+        } else {
+            10
+        }),
         opset_import: vec![pb::OperatorSetIdProto { domain: Some(String::new()), version: Some(options.opset) }],
         producer_name: Some(String::from("microquant")),
         producer_version: Some(String::from(env!("CARGO_PKG_VERSION"))),
@@ -163,7 +172,10 @@ fn value_info(name: &str, elem: i32, shape: &[usize]) -> pb::ValueInfoProto {
             value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
                 elem_type: Some(elem),
                 shape: Some(pb::TensorShapeProto {
-                    dim: shape.iter().map(|&d| Dimension { value: Some(D::DimValue(d as i64)), ..Default::default() }).collect(),
+                    dim: shape
+                        .iter()
+                        .map(|&d| Dimension { value: Some(D::DimValue(d as i64)), ..Default::default() })
+                        .collect(),
                 }),
             })),
             ..Default::default()
@@ -256,7 +268,14 @@ impl<'g> Exporter<'g> {
         if *n == 1 { base.to_string() } else { format!("{base}__{}", *n - 1) }
     }
 
-    fn node(&mut self, op: &str, name: &str, inputs: Vec<String>, outputs: Vec<String>, attrs: Vec<pb::AttributeProto>) {
+    fn node(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: Vec<String>,
+        outputs: Vec<String>,
+        attrs: Vec<pb::AttributeProto>,
+    ) {
         // A name already given to a node gets the first free `_<n>` suffix (an imported graph may
         // name a node like the model output whose `Identity` is written here).
         let mut unique = name.to_string();
@@ -331,9 +350,9 @@ impl<'g> Exporter<'g> {
         match d {
             DType::I8 => Ok(dt::INT8),
             DType::I16 if self.opts.opset >= 21 => Ok(dt::INT16),
-            DType::I16 => Err(err(String::from(
-                "int16 activations need QuantizeLinear of opset 21: export with opset 21",
-            ))),
+            DType::I16 => {
+                Err(err(String::from("int16 activations need QuantizeLinear of opset 21: export with opset 21")))
+            }
             other => Err(err(format!("{other} activations cannot be written as QDQ"))),
         }
     }
@@ -358,7 +377,13 @@ impl<'g> Exporter<'g> {
             Some(o) => o.to_string(),
             None => self.fresh(&format!("{base}/dequantized")),
         };
-        self.node("QuantizeLinear", &qn.clone(), vec![float.to_string(), sn.clone(), zn.clone()], vec![qn.clone()], vec![]);
+        self.node(
+            "QuantizeLinear",
+            &qn.clone(),
+            vec![float.to_string(), sn.clone(), zn.clone()],
+            vec![qn.clone()],
+            vec![],
+        );
         self.node("DequantizeLinear", &dn.clone(), vec![qn, sn, zn], vec![dn.clone()], vec![]);
         Ok(dn)
     }
@@ -366,7 +391,10 @@ impl<'g> Exporter<'g> {
     /// The dequantized value of activation `id`.
     fn act(&self, id: TensorId) -> Result<Val, ConvertError> {
         self.deq.get(&id.0).cloned().ok_or_else(|| {
-            ConvertError::new(Kind::InvalidGraph, format!("tensor '{}' is read before it is written", self.names[id.index()]))
+            ConvertError::new(
+                Kind::InvalidGraph,
+                format!("tensor '{}' is read before it is written", self.names[id.index()]),
+            )
         })
     }
 
@@ -392,7 +420,7 @@ impl<'g> Exporter<'g> {
         let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
         let (code, raw) = match data {
             ConstData::I8(v) => (dt::INT8, permute(v, &t.shape, perm).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
-            ConstData::I16 (v) => {
+            ConstData::I16(v) => {
                 if self.opts.opset < 21 {
                     return Err(err(format!("int16 constant '{}' needs opset 21", t.name)));
                 }
@@ -468,7 +496,8 @@ impl<'g> Exporter<'g> {
             self.deq.insert(id.0, v);
         }
         for (index, node) in g.nodes.iter().enumerate() {
-            self.export_node(node).map_err(|e| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str()))?;
+            self.export_node(node)
+                .map_err(|e| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str()))?;
         }
         // Outputs: inner layout → model layout.
         for (k, &id) in g.outputs.iter().enumerate() {
@@ -514,7 +543,9 @@ impl<'g> Exporter<'g> {
                 let wid = input(self, 1)?;
                 let wt = self.tensor(wid)?;
                 let (stride, dilation, padding, act, group) = match &node.op {
-                    Op::Conv2d(c) => ((c.stride_h, c.stride_w), (c.dilation_h, c.dilation_w), c.padding, c.activation, 1),
+                    Op::Conv2d(c) => {
+                        ((c.stride_h, c.stride_w), (c.dilation_h, c.dilation_w), c.padding, c.activation, 1)
+                    }
                     Op::DepthwiseConv2d(c) => (
                         (c.stride_h, c.stride_w),
                         (c.dilation_h, c.dilation_w),
@@ -538,7 +569,8 @@ impl<'g> Exporter<'g> {
                 ];
                 if self.is_dynamic(node)? {
                     let channels = yt.shape.last().copied().unwrap_or(1);
-                    let layer = IntegerLayer { op: "ConvInteger", attrs, weight_perm: wperm, channel_shape: &[channels, 1, 1] };
+                    let layer =
+                        IntegerLayer { op: "ConvInteger", attrs, weight_perm: wperm, channel_shape: &[channels, 1, 1] };
                     let out = self.integer_layer(&layer, x.name, node, &nname, &base)?;
                     let out = self.activation(act, out, &base);
                     return self.finish(y, out, NCHW.to_vec());
@@ -570,7 +602,12 @@ impl<'g> Exporter<'g> {
                     // MatMulInteger with Wᵀ [in, out]; an input of rank ≠ 2 flattened first
                     // (unless keep_num_dims: MatMulInteger broadcasts like MatMul).
                     let a = if rank == 2 || f.keep_num_dims { x.name } else { self.flatten(x.name, ins_n, &base) };
-                    let layer = IntegerLayer { op: "MatMulInteger", attrs: Vec::new(), weight_perm: &[1, 0], channel_shape: &[outs] };
+                    let layer = IntegerLayer {
+                        op: "MatMulInteger",
+                        attrs: Vec::new(),
+                        weight_perm: &[1, 0],
+                        channel_shape: &[outs],
+                    };
                     let out = self.integer_layer(&layer, a, node, &nname, &base)?;
                     let out = self.activation(f.activation, out, &base);
                     return self.finish(y, out, layout::identity(yt.shape.len()));
@@ -665,9 +702,13 @@ impl<'g> Exporter<'g> {
                     Op::Tanh => self.node("Tanh", &nname, vec![x.name], vec![out.clone()], vec![]),
                     Op::HardSwish => self.node("HardSwish", &nname, vec![x.name], vec![out.clone()], vec![]),
                     Op::Relu => self.node("Relu", &nname, vec![x.name], vec![out.clone()], vec![]),
-                    Op::LeakyRelu { alpha } => {
-                        self.node("LeakyRelu", &nname, vec![x.name], vec![out.clone()], vec![attr_float("alpha", *alpha)])
-                    }
+                    Op::LeakyRelu { alpha } => self.node(
+                        "LeakyRelu",
+                        &nname,
+                        vec![x.name],
+                        vec![out.clone()],
+                        vec![attr_float("alpha", *alpha)],
+                    ),
                     Op::Quantize => self.node("Identity", &nname, vec![x.name], vec![out.clone()], vec![]),
                     _ => {
                         let lo = self.f32_scalar(&format!("{base}/clip_min"), 0.0);
@@ -716,7 +757,13 @@ impl<'g> Exporter<'g> {
                     let an = self.i64s(&format!("{base}/axes"), &oaxes);
                     self.node("ReduceMean", &nname, vec![x.name, an], vec![out.clone()], vec![keep]);
                 } else {
-                    self.node("ReduceMean", &nname, vec![x.name], vec![out.clone()], vec![attr_ints("axes", &oaxes), keep]);
+                    self.node(
+                        "ReduceMean",
+                        &nname,
+                        vec![x.name],
+                        vec![out.clone()],
+                        vec![attr_ints("axes", &oaxes), keep],
+                    );
                 }
                 // The output's axes, relative to ours.
                 let perm = if *keep_dims {
@@ -801,7 +848,13 @@ impl<'g> Exporter<'g> {
         let ws = self.fresh(&format!("{base}/weights/scale"));
         self.inits.push(tensor_proto(&ws, scale_shape, dt::FLOAT, le_f32(&q.scales)));
         let [xq, xs, xz] = ["quantized", "scale", "zero_point"].map(|k| self.fresh(&format!("{x}/{k}")));
-        self.node("DynamicQuantizeLinear", &format!("{nname}/quantize_input"), vec![x], vec![xq.clone(), xs.clone(), xz.clone()], vec![]);
+        self.node(
+            "DynamicQuantizeLinear",
+            &format!("{nname}/quantize_input"),
+            vec![x],
+            vec![xq.clone(), xs.clone(), xz.clone()],
+            vec![],
+        );
         let sums = self.fresh(&format!("{base}/sums"));
         self.node(layer.op, nname, vec![xq, wname, xz], vec![sums.clone()], layer.attrs.clone());
         let cast = self.fresh(&format!("{base}/sums_float"));
@@ -839,15 +892,18 @@ impl<'g> Exporter<'g> {
             let cbase = self.names[id.index()].clone();
             if let (ConstData::F32(v), None) = (data, &t.quant) {
                 let name = self.fresh(&format!("{cbase}/reordered"));
-                self.inits.push(tensor_proto(&name, &Self::shape_in(&s, target), dt::FLOAT, le_f32(&permute(v, &s, target))));
+                self.inits.push(tensor_proto(
+                    &name,
+                    &Self::shape_in(&s, target),
+                    dt::FLOAT,
+                    le_f32(&permute(v, &s, target)),
+                ));
                 return Ok(name);
             }
             let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
             let (code, raw) = match data {
                 ConstData::I8(v) => (dt::INT8, permute(v, &s, target).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
-                ConstData::I16(v) if self.opts.opset >= 21 => {
-                    (dt::INT16, le16(&permute(v, &s, target)))
-                }
+                ConstData::I16(v) if self.opts.opset >= 21 => (dt::INT16, le16(&permute(v, &s, target))),
                 other => return Err(err(format!("constant operand '{}' of {}", t.name, other.dtype()))),
             };
             let qname = self.fresh(&format!("{cbase}/quantized"));
@@ -916,14 +972,21 @@ fn pads_of(
 }
 
 /// Name, axis order (written axis j = our axis perm[j]) and shape of a model input/output.
-fn io_layout(t: &Tensor, io: Option<&IoInfo>, default_name: &str) -> Result<(String, Vec<usize>, Vec<usize>), ConvertError> {
+fn io_layout(
+    t: &Tensor,
+    io: Option<&IoInfo>,
+    default_name: &str,
+) -> Result<(String, Vec<usize>, Vec<usize>), ConvertError> {
     match io {
         None => Ok((default_name.to_string(), layout::identity(t.shape.len()), t.shape.clone())),
         Some(io) => {
             if io.graph_shape() != t.shape || !layout::is_permutation(&io.perm) {
                 return Err(ConvertError::new(
                     Kind::InvalidGraph,
-                    format!("IoInfo of '{}' ({:?}, perm {:?}) does not match the graph's {:?}", io.name, io.model_shape, io.perm, t.shape),
+                    format!(
+                        "IoInfo of '{}' ({:?}, perm {:?}) does not match the graph's {:?}",
+                        io.name, io.model_shape, io.perm, t.shape
+                    ),
                 ));
             }
             // Graph axis i is model axis perm[i]: model axis j is graph axis inverse(perm)[j].

@@ -20,11 +20,11 @@ use super::fold::{self, KData, Konst, norm_axis};
 use super::layout;
 use super::tensor::{dt, dtype_name, konst_from_proto};
 use super::{ImportOptions, Imported, IoInfo, MAX_OPSET, MIN_OPSET, pb};
-use crate::vecmap::{VecMap, VecSet};
 use crate::graph::{
     Activation, ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected,
     Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId,
 };
+use crate::vecmap::{VecMap, VecSet};
 
 /// An ONNX value: a constant (ONNX layout) or a graph tensor stored in some axis order.
 #[derive(Debug, Clone)]
@@ -317,7 +317,8 @@ fn input_shape(vi: &pb::ValueInfoProto, name: &str, index: usize) -> Result<Vec<
     }
     // Refused before the graph allocates anything for it.
     if crate::graph::num_elements(&out).is_none_or(|n| n > crate::float::MAX_TENSOR_ELEMENTS) {
-        return Err(unsupported(format!("input {name:?} of shape {out:?} has more than 2^26 elements")).with_tensor(index, name));
+        return Err(unsupported(format!("input {name:?} of shape {out:?} has more than 2^26 elements"))
+            .with_tensor(index, name));
     }
     Ok(out)
 }
@@ -1334,9 +1335,7 @@ impl Builder {
         };
         let noop_empty = ctx.opset >= 18 && ctx.a(attrs.int_or("noop_with_empty_axes", 0))? != 0;
         let mut onnx_axes: Vec<usize> = match axes {
-            Some(a) if !a.is_empty() => {
-                fold::norm_axes(&a, r).map_err(|e| ctx.loc(e))?
-            }
+            Some(a) if !a.is_empty() => fold::norm_axes(&a, r).map_err(|e| ctx.loc(e))?,
             _ if noop_empty => {
                 let a = x.clone();
                 self.set(ctx, 0, Value::Act(a));

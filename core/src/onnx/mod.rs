@@ -79,8 +79,8 @@ use alloc::vec::Vec;
 use crate::graph::Op;
 use crate::graph::{ConvertError, ConvertErrorKind, Graph};
 
-pub(crate) use onnx_generated as pb;
 pub use export::{QdqExportOptions, export_hybrid, export_qdq};
+pub(crate) use onnx_generated as pb;
 
 /// The oldest default-domain (`ai.onnx`) opset the importer reads.
 pub const MIN_OPSET: i64 = 11;

@@ -97,7 +97,9 @@ fn qparams(
     let get = |i: usize| node.input.get(i).filter(|s| !s.is_empty()).map(|s| consts.get(s).ok_or(s));
     let scale = match get(1) {
         Some(Ok(c)) => c,
-        Some(Err(name)) => return Err(bad(format!("the scale {name:?} is computed at run time; only constant scales are supported"))),
+        Some(Err(name)) => {
+            return Err(bad(format!("the scale {name:?} is computed at run time; only constant scales are supported")));
+        }
         None => return Err(node_err(index, node, Kind::Malformed, String::from("no scale input"))),
     };
     let scales = match &scale.k.data {
@@ -235,7 +237,10 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
     }
     for n in &graph.node {
         if n.op_type.as_deref() == Some("Constant") {
-            if let (Some(out), Some(t)) = (n.output.first(), n.attribute.iter().find(|a| a.name.as_deref() == Some("value")).and_then(|a| a.t.as_ref())) {
+            if let (Some(out), Some(t)) = (
+                n.output.first(),
+                n.attribute.iter().find(|a| a.name.as_deref() == Some("value")).and_then(|a| a.t.as_ref()),
+            ) {
                 if let Ok(k) = konst_from_proto(t, &format!("constant {out:?}")) {
                     consts.insert(out.clone(), TypedConst { k, code: t.data_type.unwrap_or(0) });
                 }
@@ -342,7 +347,12 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
         let pq = qparams(q_index, qn, &consts, 0, dt::UINT8)?;
         let pd = qparams(index, node, &consts, 0, pq.code)?;
         if pq.axis.is_some() || pd.axis.is_some() || pq.scales.len() != 1 {
-            return Err(node_err(index, node, Kind::Unsupported, format!("per-axis quantization of activation {src:?}")));
+            return Err(node_err(
+                index,
+                node,
+                Kind::Unsupported,
+                format!("per-axis quantization of activation {src:?}"),
+            ));
         }
         let zp = match pq.code {
             dt::INT8 => pq.zero_points[0],
@@ -352,7 +362,10 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
                     q_index,
                     qn,
                     Kind::Unsupported,
-                    format!("activation {src:?} quantized to {}: only int8 and uint8 activations are supported", dtype_name(other)),
+                    format!(
+                        "activation {src:?} quantized to {}: only int8 and uint8 activations are supported",
+                        dtype_name(other)
+                    ),
                 ));
             }
         };
@@ -456,7 +469,8 @@ pub(crate) fn annotate(g: &mut Graph, carried: &Carried) {
         };
         let (Some(y), Some(w)) = (node.output(0), node.input(1)) else { continue };
         let Some(name) = g.tensor(y).map(|t| t.name.as_str()) else { continue };
-        let cw = carried.weights.get(name).or_else(|| name.strip_suffix("/matmul").and_then(|b| carried.weights.get(b)));
+        let cw =
+            carried.weights.get(name).or_else(|| name.strip_suffix("/matmul").and_then(|b| carried.weights.get(b)));
         let (Some(cw), Some(wt)) = (cw, g.tensor(w)) else { continue };
         let q = if cw.scales.len() == 1 {
             TensorQuant::per_tensor(cw.scales[0], 0)

@@ -134,14 +134,12 @@ pub(crate) fn konst_from_proto(t: &pb::TensorProto, what: &str) -> Result<Konst,
         return Err(ConvertError::new(Kind::Unsupported, format!("{what} is a segmented tensor")));
     }
     let shape = proto_shape(t, what)?;
-    let n = crate::graph::num_elements(&shape)
-        .filter(|&n| n <= MAX_CONST_ELEMENTS)
-        .ok_or_else(|| {
-            ConvertError::new(
-                Kind::Unsupported,
-                format!("{what} has shape {shape:?}: more than 2^24 elements, the largest constant supported"),
-            )
-        })?;
+    let n = crate::graph::num_elements(&shape).filter(|&n| n <= MAX_CONST_ELEMENTS).ok_or_else(|| {
+        ConvertError::new(
+            Kind::Unsupported,
+            format!("{what} has shape {shape:?}: more than 2^24 elements, the largest constant supported"),
+        )
+    })?;
     let code = t.data_type.unwrap_or(0);
     let raw = t.raw_data.as_deref().filter(|r| !r.is_empty());
     let data = match code {
@@ -157,7 +155,9 @@ pub(crate) fn konst_from_proto(t: &pb::TensorProto, what: &str) -> Result<Konst,
                 (None, dt::FLOAT) => t.float_data.clone(),
                 (None, dt::DOUBLE) => t.double_data.iter().map(|&v| v as f32).collect(),
                 // int32_data holds the 16 bits of the half floats.
-                (None, _) => t.int32_data.iter().map(|&v| float_from_bits(u64::from(v as u32 & 0xffff), code)).collect(),
+                (None, _) => {
+                    t.int32_data.iter().map(|&v| float_from_bits(u64::from(v as u32 & 0xffff), code)).collect()
+                }
             })
         }
         dt::INT8 | dt::UINT8 | dt::INT16 | dt::UINT16 | dt::INT32 | dt::UINT32 | dt::INT64 | dt::UINT64 => {

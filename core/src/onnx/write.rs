@@ -214,7 +214,10 @@ mod tests {
                 value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
                     elem_type: Some(1),
                     shape: Some(pb::TensorShapeProto {
-                        dim: shape.iter().map(|&d| Dimension { value: Some(D::DimValue(d)), ..Default::default() }).collect(),
+                        dim: shape
+                            .iter()
+                            .map(|&d| Dimension { value: Some(D::DimValue(d)), ..Default::default() })
+                            .collect(),
                     }),
                 })),
                 ..Default::default()
@@ -254,7 +257,12 @@ mod tests {
                         raw_data: Some(vec![0x80; 200]),
                         ..Default::default()
                     },
-                    pb::TensorProto { name: s("scalar"), data_type: Some(1), raw_data: Some(vec![]), ..Default::default() },
+                    pb::TensorProto {
+                        name: s("scalar"),
+                        data_type: Some(1),
+                        raw_data: Some(vec![]),
+                        ..Default::default()
+                    },
                 ],
                 input: vec![vi("x", &[1, 3, 224, 224])],
                 output: vec![vi("y", &[]), vi("z", &[1, 1000])],

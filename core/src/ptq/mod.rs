@@ -52,19 +52,21 @@
 //! `.mq` runtime has int8 and 16x8 kernels only, so they have no `.mq` form.
 
 mod calibrate;
+mod hybrid;
 mod observer;
 mod pipeline;
 mod prepare;
 mod quantize;
 mod report;
-mod hybrid;
 
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};
-pub use observer::ObserverKind;
-pub use prepare::{Prepared, prepare};
-pub use quantize::{ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, WeightSource, quantize};
-pub use pipeline::{PtqOptions, PtqOutput, convert};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
+pub use observer::ObserverKind;
+pub use pipeline::{PtqOptions, PtqOutput, convert};
+pub use prepare::{Prepared, prepare};
+pub use quantize::{
+    ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, WeightSource, quantize,
+};
 pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_hybrid, evaluate_with_progress};
 
 #[cfg(doc)]

@@ -98,9 +98,7 @@ impl AnyObserver {
             ObserverKind::Percentile(p) if two_pass => {
                 AnyObserver::Percentile(Box::new(PercentileObserver::two_pass(CONFIG, p, true)?))
             }
-            ObserverKind::Percentile(p) => {
-                AnyObserver::Percentile(Box::new(PercentileObserver::new(CONFIG, p, true)?))
-            }
+            ObserverKind::Percentile(p) => AnyObserver::Percentile(Box::new(PercentileObserver::new(CONFIG, p, true)?)),
         })
     }
 

@@ -1,7 +1,6 @@
 //! The whole post-training quantization in one call ([`convert`]): what the CLI and the npm
 //! package run.
 
-
 use super::calibrate::{CalibrationOptions, Calibrator, Progress};
 use super::prepare::{Prepared, prepare};
 use super::quantize::{QuantizeOptions, Quantized, quantize};
@@ -98,4 +97,3 @@ where
     };
     Ok(PtqOutput { float, prepared, quantized, compiled, report, calibration: options.calibration.clone() })
 }
-

@@ -309,7 +309,12 @@ fn runs_int16(op: &Op) -> bool {
 fn same_as_input(op: &Op) -> bool {
     matches!(
         op,
-        Op::MaxPool2d(_) | Op::AvgPool2d(_) | Op::Pad { .. } | Op::Reshape { .. } | Op::Squeeze { .. } | Op::Transpose { .. }
+        Op::MaxPool2d(_)
+            | Op::AvgPool2d(_)
+            | Op::Pad { .. }
+            | Op::Reshape { .. }
+            | Op::Squeeze { .. }
+            | Op::Transpose { .. }
     )
 }
 
@@ -413,21 +418,22 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
     }
     // Conversions: (float tensor, type) → parameters, for activations read in the other type.
     let mut converted: VecMap<(u32, bool), ActivationQuant> = VecMap::new();
-    let mut param_in = |t: TensorId, dtype: DType, acts: &[Option<ActivationQuant>]| -> Result<ActivationQuant, ConvertError> {
-        let a = acts.get(t.index()).copied().flatten().ok_or_else(|| {
-            err(Kind::InvalidGraph, String::from("an input has no quantization")).with_tensor(t.index(), tname(t))
-        })?;
-        if a.dtype == dtype {
-            return Ok(a);
-        }
-        let key = (t.0, dtype == DType::I16);
-        if let Some(c) = converted.get(&key) {
-            return Ok(*c);
-        }
-        let c = observed(t, dtype)?;
-        converted.insert(key, c);
-        Ok(c)
-    };
+    let mut param_in =
+        |t: TensorId, dtype: DType, acts: &[Option<ActivationQuant>]| -> Result<ActivationQuant, ConvertError> {
+            let a = acts.get(t.index()).copied().flatten().ok_or_else(|| {
+                err(Kind::InvalidGraph, String::from("an input has no quantization")).with_tensor(t.index(), tname(t))
+            })?;
+            if a.dtype == dtype {
+                return Ok(a);
+            }
+            let key = (t.0, dtype == DType::I16);
+            if let Some(c) = converted.get(&key) {
+                return Ok(*c);
+            }
+            let c = observed(t, dtype)?;
+            converted.insert(key, c);
+            Ok(c)
+        };
     for (index, node) in g.nodes.iter().enumerate() {
         let Some(y) = node.output(0) else { continue };
         let dtype = layer[index];

@@ -159,7 +159,14 @@ struct Top1 {
 
 impl Top1 {
     /// One sample's first output `o`: float `f`, quantized model `q` (the same length).
-    fn add(&mut self, float: &Graph, o: TensorId, f: &[f32], q: &[f32], labels: Option<&[usize]>) -> Result<(), ConvertError> {
+    fn add(
+        &mut self,
+        float: &Graph,
+        o: TensorId,
+        f: &[f32],
+        q: &[f32],
+        labels: Option<&[usize]>,
+    ) -> Result<(), ConvertError> {
         let depth = float.tensor(o).and_then(|t| t.shape.last().copied()).unwrap_or(1).max(1);
         if depth == 1 {
             return Ok(());
@@ -168,9 +175,9 @@ impl Top1 {
             let (fa, qa) = (argmax(fr), argmax(qr));
             self.agree += usize::from(fa == qa);
             if let Some(l) = labels {
-                let label = *l
-                    .get(self.rows)
-                    .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("{} labels for more rows", l.len())))?;
+                let label = *l.get(self.rows).ok_or_else(|| {
+                    ConvertError::new(Kind::InvalidGraph, format!("{} labels for more rows", l.len()))
+                })?;
                 self.float_correct += usize::from(fa == label);
                 self.quantized_correct += usize::from(qa == label);
             }
@@ -181,10 +188,9 @@ impl Top1 {
 
     fn check_labels(&self, labels: Option<&[usize]>) -> Result<(), ConvertError> {
         match labels {
-            Some(l) if l.len() != self.rows => Err(ConvertError::new(
-                Kind::InvalidGraph,
-                format!("{} labels for {} output rows", l.len(), self.rows),
-            )),
+            Some(l) if l.len() != self.rows => {
+                Err(ConvertError::new(Kind::InvalidGraph, format!("{} labels for {} output rows", l.len(), self.rows)))
+            }
             _ => Ok(()),
         }
     }
@@ -276,7 +282,12 @@ where
     for (i, &j) in quantized.node_map.iter().enumerate() {
         match float_of.get_mut(j) {
             Some(slot) => *slot = Some(i),
-            None => return Err(ConvertError::new(Kind::InvalidGraph, format!("node {i} maps to node {j} of {}", q.nodes.len()))),
+            None => {
+                return Err(ConvertError::new(
+                    Kind::InvalidGraph,
+                    format!("node {i} maps to node {j} of {}", q.nodes.len()),
+                ));
+            }
         }
     }
     let aq = |t: crate::graph::TensorId| quantized.activations.get(t.index()).copied().flatten();
@@ -433,7 +444,9 @@ where
     for (done, s) in samples.iter().enumerate() {
         let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
         let (fa, wa) = (fx.run_all(&inputs)?, wx.run_all(&inputs)?);
-        let value = |all: &[Option<Vec<f32>>], t: TensorId| all.get(t.index()).and_then(|v| v.as_deref()).unwrap_or(&[]).to_vec();
+        let value = |all: &[Option<Vec<f32>>], t: TensorId| {
+            all.get(t.index()).and_then(|v| v.as_deref()).unwrap_or(&[]).to_vec()
+        };
         for (i, node) in float.nodes.iter().enumerate() {
             let Some(y) = node.output(0) else { continue };
             let f = value(&fa, y);

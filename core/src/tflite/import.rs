@@ -295,7 +295,11 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
         if ops.len() > crate::graph::MAX_NODES {
             return Err(err(
                 Kind::Unsupported,
-                format!("the subgraph declares {} operators, more than the {} supported", ops.len(), crate::graph::MAX_NODES),
+                format!(
+                    "the subgraph declares {} operators, more than the {} supported",
+                    ops.len(),
+                    crate::graph::MAX_NODES
+                ),
             ));
         }
         for (index, op) in ops.iter().enumerate() {

@@ -244,7 +244,16 @@ pub struct RecordingPin<'c, const N: usize> {
 impl<'c, const N: usize> RecordingPin<'c, N> {
     /// A pin expecting pulses of `pulse_ns`.
     pub fn new(clock: &'c VirtualClock, pulse_ns: u32) -> Self {
-        Self { clock, pulse_ns: u64::from(pulse_ns), high: false, last_fall: 0, pulses: 0, classes: [0; N], len: 0, dropped: 0 }
+        Self {
+            clock,
+            pulse_ns: u64::from(pulse_ns),
+            high: false,
+            last_fall: 0,
+            pulses: 0,
+            classes: [0; N],
+            len: 0,
+            dropped: 0,
+        }
     }
 
     fn close_group(&mut self) {

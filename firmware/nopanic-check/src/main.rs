@@ -29,7 +29,11 @@ fn main() -> ! {
     let m = microquant::requant::quantize_multiplier(black_box(0.0123));
     black_box(microquant::requant::multiply_by_quantized_multiplier(black_box(12345), m.multiplier, m.shift));
     black_box(microquant::requant::multiply_by_quantized_multiplier_single(black_box(12345), m.multiplier, m.shift));
-    black_box(microquant::requant::multiply_by_quantized_multiplier_i64(black_box(1 << 40), m.multiplier, black_box(-5)));
+    black_box(microquant::requant::multiply_by_quantized_multiplier_i64(
+        black_box(1 << 40),
+        m.multiplier,
+        black_box(-5),
+    ));
     conv_fc_pool_kernels();
     elementwise_activation_shape_kernels();
     quant_core();
@@ -44,7 +48,9 @@ fn main() -> ! {
 fn conv_fc_pool_kernels() {
     use microquant::kernels::common::{FusedActivation, Hw, Padding, compute_window, per_channel_multipliers};
     use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_scratch_len, conv_s16};
-    use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_scratch_len, depthwise_conv_s16};
+    use microquant::kernels::depthwise_conv::{
+        DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_scratch_len, depthwise_conv_s16,
+    };
     use microquant::kernels::fully_connected::*;
     use microquant::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
     use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
@@ -52,13 +58,23 @@ fn conv_fc_pool_kernels() {
     let hw = |h, w| Hw::new(bb(h), bb(w));
     let dims = |n, h, w, c| Dims4::new(bb(n), bb(h), bb(w), bb(c));
     let rounding = if black_box(true) { Rounding::Double } else { Rounding::Single };
-    let act = ActivationRange::from_fused(black_box(FusedActivation::Relu6), black_box(0.05), black_box(-3),
-        ActivationRange::INT8).unwrap_or(ActivationRange::INT8);
+    let act = ActivationRange::from_fused(
+        black_box(FusedActivation::Relu6),
+        black_box(0.05),
+        black_box(-3),
+        ActivationRange::INT8,
+    )
+    .unwrap_or(ActivationRange::INT8);
     let window = compute_window(black_box(Padding::Same), hw(6, 6), hw(3, 3), hw(1, 1), hw(1, 1));
     let padding = window.map(|w| w.padding).unwrap_or_default();
     let (mut mult, mut shift) = ([0i32; 4], [0i32; 4]);
-    let _ = black_box(per_channel_multipliers(black_box(0.02), black_box(&[0.01, 0.02][..]), black_box(0.1),
-        &mut mult, &mut shift));
+    let _ = black_box(per_channel_multipliers(
+        black_box(0.02),
+        black_box(&[0.01, 0.02][..]),
+        black_box(0.1),
+        &mut mult,
+        &mut shift,
+    ));
     let quant = PerChannelQuant { multiplier: black_box(&mult[..]), shift: black_box(&shift[..]) };
     let input: &[i8] = black_box(&[1; 144]);
     let input16: &[i16] = black_box(&[1; 144]);
@@ -66,44 +82,112 @@ fn conv_fc_pool_kernels() {
     let mut out = [0i8; 144];
     let mut out16 = [0i16; 144];
     let conv = ConvParams {
-        input: dims(1, 6, 6, 4), filter: dims(4, 3, 3, 4), output: dims(1, 6, 6, 4), stride: hw(1, 1),
-        dilation: hw(1, 1), padding, input_offset: black_box(3), output_offset: black_box(-2), activation: act, rounding,
+        input: dims(1, 6, 6, 4),
+        filter: dims(4, 3, 3, 4),
+        output: dims(1, 6, 6, 4),
+        stride: hw(1, 1),
+        dilation: hw(1, 1),
+        padding,
+        input_offset: black_box(3),
+        output_offset: black_box(-2),
+        activation: act,
+        rounding,
     };
     let mut scratch = [0u8; 1024];
     let scratch_len = conv_s8_scratch_len(&conv).min(scratch.len());
-    let _ = black_box(conv_s8(&conv, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out,
-        black_box(&mut scratch[..scratch_len])));
+    let _ = black_box(conv_s8(
+        &conv,
+        &quant,
+        input,
+        filter,
+        black_box(Some(&[7i32; 4][..])),
+        &mut out,
+        black_box(&mut scratch[..scratch_len]),
+    ));
     let _ = black_box(conv_s16(&conv, &quant, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
     let _ = black_box(conv_s16(&conv, &quant, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
     let dw = DepthwiseConvParams {
-        input: dims(1, 6, 6, 2), filter: hw(3, 3), output: dims(1, 6, 6, 4), depth_multiplier: bb(2), stride: hw(1, 1),
-        dilation: hw(1, 1), padding, input_offset: black_box(3), output_offset: black_box(-2), activation: act, rounding,
+        input: dims(1, 6, 6, 2),
+        filter: hw(3, 3),
+        output: dims(1, 6, 6, 4),
+        depth_multiplier: bb(2),
+        stride: hw(1, 1),
+        dilation: hw(1, 1),
+        padding,
+        input_offset: black_box(3),
+        output_offset: black_box(-2),
+        activation: act,
+        rounding,
     };
-    let _ = black_box(depthwise_conv_s8(&dw, &quant, input, filter, black_box(Some(&[7i32; 4][..])), &mut out,
-        black_box(&mut scratch[..depthwise_conv_s8_scratch_len(&dw).min(1024)])));
+    let _ = black_box(depthwise_conv_s8(
+        &dw,
+        &quant,
+        input,
+        filter,
+        black_box(Some(&[7i32; 4][..])),
+        &mut out,
+        black_box(&mut scratch[..depthwise_conv_s8_scratch_len(&dw).min(1024)]),
+    ));
     let _ = black_box(depthwise_conv_s16(&dw, &quant, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
     let _ = black_box(depthwise_conv_s16(&dw, &quant, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
     let fc = FullyConnectedParams {
-        batches: bb(2), input_depth: bb(8), output_depth: bb(4), input_offset: black_box(3),
-        output_offset: black_box(-2), activation: act, rounding,
+        batches: bb(2),
+        input_depth: bb(8),
+        output_depth: bb(4),
+        input_offset: black_box(3),
+        output_offset: black_box(-2),
+        activation: act,
+        rounding,
     };
     let (mut fc_mult, mut fc_shift, mut exact) = ([0i32; 4], [0i32; 4], [ExactMultiplier::default(); 4]);
-    let _ = black_box(fully_connected_per_channel_multipliers(black_box(0.02), black_box(&[0.01, 0.02, 0.03, 0.04][..]),
-        black_box(0.1), &mut fc_mult, &mut fc_shift, &mut exact));
+    let _ = black_box(fully_connected_per_channel_multipliers(
+        black_box(0.02),
+        black_box(&[0.01, 0.02, 0.03, 0.04][..]),
+        black_box(0.1),
+        &mut fc_mult,
+        &mut fc_shift,
+        &mut exact,
+    ));
     let fixed = PerChannelQuant { multiplier: black_box(&fc_mult[..]), shift: black_box(&fc_shift[..]) };
     let pc = FullyConnectedPerChannelQuant { fixed, exact: black_box(&exact[..]) };
     if let Ok(q) = fully_connected_multiplier(black_box(0.02), black_box(0.01), black_box(0.1)) {
-        let _ = black_box(fully_connected_s8(&fc, &q, input, filter, black_box(Some(&[7i32; 4][..])), &mut out,
-            black_box(&mut scratch[..fully_connected_s8_scratch_len(&fc).min(1024)])));
+        let _ = black_box(fully_connected_s8(
+            &fc,
+            &q,
+            input,
+            filter,
+            black_box(Some(&[7i32; 4][..])),
+            &mut out,
+            black_box(&mut scratch[..fully_connected_s8_scratch_len(&fc).min(1024)]),
+        ));
         let _ = black_box(fully_connected_s16(&fc, &q, input16, filter, black_box(Some(&[7i64; 4][..])), &mut out16));
     }
-    let _ = black_box(fully_connected_per_channel_s8(&fc, &pc, input, filter, black_box(None), &mut out,
-        black_box(&mut scratch[..])));
-    let _ = black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(None::<&[i64]>), &mut out16));
-    let _ = black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(Some(&[7i32; 4][..])), &mut out16));
+    let _ = black_box(fully_connected_per_channel_s8(
+        &fc,
+        &pc,
+        input,
+        filter,
+        black_box(None),
+        &mut out,
+        black_box(&mut scratch[..]),
+    ));
+    let _ =
+        black_box(fully_connected_per_channel_s16(&fc, &pc, input16, filter, black_box(None::<&[i64]>), &mut out16));
+    let _ = black_box(fully_connected_per_channel_s16(
+        &fc,
+        &pc,
+        input16,
+        filter,
+        black_box(Some(&[7i32; 4][..])),
+        &mut out16,
+    ));
     let pool = PoolParams {
-        input: dims(1, 6, 6, 4), output: dims(1, 3, 3, 4), filter: hw(2, 2), stride: hw(2, 2),
-        padding: black_box(Default::default()), activation: act,
+        input: dims(1, 6, 6, 4),
+        output: dims(1, 3, 3, 4),
+        filter: hw(2, 2),
+        stride: hw(2, 2),
+        padding: black_box(Default::default()),
+        activation: act,
     };
     let _ = black_box(max_pool_s8(&pool, input, &mut out));
     let _ = black_box(avg_pool_s8(&pool, input, &mut out));
@@ -146,13 +230,17 @@ fn elementwise_activation_shape_kernels() {
         if let Ok(p) = AddParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), act, shape_a, shape_b, r) {
             let _ = black_box(add_s8(&p, a, b, &mut out[..24]));
         }
-        if let Ok(p) = AddParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r) {
+        if let Ok(p) =
+            AddParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r)
+        {
             let _ = black_box(add_s16(&p, a16, b16, &mut out16[..24]));
         }
         if let Ok(p) = MulParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), act, shape_a, shape_b, r) {
             let _ = black_box(mul_s8(&p, a, b, &mut out[..24]));
         }
-        if let Ok(p) = MulParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r) {
+        if let Ok(p) =
+            MulParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r)
+        {
             let _ = black_box(mul_s16(&p, a16, b16, &mut out16[..24]));
         }
         if let Ok(p) = SoftmaxParams::prepare_s8(q(0.1, 3), q(1.0 / 256.0, -128), black_box(1.0), bb(4), r) {
@@ -181,14 +269,18 @@ fn elementwise_activation_shape_kernels() {
             let _ = black_box(mean_s16(&p, a16, &mut out16[..n.min(64)], &mut scratch));
         }
     }
-    let inputs = [ConcatInput::copy(bb(2)), ConcatInput::prepare_s8(bb(1), q(0.1, 3), q(0.2, 0)).unwrap_or(ConcatInput::copy(1))];
+    let inputs = [
+        ConcatInput::copy(bb(2)),
+        ConcatInput::prepare_s8(bb(1), q(0.1, 3), q(0.2, 0)).unwrap_or(ConcatInput::copy(1)),
+    ];
     if let Ok(p) = ConcatParams::new(black_box(&[4, 3, 2][..]), black_box(-2), &inputs) {
         let (x, y): (&[i8], &[i8]) = (black_box(&[1; 16]), black_box(&[2; 8]));
         let _ = black_box(concat_s8(&p, &[x, y], &mut out[..24]));
         let (x, y): (&[i16], &[i16]) = (black_box(&[1; 16]), black_box(&[2; 8]));
         let _ = black_box(concat(&p, &[x, y], &mut out16[..24]));
     }
-    if let Ok(p) = PadParams::prepare_s8(shape_a, black_box(&[[1, 0], [0, 2], [1, 1]][..]), q(0.1, 3), black_box(None)) {
+    if let Ok(p) = PadParams::prepare_s8(shape_a, black_box(&[[1, 0], [0, 2], [1, 1]][..]), q(0.1, 3), black_box(None))
+    {
         let _ = black_box(pad_s8(&p, a, &mut out[..]));
         let _ = black_box(pad_s16(&p, a16, &mut out16[..]));
     }
@@ -275,11 +367,12 @@ unsafe fn HardFault(_: &cortex_m_rt::ExceptionFrame) -> ! {
 #[inline(never)]
 fn quant_core() {
     use microquant::observer::{
-        ChannelObserver, EntropyObserver, FakeQuantize, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, Observer,
-        ObserverConfig, PercentileObserver, PerChannelMinMaxObserver,
+        ChannelObserver, EntropyObserver, FakeQuantize, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
+        Observer, ObserverConfig, PerChannelMinMaxObserver, PercentileObserver,
     };
     use microquant::quant::{
-        self, ChannelQParams, ChooseOptions, Convention, I4, QParams, QScheme, QTensor, QTensorMut, Shape, Tensor, minifloat,
+        self, ChannelQParams, ChooseOptions, Convention, I4, QParams, QScheme, QTensor, QTensorMut, Shape, Tensor,
+        minifloat,
     };
     use microquant::requant::Rounding;
 
@@ -316,13 +409,17 @@ fn quant_core() {
         let mut a = [0i8; 6];
         let mut b = [0i8; 6];
         let _ = black_box(p8.with_convention(black_box(Convention::TfLite)).quantize_i8(x, &mut a));
-        if let (Ok(i), Ok(mut o)) = (QTensor::<i8>::new(&a, shape, p8.into()), QTensorMut::<i8>::new(&mut b, shape, po.into())) {
+        if let (Ok(i), Ok(mut o)) =
+            (QTensor::<i8>::new(&a, shape, p8.into()), QTensorMut::<i8>::new(&mut b, shape, po.into()))
+        {
             let _ = black_box(quant::requantize(&i, &mut o, black_box(Rounding::Double)));
         }
     }
     let mut u = [0u8; 6];
     let _ = black_box(quant::dynamic_quantize_linear(x, &mut u));
-    let opts = ChooseOptions::new(black_box(QScheme::Affine)).convention(black_box(Convention::OnnxRuntime)).reduce_range(black_box(true));
+    let opts = ChooseOptions::new(black_box(QScheme::Affine))
+        .convention(black_box(Convention::OnnxRuntime))
+        .reduce_range(black_box(true));
     let _ = black_box(quant::choose_qparams_with(black_box(-1.0), black_box(3.0), QuantDType::UInt8, &opts));
     black_box(minifloat::f32_to_f8e4m3fn(black_box(3.3), black_box(true)));
     black_box(minifloat::f32_to_f8e5m2(black_box(-70000.0), black_box(false)));
@@ -367,8 +464,24 @@ fn quant_core() {
     }
     // Per-channel requantization helpers.
     let (mut m, mut sh) = ([0i32; 3], [0i32; 3]);
-    let _ = black_box(microquant::requant::quantize_multipliers_per_channel(black_box(0.02), scales, black_box(0.1), Rounding::Single, &mut m, &mut sh));
+    let _ = black_box(microquant::requant::quantize_multipliers_per_channel(
+        black_box(0.02),
+        scales,
+        black_box(0.1),
+        Rounding::Single,
+        &mut m,
+        &mut sh,
+    ));
     let acc: &[i32] = black_box(&[100, -200, 300, 4000, -5000, 6]);
     let mut o8 = [0i8; 6];
-    let _ = black_box(microquant::requant::requantize_per_channel_s8(acc, &m, &sh, black_box(Rounding::Double), 3, -128, 127, &mut o8));
+    let _ = black_box(microquant::requant::requantize_per_channel_s8(
+        acc,
+        &m,
+        &sh,
+        black_box(Rounding::Double),
+        3,
+        -128,
+        127,
+        &mut o8,
+    ));
 }

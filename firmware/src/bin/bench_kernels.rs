@@ -126,8 +126,23 @@ fn main() -> ! {
         let k2 = if l.kind == Kind::FullyConnected { (f4[0], f4[1]) } else { (f4[1], f4[2]) };
         defmt::info!(
             "layer={=usize} model={=str} ops={=usize} kind={=str} in={=usize}x{=usize}x{=usize} out={=usize}x{=usize}x{=usize} k={=usize}x{=usize} s={=usize} macs={=usize} ref={=u64} fast={=u64} same={=bool}",
-            i, l.model, l.ops.len(), kind, i4[1], i4[2], i4[3], o4[1], o4[2], o4[3], k2.0, k2.1, l.stride[0],
-            l.macs(), insns(t_ref), insns(t_fast), same
+            i,
+            l.model,
+            l.ops.len(),
+            kind,
+            i4[1],
+            i4[2],
+            i4[3],
+            o4[1],
+            o4[2],
+            o4[3],
+            k2.0,
+            k2.1,
+            l.stride[0],
+            l.macs(),
+            insns(t_ref),
+            insns(t_fast),
+            same
         );
     }
     fw::exit(if all_same { 0 } else { 1 })

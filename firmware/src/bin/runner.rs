@@ -162,6 +162,12 @@ fn run(pool: &mut [u8]) -> Result<(), RunError> {
         min = 0;
     }
     defmt::info!("peak stack {=usize} B of {=usize} B", stack::peak(), stack::room());
-    defmt::info!("result: samples={=usize} instructions_total={=u64} instructions_min={=u64} instructions_max={=u64}", samples, total, min, max);
+    defmt::info!(
+        "result: samples={=usize} instructions_total={=u64} instructions_min={=u64} instructions_max={=u64}",
+        samples,
+        total,
+        min,
+        max
+    );
     Ok(())
 }

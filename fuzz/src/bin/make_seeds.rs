@@ -83,7 +83,12 @@ fn main() {
         .iter()
         .filter(|(_, b)| b.len() <= 40_000)
         .filter_map(|(n, b)| microquant::onnx::import(b).ok().map(|i| (n, i.graph)))
-        .chain(tflite.iter().filter(|(_, b)| b.len() <= 40_000).filter_map(|(n, b)| microquant::tflite::import(b).ok().map(|g| (n, g))));
+        .chain(
+            tflite
+                .iter()
+                .filter(|(_, b)| b.len() <= 40_000)
+                .filter_map(|(n, b)| microquant::tflite::import(b).ok().map(|g| (n, g))),
+        );
     for (name, g) in graphs {
         let sample = |next: &mut dyn FnMut() -> f32| -> Vec<Vec<f32>> {
             g.inputs

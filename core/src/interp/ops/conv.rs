@@ -4,13 +4,13 @@
 //! Parameter words: [`ConvWords`] (conv) and [`DepthwiseWords`] (depthwise).
 
 use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, dims4, read_activation};
+use crate::Error;
 use crate::interp::params::Params;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::conv::{ConvParams, conv_s8, conv_s16};
 use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s16};
 use crate::kernels::{ActivationRange, Dims4, PerChannelQuant};
 use crate::model::{DType, TensorInfo};
-use crate::Error;
 
 /// Parameter words of a convolution window (shared by conv and depthwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,14 @@ fn read_window(ctx: &Ctx, p: &mut Params, dtype: DType) -> Result<Window, Error>
     let input_offset = p.i32()?;
     let output_offset = p.i32()?;
     let activation = read_activation(ctx, p, dtype)?;
-    Ok(Window { stride, dilation, padding: PaddingValues { top, bottom, left, right }, input_offset, output_offset, activation })
+    Ok(Window {
+        stride,
+        dilation,
+        padding: PaddingValues { top, bottom, left, right },
+        input_offset,
+        output_offset,
+        activation,
+    })
 }
 
 /// The tensors and quantization of a conv-like op, checked.
@@ -118,7 +125,8 @@ fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
     }
     let ok_dtypes = matches!(
         (x.dtype, y.dtype, bias.map(|b| b.dtype)),
-        (DType::I8, DType::I8, None | Some(DType::I32)) | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+        (DType::I8, DType::I8, None | Some(DType::I32))
+            | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
     );
     if !ok_dtypes {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
@@ -234,15 +242,31 @@ macro_rules! run_conv {
         let q = &o.quant;
         match (o.dtype, bias) {
             (DType::I8, None) => $s8(&o.params, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch),
-            (DType::I8, Some((_, b))) => {
-                $s8(&o.params, q, as_i8(x), o.filter, Some(as_pod::<i32>(b, idx)?), bytemuck::cast_slice_mut(out), scratch)
-            }
-            (_, Some((DType::I32, b))) => {
-                $s16::<i32>(&o.params, q, as_pod(x, idx)?, o.filter, Some(as_pod::<i32>(b, idx)?), as_pod_mut(out, idx)?)
-            }
-            (_, Some((_, b))) => {
-                $s16::<i64>(&o.params, q, as_pod(x, idx)?, o.filter, Some(as_pod::<i64>(b, idx)?), as_pod_mut(out, idx)?)
-            }
+            (DType::I8, Some((_, b))) => $s8(
+                &o.params,
+                q,
+                as_i8(x),
+                o.filter,
+                Some(as_pod::<i32>(b, idx)?),
+                bytemuck::cast_slice_mut(out),
+                scratch,
+            ),
+            (_, Some((DType::I32, b))) => $s16::<i32>(
+                &o.params,
+                q,
+                as_pod(x, idx)?,
+                o.filter,
+                Some(as_pod::<i32>(b, idx)?),
+                as_pod_mut(out, idx)?,
+            ),
+            (_, Some((_, b))) => $s16::<i64>(
+                &o.params,
+                q,
+                as_pod(x, idx)?,
+                o.filter,
+                Some(as_pod::<i64>(b, idx)?),
+                as_pod_mut(out, idx)?,
+            ),
             (_, None) => $s16::<i64>(&o.params, q, as_pod(x, idx)?, o.filter, None, as_pod_mut(out, idx)?),
         }
     }};

@@ -1,6 +1,7 @@
 //! ADD, MUL, SOFTMAX, CONCATENATION, MEAN.
 
 use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, bytes_of, read_activation, shape_of, tensor_quant};
+use crate::Error;
 use crate::interp::arena::carve;
 use crate::interp::params::Params;
 use crate::kernels::add::{AddParams, add_s8, add_s16};
@@ -11,13 +12,14 @@ use crate::kernels::softmax::{SoftmaxParams, softmax_s8, softmax_s8_s16};
 use crate::kernels::tensor::Broadcast;
 use crate::model::{DType, TensorInfo};
 use crate::requant::QuantizedMultiplier;
-use crate::Error;
 
 fn qm(p: &mut Params) -> Result<QuantizedMultiplier, Error> {
     Ok(QuantizedMultiplier { multiplier: p.i32()?, shift: p.i32()? })
 }
 
-fn binary_operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<(TensorInfo<'m>, TensorInfo<'m>, TensorInfo<'m>, Broadcast), Error> {
+fn binary_operands<'m>(
+    ctx: &Ctx<'_, 'm>,
+) -> Result<(TensorInfo<'m>, TensorInfo<'m>, TensorInfo<'m>, Broadcast), Error> {
     ctx.counts(2..=2, 1)?;
     let (a, b, y) = (ctx.input(0)?, ctx.input(1)?, ctx.output()?);
     if a.dtype != y.dtype || b.dtype != y.dtype || !matches!(y.dtype, DType::I8 | DType::I16) {
@@ -154,7 +156,13 @@ type BinaryKernel<P, T> = fn(&P, &[T], &[T], &mut [T]) -> Result<(), Error>;
 
 /// Runs a prepared binary op with its int8 kernel `s8` or its int16 kernel `s16`.
 #[inline(always)]
-fn run_binary<P>(o: &BinaryOp<P>, carved: Carved, idx: u32, s8: BinaryKernel<P, i8>, s16: BinaryKernel<P, i16>) -> Result<(), Error> {
+fn run_binary<P>(
+    o: &BinaryOp<P>,
+    carved: Carved,
+    idx: u32,
+    s8: BinaryKernel<P, i8>,
+    s16: BinaryKernel<P, i16>,
+) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
     match o.dtype {
@@ -209,7 +217,15 @@ fn mul_params(ctx: &Ctx) -> Result<MulParams, Error> {
         return Err(ctx.bad("mul parameters overflow 32-bit arithmetic"));
     }
     let activation = read_activation(ctx, &mut p, y.dtype)?;
-    Ok(MulParams { input1_offset, input2_offset, output_offset, output_multiplier, activation, broadcast, rounding: ctx.rounding })
+    Ok(MulParams {
+        input1_offset,
+        input2_offset,
+        output_offset,
+        output_multiplier,
+        activation,
+        broadcast,
+        rounding: ctx.rounding,
+    })
 }
 
 pub(crate) fn prepare_mul<'m>(ctx: &Ctx<'_, 'm>) -> Result<MulOp<'m>, Error> {

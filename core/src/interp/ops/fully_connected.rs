@@ -6,6 +6,7 @@
 //! one for per-tensor weights. Parameter words: [`FullyConnectedWords`].
 
 use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, read_activation};
+use crate::Error;
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
     fully_connected_per_channel_s8, fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s16,
@@ -13,7 +14,6 @@ use crate::kernels::fully_connected::{
 use crate::kernels::{PerChannelQuant, Rounding};
 use crate::model::{DType, TensorInfo};
 use crate::requant::QuantizedMultiplier;
-use crate::Error;
 
 /// Parameter words of a fully connected layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,8 @@ fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Prepared<'m>, Error> {
     }
     let ok = matches!(
         (x.dtype, y.dtype, bias.map(|b| b.dtype)),
-        (DType::I8, DType::I8, None | Some(DType::I32)) | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+        (DType::I8, DType::I8, None | Some(DType::I32))
+            | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
     );
     if !ok {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
@@ -156,12 +157,22 @@ pub(crate) fn run(p: &FcOp, carved: Carved, idx: u32) -> Result<(), Error> {
             fully_connected_per_channel_s8(prm, &q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
         }
         (Quant::Tensor(q), _) => match bias {
-            Some((DType::I32, b)) => {
-                fully_connected_s16::<i32>(prm, q, as_pod(x, idx)?, p.filter, Some(as_pod(b, idx)?), as_pod_mut(out, idx)?)
-            }
-            Some((_, b)) => {
-                fully_connected_s16::<i64>(prm, q, as_pod(x, idx)?, p.filter, Some(as_pod(b, idx)?), as_pod_mut(out, idx)?)
-            }
+            Some((DType::I32, b)) => fully_connected_s16::<i32>(
+                prm,
+                q,
+                as_pod(x, idx)?,
+                p.filter,
+                Some(as_pod(b, idx)?),
+                as_pod_mut(out, idx)?,
+            ),
+            Some((_, b)) => fully_connected_s16::<i64>(
+                prm,
+                q,
+                as_pod(x, idx)?,
+                p.filter,
+                Some(as_pod(b, idx)?),
+                as_pod_mut(out, idx)?,
+            ),
             None => fully_connected_s16::<i64>(prm, q, as_pod(x, idx)?, p.filter, None, as_pod_mut(out, idx)?),
         },
         (Quant::Channel(fixed, exact), _) => {
@@ -183,9 +194,14 @@ pub(crate) fn run(p: &FcOp, carved: Carved, idx: u32) -> Result<(), Error> {
                     Some(as_pod(b, idx)?),
                     as_pod_mut(out, idx)?,
                 ),
-                None => {
-                    fully_connected_per_channel_s16::<i64>(prm, &q, as_pod(x, idx)?, p.filter, None, as_pod_mut(out, idx)?)
-                }
+                None => fully_connected_per_channel_s16::<i64>(
+                    prm,
+                    &q,
+                    as_pod(x, idx)?,
+                    p.filter,
+                    None,
+                    as_pod_mut(out, idx)?,
+                ),
             }
         }
     }

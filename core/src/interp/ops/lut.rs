@@ -4,9 +4,9 @@
 //! interpreter (single rounding) exactly.
 
 use super::{Carved, Ctx, Src, as_i8};
+use crate::Error;
 use crate::kernels::lut::{LutS8, lut_lookup_s8};
 use crate::model::DType;
-use crate::Error;
 
 fn table<'m>(ctx: &Ctx<'_, 'm>) -> Result<&'m LutS8, Error> {
     ctx.counts(2..=2, 1)?;

@@ -13,9 +13,9 @@ pub(crate) mod shape;
 
 use super::arena::{ReadOnly, carve};
 use super::params::Params;
-use crate::kernels::{ActivationRange, Dims4, Rounding};
-use crate::model::{DType, Model, OpInfo, OpKind, Quant, Storage, TensorInfo, ABSENT};
 use crate::Error;
+use crate::kernels::{ActivationRange, Dims4, Rounding};
+use crate::model::{ABSENT, DType, Model, OpInfo, OpKind, Quant, Storage, TensorInfo};
 
 /// An arena region: `(offset, length)` in bytes.
 pub(crate) type ArenaRange = (usize, usize);
@@ -169,10 +169,9 @@ impl<'m> Src<'m> {
     /// The source of tensor `t`'s bytes.
     pub(crate) fn of(t: &TensorInfo<'m>) -> Result<Self, Error> {
         match t.storage {
-            Storage::Const(_) => t
-                .const_bytes()
-                .map(Src::Const)
-                .ok_or(Error::BadTensor { index: t.index, reason: "outside the model" }),
+            Storage::Const(_) => {
+                t.const_bytes().map(Src::Const).ok_or(Error::BadTensor { index: t.index, reason: "outside the model" })
+            }
             Storage::Arena(off) => Ok(Src::Arena((off as usize, t.byte_len as usize))),
         }
     }
@@ -194,7 +193,11 @@ impl<'m> Src<'m> {
     }
 
     /// [`Self::bytes`] of an optional operand, with its dtype.
-    pub(crate) fn bytes_opt<'c>(s: Option<(DType, Self)>, ro: &ReadOnly<'c>, op: u32) -> Result<Option<(DType, &'c [u8])>, Error>
+    pub(crate) fn bytes_opt<'c>(
+        s: Option<(DType, Self)>,
+        ro: &ReadOnly<'c>,
+        op: u32,
+    ) -> Result<Option<(DType, &'c [u8])>, Error>
     where
         'm: 'c,
     {

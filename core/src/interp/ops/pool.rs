@@ -1,11 +1,11 @@
 //! MAX_POOL_2D and AVERAGE_POOL_2D. Inputs: `[input]`. Parameter words: [`PoolWords`].
 
 use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, dims4, read_activation};
+use crate::Error;
+use crate::kernels::Dims4;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
-use crate::kernels::Dims4;
 use crate::model::{DType, OpKind};
-use crate::Error;
 
 /// Parameter words of a pooling op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,12 +7,12 @@
 //! [`crate::kernels::requantize`] (TFLite's `reference_ops::Requantize`).
 
 use super::{Carved, Ctx, Src, as_pod, as_pod_mut};
+use crate::Error;
 use crate::kernels::requantize::{
     IntType, RequantizeParams, requantize_s8_s8, requantize_s8_s16, requantize_s16_s8, requantize_s16_s16,
 };
 use crate::model::DType;
 use crate::requant::QuantizedMultiplier;
-use crate::Error;
 
 fn int_type(ctx: &Ctx, d: DType) -> Result<IntType, Error> {
     match d {
@@ -45,13 +45,7 @@ fn params(ctx: &Ctx) -> Result<RequantizeParams, Error> {
     if multiplier.multiplier < 0 || multiplier.shift < -31 || multiplier.shift > max_shift {
         return Err(ctx.bad("requantization multiplier or shift out of range"));
     }
-    Ok(RequantizeParams {
-        input_zero_point: zin,
-        output_zero_point: zout,
-        multiplier,
-        input_type,
-        output_type,
-    })
+    Ok(RequantizeParams { input_zero_point: zin, output_zero_point: zout, multiplier, input_type, output_type })
 }
 
 /// A requantization, prepared.

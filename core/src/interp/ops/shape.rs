@@ -6,12 +6,12 @@
 //! `[rank, perm_0, ...]`.
 
 use super::{ArenaRange, Carved, Ctx, Src, as_pod, as_pod_mut, shape_of};
+use crate::Error;
 use crate::interp::arena::carve;
 use crate::kernels::pad::{PadParams, pad_s8, pad_s16};
 use crate::kernels::tensor::MAX_DIMS;
 use crate::kernels::transpose::{TransposeParams, transpose_s8, transpose_s16, transpose_s32};
 use crate::model::DType;
-use crate::Error;
 
 /// A RESHAPE, prepared: the input's and output's arena regions (the same region when the
 /// converter aliased them, and then it costs nothing).

@@ -28,7 +28,9 @@ use crate::kernels::fully_connected::FullyConnectedParams;
 fn sxtb16(x: u32) -> u32 {
     let r: u32;
     // SAFETY: register-only instruction (no memory, no stack, no flags), available with DSP.
-    unsafe { asm!("sxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("sxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x, options(pure, nomem, nostack, preserves_flags))
+    };
     r
 }
 
@@ -73,7 +75,9 @@ fn sadd16(a: u32, b: u32) -> u32 {
     let r: u32;
     // SAFETY: register-only instruction (no memory, no stack); it writes the GE flags, which
     // are not declared preserved.
-    unsafe { asm!("sadd16 {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b, options(pure, nomem, nostack)) };
+    unsafe {
+        asm!("sadd16 {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b, options(pure, nomem, nostack))
+    };
     r
 }
 
@@ -413,7 +417,8 @@ impl ConvTile for InterleavedTile {
                     };
                     let start = (iy * p.input.w + ix0) * c;
                     let n = (kx1.saturating_sub(kx0)) * c;
-                    if let (Some(src), Some(dst)) = (in_b.get(start..start + n), dst_row.get_mut(kx0 * c..kx0 * c + n)) {
+                    if let (Some(src), Some(dst)) = (in_b.get(start..start + n), dst_row.get_mut(kx0 * c..kx0 * c + n))
+                    {
                         dst.copy_from_slice(src);
                     }
                 }
@@ -660,7 +665,15 @@ macro_rules! gather_group {
 /// `src + r * row_step + q * pstride + 4j .. + 4` readable for `r < rows`, `q < 4`, `j < n`;
 /// `dst[..8 * rows * n]` writable and word aligned.
 #[inline(always)]
-unsafe fn im2col_gather4(src: *const i8, pstride: usize, row_step: usize, rows: usize, dst: *mut u32, n: usize, off2: u32) {
+unsafe fn im2col_gather4(
+    src: *const i8,
+    pstride: usize,
+    row_step: usize,
+    rows: usize,
+    dst: *mut u32,
+    n: usize,
+    off2: u32,
+) {
     // SAFETY: the caller's contract: per row `n` groups (the row ends when the destination
     // reaches the row's end, kept on the stack with the block's end, the row step, the row's
     // bytes of `dst` and the row's source; an odd `n` enters the body at its second group), each
@@ -923,7 +936,17 @@ fn conv_im2col_tile(
                         // SAFETY: row r's pixel q's run is `in_b[start + r * row_step + q *
                         // pstride..][..4 * run]`, the last ending at `end <= in_b.len()`
                         // (checked); `cols` holds `8 * run * kh` words (checked).
-                        unsafe { im2col_gather4(in_b.as_ptr().add(start), pstride, row_step, kh, cols.as_mut_ptr(), run, off2) };
+                        unsafe {
+                            im2col_gather4(
+                                in_b.as_ptr().add(start),
+                                pstride,
+                                row_step,
+                                kh,
+                                cols.as_mut_ptr(),
+                                run,
+                                off2,
+                            )
+                        };
                     }
                     return;
                 }
@@ -935,7 +958,9 @@ fn conv_im2col_tile(
                                 // SAFETY: pixel q's run is `in_b[start + q * pstride..][..4 *
                                 // run]`, the last ending within `in_b` (checked); `dst` holds `8 *
                                 // run` words.
-                                unsafe { im2col_gather4(in_b.as_ptr().add(start), pstride, 0, 1, dst.as_mut_ptr(), run, off2) };
+                                unsafe {
+                                    im2col_gather4(in_b.as_ptr().add(start), pstride, 0, 1, dst.as_mut_ptr(), run, off2)
+                                };
                             }
                         }
                         None => dst.fill(0),
@@ -989,7 +1014,17 @@ fn conv_im2col_tile(
                         // * sw * c + 4 * run = 4 * rows * span` bytes, within its
                         // `EDGE_ROW_WORDS` words (`rows <= EDGE_ROW_WORDS / span`); `dst` holds
                         // `8 * run * rows` words.
-                        unsafe { im2col_gather4(edge.as_ptr() as *const i8, pstride, 4 * span, rows, dst.as_mut_ptr(), run, off2) };
+                        unsafe {
+                            im2col_gather4(
+                                edge.as_ptr() as *const i8,
+                                pstride,
+                                4 * span,
+                                rows,
+                                dst.as_mut_ptr(),
+                                run,
+                                off2,
+                            )
+                        };
                     }
                     ky0 += rows;
                 }
@@ -1172,14 +1207,54 @@ macro_rules! conv_tile_block {
 macro_rules! conv_body {
     () => {
         concat!(
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
-            conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(), conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
+            conv_group!(),
         )
     };
 }
@@ -1227,12 +1302,18 @@ unsafe fn conv_tile_asm<const PAD: bool>(f: &ConvTileFrame) {
 macro_rules! conv_requant {
     ($a:literal) => {
         concat!(
-            "asr r8, ", $a, ", #31\n",
+            "asr r8, ",
+            $a,
+            ", #31\n",
             "orr r9, r4, r8, lsl #31\n",
-            "smlal r9, r8, ", $a, ", r10\n",
+            "smlal r9, r8, ",
+            $a,
+            ", r10\n",
             "asr r8, r8, r11\n",
             "add r8, r8, r12\n",
-            "ssat ", $a, ", #8, r8, asr #1\n",
+            "ssat ",
+            $a,
+            ", #8, r8, asr #1\n",
         )
     };
 }
@@ -1254,11 +1335,7 @@ const LAST_FILTER_MAX: usize = 128;
 /// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
 /// a last filter too long to copy) run the shared tiled path (`conv_s8_tiled`); grouped
 /// convolutions and too little scratch return `false` (the reference runs).
-pub(crate) fn conv_s8(
-    a: &ConvOperands<'_>,
-    output: &mut [i8],
-    cols: &mut [u32],
-) -> bool {
+pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
     let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
@@ -1435,9 +1512,19 @@ fn conv_pixel_as_fc(
 ) {
     let (k, out_c) = (p.input.c, p.output.c);
     let groups = k / 4;
-    let (Some(x), Some(out)) = (in_b.get(px * k..(px + 1) * k), out_b.get_mut(px * out_c..(px + 1) * out_c)) else { return };
+    let (Some(x), Some(out)) = (in_b.get(px * k..(px + 1) * k), out_b.get_mut(px * out_c..(px + 1) * out_c)) else {
+        return;
+    };
     let xw = match cols.get_mut(..2 * groups) {
-        Some(xw) if groups > 0 && out_c >= 4 && filter.len() >= out_c * k && multiplier.len() >= out_c && shift.len() >= out_c => xw,
+        Some(xw)
+            if groups > 0
+                && out_c >= 4
+                && filter.len() >= out_c * k
+                && multiplier.len() >= out_c
+                && shift.len() >= out_c =>
+        {
+            xw
+        }
         _ => return,
     };
     expand_row(x, offset_pair(p.input_offset), xw);
@@ -1523,7 +1610,15 @@ fn expand_row(row: &[i8], off2: u32, dst: &mut [u32]) {
                 let w = word(x);
                 let (mut e, mut o) = (sxtab16(off2, w), sxtab16_ror8(off2, w));
                 if x.len() < 4 {
-                    let keep = |lanes: usize| if lanes == 2 { u32::MAX } else if lanes == 1 { 0xffff } else { 0 };
+                    let keep = |lanes: usize| {
+                        if lanes == 2 {
+                            u32::MAX
+                        } else if lanes == 1 {
+                            0xffff
+                        } else {
+                            0
+                        }
+                    };
                     e &= keep(x.len().div_ceil(2)); // values 0, 2 present
                     o &= keep(x.len() / 2); // values 1, 3 present
                 }
@@ -1822,17 +1917,33 @@ unsafe fn dot_2x1_raw(
 macro_rules! dot2_half {
     ($x:literal) => {
         concat!(
-            "sxtab16 {xe}, {off}, ", $x, "\n",
-            "sxtab16 {xo}, {off}, ", $x, ", ror #8\n",
-            "ldr ", $x, ", [{p0}], #4\n",
-            "sxtb16 {e}, ", $x, "\n",
+            "sxtab16 {xe}, {off}, ",
+            $x,
+            "\n",
+            "sxtab16 {xo}, {off}, ",
+            $x,
+            ", ror #8\n",
+            "ldr ",
+            $x,
+            ", [{p0}], #4\n",
+            "sxtb16 {e}, ",
+            $x,
+            "\n",
             "smlad {a0}, {xe}, {e}, {a0}\n",
-            "sxtb16 {e}, ", $x, ", ror #8\n",
+            "sxtb16 {e}, ",
+            $x,
+            ", ror #8\n",
             "smlad {a0}, {xo}, {e}, {a0}\n",
-            "ldr ", $x, ", [{p1}], #4\n",
-            "sxtb16 {e}, ", $x, "\n",
+            "ldr ",
+            $x,
+            ", [{p1}], #4\n",
+            "sxtb16 {e}, ",
+            $x,
+            "\n",
             "smlad {a1}, {xe}, {e}, {a1}\n",
-            "sxtb16 {e}, ", $x, ", ror #8\n",
+            "sxtb16 {e}, ",
+            $x,
+            ", ror #8\n",
             "smlad {a1}, {xo}, {e}, {a1}\n",
         )
     };
@@ -1878,15 +1989,21 @@ macro_rules! fc_requant_pc {
     ($a:literal) => {
         concat!(
             "ldr r10, [r8], #4\n",
-            "asr r11, ", $a, ", #31\n",
+            "asr r11, ",
+            $a,
+            ", #31\n",
             "orr r4, lr, r11, lsl #31\n",
-            "smlal r4, r11, ", $a, ", r10\n",
+            "smlal r4, r11, ",
+            $a,
+            ", r10\n",
             "ldr r10, [r9], #4\n",
             "mvn r10, r10\n",
             "sub r10, r10, #1\n",
             "asr r11, r11, r10\n",
             "add r11, r11, r12\n",
-            "ssat ", $a, ", #8, r11, asr #1\n",
+            "ssat ",
+            $a,
+            ", #8, r11, asr #1\n",
         )
     };
 }
@@ -1896,12 +2013,18 @@ macro_rules! fc_requant_pc {
 macro_rules! fc_requant_pt {
     ($a:literal) => {
         concat!(
-            "asr r11, ", $a, ", #31\n",
+            "asr r11, ",
+            $a,
+            ", #31\n",
             "orr r4, lr, r11, lsl #31\n",
-            "smlal r4, r11, ", $a, ", r8\n",
+            "smlal r4, r11, ",
+            $a,
+            ", r8\n",
             "asr r11, r11, r9\n",
             "add r11, r11, r12\n",
-            "ssat ", $a, ", #8, r11, asr #1\n",
+            "ssat ",
+            $a,
+            ", #8, r11, asr #1\n",
         )
     };
 }
@@ -2251,17 +2374,33 @@ struct FcPairFrame {
 macro_rules! fc_pair_group {
     ($x:literal) => {
         concat!(
-            "sxtab16 r10, r5, ", $x, "\n",
-            "sxtab16 r11, r5, ", $x, ", ror #8\n",
-            "ldr ", $x, ", [r3], #4\n",
-            "sxtb16 r12, ", $x, "\n",
+            "sxtab16 r10, r5, ",
+            $x,
+            "\n",
+            "sxtab16 r11, r5, ",
+            $x,
+            ", ror #8\n",
+            "ldr ",
+            $x,
+            ", [r3], #4\n",
+            "sxtb16 r12, ",
+            $x,
+            "\n",
             "smlad r0, r10, r12, r0\n",
-            "sxtb16 r12, ", $x, ", ror #8\n",
+            "sxtb16 r12, ",
+            $x,
+            ", ror #8\n",
             "smlad r0, r11, r12, r0\n",
-            "ldr ", $x, ", [r4], #4\n",
-            "sxtb16 r12, ", $x, "\n",
+            "ldr ",
+            $x,
+            ", [r4], #4\n",
+            "sxtb16 r12, ",
+            $x,
+            "\n",
             "smlad r1, r10, r12, r1\n",
-            "sxtb16 r12, ", $x, ", ror #8\n",
+            "sxtb16 r12, ",
+            $x,
+            ", ror #8\n",
             "smlad r1, r11, r12, r1\n",
         )
     };
@@ -2308,15 +2447,25 @@ macro_rules! fc_pair_2groups {
 macro_rules! fc_pair_requant {
     ($a:literal, $idx:literal) => {
         concat!(
-            "ldr r10, [r2", $idx, "]\n",
-            "asr r11, ", $a, ", #31\n",
+            "ldr r10, [r2",
+            $idx,
+            "]\n",
+            "asr r11, ",
+            $a,
+            ", #31\n",
             "orr r8, lr, r11, lsl #31\n",
-            "smlal r8, r11, ", $a, ", r10\n",
-            "ldr r10, [r3", $idx, "]\n",
+            "smlal r8, r11, ",
+            $a,
+            ", r10\n",
+            "ldr r10, [r3",
+            $idx,
+            "]\n",
             "sub r10, r9, r10\n",
             "asr r11, r11, r10\n",
             "add r11, r11, r5\n",
-            "ssat ", $a, ", #8, r11, asr #1\n",
+            "ssat ",
+            $a,
+            ", #8, r11, asr #1\n",
         )
     };
 }
@@ -2697,7 +2846,9 @@ fn fc_general(
                 }
                 match scale.fixed_s8_x4(c, acc, p.output_offset) {
                     // Saturated to int8, clamped per byte, stored as one word.
-                    Some(v) => o4.copy_from_slice(&clamp_bytes(pack4(v.map(ssat8)), lo4, hi4).to_le_bytes().map(|b| b as i8)),
+                    Some(v) => {
+                        o4.copy_from_slice(&clamp_bytes(pack4(v.map(ssat8)), lo4, hi4).to_le_bytes().map(|b| b as i8))
+                    }
                     None => {
                         for (j, (o, a)) in o4.iter_mut().zip(acc).enumerate() {
                             *o = out(c + j, a);
@@ -2747,7 +2898,14 @@ const DW_MAX_TAPS: usize = 25;
 /// The filter taps `[first, end)` of one axis whose input coordinate `o * stride + k * dilation
 /// - before` lies in `[0, size)`, and the input coordinate of `first`.
 #[inline(always)]
-fn tap_range(o: usize, stride: usize, dilation: usize, before: usize, size: usize, taps: usize) -> (usize, usize, usize) {
+fn tap_range(
+    o: usize,
+    stride: usize,
+    dilation: usize,
+    before: usize,
+    size: usize,
+    taps: usize,
+) -> (usize, usize, usize) {
     let origin = o * stride; // padded coordinate of tap 0
     let d = dilation.max(1);
     // First tap at or after the padding: ceil((before - origin) / d).
@@ -3050,7 +3208,9 @@ macro_rules! dw_run_row {
     ($w0:literal, $w1:literal, $w2:literal) => {
         concat!(
             "ldr {x}, [{px}]\n",
-            "ldrd {we}, {wo}, [{ctx}, #", $w0, "]\n",
+            "ldrd {we}, {wo}, [{ctx}, #",
+            $w0,
+            "]\n",
             "sxtb16 {xe}, {x}\n",
             "sxtb16 {x}, {x}, ror #8\n",
             "smlabb {a0}, {xe}, {we}, {a0}\n",
@@ -3058,7 +3218,9 @@ macro_rules! dw_run_row {
             "smlabb {a1}, {x}, {wo}, {a1}\n",
             "smlatt {a3}, {x}, {wo}, {a3}\n",
             "ldr {x}, [{px}, {cs}]\n",
-            "ldrd {we}, {wo}, [{ctx}, #", $w1, "]\n",
+            "ldrd {we}, {wo}, [{ctx}, #",
+            $w1,
+            "]\n",
             "sxtb16 {xe}, {x}\n",
             "sxtb16 {x}, {x}, ror #8\n",
             "smlabb {a0}, {xe}, {we}, {a0}\n",
@@ -3066,7 +3228,9 @@ macro_rules! dw_run_row {
             "smlabb {a1}, {x}, {wo}, {a1}\n",
             "smlatt {a3}, {x}, {wo}, {a3}\n",
             "ldr {x}, [{px}, {cs}, lsl #1]\n",
-            "ldrd {we}, {wo}, [{ctx}, #", $w2, "]\n",
+            "ldrd {we}, {wo}, [{ctx}, #",
+            $w2,
+            "]\n",
             "sxtb16 {xe}, {x}\n",
             "sxtb16 {x}, {x}, ror #8\n",
             "smlabb {a0}, {xe}, {we}, {a0}\n",
@@ -3083,14 +3247,28 @@ macro_rules! dw_run_row {
 macro_rules! dw_run_requant {
     ($a:literal, $m:literal, $k:literal) => {
         concat!(
-            "ldr {xe}, [{ctx}, #", $m, "]\n",
-            "asr {x}, ", $a, ", #31\n",
+            "ldr {xe}, [{ctx}, #",
+            $m,
+            "]\n",
+            "asr {x}, ",
+            $a,
+            ", #31\n",
             "orr {wo}, {we}, {x}, lsl #31\n",
-            "smlal {wo}, {x}, ", $a, ", {xe}\n",
-            "ldrd {xe}, {wo}, [{ctx}, #", $k, "]\n",
+            "smlal {wo}, {x}, ",
+            $a,
+            ", {xe}\n",
+            "ldrd {xe}, {wo}, [{ctx}, #",
+            $k,
+            "]\n",
             "add {x}, {x}, {xe}\n",
-            "asr ", $a, ", {x}, {wo}\n",
-            "ssat ", $a, ", #8, ", $a, "\n",
+            "asr ",
+            $a,
+            ", {x}, {wo}\n",
+            "ssat ",
+            $a,
+            ", #8, ",
+            $a,
+            "\n",
         )
     };
 }
@@ -3180,7 +3358,15 @@ unsafe fn dw3x3_run_raw(px: *const i8, col_step: usize, po: *mut i8, n: usize, c
 /// every read and write of the `n` pixels lies inside them (else nothing runs: the callers'
 /// geometry rules it out).
 #[inline(always)]
-fn dw3x3_run(buf: &[i8], start: usize, col_step: usize, out: &mut [i8], out_start: usize, n: usize, ctx: &mut Dw3x3Ctx) {
+fn dw3x3_run(
+    buf: &[i8],
+    start: usize,
+    col_step: usize,
+    out: &mut [i8],
+    out_start: usize,
+    n: usize,
+    ctx: &mut Dw3x3Ctx,
+) {
     if n == 0 || ctx.out_step == 0 {
         return;
     }
@@ -3191,7 +3377,8 @@ fn dw3x3_run(buf: &[i8], start: usize, col_step: usize, out: &mut [i8], out_star
         .and_then(|v| v.checked_add(2 * ctx.row_step))
         .and_then(|v| v.checked_add(2 * col_step))
         .and_then(|v| v.checked_add(4));
-    let writes_end = (n - 1).checked_mul(ctx.out_step).and_then(|v| v.checked_add(out_start)).and_then(|v| v.checked_add(4));
+    let writes_end =
+        (n - 1).checked_mul(ctx.out_step).and_then(|v| v.checked_add(out_start)).and_then(|v| v.checked_add(4));
     if reads_end.is_none_or(|e| e > buf.len()) || writes_end.is_none_or(|e| e > out.len()) || ctx.row_step > buf.len() {
         return;
     }
@@ -3309,7 +3496,8 @@ fn depthwise_3x3_s8(
     }
     // Output columns whose whole window lies inside the image: [ox_lo, ox_hi).
     let ox_lo = p.padding.left.div_ceil(sw).min(outd.w);
-    let ox_hi = if ind.w + p.padding.left > span_w { (ind.w + p.padding.left - span_w).div_ceil(sw).min(outd.w) } else { 0 };
+    let ox_hi =
+        if ind.w + p.padding.left > span_w { (ind.w + p.padding.left - span_w).div_ceil(sw).min(outd.w) } else { 0 };
     let (run_lo, run_hi) = if ox_hi >= ox_lo + DW_RUN_MIN { (ox_lo, ox_hi) } else { (outd.w, outd.w) };
     let mut full_segs = [DwSegment::default(); DW_MAX_SEGMENTS];
     let mut edge_segs = [DwSegment::default(); DW_MAX_SEGMENTS];
@@ -3350,9 +3538,11 @@ fn depthwise_3x3_s8(
                 sum_e = sadd16(sum_e, e[0]);
                 sum_o = sadd16(sum_o, e[1]);
             }
-            let wsum = [sum_e as i16 as i32, sum_o as i16 as i32, (sum_e >> 16) as i16 as i32, (sum_o >> 16) as i16 as i32];
+            let wsum =
+                [sum_e as i16 as i32, sum_o as i16 as i32, (sum_e >> 16) as i16 as i32, (sum_o >> 16) as i16 as i32];
             for j in 0..4 {
-                ctx.acc0[j] = bias.and_then(|b| b.get(ch + j)).copied().unwrap_or(0).wrapping_add(wsum[j].wrapping_mul(off));
+                ctx.acc0[j] =
+                    bias.and_then(|b| b.get(ch + j)).copied().unwrap_or(0).wrapping_add(wsum[j].wrapping_mul(off));
                 ctx.rq[j] = folded(ch + j).unwrap_or_default();
             }
             if let Some((hp, wp)) = plane {
@@ -3372,7 +3562,8 @@ fn depthwise_3x3_s8(
                 ctx.next = (4 * sw).wrapping_sub(2 * ctx.row_step);
                 let cs = 4 * p.dilation.w;
                 // The last row's last window and output word: every other lies before them.
-                let last_read = 4 * ((outd.h - 1) * p.stride.h * wp + (outd.w - 1) * sw) + 2 * ctx.row_step + 2 * cs + 4;
+                let last_read =
+                    4 * ((outd.h - 1) * p.stride.h * wp + (outd.w - 1) * sw) + 2 * ctx.row_step + 2 * cs + 4;
                 let last_write = (outd.h * outd.w - 1) * c + ch + 4;
                 if last_read <= 4 * hp * wp && 4 * hp * wp <= 4 * strip.len() && last_write <= out_b.len() {
                     let plane = strip.as_ptr() as *const i8;
@@ -3383,7 +3574,13 @@ fn depthwise_3x3_s8(
                         // `last_read <= 4 * hp * wp`, inside `strip`; its outputs end at most at
                         // `last_write <= out_b.len()` (checked above); `out_step = c >= 4`.
                         unsafe {
-                            dw3x3_run_raw(plane.add(4 * oy * p.stride.h * wp), cs, out_p.add(oy * outd.w * c + ch), outd.w, &mut ctx)
+                            dw3x3_run_raw(
+                                plane.add(4 * oy * p.stride.h * wp),
+                                cs,
+                                out_p.add(oy * outd.w * c + ch),
+                                outd.w,
+                                &mut ctx,
+                            )
                         };
                     }
                 }

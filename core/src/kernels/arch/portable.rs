@@ -167,14 +167,14 @@ mod tests {
     //! shapes, strides, dilations, paddings, offsets, multipliers and clamps.
     extern crate std;
     use super::*;
-    use std::vec;
-    use std::vec::Vec;
     use crate::kernels::arch::{ConvOperands, conv_s8_tiled, conv_scratch_words};
     use crate::kernels::common::{Hw, Padding, compute_window};
     use crate::kernels::conv::conv_s8_reference;
     use crate::kernels::depthwise_conv::depthwise_conv_s8_reference;
     use crate::kernels::{ActivationRange, Dims4, Rounding};
     use proptest::prelude::*;
+    use std::vec;
+    use std::vec::Vec;
 
     prop_compose! {
         fn window_case()(n in 1usize..3, h in 1usize..9, w in 1usize..9, kh in 1usize..5, kw in 1usize..5,

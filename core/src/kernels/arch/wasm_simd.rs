@@ -398,11 +398,7 @@ const LANES_MAX_K: usize = 640;
 /// groups, `k <= LANES_MAX_K`, at most `LANES_MAX_OC` output channels, `cols` at least
 /// [`conv_scratch_words`] long, every multiplier and shift within [`ChannelRequant`]'s contract.
 #[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
-pub(crate) fn conv_s8_lanes(
-    a: &ConvOperands<'_>,
-    output: &mut [i8],
-    cols: &mut [u32],
-) -> bool {
+pub(crate) fn conv_s8_lanes(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
     let ConvOperands { p, multiplier, shift, .. } = *a;
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = super::padded_patch_len(k);
