@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything microquant's build, demo and tests need, idempotently: only what is missing.
 #   Debian: qemu-system-arm, chromium, chromium-driver (--no-install-recommends)
-#   rustup targets: thumbv6m, thumbv7em, thumbv8m.main, wasm32
+#   rustup targets: thumbv6m, thumbv7em, thumbv8m.main, wasm32; components rustfmt, clippy, llvm-tools
 #   cargo tools: defmt-print, wasm-pack, wasm-bindgen-cli (= the wasm-bindgen pinned in wasm/Cargo.toml)
 #   npm: web-demo's packages from its package-lock.json (playwright-core, binaryen for wasm-opt)
 # Never installs Debian's binaryen (108): its wasm-opt breaks wasm-bindgen output.
@@ -32,6 +32,11 @@ have=$(rustup target list --installed)
 missing=()
 for t in "${want[@]}"; do grep -qx "$t" <<<"$have" || missing+=("$t"); done
 if [ ${#missing[@]} -gt 0 ]; then log "rustup target add ${missing[*]}"; rustup target add "${missing[@]}"; fi
+
+# rustfmt and clippy (the lint kind of scripts/test.sh)
+for c in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$c"; then log "rustup component add $c"; rustup component add "$c"; fi
+done
 
 # llvm-size (flash figures in the demo and benchmarks)
 if [ ! -x "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/host: //p')/bin/llvm-size" ]; then

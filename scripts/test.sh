@@ -2,7 +2,9 @@
 # Every test of microquant, after set-up: (1) host unit + integration tests and the no_std builds,
 # (2) wasm tests in Node and in headless Chromium, (3) firmware tests under QEMU on Cortex-M4F
 # (mps2-an386), Cortex-M0 (microbit), M7, M33 and M55, (4) the web demo end to end in headless
-# Chromium and the npm package installed in a Node 20 app and a Vite app.
+# Chromium and the npm package installed in a Node 20 app and a Vite app, (5) the everyday checks (lint):
+# rustfmt, clippy with warnings denied (host, wasm32, the three thumb targets), rustdoc with warnings denied, and
+# the builds of core's optional features (force-reference, npy, relaxed-simd).
 # Two lanes share the 2 cores: host then web demo; firmware then wasm and the no_std checks. MQ_TEST_SERIAL=1 runs the
 # kinds one after the other, MQ_TEST_KINDS="host wasm" runs only those. Prints one summary line per kind; exits
 # non-zero if any kind failed.
@@ -56,6 +58,7 @@ count_passed() { grep -Eo 'test result: ok\. [0-9]+ passed' "$1" | awk '{s+=$4} 
 detail_for() {
   case $1 in
     host) echo "$(count_passed "$LOGDIR/host.log") tests passed" ;;
+    lint) echo "rustfmt, clippy -D warnings (host, wasm32 incl. relaxed-simd, thumbv6m/v7em/v8m.main), rustdoc -D warnings, core features force-reference and npy" ;;
     no-std) echo "core without default features for wasm32 and x86_64, with alloc alone for x86_64 (cargo check; the thumb targets: nopanic-check)" ;;
     wasm) echo "node $(cat "$LOGDIR/wasm-node.count" 2>/dev/null || echo 0) + chromium $(cat "$LOGDIR/wasm-chrome.count" 2>/dev/null || echo 0) tests passed" ;;
     firmware) echo "$(grep -c 'all tests passed' "$LOGDIR/firmware.log" || true) test binaries passed on QEMU" ;;
@@ -120,6 +123,40 @@ firmware_tests() {
   cd "$ROOT"
 }
 
+lint_checks() {
+  # Formatting: one rustfmt.toml for the three workspaces (root, firmware, fuzz).
+  echo "--- cargo fmt --check (root, firmware, fuzz)"
+  cargo fmt --all -- --check
+  (cd firmware && cargo fmt --all -- --check)
+  (cd fuzz && cargo fmt --all -- --check)
+  # Clippy with warnings denied, everywhere the code is built: the host workspace (all targets:
+  # tests, benches, examples), core alone with each optional feature, wasm32 (the npm package's
+  # crate, and core's relaxed-SIMD path, which only builds with the relaxed-simd target feature),
+  # and the firmware workspace for each thumb target it ships to.
+  echo "--- clippy: host workspace"
+  cargo clippy -q --workspace --exclude microquant-wasm --all-targets -- -D warnings
+  for f in force-reference npy; do
+    echo "--- clippy: core --no-default-features --features $f (host)"
+    cargo clippy -q -p microquant --no-default-features --features "$f" --lib -- -D warnings
+  done
+  echo "--- clippy: core --features std,force-reference (host, with its tests)"
+  cargo clippy -q -p microquant --features std,force-reference --all-targets -- -D warnings
+  echo "--- clippy: wasm32 (microquant-wasm, all targets)"
+  cargo clippy -q -p microquant-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+  echo "--- clippy: wasm32 core with relaxed-simd (+simd128,+relaxed-simd)"
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" \
+    cargo clippy -q -p microquant --target wasm32-unknown-unknown --no-default-features --features relaxed-simd,npy --lib -- -D warnings
+  for t in thumbv7em-none-eabihf thumbv6m-none-eabi thumbv8m.main-none-eabihf; do
+    echo "--- clippy: firmware workspace, $t"
+    (cd firmware && cargo clippy -q --release --target "$t" --workspace --all-targets -- -D warnings)
+  done
+  # Rustdoc with warnings denied (broken intra-doc links, private items linked from public docs;
+  # core's missing docs are denied by its #![deny(missing_docs)]).
+  echo "--- cargo doc -D warnings"
+  RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --workspace --exclude microquant-wasm
+  RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p microquant-wasm --target wasm32-unknown-unknown
+}
+
 web_demo_tests() {
   # One build of the npm package (wasm/npm/) serves both: the demo page loads it from pkg/. Its own
   # target folder, so it does not wait for the wasm kind's cargo lock in the other lane; no debug
@@ -135,7 +172,7 @@ web_demo_tests() {
 if [ "${1:-}" = "--kind" ]; then
   case $2 in
     host) host_tests ;; wasm) wasm_tests ;; firmware) firmware_tests ;; web-demo) web_demo_tests ;;
-    no-std) nostd_checks ;;
+    no-std) nostd_checks ;; lint) lint_checks ;;
     *) echo "unknown kind $2" >&2; exit 2 ;;
   esac
   exit 0
@@ -145,15 +182,15 @@ bash scripts/setup.sh
 LOGDIR=$(mktemp -d)
 T0=$(date +%s)
 if [ -n "${MQ_TEST_KINDS:-}" ] || [ "${MQ_TEST_SERIAL:-0}" = 1 ]; then
-  KINDS=${MQ_TEST_KINDS:-host wasm firmware web-demo no-std}
+  KINDS=${MQ_TEST_KINDS:-host wasm firmware web-demo no-std lint}
   for kind in $KINDS; do run_kind "$kind"; done
 else
   # Two lanes, balanced on 2 cores (measured: host 360 + web demo 230 s against firmware 375 +
   # wasm 165 + no-std 25 s): host (target/) then the web demo (target/npm); firmware (its own
   # cargo workspace and target folder) then wasm and no-std (target/, free by then: the host
   # kind is the shorter of the two first ones; if not, cargo waits for its lock).
-  KINDS="host web-demo firmware wasm no-std"
-  ( for kind in host web-demo; do run_kind "$kind"; done ) &
+  KINDS="host lint web-demo firmware wasm no-std"
+  ( for kind in host lint web-demo; do run_kind "$kind"; done ) &
   lane_a=$!
   ( for kind in firmware wasm no-std; do run_kind "$kind"; done ) &
   lane_b=$!

@@ -73,7 +73,7 @@ impl Default for QdqExportOptions {
 }
 
 /// Writes a quantized graph (from [`crate::ptq::quantize`] or the TFLite importer) as a QDQ ONNX
-/// model (see the [module docs](self)).
+/// model (its module docs describe the graph it writes).
 ///
 /// # Errors
 /// `Unsupported` for an opset other than 17 to 21, int16 activations below opset 21, ops

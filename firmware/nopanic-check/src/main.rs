@@ -350,14 +350,18 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 #[cfg(feature = "locate")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
-    loop {}
+    loop {
+        cortex_m::asm::wfi();
+    }
 }
 
 #[cortex_m_rt::exception]
 // SAFETY: cortex-m-rt requires the HardFault handler to be an `unsafe fn`; this one only
-// spins.
+// waits (the image is linked, never run).
 unsafe fn HardFault(_: &cortex_m_rt::ExceptionFrame) -> ! {
-    loop {}
+    loop {
+        cortex_m::asm::wfi();
+    }
 }
 
 /// The quantization core's device entry points: per-tensor, per-channel and packed quantize and
