@@ -14,7 +14,7 @@
 #                                           a few minutes)
 #        scripts/bench-kernels.sh --shapes  first regenerate firmware/bench/layers.rs from
 #                                           models/mlperf-tiny/*_int8.tflite (needs the Python venv
-#                                           with tensorflow-cpu: /work/pyenv or .venv)
+#                                           with tensorflow-cpu: .venv)
 # Environment: MQ_BENCH_OUT (default BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +27,8 @@ log() { printf '[bench-kernels] %s\n' "$*" >&2; }
 
 if [ "${1:-}" = "--shapes" ]; then
   PY=""
-  for p in "$ROOT/.venv/bin/python" /work/pyenv/bin/python; do [ -x "$p" ] && PY=$p && break; done
-  [ -n "$PY" ] || { echo "no Python venv with tensorflow (.venv or /work/pyenv)" >&2; exit 1; }
+  for p in "$ROOT/.venv/bin/python" .venv/bin/python; do [ -x "$p" ] && PY=$p && break; done
+  [ -n "$PY" ] || { echo "no Python venv with tensorflow (.venv)" >&2; exit 1; }
   log "regenerating firmware/bench/layers.rs with $PY"
   "$PY" - "$ROOT/models/mlperf-tiny" > "$TMP/layers.rs" <<'PYEOF'
 import sys

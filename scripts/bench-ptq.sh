@@ -7,8 +7,8 @@
 #      data (tests/gen/peers/train_and_compare.py wrote them); the test also asserts the targets;
 #   2. tests/host/peers.rs (mlperf_float_models, ignored in the normal run): the four MLPerf Tiny
 #      float models quantized on synthetic calibration data, SQNR against float.
-# CI never runs Python: regenerating the peers' numbers (optional, needs /work/pyenv and
-# /work/torchenv) is `--peers`, which reruns tests/gen/peers/train_and_compare.py first.
+# CI never runs Python: regenerating the peers' numbers (optional, needs .venv and
+# .venv-torch) is `--peers`, which reruns tests/gen/peers/train_and_compare.py first.
 #
 # Usage: scripts/bench-ptq.sh [--peers]
 # Environment: MQ_BENCH_OUT (default BENCHMARKS.md).
@@ -22,8 +22,8 @@ log() { printf '[bench-ptq] %s\n' "$*" >&2; }
 
 if [ "${1:-}" = "--peers" ]; then
   PY=""
-  for p in "$ROOT/.venv/bin/python" /work/pyenv/bin/python; do [ -x "$p" ] && PY=$p && break; done
-  [ -n "$PY" ] || { echo "no Python venv (.venv or /work/pyenv)" >&2; exit 1; }
+  for p in "$ROOT/.venv/bin/python" .venv/bin/python; do [ -x "$p" ] && PY=$p && break; done
+  [ -n "$PY" ] || { echo "no Python venv (.venv)" >&2; exit 1; }
   log "retraining the digits models and quantizing them with the peers ($PY)"
   "$PY" tests/gen/peers/train_and_compare.py
 fi

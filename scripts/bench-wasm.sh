@@ -12,7 +12,7 @@
 #      QDQ export, and ONNX Runtime's own quantize_static model when Python is there);
 #   3. calibration throughput (samples/s): the package in Node against ONNX Runtime's Python
 #      quantize_static calibrator (wasm/bench/ort_python.py) on the digits CNN and its 100 images.
-# Python (onnxruntime 1.32.0, /work/pyenv or .venv) is optional: without it the ORT-Python
+# Python (onnxruntime 1.32.0, .venv) is optional: without it the ORT-Python
 # column and ORT's own QDQ model are left out. CI does not run benchmarks.
 #
 # Usage: scripts/bench-wasm.sh
@@ -36,7 +36,7 @@ MQ_WASM_SIZE=1 bash wasm/build-npm.sh "$TMP/pkg-small" > "$TMP/build-small.log"
 log "exporting the QDQ ONNX models"
 node wasm/bench/bench.mjs "$TMP/pkg" "$TMP" --export
 PY=""
-for p in "$ROOT/.venv/bin/python" /work/pyenv/bin/python; do [ -x "$p" ] && PY=$p && break; done
+for p in "$ROOT/.venv/bin/python" .venv/bin/python; do [ -x "$p" ] && PY=$p && break; done
 if [ -n "$PY" ]; then
   log "ONNX Runtime (Python, $PY): quantize_static calibration, its own QDQ model of the digits CNN"
   "$PY" wasm/bench/ort_python.py "$TMP" "$TMP/ort_python.json"

@@ -2,7 +2,7 @@
 """Weight-only and dynamic quantization (int8 weights, float activations) against ONNX Runtime
 (tests/host/hybrid.rs).
 
-    /work/pyenv/bin/python tests/gen/gen_hybrid.py
+    .venv/bin/python tests/gen/gen_hybrid.py
 
 Writes tests/golden/hybrid/:
 

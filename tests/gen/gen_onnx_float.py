@@ -3,11 +3,11 @@
 (tests/host/onnx_import.rs, tests/host/float_exec.rs); float outputs of the MLPerf Tiny float
 TFLite models from the TFLite interpreter.
 
-    /work/pyenv/bin/python tests/gen/gen_onnx_float.py
+    .venv/bin/python tests/gen/gen_onnx_float.py
 
 Writes tests/golden/onnx/:
   torch/*.onnx       PyTorch exports (tests/gen/gen_onnx_torch.py, run with $TORCH_PYTHON,
-                     default /work/torchenv/bin/python: torch 2.15.0, onnx 1.23.2), opsets 11, 13,
+                     default .venv-torch/bin/python: torch 2.15.0, onnx 1.23.2), opsets 11, 13,
                      17 (TorchScript exporter) and 21 (dynamo exporter)
   helper/*.onnx      models written with onnx.helper for opsets 11, 13, 17, 21: the attribute vs.
                      input forms of Squeeze/Unsqueeze/ReduceMean/Pad/Clip, tf2onnx-style NHWC
@@ -447,7 +447,7 @@ def main():
     for sub in ("torch", "helper", "tf2onnx", "sklearn", "errors"):
         shutil.rmtree(OUT / sub, ignore_errors=True)
         (OUT / sub).mkdir(parents=True)
-    torch_python = os.environ.get("TORCH_PYTHON", "/work/torchenv/bin/python")
+    torch_python = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
     subprocess.run([torch_python, str(HERE / "gen_onnx_torch.py"), str(OUT / "torch")], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     listing = json.loads((OUT / "torch" / "torch.json").read_text())

@@ -1,7 +1,7 @@
 """Exports small PyTorch models to ONNX for the importer tests (run by gen_onnx_float.py).
 
 Runs under the PyTorch virtualenv (torch 2.15.0, onnx 1.23.2, onnxscript 0.7.2):
-    /work/torchenv/bin/python tests/gen/gen_onnx_torch.py OUT_DIR
+    .venv-torch/bin/python tests/gen/gen_onnx_torch.py OUT_DIR
 and writes OUT_DIR/<name>_opset<N>.onnx for every model and opset below, plus OUT_DIR/torch.json
 listing them. The TorchScript exporter (dynamo=False) writes opsets 11, 13 and 17, keeping
 BatchNormalization, Identity, Constant and the Shape/Gather/Unsqueeze/Concat chains of dynamic-batch
@@ -164,7 +164,15 @@ def export(model, shape, opset):
                           input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
         return f.getvalue()
     prog = torch.onnx.export(model, (x,), dynamo=True, opset_version=opset, input_names=["x"], output_names=["y"])
-    return prog.model_proto.SerializeToString()
+    proto = prog.model_proto
+    # The dynamo exporter records each node's Python stack trace (absolute paths of this machine's
+    # files) in its metadata: dropped, so the committed models name no machine-specific path.
+    for node in proto.graph.node:
+        keep = [(p.key, p.value) for p in node.metadata_props if p.key != "pkg.torch.onnx.stack_trace"]
+        del node.metadata_props[:]
+        for key, value in keep:
+            node.metadata_props.add(key=key, value=value)
+    return proto.SerializeToString()
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """QDQ ONNX out and in, against ONNX Runtime (tests/host/qdq.rs).
 
-    /work/pyenv/bin/python tests/gen/gen_qdq.py
+    .venv/bin/python tests/gen/gen_qdq.py
 
 Run after tests/gen/peers/train_and_compare.py (it reuses its float digits models and samples).
 Writes tests/golden/qdq/:
@@ -14,7 +14,7 @@ Writes tests/golden/qdq/:
                        per_channel=True, weight_type QInt8, MinMax calibration on the same samples;
                        activation_type QInt8, and QUInt8 for the `_u8` model), no pre-processing;
                        and, when PyTorch is available ($TORCH_PYTHON, default
-                       /work/torchenv/bin/python), a QAT-style export (gen_qdq_torch.py)
+                       .venv-torch/bin/python), a QAT-style export (gen_qdq_torch.py)
   conv_bn_calib.npy, concat_pad_calib.npy
                        float32 calibration samples of two importer test models (numpy
                        default_rng(7 / 8).standard_normal, NCHW)
@@ -165,7 +165,7 @@ def main():
         e.update(ort_outputs(qdq, x))
         entries.append(e)
         print("import", name, "ok")
-    torch_py = os.environ.get("TORCH_PYTHON", "/work/torchenv/bin/python")
+    torch_py = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
     if pathlib.Path(torch_py).exists():
         qat = OUT / "import" / "torch_qat_cnn.onnx"
         calib = PEERS / "calib_nchw.npy"

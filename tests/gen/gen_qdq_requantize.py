@@ -2,7 +2,7 @@
 """QUANTIZE between integer types (int8 <-> int16, int8 -> int8, int16 -> int16): the op a model
 with some layers in 16x8 runs between its int8 and int16 layers (tests/host/qdq_requantize.rs).
 
-    /work/pyenv/bin/python tests/gen/gen_qdq_requantize.py
+    .venv/bin/python tests/gen/gen_qdq_requantize.py
 
 Each case is a one-operator TFLite model (QUANTIZE, written with TFLite's schema object API by
 tests/gen/kernels/common.py's ModelBuilder) run by TFLite Micro and by the TFLite interpreter with

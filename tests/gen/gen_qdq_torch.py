@@ -1,6 +1,6 @@
 """A QAT-style QDQ export from PyTorch (run by gen_qdq.py, in the PyTorch virtualenv):
 
-    /work/torchenv/bin/python tests/gen/gen_qdq_torch.py CALIB.npy OUT.onnx
+    .venv-torch/bin/python tests/gen/gen_qdq_torch.py CALIB.npy OUT.onnx
 
 The digits `cnn` of tests/golden/peers/ (its float weights read from cnn_nchw.onnx, next to the
 calibration file), in eager-mode quantization-aware form: QuantStub, Conv+ReLU fused twice, max

@@ -2,7 +2,7 @@
 """Golden data for microquant's quantization core (issue 3), from ONNX, ONNX Runtime, ml_dtypes and
 TFLite. PyTorch's goldens come from gen_quant_torch.py (it needs the torch virtualenv).
 
-    /work/pyenv/bin/python tests/gen/gen_quant.py            # writes tests/golden/quant/*.json
+    .venv/bin/python tests/gen/gen_quant.py            # writes tests/golden/quant/*.json
 
 Pinned versions (asserted below; see tests/gen/requirements.txt): onnx 1.23.2, onnxruntime 1.32.0,
 numpy 2.4.6, ml_dtypes 0.7.0, tensorflow-cpu 2.21.0, ai-edge-litert 2.3.0, tflite-micro

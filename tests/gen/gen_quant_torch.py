@@ -2,7 +2,7 @@
 """PyTorch golden data for microquant's quantization core (issue 3): observers, the choose-qparams
 formulas, quantize_per_tensor/per_channel and fake quantization with its straight-through mask.
 
-    /work/torchenv/bin/python tests/gen/gen_quant_torch.py    # writes tests/golden/quant/torch.json
+    .venv-torch/bin/python tests/gen/gen_quant_torch.py    # writes tests/golden/quant/torch.json
 
 Pinned: torch 2.15.0 (CPU), numpy 2.4.6 (asserted below). The calibration data is regenerated from
 SplitMix64 seeds (tests/gen/gen_quant_data.py, mirrored in tests/src/quant.rs), so only results

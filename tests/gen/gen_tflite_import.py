@@ -25,7 +25,7 @@ Models:
     int8 weights, per-channel weight scales on the wrong axis, an int8 activation without
     scales, two subgraphs, a dynamic non-batch axis.
 
-Run: /work/pyenv/bin/python tests/gen/gen_tflite_import.py   (versions pinned below and in
+Run: .venv/bin/python tests/gen/gen_tflite_import.py   (versions pinned below and in
 tests/gen/requirements.txt; the script refuses to run with others).
 """
 import collections

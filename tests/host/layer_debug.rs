@@ -1,6 +1,6 @@
 //! Developer tool (ignored by default): compares every layer of an MLPerf model, run by our
 //! interpreter, with a dump of the TFLite interpreter's intermediate tensors.
-//! `MQ_DUMP=/tmp/dbg/kws1.json MQ_MODEL=kws MQ_SAMPLE=1 cargo test -p microquant-tests --test host layer_debug:: -- --ignored --nocapture`
+//! `MQ_DUMP=kws1.json MQ_MODEL=kws MQ_SAMPLE=1 cargo test -p microquant-tests --test host layer_debug:: -- --ignored --nocapture`
 
 use base64::Engine as _;
 use microquant::compile::{CompileOptions, compile};

@@ -2,8 +2,8 @@
 images of handwritten digits, a data set that ships inside scikit-learn), exported to ONNX by
 PyTorch, with real calibration images and their labels.
 
-    /work/pyenv/bin/python web-demo/examples/gen_digits.py      # scikit-learn 1.9.1, numpy 2.4.6, onnxruntime 1.32.0
-        (runs gen_digits_torch.py under TORCH_PYTHON, default /work/torchenv/bin/python: torch 2.15.0, onnx 1.23.2)
+    .venv/bin/python web-demo/examples/gen_digits.py      # scikit-learn 1.9.1, numpy 2.4.6, onnxruntime 1.32.0
+        (runs gen_digits_torch.py under TORCH_PYTHON, default .venv-torch/bin/python: torch 2.15.0, onnx 1.23.2)
 
 Writes, next to this script:
   digits_cnn.onnx        the float model (opset 13, NCHW input "x" [1, 1, 8, 8], output "probs" [1, 10])
@@ -38,7 +38,7 @@ def main():
     train, held = order[:1300], order[1300:]
     with tempfile.TemporaryDirectory() as tmp:
         np.savez(os.path.join(tmp, "data.npz"), x=x[train], y=y[train])
-        torch_python = os.environ.get("TORCH_PYTHON", "/work/torchenv/bin/python")
+        torch_python = os.environ.get("TORCH_PYTHON", os.path.join(HERE, "..", "..", ".venv-torch", "bin", "python"))
         subprocess.run([torch_python, os.path.join(HERE, "gen_digits_torch.py"), tmp], check=True)
         with open(os.path.join(tmp, "digits_cnn.onnx"), "rb") as f:
             model = f.read()

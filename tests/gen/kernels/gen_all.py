@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes every single-op kernel golden file in tests/golden/kernels/ and summary.json.
 
-    /work/pyenv/bin/python tests/gen/kernels/gen_all.py            # all families
-    /work/pyenv/bin/python tests/gen/kernels/gen_all.py conv fc    # some (keeps the others' summary rows)
+    .venv/bin/python tests/gen/kernels/gen_all.py            # all families
+    .venv/bin/python tests/gen/kernels/gen_all.py conv fc    # some (keeps the others' summary rows)
 
 Pinned tools (tests/gen/requirements.txt; checked before anything runs):
     numpy==2.4.6, flatbuffers==25.12.19, ai-edge-litert==2.3.0,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden outputs of the four MLPerf Tiny int8 models (tests/golden/models/mlperf_tiny.json).
 
-    /work/pyenv/bin/python tests/gen/models/gen_models.py [MODELS_DIR]
+    .venv/bin/python tests/gen/models/gen_models.py [MODELS_DIR]
 
 MODELS_DIR defaults to $MQ_MODELS_DIR or <repo>/../shared/models/mlperf-tiny.
 

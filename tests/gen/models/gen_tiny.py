@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny int8 TFLite model for the Cortex-M0 (micro:bit, 16 KB RAM) and its golden outputs.
 
-    /work/pyenv/bin/python tests/gen/models/gen_tiny.py
+    .venv/bin/python tests/gen/models/gen_tiny.py
 
 The MLPerf Tiny models need 2.5-100 KB of arena or 270+ KB of flash, more than the micro:bit has,
 so the M0 runs this one instead: a small DS-CNN-like classifier with the op set of the MLPerf

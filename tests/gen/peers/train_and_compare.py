@@ -5,9 +5,9 @@ quantizes each with ONNX Runtime's quantize_static (QDQ, per-channel int8, MinMa
 and with the TFLite converter (full int8), on the same calibration samples; writes the peers'
 int8 test accuracy and the SQNR of their logits against the float model's.
 
-    /work/pyenv/bin/python tests/gen/peers/train_and_compare.py
+    .venv/bin/python tests/gen/peers/train_and_compare.py
 
-(PyTorch runs in its own virtualenv: $TORCH_PYTHON, default /work/torchenv/bin/python, through
+(PyTorch runs in its own virtualenv: $TORCH_PYTHON, default .venv-torch/bin/python, through
 tests/gen/peers/train_torch.py.)
 
 Writes tests/golden/peers/:
@@ -257,7 +257,7 @@ def main():
         np.save(work / "train_x.npy", xtr)
         np.save(work / "train_y.npy", ytr)
         np.save(work / "calib_x.npy", calib)
-        torch_py = os.environ.get("TORCH_PYTHON", "/work/torchenv/bin/python")
+        torch_py = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
         subprocess.run([torch_py, str(HERE / "train_torch.py"), str(work), str(OUT)], check=True)
         info = json.loads((work / "torch_info.json").read_text())
         results["outlier"] = info["outlier"]

@@ -1,7 +1,7 @@
 """Trains the four digits models in PyTorch and exports them to float ONNX (NCHW); run by
 train_and_compare.py, which prepared the data:
 
-    /work/torchenv/bin/python tests/gen/peers/train_torch.py WORK_DIR OUT_DIR
+    .venv-torch/bin/python tests/gen/peers/train_torch.py WORK_DIR OUT_DIR
 
 Reads WORK_DIR/{train_x,train_y}.npy (float32 [N, 1, 8, 8] in [0, 1], int64 labels), writes
 OUT_DIR/<model>_nchw.onnx (TorchScript exporter, opset 17, dynamic batch, BatchNormalization
