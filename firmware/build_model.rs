@@ -207,13 +207,15 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     } else {
         "models/mlperf-tiny/kws_ref_model_int8.tflite"
     };
-    let (path, from_env) = match env::var("MQ_MODEL") {
-        Ok(p) if !p.is_empty() => {
-            let p = PathBuf::from(p);
+    // `shown`: the model's path as the user gave it (or the default's, from the repository), for
+    // messages; never the absolute path of this machine.
+    let (path, from_env, shown) = match env::var("MQ_MODEL") {
+        Ok(given) if !given.is_empty() => {
+            let p = PathBuf::from(&given);
             let p = if p.is_absolute() { p } else { manifest.join(p) };
-            (p.canonicalize().unwrap_or(p), true)
+            (p.canonicalize().unwrap_or(p), true, given)
         }
-        _ => (repo.canonicalize().unwrap_or(repo.clone()).join(default), false),
+        _ => (repo.canonicalize().unwrap_or(repo.clone()).join(default), false, default.to_string()),
     };
     println!("cargo:rerun-if-changed={}", path.display());
     let app = load(&path);
@@ -223,7 +225,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
         // A clear message and no backtrace: this is the user's model not fitting, not a bug.
         eprintln!(
             "\n\nmicroquant-firmware: the model {} does not fit {board}{}:\n  flash: model {} + code (estimate) {} = {} needed, board has {}\n  RAM:   arena {} + stack and statics (reserve) {} = {} needed, board has {}\n\n",
-            path.display(),
+            shown,
             if from_env { " (MQ_MODEL)" } else { "" },
             kib(app.bytes.len() as u64),
             kib(app_code_estimate()),
@@ -234,7 +236,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
             kib(ram_needed),
             kib(mem.ram),
         );
-        println!("cargo:warning=the model {} does not fit {board}: see the error below", path.display());
+        println!("cargo:warning=the model {shown} does not fit {board}: see the error below");
         std::process::exit(1);
     }
     fs::write(out.join("app_model.mq"), &app.bytes).unwrap();

@@ -124,6 +124,13 @@ firmware_tests() {
 }
 
 lint_checks() {
+  # No machine-specific paths in what is committed (a path of the machine that generated a file,
+  # in a README, a script or golden metadata): everything is relative to the repository.
+  echo "--- no machine-specific absolute paths"
+  if git grep -nE '(^|[^A-Za-z0-9_.])/(work|root|home)/' -- . ':!scripts/test.sh'; then
+    echo "machine-specific paths above: make them relative to the repository" >&2
+    return 1
+  fi
   # Formatting: one rustfmt.toml for the three workspaces (root, firmware, fuzz).
   echo "--- cargo fmt --check (root, firmware, fuzz)"
   cargo fmt --all -- --check

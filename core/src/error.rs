@@ -1,4 +1,11 @@
-//! The one error type of the crate: small, `Copy`, allocation-free.
+//! The device-side error type: small, `Copy`, allocation-free, everything the quantization core,
+//! the kernels, the `.mq` reader and the interpreter can report (it derives `defmt::Format` with
+//! the `defmt` feature).
+//!
+//! The crate has two more, each for a side that may allocate: the converter's
+//! [`ConvertError`](crate::graph::ConvertError) (importers, graph, passes, calibration: with the
+//! node, the op and the byte offset in a readable message; feature `alloc`) and the `.npy` reader's
+//! [`NpyError`](crate::npy::NpyError) (features `alloc` or `npy`).
 
 use core::fmt;
 

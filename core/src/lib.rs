@@ -69,6 +69,7 @@ pub mod passes;
 pub mod ptq;
 pub mod quant;
 pub mod requant;
+pub mod support;
 #[cfg(test)]
 mod test_support;
 #[cfg(feature = "alloc")]

@@ -30,4 +30,5 @@ mod qdq_requantize;
 mod quant;
 mod quant_observers;
 mod smoke;
+mod support_matrix;
 mod tflite_import;

@@ -1,0 +1,291 @@
+//! What the interpreter runs, in which element types, and where a fast path replaces the
+//! reference kernel: the support matrix, as data.
+//!
+//! The tables of `README.md` and `docs/KERNELS.md` are rendered from [`KERNELS`] by
+//! [`write_markdown`] (the test `support_matrix` in `tests/host` checks both files against it,
+//! and rewrites them with `MQ_BLESS=1`). Every [`OpKind`] of the `.mq` format is either in a row
+//! of [`KERNELS`] or in [`RESERVED`].
+//!
+//! ```
+//! use microquant::model::OpKind;
+//! use microquant::support::{KERNELS, Target};
+//!
+//! let conv = KERNELS.iter().find(|k| k.kinds.contains(&OpKind::Conv2d)).unwrap();
+//! assert!(conv.fast_path(Target::ArmDsp).is_some());
+//! ```
+
+use core::fmt::{self, Write};
+
+use crate::model::OpKind;
+
+/// A family of targets with its own fast paths (`core/src/kernels/arch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Cortex-M with the DSP extension (M4, M7; M33/M55 with `target-cpu`): cfg `mq_dsp`.
+    ArmDsp,
+    /// wasm32 with `simd128`: cfg `mq_wasm_simd`.
+    WasmSimd,
+    /// Every other target (x86-64, AArch64, M0/M0+/M3, wasm without SIMD): cfg `mq_portable`.
+    Portable,
+}
+
+impl Target {
+    /// Every target, in the matrix's column order.
+    pub const ALL: [Target; 3] = [Target::ArmDsp, Target::WasmSimd, Target::Portable];
+
+    /// The column heading of the matrix.
+    pub const fn heading(self) -> &'static str {
+        match self {
+            Target::ArmDsp => "Arm DSP (M4, M7, M33/M55 with `target-cpu`)",
+            Target::WasmSimd => "wasm SIMD (`simd128`)",
+            Target::Portable => "portable (x86-64, AArch64, M0/M0+/M3, wasm without SIMD)",
+        }
+    }
+}
+
+/// One row of the matrix: ops of some kinds, in some element types.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelSupport {
+    /// The `.mq` op kinds the row covers.
+    pub kinds: &'static [OpKind],
+    /// The ops, as people call them.
+    pub op: &'static str,
+    /// The element types (and conditions) of the row.
+    pub dtypes: &'static str,
+    /// The reference kernels (bit-exact with TFLite Micro and, in single-rounding mode, with the
+    /// TFLite interpreter's reference kernels, on every golden case).
+    pub reference: &'static str,
+    /// The fast path on the Arm DSP target, if any (`None`: the reference runs there).
+    pub arm_dsp: Option<&'static str>,
+    /// The fast path on wasm SIMD, if any.
+    pub wasm_simd: Option<&'static str>,
+    /// The fast path on every other target, if any.
+    pub portable: Option<&'static str>,
+}
+
+impl KernelSupport {
+    /// The fast path of this row on `target`, `None` where the reference kernel runs.
+    pub const fn fast_path(&self, target: Target) -> Option<&'static str> {
+        match target {
+            Target::ArmDsp => self.arm_dsp,
+            Target::WasmSimd => self.wasm_simd,
+            Target::Portable => self.portable,
+        }
+    }
+}
+
+/// Op kinds of the `.mq` format that no interpreter of this version runs yet (loading a model
+/// with one fails with [`Error::UnsupportedOp`](crate::Error::UnsupportedOp)); the converter
+/// never writes them (it folds SUB into ADD, and fuses RELU into the op before).
+pub const RESERVED: &[OpKind] = &[OpKind::Dequantize, OpKind::Sub, OpKind::Relu, OpKind::LeakyRelu];
+
+/// The support matrix: every op kind the interpreter runs.
+pub const KERNELS: &[KernelSupport] = &[
+    KernelSupport {
+        kinds: &[OpKind::Conv2d],
+        op: "conv 2D",
+        dtypes: "int8 (per-channel)",
+        reference: "`conv_s8`",
+        arm_dsp: Some("im2col + `SMLAD`, 1 filter × 4 pixels"),
+        wasm_simd: Some(
+            "im2col + `i32x4.dot_i16x8_s`; patches of ≤ 640 values and ≤ 256 filters: filters in the lanes \
+             (4 per register, 8 filters × 4 pixels per pass); relaxed SIMD: `i32x4.relaxed_dot_i8x16_i7x16_add_s`",
+        ),
+        portable: Some("im2col + int16 dot products (vectorized by the compiler)"),
+    },
+    KernelSupport {
+        kinds: &[OpKind::Conv2d],
+        op: "conv 2D",
+        dtypes: "16x8 (int16 act., i64/i32 bias)",
+        reference: "`conv_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::DepthwiseConv2d],
+        op: "depthwise conv 2D",
+        dtypes: "int8, depth multiplier 1",
+        reference: "`depthwise_conv_s8`",
+        arm_dsp: Some("4 channels per word (`SMLABB`/`SMLATT`), 3x3 interior in `asm!`"),
+        wasm_simd: Some(
+            "blocks of 16 channels, taps in pairs on `i32x4.dot_i16x8_s` (layers of ≤ 8 channels: 2 pixels per pass)",
+        ),
+        portable: Some("channel-inner loops"),
+    },
+    KernelSupport {
+        kinds: &[OpKind::DepthwiseConv2d],
+        op: "depthwise conv 2D",
+        dtypes: "int8, depth multiplier > 1",
+        reference: "`depthwise_conv_s8`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::DepthwiseConv2d],
+        op: "depthwise conv 2D",
+        dtypes: "16x8",
+        reference: "`depthwise_conv_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::FullyConnected],
+        op: "fully connected",
+        dtypes: "int8, per-tensor and per-channel, both roundings",
+        reference: "`fully_connected[_per_channel]_s8`",
+        arm_dsp: Some("4 filters per pass, `SMLAD`"),
+        wasm_simd: Some("`i32x4.dot_i16x8_s`, 4 filters per pass"),
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::FullyConnected],
+        op: "fully connected",
+        dtypes: "16x8",
+        reference: "`fully_connected[_per_channel]_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::MaxPool2d, OpKind::AvgPool2d],
+        op: "max / average pool",
+        dtypes: "int8, int16",
+        reference: "`{max,avg}_pool_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: Some("int8: channels innermost, in memory order"),
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Add],
+        op: "add",
+        dtypes: "int8",
+        reference: "`add_s8`",
+        arm_dsp: Some("equal shapes: inputs rescaled in 32-bit arithmetic, output by the right-shift requantization"),
+        wasm_simd: Some("equal shapes: each input's rescaling tabulated (256 values), sums requantized 16 at a time"),
+        portable: Some("equal shapes: inputs rescaled in 32-bit arithmetic"),
+    },
+    KernelSupport {
+        kinds: &[OpKind::Add, OpKind::Mul],
+        op: "add, mul (broadcasting)",
+        dtypes: "add int16; mul int8, int16",
+        reference: "`add_s16`, `mul_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Softmax],
+        op: "softmax",
+        dtypes: "int8, int8→int16, int16",
+        reference: "`softmax_s8`, `softmax_s8_s16`, `softmax_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Logistic, OpKind::Tanh, OpKind::HardSwish],
+        op: "logistic, tanh, hard-swish",
+        dtypes: "int8",
+        reference: "lookup tables (`lut_lookup_s8`)",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Mean],
+        op: "mean",
+        dtypes: "int8, int16",
+        reference: "`mean_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Concatenation, OpKind::Pad, OpKind::Reshape, OpKind::Transpose],
+        op: "concatenation, pad, reshape, transpose",
+        dtypes: "int8, int16 (transpose also int32)",
+        reference: "`concat`, `pad`, `reshape`, `transpose`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Quantize],
+        op: "quantize (requantize)",
+        dtypes: "int8↔int16, int8→int8, int16→int16",
+        reference: "`requantize_s{8,16}_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+];
+
+/// How much of each row [`write_markdown`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// ✓ or — per target (the README's table).
+    Brief,
+    /// The reference kernels' names and what each fast path does (`docs/KERNELS.md`).
+    Full,
+}
+
+/// Writes the matrix as a Markdown table (a heading line, a rule, one line per row of [`KERNELS`],
+/// each ending in `\n`).
+pub fn write_markdown(w: &mut impl Write, detail: Detail) -> fmt::Result {
+    write!(w, "| op | dtype | reference |")?;
+    for t in Target::ALL {
+        write!(w, " {} |", t.heading())?;
+    }
+    writeln!(w)?;
+    writeln!(w, "|---|---|---|---|---|---|")?;
+    for k in KERNELS {
+        match detail {
+            Detail::Full => write!(w, "| {} | {} | ✓ {} |", k.op, k.dtypes, k.reference)?,
+            Detail::Brief => write!(w, "| {} | {} | ✓ |", k.op, k.dtypes)?,
+        }
+        for t in Target::ALL {
+            match (k.fast_path(t), detail) {
+                (Some(how), Detail::Full) => write!(w, " ✓ {how} |")?,
+                (Some(_), Detail::Brief) => write!(w, " ✓ |")?,
+                (None, _) => write!(w, " — |")?,
+            }
+        }
+        writeln!(w)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_kind_is_in_the_matrix_or_reserved() {
+        for code in 0..=u16::MAX {
+            let Some(kind) = OpKind::from_code(code) else { continue };
+            let rows = KERNELS.iter().filter(|k| k.kinds.contains(&kind)).count();
+            let reserved = RESERVED.contains(&kind);
+            assert!(rows > 0 || reserved, "{} has no row in support::KERNELS and is not RESERVED", kind.name());
+            assert!(!(rows > 0 && reserved), "{} is both in support::KERNELS and RESERVED", kind.name());
+        }
+    }
+
+    #[test]
+    fn markdown_has_one_line_per_row() {
+        struct Lines(usize);
+        impl Write for Lines {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.0 += s.matches('\n').count();
+                Ok(())
+            }
+        }
+        for detail in [Detail::Brief, Detail::Full] {
+            let mut n = Lines(0);
+            write_markdown(&mut n, detail).unwrap();
+            assert_eq!(n.0, KERNELS.len() + 2);
+        }
+    }
+}
