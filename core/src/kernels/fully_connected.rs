@@ -36,7 +36,8 @@
 
 use crate::Error;
 use crate::kernels::common::{self, Accumulator, Activation, check_len, check_offsets, ensure};
-use crate::kernels::{ActivationRange, PerChannelQuant, Rounding, arch};
+pub use crate::kernels::params::FullyConnectedParams;
+use crate::kernels::{PerChannelQuant, Rounding, arch};
 use crate::requant::QuantizedMultiplier;
 
 /// A non-negative real multiplier exactly as an IEEE `double` holds it, `mantissa · 2^exponent`,
@@ -221,26 +222,6 @@ pub fn fully_connected_per_channel_multipliers(
         }
     }
     Ok(())
-}
-
-/// Shapes, offsets, clamp and rounding of a fully connected layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct FullyConnectedParams {
-    /// Rows of the input and output (the input's leading dimensions flattened).
-    pub batches: usize,
-    /// Input values per row (the filter's last dimension), >= 1.
-    pub input_depth: usize,
-    /// Outputs per row (the filter's first dimension), >= 1.
-    pub output_depth: usize,
-    /// `-input_zero_point`: in [-127, 128] for int8; 0 for 16x8.
-    pub input_offset: i32,
-    /// `output_zero_point`: in [-128, 127] for int8; 0 for 16x8.
-    pub output_offset: i32,
-    /// Output clamp (from the fused activation, [`ActivationRange::from_fused`]).
-    pub activation: ActivationRange,
-    /// Which oracle to reproduce (see the module docs).
-    pub rounding: Rounding,
 }
 
 /// The requantization a kernel call uses, after validation.
@@ -567,6 +548,7 @@ pub fn fully_connected_per_channel_s16<B: Accumulator>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::ActivationRange;
     use proptest::prelude::*;
 
     /// What the interpreter computes, with the host's `f64` (IEEE, round to nearest even) and

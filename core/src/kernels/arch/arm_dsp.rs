@@ -19,9 +19,10 @@ use core::arch::asm;
 
 use super::{ChannelRequant, ConvOperands, ConvTile, OutputScale, RightShiftRequant, TILE, for_each_tap};
 use crate::kernels::PerChannelQuant;
-use crate::kernels::conv::{ConvParams, input_coord};
-use crate::kernels::depthwise_conv::DepthwiseConvParams;
-use crate::kernels::fully_connected::FullyConnectedParams;
+use crate::kernels::params::ConvParams;
+use crate::kernels::params::DepthwiseConvParams;
+use crate::kernels::params::FullyConnectedParams;
+use crate::kernels::window::input_coord;
 
 /// `SXTB16 r, x`: bytes 0 and 2 of `x`, sign-extended to two halfwords.
 #[inline(always)]

@@ -26,8 +26,9 @@
 //! [`conv_s8_scratch_len`]: crate::kernels::conv::conv_s8_scratch_len
 
 use crate::kernels::ActivationRange;
-use crate::kernels::add::AddParams;
-use crate::kernels::conv::{ConvParams, input_coord};
+use crate::kernels::params::AddParams;
+use crate::kernels::params::ConvParams;
+use crate::kernels::window::input_coord;
 use crate::requant;
 
 #[cfg(mq_dsp)]

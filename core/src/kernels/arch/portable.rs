@@ -7,8 +7,9 @@
 
 use super::{ConvTile, TILE, for_each_tap, requantize};
 use crate::kernels::PerChannelQuant;
-use crate::kernels::conv::{ConvParams, input_coord};
-use crate::kernels::depthwise_conv::DepthwiseConvParams;
+use crate::kernels::params::ConvParams;
+use crate::kernels::params::DepthwiseConvParams;
+use crate::kernels::window::input_coord;
 
 /// Convolution tiles with patches stored in natural order as int16 (input offset added), one
 /// patch after the other (`TILE` x `kp` values): each dot product is a plain zip of an int16
@@ -268,11 +269,11 @@ const POOL_BLOCK: usize = 64;
 /// one channel at a time across the window. Shapes validated by the caller.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub(crate) fn pool_channels_inner<X: crate::kernels::common::Activation, const AVG: bool>(
-    p: &crate::kernels::pooling::PoolParams,
+    p: &crate::kernels::params::PoolParams,
     input: &[X],
     output: &mut [X],
 ) {
-    use crate::kernels::pooling::{average, for_each_window};
+    use crate::kernels::window::{average, for_each_window};
     let (w, c) = (p.input.w, p.input.c.max(1));
     let init = if AVG { 0 } else { X::RANGE.min };
     for_each_window(p, input, output, |in_b, out_px, (y0, y1), (x0, x1)| {

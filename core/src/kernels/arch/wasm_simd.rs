@@ -24,9 +24,10 @@ compile_error!("the `relaxed-simd` feature needs `-C target-feature=+simd128,+re
 use super::portable::{cols_i16, fill_patches, im2col_natural};
 use super::{AddInputScale, ChannelRequant, ConvOperands, ConvTile, OutputScale, TILE};
 use crate::kernels::PerChannelQuant;
-use crate::kernels::conv::{ConvParams, input_coord};
-use crate::kernels::depthwise_conv::DepthwiseConvParams;
-use crate::kernels::fully_connected::FullyConnectedParams;
+use crate::kernels::params::ConvParams;
+use crate::kernels::params::DepthwiseConvParams;
+use crate::kernels::params::FullyConnectedParams;
+use crate::kernels::window::input_coord;
 
 /// 16 bytes as a `v128` (`b.len() == 16`; zeros otherwise).
 #[inline(always)]
