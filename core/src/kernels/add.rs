@@ -160,7 +160,11 @@ pub fn add_s8(params: &AddParams, input1: &[i8], input2: &[i8], output: &mut [i8
     params.check("add_s8", input1.len(), input2.len(), output.len())?;
     // Dispatch point: the elementwise fast path (see `kernels::arch`), which declines
     // (broadcasting, parameters outside its forms), then the reference.
-    if cfg!(feature = "force-reference") || !super::arch::add_s8_elementwise(params, input1, input2, output) {
+    #[cfg(any(mq_dsp, mq_wasm_simd, mq_portable))]
+    let done = super::arch::add::add_s8_elementwise(params, input1, input2, output);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
+    let done = false; // `force-reference`: no fast path
+    if !done {
         params.broadcast.for_each(input1, input2, output, |a, b| params.add_one(a as i32, b as i32) as i8);
     }
     Ok(())

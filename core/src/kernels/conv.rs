@@ -205,30 +205,26 @@ fn conv_s8_dispatch(
     output: &mut [i8],
     scratch: &mut [u8],
 ) {
-    // With `force-reference` the fast path is skipped (its `done` is never computed).
-    let cols = if cfg!(feature = "force-reference") { &mut [] } else { arch::scratch_words(scratch) };
-    let ops = arch::ConvOperands { p, multiplier: quant.multiplier, shift: quant.shift, input, filter, bias };
+    #[cfg(any(mq_dsp, mq_wasm_simd, mq_portable))]
+    let (cols, ops) = (
+        arch::scratch::scratch_words(scratch),
+        arch::tiled_conv::ConvOperands { p, multiplier: quant.multiplier, shift: quant.shift, input, filter, bias },
+    );
     #[cfg(mq_dsp)]
     let done = arch::arm_dsp::conv_s8(&ops, output, cols);
-    #[cfg(all(
-        not(mq_dsp),
-        target_arch = "wasm32",
-        target_feature = "simd128",
-        not(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))
-    ))]
+    #[cfg(all(mq_wasm_simd, not(mq_relaxed_simd)))]
     let done = arch::wasm_simd::conv_s8_lanes(&ops, output, cols)
-        || arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(&ops, output, cols);
-    #[cfg(all(
-        not(mq_dsp),
-        target_arch = "wasm32",
-        target_feature = "simd128",
-        feature = "relaxed-simd",
-        target_feature = "relaxed-simd"
-    ))]
-    let done = arch::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(&ops, output, cols);
-    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
-    let done = arch::conv_s8_tiled::<arch::portable::NaturalTile>(&ops, output, cols);
-    if cfg!(feature = "force-reference") || !done {
+        || arch::tiled_conv::conv_s8_tiled::<arch::wasm_simd::SimdTile>(&ops, output, cols);
+    #[cfg(mq_relaxed_simd)]
+    let done = arch::tiled_conv::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(&ops, output, cols);
+    #[cfg(mq_portable)]
+    let done = arch::tiled_conv::conv_s8_tiled::<arch::portable::NaturalTile>(&ops, output, cols);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
+    let done = {
+        let _ = scratch; // `force-reference`: no fast path
+        false
+    };
+    if !done {
         conv_reference(p, g, quant, input, filter, bias, output);
     }
 }
@@ -243,7 +239,7 @@ pub fn conv_s8_scratch_len(params: &ConvParams) -> usize {
         return 0;
     }
     let k = params.filter.h.saturating_mul(params.filter.w).saturating_mul(params.filter.c);
-    arch::conv_scratch_words(k).saturating_mul(4).saturating_add(4)
+    arch::scratch::conv_scratch_words(k).saturating_mul(4).saturating_add(4)
 }
 
 /// [`conv_s8`]'s reference kernel (TFLite's `ConvPerChannel` as written), whatever the target:

@@ -27,11 +27,11 @@
 //! [`Rounding::Single`]: crate::kernels::Rounding::Single
 
 use crate::Error;
+use crate::kernels::PerChannelQuant;
 use crate::kernels::common::{Accumulator, Activation, check_len, check_offsets, ensure};
 use crate::kernels::conv::check_conv_window;
 pub use crate::kernels::params::DepthwiseConvParams;
 use crate::kernels::window::input_coord;
-use crate::kernels::{PerChannelQuant, arch};
 
 fn validate<X: Activation, A>(
     kernel: &'static str,
@@ -147,13 +147,14 @@ fn depthwise_conv_s8_dispatch(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) {
-    let fast = !cfg!(feature = "force-reference");
     #[cfg(mq_dsp)]
-    let done = fast && arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    let done = fast && arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
-    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
-    let done = fast && arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    let done = crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(mq_wasm_simd)]
+    let done = crate::kernels::arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(mq_portable)]
+    let done = crate::kernels::arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
+    let done = false; // `force-reference`: no fast path
     if !done {
         depthwise_conv_reference(p, quant, input, filter, bias, output);
     }

@@ -92,9 +92,9 @@ fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], o
 /// `arch::portable` (same maxima, read in memory order; it vectorizes); elsewhere the reference.
 #[inline]
 fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference")))]
+    #[cfg(mq_wasm_simd)]
     crate::kernels::arch::portable::pool_channels_inner::<X, false>(p, input, output);
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference"))))]
+    #[cfg(not(mq_wasm_simd))]
     pool_reference::<X, false>(p, input, output);
 }
 
@@ -102,9 +102,9 @@ fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X
 /// int32 sums, in another order, and the same rounding).
 #[inline]
 fn avg_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference")))]
+    #[cfg(mq_wasm_simd)]
     crate::kernels::arch::portable::pool_channels_inner::<X, true>(p, input, output);
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference"))))]
+    #[cfg(not(mq_wasm_simd))]
     pool_reference::<X, true>(p, input, output);
 }
 

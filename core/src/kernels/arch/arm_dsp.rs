@@ -17,7 +17,9 @@
 
 use core::arch::asm;
 
-use super::{ChannelRequant, ConvOperands, ConvTile, OutputScale, RightShiftRequant, TILE, for_each_tap};
+use super::requant::{ChannelRequant, OutputScale, RightShiftRequant};
+use super::scratch::TILE;
+use super::tiled_conv::{ConvOperands, ConvTile, for_each_tap};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::params::ConvParams;
 use crate::kernels::params::DepthwiseConvParams;
@@ -1340,8 +1342,8 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
     let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
-    let kp = super::padded_patch_len(k);
-    let words = super::conv_scratch_words(k);
+    let kp = super::scratch::padded_patch_len(k);
+    let words = super::scratch::conv_scratch_words(k);
     let out_c = outd.c;
     let pixels = outd.h * outd.w;
     let groups = k.div_ceil(4);
@@ -1358,7 +1360,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         && (!last_pad || 4 * groups <= LAST_FILTER_MAX)
         && RightShiftRequant::all_valid(multiplier, shift);
     if !fits {
-        return super::conv_s8_tiled::<InterleavedTile>(a, output, cols);
+        return super::tiled_conv::conv_s8_tiled::<InterleavedTile>(a, output, cols);
     }
     let in_image = ind.h * ind.w * ind.c;
     let out_image = pixels * out_c;
@@ -2217,7 +2219,7 @@ pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scr
         return false;
     }
     if out_d >= FC_EXPANDED_MIN_OUT {
-        if let Some(xw) = super::scratch_words(scratch).get_mut(..depth / 2) {
+        if let Some(xw) = super::scratch::scratch_words(scratch).get_mut(..depth / 2) {
             if !RightShiftRequant::all_valid(m, s) {
                 return false;
             }
@@ -2753,7 +2755,7 @@ fn fc_pairs(a: &FcArgs<'_>, row: usize, c0: usize, output: &mut [i8]) {
 
 /// Output `c`'s int8 value from its accumulator: [`requant_rs_s8`] when its multiplier and shift
 /// have the [`RightShiftRequant`] form (checked here, with sign bits: a few instructions), else
-/// the general fixed-point function ([`super::requantize`]); plus the offset, clamped.
+/// the general fixed-point function ([`super::requant::requantize`]); plus the offset, clamped.
 #[inline(always)]
 fn fc_requant_one(a: &FcArgs<'_>, c: usize, acc: i32) -> i8 {
     let p = a.params;
@@ -2762,7 +2764,7 @@ fn fc_requant_one(a: &FcArgs<'_>, c: usize, acc: i32) -> i8 {
     let v = if (m | s.wrapping_add(31) | !s.wrapping_add(1)) >= 0 {
         requant_rs_s8(acc, m, s, 1 + 2 * p.output_offset)
     } else {
-        super::requantize(acc, m, s).wrapping_add(p.output_offset)
+        super::requant::requantize(acc, m, s).wrapping_add(p.output_offset)
     };
     p.activation.apply(v) as i8
 }
@@ -2814,7 +2816,7 @@ fn fc_general(
     scale: &OutputScale<'_>,
 ) {
     let (depth, out_d) = (p.input_depth, p.output_depth);
-    let words = super::padded_patch_len(depth) / 2;
+    let words = super::scratch::padded_patch_len(depth) / 2;
     let expand = out_d >= 4 && scratch.len() >= words;
     let groups = depth / 4;
     let has_tail = depth % 4 != 0;

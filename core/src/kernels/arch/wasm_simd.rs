@@ -22,7 +22,9 @@ use core::arch::wasm32::*;
 compile_error!("the `relaxed-simd` feature needs `-C target-feature=+simd128,+relaxed-simd` on wasm32");
 
 use super::portable::{cols_i16, fill_patches, im2col_natural};
-use super::{AddInputScale, ChannelRequant, ConvOperands, ConvTile, OutputScale, TILE};
+use super::requant::{AddInputScale, ChannelRequant, OutputScale};
+use super::scratch::TILE;
+use super::tiled_conv::{ConvOperands, ConvTile};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::params::ConvParams;
 use crate::kernels::params::DepthwiseConvParams;
@@ -41,7 +43,7 @@ fn load16(b: &[i8]) -> v128 {
 }
 
 /// Up to 16 bytes as a `v128`, zeros past the end of `b`.
-#[cfg(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))]
+#[cfg(mq_relaxed_simd)]
 #[inline(always)]
 fn load16_filled(b: &[i8]) -> v128 {
     match b.get(..16) {
@@ -70,7 +72,7 @@ fn load8_i16(b: &[i8]) -> v128 {
 }
 
 /// 8 int16 values (`a.len() >= 8`; zeros otherwise).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))]
 #[inline(always)]
 fn load_i16x8(a: &[i16]) -> v128 {
     match a {
@@ -96,7 +98,7 @@ fn hsum(v: v128) -> i32 {
 /// copies each filter row's taps as one run when they are all inside the image, extending 8
 /// values per step. (The output stage is `conv_s8_tiled`'s scalar one: requantizing the 4 pixels
 /// of a channel as one `i32x4`, with the high multiply in `i64x2` halves, measured slower in V8.)
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))]
 pub(crate) struct SimdTile;
 
 impl ConvTile for SimdTile {
@@ -175,7 +177,7 @@ impl ConvTile for SimdTile {
 }
 
 /// The 4 lanes of an `i32x4`.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn to_array(v: v128) -> [i32; 4] {
     [i32x4_extract_lane::<0>(v), i32x4_extract_lane::<1>(v), i32x4_extract_lane::<2>(v), i32x4_extract_lane::<3>(v)]
@@ -183,7 +185,7 @@ fn to_array(v: v128) -> [i32; 4] {
 
 /// `[hsum(a), hsum(b), hsum(c), hsum(d)]` (wrapping), by two rounds of pairing lanes: first
 /// `a0 + a2, b0 + b2, a1 + a3, b1 + b3` (and the same for `c`, `d`), then the halves of those.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn lane_sums(a: v128, b: v128, c: v128, d: v128) -> v128 {
     let ab = i32x4_add(i32x4_shuffle::<0, 4, 1, 5>(a, b), i32x4_shuffle::<2, 6, 3, 7>(a, b));
@@ -194,7 +196,7 @@ fn lane_sums(a: v128, b: v128, c: v128, d: v128) -> v128 {
 /// Two filters (`wa`, `wb`: `kp` weights each, multiples of 8) times the [`TILE`] patches of `x`
 /// (`kp` int16 values each): the sums of filter `wa` over patches 0..4 as one `i32x4`, and of
 /// `wb`.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn dot_pair(x: &[i16], kp: usize, wa: &[i8], wb: &[i8]) -> (v128, v128) {
     let (x0, rest) = x.split_at(kp.min(x.len()));
@@ -234,7 +236,7 @@ fn high_mul_x4(a: v128, m: v128) -> v128 {
 }
 
 /// 8 int16 values into `d` (`d.len() == 8`; nothing otherwise).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn store_i16x8(d: &mut [i16], v: v128) {
     if let [_, _, _, _, _, _, _, _] = d {
@@ -245,7 +247,7 @@ fn store_i16x8(d: &mut [i16], v: v128) {
 }
 
 /// `dst[i] = src[i] + offset` as int16 (`dst` and `src` of the same length), 8 values per step.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn extend_with_offset(dst: &mut [i16], src: &[i8], offset: i16) {
     let off = i16x8_splat(offset);
@@ -264,7 +266,7 @@ fn extend_with_offset(dst: &mut [i16], src: &[i8], offset: i16) {
 /// of `filter.w * in_c` input values, extended 8 per step; rows above or below the image are
 /// zeros; the others (at the left and right edges) go tap by tap. Same values as
 /// [`im2col_natural`].
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // SimdTile's
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // SimdTile's
 #[inline(always)]
 fn im2col_rows(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, kp: usize) {
     let c = p.input.c;
@@ -381,7 +383,7 @@ impl LaneRequant {
 
 /// Largest patch length [`conv_s8_lanes`] takes (longer patches run [`SimdTile`], whose dot
 /// products over a patch amortize their final sums better).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // not with RelaxedTile
 const LANES_MAX_K: usize = 640;
 
 /// Convolution with the output channels in the lanes, for short patches (`k <=`
@@ -398,12 +400,12 @@ const LANES_MAX_K: usize = 640;
 /// as the reference, the same requantization. Preconditions (else `false`, nothing written): no
 /// groups, `k <= LANES_MAX_K`, at most `LANES_MAX_OC` output channels, `cols` at least
 /// [`conv_scratch_words`] long, every multiplier and shift within [`ChannelRequant`]'s contract.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // not with RelaxedTile
 pub(crate) fn conv_s8_lanes(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
     let ConvOperands { p, multiplier, shift, .. } = *a;
     let k = p.filter.h * p.filter.w * p.filter.c;
-    let kp = super::padded_patch_len(k);
-    let words = super::conv_scratch_words(k);
+    let kp = super::scratch::padded_patch_len(k);
+    let words = super::scratch::conv_scratch_words(k);
     let out_c = p.output.c;
     if p.filter.c != p.input.c
         || k == 0
@@ -434,7 +436,7 @@ pub(crate) fn conv_s8_lanes(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut 
 /// [`conv_lanes_run`] with stack room for `W` packed `v128`s of weights and `R` groups of 4
 /// channels: the size tiers keep small layers from zeroing 80 KB on every call, and only this
 /// wrapper is instantiated per tier (the kernel itself once).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // not with RelaxedTile
 #[inline(never)]
 fn conv_lanes_stack<const W: usize, const R: usize>(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) {
     let mut wp = [i32x4_splat(0); W];
@@ -444,20 +446,20 @@ fn conv_lanes_stack<const W: usize, const R: usize>(a: &ConvOperands<'_>, output
 }
 
 /// Most output channels [`conv_s8_lanes`] takes.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // not with RelaxedTile
 const LANES_MAX_OC: usize = 256;
 /// Most packed `v128`s of weights [`conv_s8_lanes`] keeps on the stack (80 KB).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // not with RelaxedTile
 const LANES_MAX_W: usize = 5120;
 
 /// [`conv_s8_lanes`] with `wp` (zeros) for the packed weights and `rq` for the requantization
 /// of every 4 channels, both large enough (checked by the caller's tiers).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))] // not with RelaxedTile
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))] // not with RelaxedTile
 fn conv_lanes_run(a: &ConvOperands<'_>, wp: &mut [v128], rq: &mut [LaneRequant], output: &mut [i8], cols: &mut [u32]) {
     let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
-    let kp = super::padded_patch_len(k);
+    let kp = super::scratch::padded_patch_len(k);
     let out_c = outd.c;
     let blocks = out_c.div_ceil(8);
     // Packed weights: block b (filters 8b..8b + 8), pair j: `wp[(b * kp / 2 + j) * 2 + h]` holds
@@ -504,7 +506,7 @@ fn conv_lanes_run(a: &ConvOperands<'_>, wp: &mut [v128], rq: &mut [LaneRequant],
     for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
         let mut pos = (0usize, 0usize);
         for out_block in out_b.chunks_mut(TILE.saturating_mul(out_c).max(1)) {
-            let (pixels, n, mut out_rows) = super::tile_rows(out_block, out_c, outd.w, &mut pos);
+            let (pixels, n, mut out_rows) = super::tiled_conv::tile_rows(out_block, out_c, outd.w, &mut pos);
             im2col_rows(p, in_b, &pixels[..n], cols, k, 2 * half);
             let (x0, rest) = cols.split_at(half.min(cols.len()));
             let (x1, rest) = rest.split_at(half.min(rest.len()));
@@ -937,10 +939,10 @@ fn pair_widen<const G: usize>(a: v128, b: v128) -> [v128; G] {
 /// filter, from the same split against ones. Every step is exact integer arithmetic (wrapping
 /// like the reference), so the results are the reference's bit for bit. Zero weights past `k`
 /// cancel (`u = 128`: `+128 x - 128 x`).
-#[cfg(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))]
+#[cfg(mq_relaxed_simd)]
 pub(crate) struct RelaxedTile;
 
-#[cfg(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))]
+#[cfg(mq_relaxed_simd)]
 impl ConvTile for RelaxedTile {
     #[inline(always)]
     fn im2col(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, _kp: usize) {
@@ -950,7 +952,7 @@ impl ConvTile for RelaxedTile {
         let c = p.input.c;
         fill_patches(cols, stride, pixels, k, zp, |oy, ox, body| {
             let mut runs = body.chunks_exact_mut(c.max(1));
-            super::for_each_tap(p, in_b, oy, ox, |_, run| {
+            super::tiled_conv::for_each_tap(p, in_b, oy, ox, |_, run| {
                 let Some(dst) = runs.next() else { return };
                 match run {
                     Some(src) => dst.copy_from_slice(src),
@@ -985,7 +987,7 @@ impl ConvTile for RelaxedTile {
 }
 
 /// `sum x_q[j]` over each of the [`TILE`] raw patches (`L` values each, the tail included).
-#[cfg(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))]
+#[cfg(mq_relaxed_simd)]
 #[inline(always)]
 fn patch_sums(x: &[i8], k: usize) -> [i32; TILE] {
     let stride = k.div_ceil(16) * 16;
@@ -1002,7 +1004,7 @@ fn patch_sums(x: &[i8], k: usize) -> [i32; TILE] {
 
 /// `acc[q] + sum_j w[j] * (x_q[j] + offset)` for the raw int8 patches of [`RelaxedTile`], given
 /// their sums.
-#[cfg(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))]
+#[cfg(mq_relaxed_simd)]
 #[inline(always)]
 fn relaxed_dot(x: &[i8], xsum: [i32; TILE], w: &[i8], k: usize, offset: i32, acc: [i32; TILE]) -> [i32; TILE] {
     let stride = k.div_ceil(16) * 16;
@@ -1114,7 +1116,7 @@ pub(crate) fn fully_connected_s8(
     true
 }
 
-/// int8 ADD without broadcasting (the wasm form of [`super::add_s8_elementwise`]). Each input's
+/// int8 ADD without broadcasting (the wasm form of [`super::add::add_s8_elementwise`]). Each input's
 /// rescaling depends on its byte alone, so it is tabulated once per call ([`AddInputScale::apply`]
 /// for the 256 byte values of each input, 2 KB on the stack) when the tensor is long enough to
 /// pay for it; then, 16 elements per step, the two table entries are summed (wrapping, as the
