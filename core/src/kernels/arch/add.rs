@@ -1,6 +1,8 @@
 //! The int8 ADD fast path (equal shapes), on every target with a fast path: each input's
 //! rescaling through [`AddInputScale`], the sum's through [`RightShiftRequant`] on the Arm DSP
 //! path, through [`ChannelRequant`] elsewhere (16 lanes at a time in wasm SIMD).
+//!
+//! [`RightShiftRequant`]: super::requant::RightShiftRequant
 
 #[cfg(mq_dsp)]
 use super::requant::RightShiftRequant;

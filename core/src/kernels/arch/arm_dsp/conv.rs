@@ -7,7 +7,10 @@ use super::im2col::{EDGE_ROW_WORDS, InterleavedTile, RAW_BYTES, conv_im2col_tile
 use super::{clamp_bytes, conv_group, offset_pair};
 use crate::kernels::arch::requant::RightShiftRequant;
 use crate::kernels::arch::scratch::TILE;
+use crate::kernels::arch::scratch::conv_scratch_words;
+use crate::kernels::arch::scratch::padded_patch_len;
 use crate::kernels::arch::tiled_conv::ConvOperands;
+use crate::kernels::arch::tiled_conv::conv_s8_tiled;
 use crate::kernels::params::ConvParams;
 use core::arch::asm;
 
@@ -296,8 +299,8 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
     let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
     let k = p.filter.h * p.filter.w * p.filter.c;
-    let kp = crate::kernels::arch::scratch::padded_patch_len(k);
-    let words = crate::kernels::arch::scratch::conv_scratch_words(k);
+    let kp = padded_patch_len(k);
+    let words = conv_scratch_words(k);
     let out_c = outd.c;
     let pixels = outd.h * outd.w;
     let groups = k.div_ceil(4);
@@ -314,7 +317,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         && (!last_pad || 4 * groups <= LAST_FILTER_MAX)
         && RightShiftRequant::all_valid(multiplier, shift);
     if !fits {
-        return crate::kernels::arch::tiled_conv::conv_s8_tiled::<InterleavedTile>(a, output, cols);
+        return conv_s8_tiled::<InterleavedTile>(a, output, cols);
     }
     let in_image = ind.h * ind.w * ind.c;
     let out_image = pixels * out_c;

@@ -6,7 +6,10 @@ use super::fully_connected_raw::{dot_2x1_raw, fc_direct};
 use super::{
     clamp_bytes, fc_group, offset_pair, pack4, smlad, ssat8, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word,
 };
+use crate::kernels::arch::requant::requantize;
 use crate::kernels::arch::requant::{OutputScale, RightShiftRequant};
+use crate::kernels::arch::scratch::padded_patch_len;
+use crate::kernels::arch::scratch::scratch_words;
 use crate::kernels::params::FullyConnectedParams;
 use core::arch::asm;
 
@@ -253,7 +256,7 @@ pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scr
         return false;
     }
     if out_d >= FC_EXPANDED_MIN_OUT {
-        if let Some(xw) = crate::kernels::arch::scratch::scratch_words(scratch).get_mut(..depth / 2) {
+        if let Some(xw) = scratch_words(scratch).get_mut(..depth / 2) {
             if !RightShiftRequant::all_valid(m, s) {
                 return false;
             }
@@ -300,7 +303,7 @@ pub(super) fn fc_requant_one(a: &FcArgs<'_>, c: usize, acc: i32) -> i8 {
     let v = if (m | s.wrapping_add(31) | !s.wrapping_add(1)) >= 0 {
         requant_rs_s8(acc, m, s, 1 + 2 * p.output_offset)
     } else {
-        crate::kernels::arch::requant::requantize(acc, m, s).wrapping_add(p.output_offset)
+        requantize(acc, m, s).wrapping_add(p.output_offset)
     };
     p.activation.apply(v) as i8
 }
@@ -354,7 +357,7 @@ fn fc_general(
     scale: &OutputScale<'_>,
 ) {
     let (depth, out_d) = (p.input_depth, p.output_depth);
-    let words = crate::kernels::arch::scratch::padded_patch_len(depth) / 2;
+    let words = padded_patch_len(depth) / 2;
     let expand = out_d >= 4 && scratch.len() >= words;
     let groups = depth / 4;
     let has_tail = depth % 4 != 0;
