@@ -25,33 +25,8 @@
 use super::tensor::{Broadcast, TensorQuant, check_len};
 use super::{ActivationRange, Rounding};
 use crate::Error;
+pub use crate::kernels::params::AddParams;
 use crate::requant::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
-
-/// Prepared parameters of [`add_s8`] / [`add_s16`] (TFLite's `OpDataAdd` plus the broadcast).
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct AddParams {
-    /// `-zero_point` of input 1.
-    pub input1_offset: i32,
-    /// `-zero_point` of input 2.
-    pub input2_offset: i32,
-    /// Zero point of the output.
-    pub output_offset: i32,
-    /// Headroom shift applied to both inputs (20 for int8, 15 for int16).
-    pub left_shift: i32,
-    /// Multiplier of input 1 (shift ≤ 0).
-    pub input1_multiplier: QuantizedMultiplier,
-    /// Multiplier of input 2 (shift ≤ 0).
-    pub input2_multiplier: QuantizedMultiplier,
-    /// Multiplier of the sum (shift ≤ 0).
-    pub output_multiplier: QuantizedMultiplier,
-    /// Output clamp (fused activation intersected with the type's range).
-    pub activation: ActivationRange,
-    /// The broadcast of the two input shapes.
-    pub broadcast: Broadcast,
-    /// The rounding mode the parameters were prepared for (both modes compute the same).
-    pub rounding: Rounding,
-}
 
 /// TFLite's `QuantizeMultiplierSmallerThanOneExp`: `real ∈ (0, 1)`, shift ≤ 0.
 fn quantize_multiplier_smaller_than_one(kernel: &'static str, real: f64) -> Result<QuantizedMultiplier, Error> {
@@ -185,7 +160,11 @@ pub fn add_s8(params: &AddParams, input1: &[i8], input2: &[i8], output: &mut [i8
     params.check("add_s8", input1.len(), input2.len(), output.len())?;
     // Dispatch point: the elementwise fast path (see `kernels::arch`), which declines
     // (broadcasting, parameters outside its forms), then the reference.
-    if cfg!(feature = "force-reference") || !super::arch::add_s8_elementwise(params, input1, input2, output) {
+    #[cfg(any(mq_dsp, mq_wasm_simd, mq_portable))]
+    let done = super::arch::add::add_s8_elementwise(params, input1, input2, output);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
+    let done = false; // `force-reference`: no fast path
+    if !done {
         params.broadcast.for_each(input1, input2, output, |a, b| params.add_one(a as i32, b as i32) as i8);
     }
     Ok(())

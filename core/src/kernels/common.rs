@@ -8,58 +8,8 @@
 
 use crate::Error;
 use crate::kernels::ActivationRange;
+pub use crate::kernels::params::{Hw, Padding, PaddingValues};
 use crate::requant;
-
-/// A height and a width: strides, dilations, filter and image sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Hw {
-    /// Height (rows).
-    pub h: usize,
-    /// Width (columns).
-    pub w: usize,
-}
-
-impl Hw {
-    /// A pair from its height and width.
-    pub const fn new(h: usize, w: usize) -> Self {
-        Self { h, w }
-    }
-    /// The same value for both.
-    pub const fn square(n: usize) -> Self {
-        Self { h: n, w: n }
-    }
-}
-
-/// Padding of a windowed op as an operator attribute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Padding {
-    /// TFLite `SAME`: output size `ceil(in / stride)`; the total padding is split with the odd
-    /// row/column at the bottom/right.
-    Same,
-    /// TFLite `VALID`: no padding, output size `floor((in - dilated_filter) / stride) + 1`.
-    Valid,
-    /// Given padding on each side (what TensorFlow's `EXPLICIT` padding, or a `PAD` by the input
-    /// zero point folded into the op, amounts to).
-    Explicit(PaddingValues),
-}
-
-/// Resolved padding, in input pixels, on each side of the image. Padded pixels contribute
-/// nothing to a convolution (they stand for the input zero point) and are not counted by a
-/// pooling window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct PaddingValues {
-    /// Rows above the image.
-    pub top: usize,
-    /// Rows below the image.
-    pub bottom: usize,
-    /// Columns left of the image.
-    pub left: usize,
-    /// Columns right of the image.
-    pub right: usize,
-}
 
 /// Output size and resolved padding of a windowed op, as TFLite's Prepare computes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,39 +26,18 @@
 //! padding, [`per_channel_multipliers`](crate::kernels::common::per_channel_multipliers) the
 //! multipliers and shifts (per-tensor weights are broadcast, as TFLite does), and
 //! [`ActivationRange::from_fused`] the clamp.
+//!
+//! [`ActivationRange::from_fused`]: crate::kernels::ActivationRange::from_fused
+//! [`Rounding::Double`]: crate::kernels::Rounding::Double
+//! [`Rounding::Single`]: crate::kernels::Rounding::Single
 
 use crate::Error;
 use crate::kernels::common::{
     Accumulator, Activation, Hw, PaddingValues, check_len, check_offsets, check_window_axis, ensure,
 };
-use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding, arch};
-
-/// Everything a 2-D convolution call needs besides its data, prepared once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ConvParams {
-    /// Input shape `[n, h, w, in_c]`.
-    pub input: Dims4,
-    /// Filter shape `[out_c, kh, kw, filter_in_c]` (`n` = output channels).
-    pub filter: Dims4,
-    /// Output shape `[n, oh, ow, out_c]`; `oh`, `ow` as
-    /// [`compute_window`](crate::kernels::common::compute_window) gives them.
-    pub output: Dims4,
-    /// Strides (>= 1).
-    pub stride: Hw,
-    /// Dilations (>= 1).
-    pub dilation: Hw,
-    /// Resolved padding.
-    pub padding: PaddingValues,
-    /// `-input_zero_point`: in [-127, 128] for int8; 0 for 16x8.
-    pub input_offset: i32,
-    /// `output_zero_point`: in [-128, 127] for int8; 0 for 16x8.
-    pub output_offset: i32,
-    /// Output clamp.
-    pub activation: ActivationRange,
-    /// Rounding mode; both give the same result for conv (module docs).
-    pub rounding: Rounding,
-}
+pub use crate::kernels::params::ConvParams;
+use crate::kernels::window::input_coord;
+use crate::kernels::{Dims4, PerChannelQuant, arch};
 
 /// Sizes derived from validated parameters.
 #[derive(Clone, Copy)]
@@ -136,23 +115,6 @@ fn validate<X: Activation, A>(
         "multiplier/shift length != output channels",
     )?;
     Ok(ConvGeometry { groups, filters_per_group })
-}
-
-/// Input coordinate of output coordinate `o` and filter tap `k`, or `None` in the padding.
-#[inline(always)]
-pub(crate) fn input_coord(
-    o: usize,
-    stride: usize,
-    k: usize,
-    dilation: usize,
-    before: usize,
-    size: usize,
-) -> Option<usize> {
-    let padded = o * stride + k * dilation;
-    match padded.checked_sub(before) {
-        Some(i) if i < size => Some(i),
-        _ => None,
-    }
 }
 
 /// The reference kernel, after validation: TFLite's `reference_integer_ops::ConvPerChannel`.
@@ -243,30 +205,26 @@ fn conv_s8_dispatch(
     output: &mut [i8],
     scratch: &mut [u8],
 ) {
-    // With `force-reference` the fast path is skipped (its `done` is never computed).
-    let cols = if cfg!(feature = "force-reference") { &mut [] } else { arch::scratch_words(scratch) };
-    let ops = arch::ConvOperands { p, multiplier: quant.multiplier, shift: quant.shift, input, filter, bias };
+    #[cfg(any(mq_dsp, mq_wasm_simd, mq_portable))]
+    let (cols, ops) = (
+        arch::scratch::scratch_words(scratch),
+        arch::tiled_conv::ConvOperands { p, multiplier: quant.multiplier, shift: quant.shift, input, filter, bias },
+    );
     #[cfg(mq_dsp)]
     let done = arch::arm_dsp::conv_s8(&ops, output, cols);
-    #[cfg(all(
-        not(mq_dsp),
-        target_arch = "wasm32",
-        target_feature = "simd128",
-        not(all(feature = "relaxed-simd", target_feature = "relaxed-simd"))
-    ))]
+    #[cfg(all(mq_wasm_simd, not(mq_relaxed_simd)))]
     let done = arch::wasm_simd::conv_s8_lanes(&ops, output, cols)
-        || arch::conv_s8_tiled::<arch::wasm_simd::SimdTile>(&ops, output, cols);
-    #[cfg(all(
-        not(mq_dsp),
-        target_arch = "wasm32",
-        target_feature = "simd128",
-        feature = "relaxed-simd",
-        target_feature = "relaxed-simd"
-    ))]
-    let done = arch::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(&ops, output, cols);
-    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
-    let done = arch::conv_s8_tiled::<arch::portable::NaturalTile>(&ops, output, cols);
-    if cfg!(feature = "force-reference") || !done {
+        || arch::tiled_conv::conv_s8_tiled::<arch::wasm_simd::SimdTile>(&ops, output, cols);
+    #[cfg(mq_relaxed_simd)]
+    let done = arch::tiled_conv::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(&ops, output, cols);
+    #[cfg(mq_portable)]
+    let done = arch::tiled_conv::conv_s8_tiled::<arch::portable::NaturalTile>(&ops, output, cols);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
+    let done = {
+        let _ = scratch; // `force-reference`: no fast path
+        false
+    };
+    if !done {
         conv_reference(p, g, quant, input, filter, bias, output);
     }
 }
@@ -281,7 +239,7 @@ pub fn conv_s8_scratch_len(params: &ConvParams) -> usize {
         return 0;
     }
     let k = params.filter.h.saturating_mul(params.filter.w).saturating_mul(params.filter.c);
-    arch::conv_scratch_words(k).saturating_mul(4).saturating_add(4)
+    arch::scratch::conv_scratch_words(k).saturating_mul(4).saturating_add(4)
 }
 
 /// [`conv_s8`]'s reference kernel (TFLite's `ConvPerChannel` as written), whatever the target:
@@ -358,7 +316,8 @@ pub fn conv_s16<B: Accumulator>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::common::{Padding, compute_window};
+    use crate::kernels::common::{Hw, Padding, compute_window};
+    use crate::kernels::{ActivationRange, Dims4, Rounding};
 
     fn params(input: Dims4, filter: Dims4, stride: Hw, dilation: Hw, padding: Padding) -> ConvParams {
         let w =

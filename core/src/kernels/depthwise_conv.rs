@@ -21,39 +21,17 @@
 //! As [`conv`](crate::kernels::conv): [`compute_window`](crate::kernels::common::compute_window),
 //! [`per_channel_multipliers`](crate::kernels::common::per_channel_multipliers) (TFLite quantizes
 //! depthwise filters along dimension 3, the output channel), [`ActivationRange::from_fused`].
+//!
+//! [`ActivationRange::from_fused`]: crate::kernels::ActivationRange::from_fused
+//! [`Rounding::Double`]: crate::kernels::Rounding::Double
+//! [`Rounding::Single`]: crate::kernels::Rounding::Single
 
 use crate::Error;
-use crate::kernels::common::{Accumulator, Activation, Hw, PaddingValues, check_len, check_offsets, ensure};
-use crate::kernels::conv::{check_conv_window, input_coord};
-use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding, arch};
-
-/// Everything a depthwise convolution call needs besides its data, prepared once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct DepthwiseConvParams {
-    /// Input shape `[n, h, w, in_c]`.
-    pub input: Dims4,
-    /// Filter height and width.
-    pub filter: Hw,
-    /// Output shape `[n, oh, ow, in_c * depth_multiplier]`.
-    pub output: Dims4,
-    /// Output channels per input channel (>= 1).
-    pub depth_multiplier: usize,
-    /// Strides (>= 1).
-    pub stride: Hw,
-    /// Dilations (>= 1).
-    pub dilation: Hw,
-    /// Resolved padding.
-    pub padding: PaddingValues,
-    /// `-input_zero_point`: in [-127, 128] for int8; 0 for 16x8.
-    pub input_offset: i32,
-    /// `output_zero_point`: in [-128, 127] for int8; 0 for 16x8.
-    pub output_offset: i32,
-    /// Output clamp.
-    pub activation: ActivationRange,
-    /// Rounding mode; both give the same result for depthwise conv (module docs).
-    pub rounding: Rounding,
-}
+use crate::kernels::PerChannelQuant;
+use crate::kernels::common::{Accumulator, Activation, check_len, check_offsets, ensure};
+use crate::kernels::conv::check_conv_window;
+pub use crate::kernels::params::DepthwiseConvParams;
+use crate::kernels::window::input_coord;
 
 fn validate<X: Activation, A>(
     kernel: &'static str,
@@ -169,13 +147,14 @@ fn depthwise_conv_s8_dispatch(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) {
-    let fast = !cfg!(feature = "force-reference");
     #[cfg(mq_dsp)]
-    let done = fast && arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    let done = fast && arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
-    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
-    let done = fast && arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    let done = crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(mq_wasm_simd)]
+    let done = crate::kernels::arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(mq_portable)]
+    let done = crate::kernels::arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
+    let done = false; // `force-reference`: no fast path
     if !done {
         depthwise_conv_reference(p, quant, input, filter, bias, output);
     }
@@ -263,7 +242,8 @@ pub fn depthwise_conv_s16<B: Accumulator>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::common::{Padding, compute_window};
+    use crate::kernels::common::{Hw, Padding, compute_window};
+    use crate::kernels::{ActivationRange, Dims4, Rounding};
 
     fn params(input: Dims4, filter: Hw, dm: usize, stride: Hw, padding: Padding) -> DepthwiseConvParams {
         let w = compute_window(padding, Hw::new(input.h, input.w), filter, stride, Hw::square(1)).unwrap();

@@ -35,8 +35,11 @@
 //! expanded to int16; any shorter slice (e.g. empty) also works.
 
 use crate::Error;
+#[cfg(any(mq_dsp, mq_wasm_simd))]
+use crate::kernels::arch::requant::{ChannelRequant, OutputScale};
 use crate::kernels::common::{self, Accumulator, Activation, check_len, check_offsets, ensure};
-use crate::kernels::{ActivationRange, PerChannelQuant, Rounding, arch};
+pub use crate::kernels::params::FullyConnectedParams;
+use crate::kernels::{PerChannelQuant, Rounding, arch};
 use crate::requant::QuantizedMultiplier;
 
 /// A non-negative real multiplier exactly as an IEEE `double` holds it, `mantissa · 2^exponent`,
@@ -223,26 +226,6 @@ pub fn fully_connected_per_channel_multipliers(
     Ok(())
 }
 
-/// Shapes, offsets, clamp and rounding of a fully connected layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct FullyConnectedParams {
-    /// Rows of the input and output (the input's leading dimensions flattened).
-    pub batches: usize,
-    /// Input values per row (the filter's last dimension), >= 1.
-    pub input_depth: usize,
-    /// Outputs per row (the filter's first dimension), >= 1.
-    pub output_depth: usize,
-    /// `-input_zero_point`: in [-127, 128] for int8; 0 for 16x8.
-    pub input_offset: i32,
-    /// `output_zero_point`: in [-128, 127] for int8; 0 for 16x8.
-    pub output_offset: i32,
-    /// Output clamp (from the fused activation, [`ActivationRange::from_fused`]).
-    pub activation: ActivationRange,
-    /// Which oracle to reproduce (see the module docs).
-    pub rounding: Rounding,
-}
-
 /// The requantization a kernel call uses, after validation.
 #[derive(Clone, Copy)]
 enum Requant<'a> {
@@ -374,7 +357,27 @@ fn fully_connected_s8_dispatch(
     output: &mut [i8],
     scratch: &mut [u8],
 ) {
-    let fast = !cfg!(feature = "force-reference");
+    #[cfg(any(mq_dsp, mq_wasm_simd))]
+    if fully_connected_s8_fast(p, requant, input, filter, bias, output, scratch) {
+        return;
+    }
+    #[cfg(not(any(mq_dsp, mq_wasm_simd)))]
+    let _ = scratch; // the reference's zip loop is what x86-64 and AArch64 vectorize best; no other path
+    fully_connected_reference(p, requant, input, filter, bias, output);
+}
+
+/// The fast paths of [`fully_connected_s8_dispatch`]; `false` (nothing written) if they decline.
+#[cfg(any(mq_dsp, mq_wasm_simd))]
+#[inline(always)]
+fn fully_connected_s8_fast(
+    p: &FullyConnectedParams,
+    requant: Requant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    scratch: &mut [u8],
+) -> bool {
     let one = |q: QuantizedMultiplier| ([q.multiplier], [q.shift]);
     let tensor = match requant {
         Requant::TensorFixed(q) => Some(one(q)),
@@ -383,7 +386,7 @@ fn fully_connected_s8_dispatch(
     // The Arm DSP path's lean case first: fixed point in its `SMLAL` form, whole words per row
     // (it checks), with nothing else prepared.
     #[cfg(mq_dsp)]
-    if fast {
+    {
         let ms = match (&requant, &tensor) {
             (_, Some((m, s))) => Some((&m[..], &s[..])),
             (Requant::ChannelFixed(m, s), _) => Some((*m, *s)),
@@ -392,37 +395,35 @@ fn fully_connected_s8_dispatch(
         if let Some((multiplier, shift)) = ms {
             let a = arch::arm_dsp::FcArgs { params: p, input, filter, bias, multiplier, shift };
             if arch::arm_dsp::fully_connected_right_shift(&a, output, scratch) {
-                return;
+                return true;
             }
         }
     }
     // Fixed-point requantization through the fast paths' prepared form (the same function, see
     // `arch::requantize`); the single-rounding forms as the reference computes them.
     let other = |c: usize, acc: i32| requant.apply(c, acc);
-    let fixed =
-        |m, s| arch::OutputScale::Fixed { multiplier: m, shift: s, valid: arch::ChannelRequant::all_valid(m, s) };
+    let fixed = |m, s| OutputScale::Fixed { multiplier: m, shift: s, valid: ChannelRequant::all_valid(m, s) };
     let scale = match (&requant, &tensor) {
         (_, Some((m, s))) => fixed(m, s),
         (Requant::ChannelFixed(m, s), _) => fixed(m, s),
-        _ => arch::OutputScale::Other(&other),
+        _ => OutputScale::Other(&other),
     };
     #[cfg(mq_dsp)]
-    let done =
-        fast && arch::arm_dsp::fully_connected_s8(p, input, filter, bias, output, arch::scratch_words(scratch), &scale);
-    #[cfg(all(not(mq_dsp), target_arch = "wasm32", target_feature = "simd128"))]
+    let done = arch::arm_dsp::fully_connected_s8(
+        p,
+        input,
+        filter,
+        bias,
+        output,
+        arch::scratch::scratch_words(scratch),
+        &scale,
+    );
+    #[cfg(mq_wasm_simd)]
     let done = {
-        let _ = &scratch; // the wasm path extends the input per chunk in registers
-        fast && arch::wasm_simd::fully_connected_s8(p, input, filter, bias, output, &scale)
+        let _ = scratch; // the wasm path extends the input per chunk in registers
+        arch::wasm_simd::fully_connected_s8(p, input, filter, bias, output, &scale)
     };
-    #[cfg(not(any(mq_dsp, all(target_arch = "wasm32", target_feature = "simd128"))))]
-    let done = {
-        // The reference's zip loop is what x86-64 and AArch64 vectorize best; no other path.
-        let _ = (&scale, &scratch, fast);
-        false
-    };
-    if !done {
-        fully_connected_reference(p, requant, input, filter, bias, output);
-    }
+    done
 }
 
 /// Bytes of scratch [`fully_connected_s8`] and [`fully_connected_per_channel_s8`] can use for
@@ -430,7 +431,7 @@ fn fully_connected_s8_dispatch(
 /// values, plus 4 bytes so any alignment works. A pure function of the shapes, the same on every
 /// target. Saturates at `usize::MAX`.
 pub fn fully_connected_s8_scratch_len(params: &FullyConnectedParams) -> usize {
-    arch::padded_patch_len(params.input_depth).saturating_mul(2).saturating_add(4)
+    arch::scratch::padded_patch_len(params.input_depth).saturating_mul(2).saturating_add(4)
 }
 
 /// [`fully_connected_s8`]'s reference kernel, whatever the target: the oracle of the fast paths
@@ -567,6 +568,7 @@ pub fn fully_connected_per_channel_s16<B: Accumulator>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::ActivationRange;
     use proptest::prelude::*;
 
     /// What the interpreter computes, with the host's `f64` (IEEE, round to nearest even) and

@@ -28,7 +28,9 @@ pub mod common;
 pub mod conv;
 pub mod depthwise_conv;
 pub mod fully_connected;
+pub mod params;
 pub mod pooling;
+pub(crate) mod window;
 // Elementwise, activation and data-movement kernels.
 pub mod add;
 pub mod concat;
@@ -46,66 +48,4 @@ pub mod tanh;
 pub mod tensor;
 pub mod transpose;
 
-/// Shape of a 4-D NHWC tensor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Dims4 {
-    /// Batch.
-    pub n: usize,
-    /// Height.
-    pub h: usize,
-    /// Width.
-    pub w: usize,
-    /// Channels.
-    pub c: usize,
-}
-
-impl Dims4 {
-    /// A shape from its four extents.
-    pub const fn new(n: usize, h: usize, w: usize, c: usize) -> Self {
-        Self { n, h, w, c }
-    }
-    /// Number of elements, or `None` if it overflows `usize`.
-    pub const fn checked_len(&self) -> Option<usize> {
-        match self.n.checked_mul(self.h) {
-            Some(a) => match a.checked_mul(self.w) {
-                Some(b) => b.checked_mul(self.c),
-                None => None,
-            },
-            None => None,
-        }
-    }
-}
-
-/// A fused activation (none, ReLU, ReLU6, ReLU-N1-to-1) as a clamp of the quantized output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ActivationRange {
-    /// Smallest output value.
-    pub min: i32,
-    /// Largest output value.
-    pub max: i32,
-}
-
-impl ActivationRange {
-    /// No clamp beyond int8's own range.
-    pub const INT8: Self = Self { min: i8::MIN as i32, max: i8::MAX as i32 };
-    /// No clamp beyond int16's own range.
-    pub const INT16: Self = Self { min: i16::MIN as i32, max: i16::MAX as i32 };
-
-    /// Clamps `x` to the range (no panic even if `min > max`).
-    #[inline(always)]
-    pub fn apply(&self, x: i32) -> i32 {
-        crate::requant::clamp_i32(x, self.min, self.max)
-    }
-}
-
-/// Per-output-channel requantization: a Q31 multiplier and a shift per channel (see
-/// [`crate::requant`]).
-#[derive(Debug, Clone, Copy)]
-pub struct PerChannelQuant<'a> {
-    /// Q31 multipliers, one per output channel.
-    pub multiplier: &'a [i32],
-    /// Shifts (positive = left), one per output channel.
-    pub shift: &'a [i32],
-}
+pub use params::{ActivationRange, Dims4, PerChannelQuant};

@@ -18,28 +18,13 @@
 //! [`compute_window`](crate::kernels::common::compute_window) with dilation 1 gives the output
 //! size and padding; [`ActivationRange::from_fused`] the clamp (from the output's scale and zero
 //! point).
+//!
+//! [`ActivationRange::from_fused`]: crate::kernels::ActivationRange::from_fused
 
 use crate::Error;
-use crate::kernels::common::{Activation, Hw, PaddingValues, check_len, check_window_axis, ensure};
-use crate::kernels::{ActivationRange, Dims4};
-
-/// Everything a pooling call needs besides its data, prepared once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct PoolParams {
-    /// Input shape `[n, h, w, c]`.
-    pub input: Dims4,
-    /// Output shape `[n, oh, ow, c]`.
-    pub output: Dims4,
-    /// Window height and width (>= 1).
-    pub filter: Hw,
-    /// Strides (>= 1).
-    pub stride: Hw,
-    /// Resolved padding.
-    pub padding: PaddingValues,
-    /// Output clamp.
-    pub activation: ActivationRange,
-}
+use crate::kernels::common::{Activation, check_len, check_window_axis, ensure};
+pub use crate::kernels::params::PoolParams;
+use crate::kernels::window::{average, for_each_window};
 
 fn validate<X: Activation>(kernel: &'static str, p: &PoolParams, input: &[X], output: &[X]) -> Result<(), Error> {
     ensure(
@@ -80,24 +65,6 @@ fn validate<X: Activation>(kernel: &'static str, p: &PoolParams, input: &[X], ou
     Ok(())
 }
 
-/// The in-image range `[start, end)` of the window of output coordinate `o` on one axis.
-#[inline(always)]
-pub(crate) fn window_range(o: usize, stride: usize, filter: usize, before: usize, size: usize) -> (usize, usize) {
-    let origin = o * stride; // in padded coordinates
-    let start = origin.max(before) - before;
-    let end = (origin + filter).min(before + size).saturating_sub(before);
-    (start, end)
-}
-
-/// `(sum ± count / 2) / count` with C's truncating division (TFLite's `AveragePool` rounding);
-/// 0 for an empty window (which validation excludes).
-#[inline(always)]
-pub(crate) fn average(sum: i32, count: i32) -> i32 {
-    let half = count / 2;
-    let biased = if sum > 0 { sum.wrapping_add(half) } else { sum.wrapping_sub(half) };
-    biased.checked_div(count).unwrap_or(0)
-}
-
 /// The reference loop of both pooling kernels: TFLite's `reference_integer_ops::MaxPool`
 /// (`AVG = false`: the maximum, starting at the type's lowest value) and `AveragePool` (`AVG =
 /// true`: the sum in int32, then `(sum ± count / 2) / count` with C's truncating division).
@@ -121,39 +88,13 @@ fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], o
     });
 }
 
-/// The walk both pooling loops share: for every image and output pixel, `f(image, the pixel's
-/// output channels, (y0, y1), (x0, x1))` with the window's rows and columns inside the input.
-#[inline(always)]
-pub(crate) fn for_each_window<X>(
-    p: &PoolParams,
-    input: &[X],
-    output: &mut [X],
-    mut f: impl FnMut(&[X], &mut [X], (usize, usize), (usize, usize)),
-) {
-    let (ind, outd) = (p.input, p.output);
-    let c = ind.c.max(1);
-    let in_image = (ind.h * ind.w * ind.c).max(1);
-    let out_image = (outd.h * outd.w * outd.c).max(1);
-    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
-        let mut out_pixels = out_b.chunks_exact_mut(c);
-        for oy in 0..outd.h {
-            let ys = window_range(oy, p.stride.h, p.filter.h, p.padding.top, ind.h);
-            for ox in 0..outd.w {
-                let xs = window_range(ox, p.stride.w, p.filter.w, p.padding.left, ind.w);
-                let Some(out_px) = out_pixels.next() else { return };
-                f(in_b, out_px, ys, xs);
-            }
-        }
-    }
-}
-
 /// The one dispatch point of max pooling: in wasm with SIMD, the channels-inner loop of
 /// `arch::portable` (same maxima, read in memory order; it vectorizes); elsewhere the reference.
 #[inline]
 fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference")))]
+    #[cfg(mq_wasm_simd)]
     crate::kernels::arch::portable::pool_channels_inner::<X, false>(p, input, output);
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference"))))]
+    #[cfg(not(mq_wasm_simd))]
     pool_reference::<X, false>(p, input, output);
 }
 
@@ -161,9 +102,9 @@ fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X
 /// int32 sums, in another order, and the same rounding).
 #[inline]
 fn avg_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference")))]
+    #[cfg(mq_wasm_simd)]
     crate::kernels::arch::portable::pool_channels_inner::<X, true>(p, input, output);
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "force-reference"))))]
+    #[cfg(not(mq_wasm_simd))]
     pool_reference::<X, true>(p, input, output);
 }
 
@@ -242,7 +183,8 @@ pub fn avg_pool_s16(params: &PoolParams, input: &[i16], output: &mut [i16]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::common::{Padding, compute_window};
+    use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
+    use crate::kernels::{ActivationRange, Dims4};
 
     fn params(input: Dims4, filter: Hw, stride: Hw, padding: Padding) -> PoolParams {
         let w = compute_window(padding, Hw::new(input.h, input.w), filter, stride, Hw::square(1)).unwrap();

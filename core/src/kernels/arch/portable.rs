@@ -5,20 +5,23 @@
 //! per-tap index arithmetic; the arithmetic (wrapping int32 sums of `w * (x + input_offset)`,
 //! the same requantization) is the reference's, so the results are identical.
 
-use super::{ConvTile, TILE, for_each_tap, requantize};
+use super::requant::requantize;
+use super::scratch::TILE;
+use super::tiled_conv::{ConvTile, for_each_tap};
 use crate::kernels::PerChannelQuant;
-use crate::kernels::conv::{ConvParams, input_coord};
-use crate::kernels::depthwise_conv::DepthwiseConvParams;
+use crate::kernels::params::ConvParams;
+use crate::kernels::params::DepthwiseConvParams;
+use crate::kernels::window::input_coord;
 
 /// Convolution tiles with patches stored in natural order as int16 (input offset added), one
 /// patch after the other (`TILE` x `kp` values): each dot product is a plain zip of an int16
 /// patch and an int8 filter, which LLVM turns into `pmaddwd` on x86-64 and a short
 /// load-multiply-add loop on Cortex-M0. (On wasm with SIMD only its im2col is used.)
-#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+#[cfg_attr(mq_wasm_simd, allow(dead_code))]
 pub(crate) struct NaturalTile;
 
 /// The int16 view of an im2col block (every `u32` is two `i16`).
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))]
 #[inline(always)]
 pub(crate) fn cols_i16(cols: &[u32]) -> &[i16] {
     bytemuck::cast_slice(cols)
@@ -26,7 +29,7 @@ pub(crate) fn cols_i16(cols: &[u32]) -> &[i16] {
 
 /// Writes the natural-order patches (int16, input offset added, zeros for padding and tails) of
 /// `pixels` into `cols` (`TILE` x `kp` values); shared with the wasm SIMD tile.
-#[cfg_attr(all(feature = "relaxed-simd", target_feature = "relaxed-simd"), allow(dead_code))]
+#[cfg_attr(mq_relaxed_simd, allow(dead_code))]
 #[inline(always)]
 pub(crate) fn im2col_natural(
     p: &ConvParams,
@@ -98,7 +101,7 @@ const DW_CHUNK: usize = 32;
 /// (contiguous slices of input and filter: the loop vectorizes), then each channel is
 /// requantized. No scratch (the accumulators live on the stack, 128 bytes). Preconditions (else
 /// `false`): `depth_multiplier == 1`.
-#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))] // wasm_simd has its own
+#[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -167,7 +170,8 @@ mod tests {
     //! shapes, strides, dilations, paddings, offsets, multipliers and clamps.
     extern crate std;
     use super::*;
-    use crate::kernels::arch::{ConvOperands, conv_s8_tiled, conv_scratch_words};
+    use crate::kernels::arch::scratch::conv_scratch_words;
+    use crate::kernels::arch::tiled_conv::{ConvOperands, conv_s8_tiled};
     use crate::kernels::common::{Hw, Padding, compute_window};
     use crate::kernels::conv::conv_s8_reference;
     use crate::kernels::depthwise_conv::depthwise_conv_s8_reference;
@@ -215,7 +219,7 @@ mod tests {
                 stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
                 activation: act, rounding: Rounding::Double,
             };
-            let mut rng = crate::kernels::arch::tests::Rng(seed);
+            let mut rng = crate::kernels::arch::test_rng::Rng(seed);
             let x = rng.bytes(input.checked_len().unwrap());
             let filt = rng.bytes(p.filter.checked_len().unwrap());
             let bias: Vec<i32> = (0..out_c).map(|_| rng.next() as i32 >> 12).collect();
@@ -242,7 +246,7 @@ mod tests {
                 stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
                 activation: act, rounding: Rounding::Double,
             };
-            let mut rng = crate::kernels::arch::tests::Rng(seed);
+            let mut rng = crate::kernels::arch::test_rng::Rng(seed);
             let x = rng.bytes(input.checked_len().unwrap());
             let filt = rng.bytes(f.h * f.w * c);
             let bias: Vec<i32> = (0..c).map(|_| rng.next() as i32 >> 12).collect();
@@ -258,7 +262,7 @@ mod tests {
 }
 
 /// Channels per accumulator block of [`pool_channels_inner`].
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[cfg(mq_wasm_simd)]
 const POOL_BLOCK: usize = 64;
 
 /// Max and average pooling (`AVG`) with the channels innermost: for each output pixel and block
@@ -266,13 +270,13 @@ const POOL_BLOCK: usize = 64;
 /// accumulators (contiguous slices: the loop vectorizes), then finished as the reference does
 /// (the maximum; the wrapping sum's `average`). The same values as the reference, which reads
 /// one channel at a time across the window. Shapes validated by the caller.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[cfg(mq_wasm_simd)]
 pub(crate) fn pool_channels_inner<X: crate::kernels::common::Activation, const AVG: bool>(
-    p: &crate::kernels::pooling::PoolParams,
+    p: &crate::kernels::params::PoolParams,
     input: &[X],
     output: &mut [X],
 ) {
-    use crate::kernels::pooling::{average, for_each_window};
+    use crate::kernels::window::{average, for_each_window};
     let (w, c) = (p.input.w, p.input.c.max(1));
     let init = if AVG { 0 } else { X::RANGE.min };
     for_each_window(p, input, output, |in_b, out_px, (y0, y1), (x0, x1)| {
