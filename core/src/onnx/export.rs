@@ -42,12 +42,12 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::IoInfo;
-use super::layout;
 use super::pb;
 use super::tensor::{dt, le_f32, le16, le32, le64};
 use crate::graph::{
     Activation, ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Padding, Tensor, TensorId,
 };
+use crate::layout;
 use crate::vecmap::VecMap;
 
 /// Options of [`export_qdq`].
@@ -194,13 +194,9 @@ fn tensor_proto(name: &str, shape: &[usize], code: i32, raw: Vec<u8>) -> pb::Ten
     }
 }
 
-fn is_identity(p: &[usize]) -> bool {
-    p.iter().enumerate().all(|(i, &v)| i == v)
-}
-
 /// Permutes row-major `data` of `shape`: output axis `j` is input axis `perm[j]`.
-fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
-    layout::transpose_data(data, shape, perm)
+fn permute<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Result<Vec<T>, ConvertError> {
+    layout::transpose(data, shape, perm).map_err(|e| err(format!("constant of shape {shape:?} by {perm:?}: {e}")))
 }
 
 /// The name and axis order (relative to ours) of an ONNX value holding a graph tensor.
@@ -413,24 +409,24 @@ impl<'g> Exporter<'g> {
         if let (ConstData::F32(v), None) = (data, &t.quant) {
             // A float constant (the bias of a weight-only layer): a float initializer.
             let name = if self.constants.keys().any(|(c, _)| *c == id.0) { self.fresh(&base) } else { base };
-            self.inits.push(tensor_proto(&name, &shape, dt::FLOAT, le_f32(&permute(v, &t.shape, perm))));
+            self.inits.push(tensor_proto(&name, &shape, dt::FLOAT, le_f32(&permute(v, &t.shape, perm)?)));
             self.constants.insert(key, name.clone());
             return Ok(name);
         }
         let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
         let (code, raw) = match data {
-            ConstData::I8(v) => (dt::INT8, permute(v, &t.shape, perm).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
+            ConstData::I8(v) => (dt::INT8, permute(v, &t.shape, perm)?.iter().map(|&x| x as u8).collect::<Vec<u8>>()),
             ConstData::I16(v) => {
                 if self.opts.opset < 21 {
                     return Err(err(format!("int16 constant '{}' needs opset 21", t.name)));
                 }
-                (dt::INT16, le16(&permute(v, &t.shape, perm)))
+                (dt::INT16, le16(&permute(v, &t.shape, perm)?))
             }
-            ConstData::I32(v) => (dt::INT32, le32(&permute(v, &t.shape, perm))),
+            ConstData::I32(v) => (dt::INT32, le32(&permute(v, &t.shape, perm)?)),
             ConstData::I64(v) => {
                 let narrow: Option<Vec<i32>> = v.iter().map(|&x| i32::try_from(x).ok()).collect();
                 let narrow = narrow.ok_or_else(|| err(format!("int64 bias '{}' does not fit int32", t.name)))?;
-                (dt::INT32, le32(&permute(&narrow, &t.shape, perm)))
+                (dt::INT32, le32(&permute(&narrow, &t.shape, perm)?))
             }
             other => return Err(err(format!("constant '{}' of {} cannot be written as QDQ", t.name, other.dtype()))),
         };
@@ -841,7 +837,7 @@ impl<'g> Exporter<'g> {
             return Err(err(format!("weights '{}' are not int8 constants", wt.name)));
         };
         let wname = self.fresh(&format!("{base}/weights/quantized"));
-        let raw = permute(w, &wt.shape, layer.weight_perm).iter().map(|&v| v as u8).collect();
+        let raw = permute(w, &wt.shape, layer.weight_perm)?.iter().map(|&v| v as u8).collect();
         self.inits.push(tensor_proto(&wname, &Self::shape_in(&wt.shape, layer.weight_perm), dt::INT8, raw));
         let per_channel = q.scales.len() > 1;
         let scale_shape: &[usize] = if per_channel { layer.channel_shape } else { &[] };
@@ -884,7 +880,7 @@ impl<'g> Exporter<'g> {
             // Broadcast shape in our order: leading 1s to `rank`, then reorder like the output.
             let mut s = vec![1usize; rank.saturating_sub(r)];
             s.extend_from_slice(&t.shape);
-            if is_identity(target) || rank != s.len() {
+            if layout::is_identity(target) || rank != s.len() {
                 return self.const_dq(id, &layout::identity(r), None);
             }
             // Reorder the constant's data as a rank-`rank` tensor.
@@ -896,14 +892,14 @@ impl<'g> Exporter<'g> {
                     &name,
                     &Self::shape_in(&s, target),
                     dt::FLOAT,
-                    le_f32(&permute(v, &s, target)),
+                    le_f32(&permute(v, &s, target)?),
                 ));
                 return Ok(name);
             }
             let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
             let (code, raw) = match data {
-                ConstData::I8(v) => (dt::INT8, permute(v, &s, target).iter().map(|&x| x as u8).collect::<Vec<u8>>()),
-                ConstData::I16(v) if self.opts.opset >= 21 => (dt::INT16, le16(&permute(v, &s, target))),
+                ConstData::I8(v) => (dt::INT8, permute(v, &s, target)?.iter().map(|&x| x as u8).collect::<Vec<u8>>()),
+                ConstData::I16(v) if self.opts.opset >= 21 => (dt::INT16, le16(&permute(v, &s, target)?)),
                 other => return Err(err(format!("constant operand '{}' of {}", t.name, other.dtype()))),
             };
             let qname = self.fresh(&format!("{cbase}/quantized"));

@@ -17,13 +17,13 @@ use prost::Message;
 
 use super::attr::Attrs;
 use super::fold::{self, KData, Konst, norm_axis};
-use super::layout;
 use super::tensor::{dt, dtype_name, konst_from_proto};
 use super::{ImportOptions, Imported, IoInfo, MAX_OPSET, MIN_OPSET, pb};
 use crate::graph::{
     Activation, ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected,
     Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId,
 };
+use crate::layout;
 use crate::vecmap::{VecMap, VecSet};
 
 /// An ONNX value: a constant (ONNX layout) or a graph tensor stored in some axis order.
