@@ -2,16 +2,17 @@
 //!
 //! A permutation `perm` of a tensor's axes follows NumPy's `transpose(data, perm)`: output axis
 //! `i` is input axis `perm[i]`, so the output shape is `[shape[perm[0]], shape[perm[1]], ...]`.
-//! NCHW stored as NHWC is `[0, 2, 3, 1]`; [`channels_last`] builds it for any rank.
+//! NCHW stored as NHWC is `[0, 2, 3, 1]`; `channels_last` (with `alloc`) builds it
+//! for any rank.
 //!
 //! Everything here works on slices and fixed-size arrays: no allocation, tensors of up to
 //! [`MAX_AXES`] axes. [`Transpose`] validates a shape and permutation once and then walks the
 //! input index of every output element ([`Transpose::sources`]) or copies data
-//! ([`Transpose::apply`]). With the `alloc` feature, [`transpose`], [`inverse`], [`identity`],
-//! [`channels_last`], [`permute_shape`] and [`strides`] return `Vec`s for the converter.
+//! ([`Transpose::apply`]). With the `alloc` feature, `transpose`, `inverse`, `identity`,
+//! `channels_last`, `permute_shape` and `strides` return `Vec`s for the converter.
 //!
 //! Users: the ONNX importer and exporter (how an ONNX tensor's axes are stored in the graph,
-//! constants folded at import), the float reference ([`crate::float`]), the graph passes and
+//! constants folded at import), the float reference (`float`), the graph passes and
 //! the wasm package (model inputs and outputs in the caller's layout).
 //!
 //! ```
