@@ -57,6 +57,7 @@ pub mod float;
 pub mod graph;
 pub mod interp;
 pub mod kernels;
+pub mod layout;
 pub mod model;
 #[cfg(any(feature = "alloc", feature = "npy"))]
 pub mod npy;

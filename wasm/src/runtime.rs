@@ -9,6 +9,7 @@ use core::cell::RefCell;
 
 use js_sys::{Array, Float32Array, Object};
 use microquant::interp::{ARENA_ALIGN, Interpreter, PreparedOp};
+use microquant::layout;
 use microquant::model::{DType, Model, Quant};
 use microquant::quant::{QParams, QuantDType};
 use self_cell::{MutBorrow, self_cell};
@@ -74,70 +75,35 @@ pub(crate) struct Io {
 
 impl Io {
     fn is_identity(&self) -> bool {
-        self.perm.iter().enumerate().all(|(i, &p)| i == p)
+        layout::is_identity(&self.perm)
     }
 }
 
-/// Reorders `data` of `shape` so that output axis `i` is input axis `perm[i]`.
+/// Reorders `data` of `shape` so that output axis `i` is input axis `perm[i]`
+/// ([`microquant::layout::Transpose`]). A shape or permutation that does not fit `data` leaves
+/// it as it is.
 pub(crate) fn transpose<T: Copy + Default>(data: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
-    match transpose_sources(data.len(), shape, perm) {
-        Some(src) => src.iter().map(|&s| data.get(s).copied().unwrap_or_default()).collect(),
-        None => data.to_vec(),
-    }
-}
-
-/// For [`transpose`]: the input index of each output element, or `None` when the data stays as
-/// it is (a shape or permutation that does not fit, or only axes of size 1 move). Not generic,
-/// so the element types share it.
-fn transpose_sources(len: usize, shape: &[usize], perm: &[usize]) -> Option<Vec<usize>> {
-    if keeps_order(len, shape, perm) {
-        return None;
-    }
-    let rank = shape.len();
-    let mut strides = vec![1usize; rank];
-    for i in (0..rank.saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1];
-    }
-    let out_shape: Vec<usize> = perm.iter().map(|&p| shape.get(p).copied().unwrap_or(1)).collect();
-    let out_strides: Vec<usize> = perm.iter().map(|&p| strides.get(p).copied().unwrap_or(0)).collect();
-    let mut out = Vec::with_capacity(len);
-    let mut idx = vec![0usize; rank];
-    for _ in 0..len {
-        out.push(idx.iter().zip(&out_strides).map(|(i, s)| i * s).sum());
-        for ax in (0..rank).rev() {
-            idx[ax] += 1;
-            if idx[ax] < out_shape[ax] {
-                break;
-            }
-            idx[ax] = 0;
+    match layout::Transpose::new(shape, perm) {
+        Ok(t) if t.len() == data.len() && !t.is_data_preserving() => {
+            t.sources().map(|s| data.get(s).copied().unwrap_or_default()).collect()
         }
+        _ => data.to_vec(),
     }
-    Some(out)
 }
 
 /// True when [`transpose`] returns `len` values of `shape` as they are: a shape or permutation
 /// that does not fit, or one that moves only axes of size 1 (NCHW to NHWC with one channel,
 /// say: the order in memory is the same).
 fn keeps_order(len: usize, shape: &[usize], perm: &[usize]) -> bool {
-    if perm.len() != shape.len() || len != shape.iter().product::<usize>() {
-        return true;
-    }
-    let mut moved = perm.iter().map(|&p| (p, shape.get(p).copied().unwrap_or(1))).filter(|&(_, d)| d != 1);
-    let mut last = moved.next().map(|(p, _)| p);
-    moved.all(|(p, _)| {
-        let in_order = last.is_none_or(|l| p > l);
-        last = Some(p);
-        in_order
-    })
+    layout::Transpose::new(shape, perm).ok().is_none_or(|t| t.len() != len || t.is_data_preserving())
 }
 
-/// The inverse permutation.
+/// The inverse permutation ([`microquant::layout::inverse_into`]; all zeros for a `perm` that
+/// is not a permutation, which [`transpose`] then refuses).
 pub(crate) fn inverse(perm: &[usize]) -> Vec<usize> {
     let mut inv = vec![0; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        if let Some(slot) = inv.get_mut(p) {
-            *slot = i;
-        }
+    if layout::inverse_into(perm, &mut inv).is_err() {
+        inv.fill(0);
     }
     inv
 }

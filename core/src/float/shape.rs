@@ -1,53 +1,25 @@
-//! Float data movement and reduction: transpose, concatenation, pad, mean.
+//! Float data movement and reduction: transpose (through [`crate::layout`]), concatenation, pad,
+//! mean.
 
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::KernelError;
 
-/// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1usize; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
-    }
-    s
-}
+use crate::layout::{self, LayoutError, strides};
 
-/// numpy `transpose(data, perm)`: output axis `i` is input axis `perm[i]`.
+/// numpy `transpose(data, perm)`: output axis `i` is input axis `perm[i]` ([`crate::layout`]).
 pub(crate) fn transpose<T: Copy>(data: &[T], shape: &[usize], perm: &[usize]) -> Result<Vec<T>, KernelError> {
-    if perm.len() != shape.len() || data.len() != shape.iter().product::<usize>() {
-        return Err(KernelError("transpose permutation or data does not match the shape"));
-    }
-    let st = strides(shape);
-    let mut out_shape = Vec::with_capacity(perm.len());
-    let mut step = Vec::with_capacity(perm.len());
-    for &p in perm {
-        match (shape.get(p), st.get(p)) {
-            (Some(&d), Some(&s)) => {
-                out_shape.push(d);
-                step.push(s);
+    layout::transpose(data, shape, perm).map_err(|e| {
+        KernelError(match e {
+            LayoutError::RankMismatch { .. } | LayoutError::LengthMismatch { .. } => {
+                "transpose permutation or data does not match the shape"
             }
-            _ => return Err(KernelError("transpose permutation out of range")),
-        }
-    }
-    let n = data.len();
-    let mut out = Vec::with_capacity(n);
-    let mut idx = vec![0usize; perm.len()];
-    let mut src = 0usize;
-    for _ in 0..n {
-        out.push(data[src]);
-        for a in (0..idx.len()).rev() {
-            idx[a] += 1;
-            src += step[a];
-            if idx[a] < out_shape[a] {
-                break;
-            }
-            src -= step[a] * idx[a];
-            idx[a] = 0;
-        }
-    }
-    Ok(out)
+            LayoutError::RepeatedAxis { .. } => "transpose permutation repeats an axis",
+            LayoutError::TooManyAxes { .. } => "transpose of too many axes",
+            _ => "transpose permutation out of range",
+        })
+    })
 }
 
 /// Concatenation of `parts` (data and shape) along `axis`.

@@ -8,9 +8,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::attr::Attrs;
-use super::layout;
 use super::tensor::dt;
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, num_elements};
+use crate::layout;
 
 /// The largest constant the importer builds or folds (elements), so a hostile shape cannot make
 /// it allocate without bound: 2^24 (16.8 M weights, 64 MiB as f32, 128 MiB as i64), far beyond
@@ -138,7 +138,8 @@ impl Konst {
             return Err(invalid(format!("perm {perm:?} does not fit shape {:?}", self.shape)));
         }
         let idx: Vec<usize> = (0..self.data.len()).collect();
-        let moved = layout::transpose_data(&idx, &self.shape, perm);
+        let moved = layout::transpose(&idx, &self.shape, perm)
+            .map_err(|e| invalid(format!("perm {perm:?} does not fit shape {:?}: {e}", self.shape)))?;
         Ok(Konst { shape: layout::permute_shape(&self.shape, perm), data: self.data.map_index(&moved) })
     }
     /// Same data, another shape with the same element count.

@@ -61,7 +61,6 @@ mod attr;
 mod export;
 mod fold;
 mod import;
-mod layout;
 mod qdq;
 mod tensor;
 mod write;
@@ -78,6 +77,7 @@ use alloc::vec::Vec;
 #[cfg(doc)]
 use crate::graph::Op;
 use crate::graph::{ConvertError, ConvertErrorKind, Graph};
+use crate::layout;
 
 pub use export::{QdqExportOptions, export_hybrid, export_qdq};
 pub(crate) use onnx_generated as pb;
@@ -138,7 +138,7 @@ impl IoInfo {
 
     /// True when the graph tensor has the model's layout (no transposition needed).
     pub fn is_identity(&self) -> bool {
-        self.perm.iter().enumerate().all(|(i, &p)| i == p)
+        layout::is_identity(&self.perm)
     }
 
     /// The graph tensor's shape.
@@ -150,21 +150,26 @@ impl IoInfo {
     ///
     /// # Errors
     /// [`ConvertErrorKind::InvalidGraph`] if `model_data` does not have the model shape's
-    /// element count.
+    /// element count, or `perm` is not a permutation of the model shape's axes.
     pub fn to_graph_layout<T: Copy>(&self, model_data: &[T]) -> Result<Vec<T>, ConvertError> {
         self.check_len(model_data.len())?;
-        Ok(layout::transpose_data(model_data, &self.model_shape, &self.perm))
+        layout::transpose(model_data, &self.model_shape, &self.perm).map_err(|e| self.layout_error(e))
     }
 
     /// Reorders data in the graph's layout into the model's (e.g. an output, to compare with
     /// ONNX Runtime).
     ///
     /// # Errors
-    /// [`ConvertErrorKind::InvalidGraph`] if `graph_data` does not have the element count.
+    /// [`ConvertErrorKind::InvalidGraph`] if `graph_data` does not have the element count, or
+    /// `perm` is not a permutation of the model shape's axes.
     pub fn to_model_layout<T: Copy>(&self, graph_data: &[T]) -> Result<Vec<T>, ConvertError> {
         self.check_len(graph_data.len())?;
         let inv = layout::inverse(&self.perm);
-        Ok(layout::transpose_data(graph_data, &self.graph_shape(), &inv))
+        layout::transpose(graph_data, &self.graph_shape(), &inv).map_err(|e| self.layout_error(e))
+    }
+
+    fn layout_error(&self, e: layout::LayoutError) -> ConvertError {
+        ConvertError::new(ConvertErrorKind::InvalidGraph, format!("'{}' with layout {:?}: {e}", self.name, self.perm))
     }
 
     fn check_len(&self, len: usize) -> Result<(), ConvertError> {

@@ -6,8 +6,8 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::{const_f32, single_use};
-use crate::float::shape::transpose;
 use crate::graph::{ConstData, ConvertError, Graph, Op, Tensor};
+use crate::layout;
 
 /// For `Transpose(perm)` (with `perm[0] == 0`) → `Reshape([n, k])` (flattening all but the first
 /// axis) → `FullyConnected` nodes with constant `[out, k]` weights (every reader of the reshape),
@@ -67,8 +67,8 @@ pub fn fold_transpose_into_fc(g: &mut Graph) -> Result<usize, ConvertError> {
         let idx: Vec<usize> = (0..k).collect();
         let inner_shape: Vec<usize> = xs[1..].to_vec();
         let inner_perm: Vec<usize> = perm[1..].iter().map(|&p| p - 1).collect();
-        let moved = transpose(&idx, &inner_shape, &inner_perm)
-            .map_err(|e| ConvertError::new(crate::graph::ConvertErrorKind::InvalidGraph, e.0))?;
+        let moved = layout::transpose(&idx, &inner_shape, &inner_perm)
+            .map_err(|e| ConvertError::new(crate::graph::ConvertErrorKind::InvalidGraph, format!("transpose: {e}")))?;
         for &c in &fcs {
             let Some(w) = g.nodes[c].input(1) else { continue };
             let (Some(wv), Some(wt)) = (const_f32(g, w), g.tensor(w)) else { continue };

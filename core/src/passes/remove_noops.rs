@@ -4,24 +4,10 @@ use alloc::vec::Vec;
 
 use super::{bypass_node, single_use};
 use crate::graph::{ConvertError, Graph, Op, TensorId};
+use crate::layout;
 
 fn shape(g: &Graph, t: Option<TensorId>) -> Option<&[usize]> {
     t.and_then(|t| g.tensor(t)).map(|t| t.shape.as_slice())
-}
-
-/// True if transposing `shape` by `perm` keeps the row-major order (only extent-1 axes move).
-fn data_preserving(shape: &[usize], perm: &[usize]) -> bool {
-    let mut last = None;
-    for &p in perm {
-        if shape.get(p).copied().unwrap_or(1) == 1 {
-            continue;
-        }
-        if last.is_some_and(|l| p < l) {
-            return false;
-        }
-        last = Some(p);
-    }
-    true
 }
 
 /// Applies one rewrite if some node allows it.
@@ -37,7 +23,7 @@ fn rewrite_once(g: &mut Graph) -> bool {
         let same_shape = shape(g, Some(x)) == shape(g, Some(y));
         let identity = match &node.op {
             Op::Reshape { .. } | Op::Squeeze { .. } => same_shape,
-            Op::Transpose { perm } => perm.iter().enumerate().all(|(k, &p)| k == p),
+            Op::Transpose { perm } => layout::is_identity(perm),
             _ => false,
         };
         if identity && bypass_node(g, i, x, y) {
@@ -45,7 +31,9 @@ fn rewrite_once(g: &mut Graph) -> bool {
         }
         let node = &g.nodes[i];
         match &node.op {
-            Op::Transpose { perm } if !identity && shape(g, Some(x)).is_some_and(|s| data_preserving(s, perm)) => {
+            Op::Transpose { perm }
+                if !identity && shape(g, Some(x)).is_some_and(|s| layout::is_data_preserving(s, perm)) =>
+            {
                 let new_shape = shape(g, Some(y)).unwrap_or(&[]).to_vec();
                 g.nodes[i].op = Op::Reshape { new_shape };
                 return true;

@@ -1,0 +1,234 @@
+//! Pass 3: one TFLite operator → one graph node: the builtin code → [`Op`] table, options and
+//! attribute operands.
+
+use super::*;
+
+impl<'a> Importer<'a> {
+    pub(super) fn convert_op(&self, raw: &RawOp<'a>) -> Result<Node, ConvertError> {
+        let op = match raw.code {
+            CONV_2D => {
+                let o = required_options!(raw, Conv2DOptions);
+                Op::Conv2d(Conv2d {
+                    stride_h: positive(o.stride_h().fb()?, "stride_h")?,
+                    stride_w: positive(o.stride_w().fb()?, "stride_w")?,
+                    dilation_h: positive(o.dilation_h_factor().fb()?, "dilation_h_factor")?,
+                    dilation_w: positive(o.dilation_w_factor().fb()?, "dilation_w_factor")?,
+                    padding: padding(o.padding().fb()?),
+                    activation: activation(o.fused_activation_function().fb()?)?,
+                })
+            }
+            DEPTHWISE_CONV_2D => {
+                let o = required_options!(raw, DepthwiseConv2DOptions);
+                // TFLite's kernels derive the multiplier from the shapes; so do we.
+                let x_c = raw.input(0).and_then(|i| self.shape(i).ok()).and_then(|s| s.last().copied()).unwrap_or(0);
+                let f_c = raw.input(1).and_then(|i| self.shape(i).ok()).and_then(|s| s.last().copied()).unwrap_or(0);
+                if x_c == 0 || f_c % x_c != 0 {
+                    return Err(malformed(format!(
+                        "depthwise filter channels {f_c} are not a multiple of the input channels {x_c}"
+                    )));
+                }
+                Op::DepthwiseConv2d(DepthwiseConv2d {
+                    stride_h: positive(o.stride_h().fb()?, "stride_h")?,
+                    stride_w: positive(o.stride_w().fb()?, "stride_w")?,
+                    dilation_h: positive(o.dilation_h_factor().fb()?, "dilation_h_factor")?,
+                    dilation_w: positive(o.dilation_w_factor().fb()?, "dilation_w_factor")?,
+                    depth_multiplier: f_c / x_c,
+                    padding: padding(o.padding().fb()?),
+                    activation: activation(o.fused_activation_function().fb()?)?,
+                })
+            }
+            FULLY_CONNECTED => {
+                let (act, keep) = match options!(raw, FullyConnectedOptions) {
+                    Some(o) => {
+                        if o.weights_format().fb()? != fb::FullyConnectedOptionsWeightsFormat::Default {
+                            return Err(err(
+                                Kind::Unsupported,
+                                "shuffled (SHUFFLED4x16INT8) fully-connected weights are not supported",
+                            ));
+                        }
+                        (activation(o.fused_activation_function().fb()?)?, o.keep_num_dims().fb()?)
+                    }
+                    None => (Activation::None, false),
+                };
+                Op::FullyConnected(FullyConnected { activation: act, keep_num_dims: keep })
+            }
+            MAX_POOL_2D | AVERAGE_POOL_2D => {
+                let o = required_options!(raw, Pool2DOptions);
+                let p = Pool2d {
+                    filter_h: positive(o.filter_height().fb()?, "filter_height")?,
+                    filter_w: positive(o.filter_width().fb()?, "filter_width")?,
+                    stride_h: positive(o.stride_h().fb()?, "stride_h")?,
+                    stride_w: positive(o.stride_w().fb()?, "stride_w")?,
+                    padding: padding(o.padding().fb()?),
+                    activation: activation(o.fused_activation_function().fb()?)?,
+                };
+                if raw.code == MAX_POOL_2D { Op::MaxPool2d(p) } else { Op::AvgPool2d(p) }
+            }
+            ADD | SUB => {
+                let (act, pot) = if raw.code == ADD {
+                    match options!(raw, AddOptions) {
+                        Some(o) => (o.fused_activation_function().fb()?, o.pot_scale_int16().fb()?),
+                        None => (fb::ActivationFunctionType::None, true),
+                    }
+                } else {
+                    match options!(raw, SubOptions) {
+                        Some(o) => (o.fused_activation_function().fb()?, o.pot_scale_int16().fb()?),
+                        None => (fb::ActivationFunctionType::None, true),
+                    }
+                };
+                let int16 =
+                    raw.input(0).and_then(|i| self.id(i).ok()).and_then(|id| self.graph.tensor(id)).map(|t| t.dtype)
+                        == Some(DType::I16);
+                if int16 && pot {
+                    return Err(err(
+                        Kind::UnsupportedQuantization,
+                        "int16 ADD/SUB with pot_scale_int16 (the power-of-two-scale variant) is not supported; the 16x8 converter writes pot_scale_int16 = false",
+                    ));
+                }
+                let activation = activation(act)?;
+                if raw.code == ADD { Op::Add { activation } } else { Op::Sub { activation } }
+            }
+            MUL => {
+                let act = match options!(raw, MulOptions) {
+                    Some(o) => activation(o.fused_activation_function().fb()?)?,
+                    None => Activation::None,
+                };
+                Op::Mul { activation: act }
+            }
+            SOFTMAX => Op::Softmax { beta: required_options!(raw, SoftmaxOptions).beta().fb()? },
+            LOGISTIC => Op::Logistic,
+            TANH => Op::Tanh,
+            HARD_SWISH => Op::HardSwish,
+            RELU => Op::Relu,
+            RELU6 => Op::Relu6,
+            LEAKY_RELU => Op::LeakyRelu { alpha: required_options!(raw, LeakyReluOptions).alpha().fb()? },
+            CONCATENATION => {
+                let o = required_options!(raw, ConcatenationOptions);
+                Op::Concatenation {
+                    axis: axis(o.axis().fb()?.into(), self.input_rank(raw)?, "concatenation")?,
+                    activation: activation(o.fused_activation_function().fb()?)?,
+                }
+            }
+            PAD | PADV2 => {
+                let p = raw.input(1).ok_or_else(|| malformed(format!("{} has no paddings operand", raw.name)))?;
+                let values = self.const_ints(p, "paddings")?;
+                let rank = self.input_rank(raw)?;
+                if values.len() != rank * 2 {
+                    return Err(malformed(format!(
+                        "paddings has {} values, input rank {rank} needs {}",
+                        values.len(),
+                        rank * 2
+                    )));
+                }
+                let mut paddings = Vec::with_capacity(rank);
+                for pair in values.chunks_exact(2) {
+                    let (b, a) = (pair[0], pair[1]);
+                    if b < 0 || a < 0 {
+                        return Err(err(Kind::Unsupported, format!("negative padding {pair:?} is not supported")));
+                    }
+                    let to = |v: i64| usize::try_from(v).map_err(|_| malformed(format!("padding {v} too large")));
+                    paddings.push([to(b)?, to(a)?]);
+                }
+                Op::Pad { paddings }
+            }
+            MEAN => {
+                let a = raw.input(1).ok_or_else(|| malformed("MEAN has no axes operand"))?;
+                let rank = self.input_rank(raw)?;
+                let mut axes = Vec::new();
+                for v in self.const_ints(a, "axes")? {
+                    axes.push(axis(v, rank, "mean")?);
+                }
+                crate::vecmap::sort_usizes(&mut axes);
+                axes.dedup();
+                let keep_dims = match options!(raw, ReducerOptions) {
+                    Some(o) => o.keep_dims().fb()?,
+                    None => false,
+                };
+                Op::Mean { axes, keep_dims }
+            }
+            RESHAPE => {
+                let out = raw.outputs.first().copied().ok_or_else(|| malformed("RESHAPE has no output"))?;
+                let new_shape = self.shape(out)?.to_vec();
+                // A constant shape operand (or the option) must agree with the output tensor.
+                let declared: Option<Vec<i64>> = match raw.input(1) {
+                    Some(s) if self.buffer_bytes(s, &self.tensor_ref(s)?)?.is_some() => {
+                        Some(self.const_ints(s, "shape")?)
+                    }
+                    Some(_) => None,
+                    None => options!(raw, ReshapeOptions)
+                        .map(|o| o.new_shape().fb())
+                        .transpose()?
+                        .flatten()
+                        .map(|v| v.iter().map(i64::from).collect()),
+                };
+                if let Some(d) = declared {
+                    check_reshape(&d, &new_shape)?;
+                }
+                Op::Reshape { new_shape }
+            }
+            TRANSPOSE => {
+                let p = raw.input(1).ok_or_else(|| malformed("TRANSPOSE has no perm operand"))?;
+                let mut perm = Vec::new();
+                for v in self.const_ints(p, "perm")? {
+                    perm.push(usize::try_from(v).map_err(|_| malformed(format!("perm value {v} is negative")))?);
+                }
+                Op::Transpose { perm }
+            }
+            SQUEEZE => {
+                let x = raw.input(0).ok_or_else(|| malformed("SQUEEZE has no input"))?;
+                let shape = self.shape(x)?;
+                let dims: Vec<i32> = options!(raw, SqueezeOptions)
+                    .map(|o| o.squeeze_dims().fb())
+                    .transpose()?
+                    .flatten()
+                    .map(|v| v.iter().collect())
+                    .unwrap_or_default();
+                let mut axes = Vec::new();
+                if dims.is_empty() {
+                    axes.extend(shape.iter().enumerate().filter(|(_, d)| **d == 1).map(|(a, _)| a));
+                } else {
+                    for d in dims {
+                        axes.push(axis(d.into(), shape.len(), "squeeze")?);
+                    }
+                }
+                crate::vecmap::sort_usizes(&mut axes);
+                axes.dedup();
+                Op::Squeeze { axes }
+            }
+            QUANTIZE => Op::Quantize,
+            DEQUANTIZE => Op::Dequantize,
+            _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),
+        };
+
+        let mut inputs = Vec::new();
+        for k in raw.data_input_positions() {
+            match raw.inputs.get(k) {
+                Some(Some(i)) => inputs.push(Some(self.id(*i)?)),
+                Some(None) => inputs.push(None),
+                None => {}
+            }
+        }
+        // Trailing absent operands carry no information.
+        while inputs.last() == Some(&None) {
+            inputs.pop();
+        }
+        let outputs = raw.outputs.iter().map(|&o| self.id(o)).collect::<Result<Vec<_>, _>>()?;
+        let name = raw.outputs.first().map(|&o| self.tensor_name(o)).unwrap_or_default();
+        Ok(Node::new(name, op, inputs, outputs))
+    }
+}
+
+/// Checks a TFLite reshape target (`-1` = inferred, dynamic batch allowed) against the output.
+pub(super) fn check_reshape(declared: &[i64], output: &[usize]) -> Result<(), ConvertError> {
+    let fits = declared.len() == output.len()
+        && declared
+            .iter()
+            .zip(output.iter())
+            .enumerate()
+            .all(|(a, (&d, &o))| d == -1 || d as i128 == o as i128 || (a == 0 && d < 0));
+    if fits {
+        Ok(())
+    } else {
+        Err(malformed(format!("reshape target {declared:?} does not match the output shape {output:?}")))
+    }
+}

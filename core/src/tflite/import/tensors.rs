@@ -1,0 +1,207 @@
+//! Pass 2: TFLite tensors → graph tensors (shape, type, quantization, constant data), and the
+//! tensor lookups the op conversion uses.
+
+use super::*;
+
+impl<'a> Importer<'a> {
+    pub(super) fn tensor_ref(&self, i: usize) -> Result<fb::TensorRef<'a>, ConvertError> {
+        self.tensors.get(i).ok_or_else(|| malformed(format!("tensor {i} out of range")))?.fb()
+    }
+
+    pub(super) fn tensor_name(&self, i: usize) -> String {
+        self.tensor_ref(i).ok().and_then(|t| t.name().ok().flatten()).unwrap_or("").to_string()
+    }
+
+    /// The constant bytes of tensor `i` and their offset in the file, if it has any.
+    pub(super) fn buffer_bytes(
+        &self,
+        i: usize,
+        t: &fb::TensorRef<'a>,
+    ) -> Result<Option<(&'a [u8], usize)>, ConvertError> {
+        let index = t.buffer().fb()? as usize;
+        let Some(buffers) = self.buffers else {
+            return if index == 0 {
+                Ok(None)
+            } else {
+                Err(malformed(format!("buffer {index} but the model has no buffers")))
+            };
+        };
+        let b = buffers
+            .get(index)
+            .ok_or_else(|| malformed(format!("buffer {index} out of range ({} buffers)", buffers.len())))?
+            .fb()?;
+        let (offset, size) = (b.offset().fb()?, b.size().fb()?);
+        // Schema 3c: data stored after the flatbuffer; offsets 0 and 1 mean "not used".
+        if offset > 1 {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let end = usize::try_from(size).ok().and_then(|s| start.checked_add(s));
+            return match end.and_then(|end| self.bytes.get(start..end)) {
+                Some(d) => Ok(Some((d, start))),
+                None => Err(err(
+                    Kind::Truncated,
+                    format!(
+                        "buffer {index} of tensor {i} is {size} bytes at offset {offset}, past the end of the {}-byte file",
+                        self.bytes.len()
+                    ),
+                )
+                .at_offset(start.min(self.bytes.len()))),
+            };
+        }
+        match b.data().fb()? {
+            Some(d) if !d.is_empty() => {
+                let at = (d.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+                Ok(Some((d, at)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub(super) fn convert_tensor(&self, i: usize) -> Result<Tensor, ConvertError> {
+        let name = self.tensor_name(i);
+        self.convert_tensor_inner(i, &name)
+            .map_err(|e| if e.tensor_index().is_some() { e } else { e.with_tensor(i, name) })
+    }
+
+    pub(super) fn convert_tensor_inner(&self, i: usize, name: &str) -> Result<Tensor, ConvertError> {
+        let t = self.tensor_ref(i)?;
+        let dims: Vec<i32> = t.shape().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        let signature: Vec<i32> = t.shape_signature().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        let mut shape = Vec::with_capacity(dims.len());
+        for (a, &d) in dims.iter().enumerate() {
+            let dynamic = d < 0 || (signature.len() == dims.len() && signature.get(a).is_some_and(|&s| s < 0));
+            if dynamic {
+                if a == 0 {
+                    shape.push(1); // dynamic batch
+                } else {
+                    return Err(err(
+                        Kind::Unsupported,
+                        format!(
+                            "axis {a} of shape {dims:?} (signature {signature:?}) is dynamic; only the batch axis may be"
+                        ),
+                    ));
+                }
+            } else {
+                shape.push(d as usize);
+            }
+        }
+        if num_elements(&shape).is_none() {
+            return Err(malformed(format!("shape {shape:?} overflows")));
+        }
+        // Refused before anything is allocated for it (a constant's data must also match, below).
+        if num_elements(&shape).is_some_and(|n| n > crate::float::MAX_TENSOR_ELEMENTS) {
+            return Err(err(
+                Kind::Unsupported,
+                format!("shape {shape:?} has more than 2^26 elements (the largest tensor supported)"),
+            ));
+        }
+        let dt = match t.type_() {
+            Ok(ty) => dtype(ty)?,
+            Err(planus::Error { error_kind: planus::errors::ErrorKind::UnknownEnumTag { source }, .. }) => {
+                return Err(err(Kind::UnsupportedDType, format!("tensor type {} is unknown to schema 3", source.tag)));
+            }
+            Err(e) => return Err(fb_error(e)),
+        };
+        if t.sparsity().fb()?.is_some() {
+            return Err(err(Kind::Unsupported, "sparse tensors are not supported"));
+        }
+        let quant = self.convert_quant(&t, &shape)?;
+        let data = match self.buffer_bytes(i, &t)? {
+            None => None,
+            Some((bytes, at)) => {
+                let needed = num_elements(&shape).and_then(|n| n.checked_mul(dt.size()));
+                if needed != Some(bytes.len()) {
+                    return Err(malformed(format!(
+                        "constant data is {} bytes, shape {shape:?} of {dt} needs {}",
+                        bytes.len(),
+                        needed.map_or(String::from("more than usize::MAX"), |n| n.to_string())
+                    ))
+                    .at_offset(at));
+                }
+                Some(
+                    ConstData::from_le_bytes(dt, bytes)
+                        .ok_or_else(|| malformed("constant data length").at_offset(at))?,
+                )
+            }
+        };
+        Ok(Tensor { name: name.to_string(), shape, dtype: dt, quant, data })
+    }
+
+    pub(super) fn convert_quant(
+        &self,
+        t: &fb::TensorRef<'a>,
+        shape: &[usize],
+    ) -> Result<Option<TensorQuant>, ConvertError> {
+        let Some(q) = t.quantization().fb()? else { return Ok(None) };
+        let scales: Vec<f32> = q.scale().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        let zps: Vec<i64> = q.zero_point().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        if q.details().fb()?.is_some() {
+            return Err(err(Kind::UnsupportedQuantization, "custom quantization details are not supported"));
+        }
+        if scales.is_empty() {
+            // Float tensors often carry an empty table (or only min/max): no quantization.
+            return Ok(None);
+        }
+        if zps.len() != scales.len() {
+            return Err(err(
+                Kind::UnsupportedQuantization,
+                format!("{} scales but {} zero points", scales.len(), zps.len()),
+            ));
+        }
+        if let Some((k, s)) = scales.iter().enumerate().find(|(_, s)| !(s.is_finite() && **s > 0.0)) {
+            return Err(err(Kind::UnsupportedQuantization, format!("scale {k} is {s}, must be finite and > 0")));
+        }
+        let mut zero_points = Vec::with_capacity(zps.len());
+        for (k, &z) in zps.iter().enumerate() {
+            zero_points.push(
+                i32::try_from(z)
+                    .map_err(|_| err(Kind::UnsupportedQuantization, format!("zero point {k} is {z}, outside i32")))?,
+            );
+        }
+        if scales.len() == 1 {
+            return Ok(Some(TensorQuant { scales, zero_points, axis: None }));
+        }
+        let dim = q.quantized_dimension().fb()?;
+        match usize::try_from(dim).ok().and_then(|d| shape.get(d).map(|&e| (d, e))) {
+            Some((d, extent)) if extent == scales.len() => Ok(Some(TensorQuant { scales, zero_points, axis: Some(d) })),
+            _ => Err(err(
+                Kind::UnsupportedQuantization,
+                format!("{} per-channel scales on quantized_dimension {dim} of shape {shape:?}", scales.len()),
+            )),
+        }
+    }
+
+    /// The integer values of a constant operand that the graph takes as an attribute.
+    pub(super) fn const_ints(&self, i: usize, what: &str) -> Result<Vec<i64>, ConvertError> {
+        let name = self.tensor_name(i);
+        let t = self.tensor_ref(i)?;
+        let bytes = self.buffer_bytes(i, &t)?;
+        let dt = dtype(t.type_().fb()?)?;
+        let values = match bytes {
+            Some((b, at)) => ConstData::from_le_bytes(dt, b)
+                .and_then(|d| d.to_i64_vec())
+                .ok_or_else(|| malformed(format!("{what} must be integer constant data")).at_offset(at))?,
+            None => {
+                return Err(err(
+                    Kind::Unsupported,
+                    format!("{what} must be a constant tensor (dynamic {what} is not supported)"),
+                )
+                .with_tensor(i, name));
+            }
+        };
+        Ok(values)
+    }
+
+    pub(super) fn id(&self, i: usize) -> Result<TensorId, ConvertError> {
+        self.map.get(i).copied().flatten().ok_or_else(|| malformed(format!("tensor {i} was not converted")))
+    }
+
+    pub(super) fn shape(&self, i: usize) -> Result<&[usize], ConvertError> {
+        let id = self.id(i)?;
+        self.graph.tensor(id).map(|t| t.shape.as_slice()).ok_or_else(|| malformed(format!("tensor {i} missing")))
+    }
+
+    pub(super) fn input_rank(&self, raw: &RawOp<'_>) -> Result<usize, ConvertError> {
+        let x = raw.input(0).ok_or_else(|| malformed(format!("{} has no input 0", raw.name)))?;
+        Ok(self.shape(x)?.len())
+    }
+}
