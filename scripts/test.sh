@@ -68,7 +68,8 @@ detail_for() {
 
 host_tests() {
   bash scripts/check-safety.sh
-  cargo test --workspace --exclude microquant-wasm
+  # The CLI's QEMU tests skip where qemu-system-arm is missing; here a missing QEMU is a failure.
+  MQ_REQUIRE_QEMU=1 cargo test --workspace --exclude microquant-wasm
 }
 
 nostd_checks() {

@@ -6,10 +6,11 @@ use microquant::compile::{CompileOptions, compile};
 use microquant::kernels::Rounding;
 
 use crate::CliError;
+use crate::output::Stdout;
 
-pub fn run(input: &Path, output: &Path, rounding: Rounding) -> Result<(), CliError> {
+pub fn run(input: &Path, output: &Path, rounding: Rounding, out: &mut Stdout) -> Result<(), CliError> {
     let bytes = std::fs::read(input).map_err(|e| CliError::io(input, e))?;
-    let graph = microquant::tflite::import(&bytes).map_err(|e| CliError(format!("{}: {e}", input.display())))?;
+    let graph = microquant::tflite::import(&bytes).map_err(|e| CliError::convert(input, e))?;
     let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(&bytes);
     let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let options = CompileOptions {
@@ -20,9 +21,10 @@ pub fn run(input: &Path, output: &Path, rounding: Rounding) -> Result<(), CliErr
             ("source_crc32".into(), format!("{crc:08x}")),
         ],
     };
-    let compiled = compile(&graph, &options).map_err(|e| CliError(format!("{}: {e}", input.display())))?;
+    let compiled = compile(&graph, &options).map_err(|e| CliError::convert(input, e))?;
     std::fs::write(output, &compiled.bytes).map_err(|e| CliError::io(output, e))?;
-    println!(
+    writeln!(
+        out,
         "{} -> {}: {} ops, {} bytes, arena {} bytes (TFLite Micro's greedy-by-size order: {} bytes), {} MACs",
         input.display(),
         output.display(),
@@ -31,6 +33,5 @@ pub fn run(input: &Path, output: &Path, rounding: Rounding) -> Result<(), CliErr
         compiled.arena_len,
         compiled.arena_len_greedy_by_size,
         graph.total_macs()
-    );
-    Ok(())
+    )
 }

@@ -4,6 +4,7 @@ use microquant::model::{AlignedBytes, Model, Quant, Storage, TensorInfo};
 use serde_json::{Value, json};
 
 use crate::CliError;
+use crate::output::Stdout;
 
 fn dims(t: &TensorInfo) -> String {
     let d: Vec<String> = t.dims().iter().map(|d| d.to_string()).collect();
@@ -47,7 +48,7 @@ pub fn summary(m: &Model) -> Result<Summary, CliError> {
     Ok(Summary { file_len: m.bytes().len(), const_bytes: m.const_bytes(), arena_len: m.arena_len(), macs })
 }
 
-pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
+pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<(), CliError> {
     let raw = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
     let bytes = AlignedBytes::new(&raw);
     let m = Model::parse(&bytes).map_err(|e| CliError::model(path, e))?;
@@ -87,24 +88,29 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
             "outputs": io(m.num_outputs(), &|i| m.output_index(i))?,
             "metadata": meta, "tensors": tensors, "ops": ops,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())?;
         return Ok(());
     }
-    println!("model      {}", path.display());
+    writeln!(out, "model      {}", path.display())?;
     for i in 0..m.num_meta() as u32 {
         if let Ok(e) = m.meta(i) {
-            println!("{:<10} {}", e.key, e.value);
+            writeln!(out, "{:<10} {}", e.key, e.value)?;
         }
     }
-    println!(
+    writeln!(
+        out,
         "rounding   {}",
         if m.single_rounding() { "single (TFLite interpreter)" } else { "double (TFLite Micro)" }
-    );
-    println!("file       {} bytes ({} bytes of weights and tables)", s.file_len, s.const_bytes);
-    println!("arena      {} bytes (RAM for activations and scratch)", s.arena_len);
-    println!("MACs       {}", s.macs);
-    println!();
-    println!("{:>3}  {:<18} {:<24} {:>12}  {:>8}  {:>10}", "#", "op", "inputs -> outputs", "MACs", "scratch", "name");
+    )?;
+    writeln!(out, "file       {} bytes ({} bytes of weights and tables)", s.file_len, s.const_bytes)?;
+    writeln!(out, "arena      {} bytes (RAM for activations and scratch)", s.arena_len)?;
+    writeln!(out, "MACs       {}", s.macs)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>3}  {:<18} {:<24} {:>12}  {:>8}  {:>10}",
+        "#", "op", "inputs -> outputs", "MACs", "scratch", "name"
+    )?;
     for i in 0..m.num_ops() as u32 {
         let op = m.op(i)?;
         let ins: Vec<String> = (0..op.num_inputs())
@@ -112,7 +118,8 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
             .collect::<Result<_, _>>()?;
         let outs: Vec<String> =
             (0..op.num_outputs()).map(|k| op.output(k).map(|t| t.to_string())).collect::<Result<_, _>>()?;
-        println!(
+        writeln!(
+            out,
             "{:>3}  {:<18} {:<24} {:>12}  {:>8}  {}",
             i,
             op.kind.name(),
@@ -120,20 +127,22 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
             m.op_macs(i)?,
             op.scratch_len,
             op.name()
-        );
+        )?;
     }
-    println!();
-    println!(
+    writeln!(out)?;
+    writeln!(
+        out,
         "{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} name",
         "#", "dtype", "shape", "storage", "bytes", "quantization"
-    );
+    )?;
     for i in 0..m.num_tensors() as u32 {
         let t = m.tensor(i)?;
         let st = match t.storage {
             Storage::Arena(o) => format!("arena@{o}"),
             Storage::Const(_) => "const".into(),
         };
-        println!(
+        writeln!(
+            out,
             "{:>3}  {:<6} {:<18} {:<14} {:>8}  {:<36} {}",
             i,
             format!("{:?}", t.dtype),
@@ -142,7 +151,7 @@ pub fn run(path: &std::path::Path, as_json: bool) -> Result<(), CliError> {
             t.byte_len,
             quant_text(&t.quant),
             t.name()
-        );
+        )?;
     }
     Ok(())
 }

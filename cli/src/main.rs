@@ -1,14 +1,19 @@
 //! `microquant`: the command-line front end of the microquant toolkit.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use microquant::quant::{AffineQuant, QuantDType};
 
+pub use error::CliError;
+use output::{Stdout, note};
+
+mod error;
 mod import;
 mod inspect;
 mod npy;
+mod output;
 mod qemu;
 mod quantize;
 mod run;
@@ -99,56 +104,33 @@ pub enum Target {
     QemuM55,
 }
 
-/// An error for the user: one line on stderr, non-zero exit.
-#[derive(Debug)]
-pub struct CliError(pub String);
-
-impl CliError {
-    pub fn io(path: &Path, e: std::io::Error) -> Self {
-        CliError(format!("{}: {e}", path.display()))
-    }
-    pub fn model(path: &Path, e: microquant::Error) -> Self {
-        CliError(format!("{}: {e}", path.display()))
-    }
-}
-
-impl From<microquant::Error> for CliError {
-    fn from(e: microquant::Error) -> Self {
-        CliError(e.to_string())
-    }
-}
-
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    let mut out = Stdout::lock();
+    match run(cli, &mut out).and_then(|()| out.flush()) {
+        // A closed standard output (`| head`) ends the command quietly.
+        Ok(()) | Err(CliError::ClosedPipe) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("microquant: error: {e}");
+            note!("microquant: error: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(cli: Cli) -> Result<(), CliError> {
+fn run(cli: Cli, out: &mut Stdout) -> Result<(), CliError> {
     match cli.command {
-        Command::Inspect { model, json } => inspect::run(&model, json),
-        Command::Quantize(args) => quantize::run(&args),
+        Command::Inspect { model, json } => inspect::run(&model, json, out),
+        Command::Quantize(args) => quantize::run(&args, out),
         Command::Import { model, output, rounding } => {
             let r = match rounding {
                 RoundingArg::Double => microquant::kernels::Rounding::Double,
                 RoundingArg::Single => microquant::kernels::Rounding::Single,
             };
-            import::run(&model, &output, r)
+            import::run(&model, &output, r, out)
         }
         Command::Run { model, input, output, dequantize, target } => match target {
-            Target::Host => run::run(&model, &input, &output, dequantize),
-            _ => qemu::run(&model, &input, &output, dequantize, target),
+            Target::Host => run::run(&model, &input, &output, dequantize, out),
+            _ => qemu::run(&model, &input, &output, dequantize, target, out),
         },
         Command::Qdq { scale, zero_point, values } => {
             let p = AffineQuant::new(scale, zero_point, QuantDType::Int8)?;
@@ -156,11 +138,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             p.quantize_i8(&values, &mut q)?;
             let mut dq = vec![0f32; values.len()];
             p.dequantize_i8(&q, &mut dq)?;
-            println!("scale {scale:?} zero_point {zero_point}");
-            println!("x  = {values:?}");
-            println!("q  = {q:?}");
-            println!("dq = {dq:?}");
-            Ok(())
+            writeln!(out, "scale {scale:?} zero_point {zero_point}")?;
+            writeln!(out, "x  = {values:?}")?;
+            writeln!(out, "q  = {q:?}")?;
+            writeln!(out, "dq = {dq:?}")
         }
     }
 }

@@ -24,9 +24,8 @@ pub struct Array {
 /// Parses the `.npy` file at `path`; `parse` gets its bytes.
 fn with_npy<T>(path: &Path, parse: impl FnOnce(&Npy<'_>) -> Result<T, String>) -> Result<T, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
-    let bad = |what: String| CliError(format!("{}: {what}", path.display()));
-    let npy = Npy::parse(&bytes).map_err(|e| bad(format!("not a valid .npy file: {e}")))?;
-    parse(&npy).map_err(bad)
+    let npy = Npy::parse(&bytes).map_err(|e| CliError::data(path, format!("not a valid .npy file: {e}")))?;
+    parse(&npy).map_err(|reason| CliError::data(path, reason))
 }
 
 /// An input or calibration batch: int8 as it is, every other dtype as float32.

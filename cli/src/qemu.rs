@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use microquant::model::{AlignedBytes, Model};
 
 use crate::npy;
+use crate::output::{Stdout, note};
 use crate::run::input_rows;
 use crate::{CliError, Target};
 
@@ -56,7 +57,7 @@ fn firmware_dir() -> Result<PathBuf, CliError> {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("firmware"),
     };
     if !dir.join("Cargo.toml").is_file() || !dir.join("src/bin/runner.rs").is_file() {
-        return Err(CliError(format!(
+        return Err(CliError::Qemu(format!(
             "the firmware sources are not at {} (set MQ_FIRMWARE_DIR to microquant's firmware/ folder)",
             dir.display()
         )));
@@ -68,7 +69,7 @@ fn firmware_dir() -> Result<PathBuf, CliError> {
 fn need(tool: &str) -> Result<(), CliError> {
     let found =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file())).unwrap_or(false);
-    if found { Ok(()) } else { Err(CliError(format!("{tool} not found on PATH (run scripts/setup.sh)"))) }
+    if found { Ok(()) } else { Err(CliError::Qemu(format!("{tool} not found on PATH (run scripts/setup.sh)"))) }
 }
 
 /// A lock between `microquant` processes building the runner: boards that share a Rust target
@@ -95,7 +96,7 @@ impl BuildLock {
                     if stale {
                         let _ = std::fs::remove_dir(&lock);
                     } else if Instant::now() > deadline {
-                        return Err(CliError(format!(
+                        return Err(CliError::Qemu(format!(
                             "{} is held by another build (remove it if none runs)",
                             lock.display()
                         )));
@@ -119,7 +120,7 @@ impl Drop for BuildLock {
 fn build_runner(fw: &Path, board: &Board, dest: &Path) -> Result<(), CliError> {
     let _lock = BuildLock::take(fw)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building the firmware runner for {} ({})...", board.machine, board.triple);
+    note!("building the firmware runner for {} ({})...", board.machine, board.triple);
     let mut cmd = Command::new(&cargo);
     cmd.current_dir(fw)
         .args(["build", "--release", "--bin", "runner", "--target", board.triple])
@@ -138,16 +139,17 @@ fn build_runner(fw: &Path, board: &Board, dest: &Path) -> Result<(), CliError> {
     ] {
         cmd.env_remove(v);
     }
-    let out = cmd.output().map_err(|e| CliError(format!("cannot run cargo ({}): {e}", Path::new(&cargo).display())))?;
+    let out =
+        cmd.output().map_err(|e| CliError::Qemu(format!("cannot run cargo ({}): {e}", Path::new(&cargo).display())))?;
     if !out.status.success() {
         let log = String::from_utf8_lossy(&out.stderr);
         let first =
             log.lines().find(|l| l.starts_with("error")).unwrap_or("see `cargo build --bin runner` in firmware/");
-        return Err(CliError(format!("building the firmware runner for {} failed: {first}", board.machine)));
+        return Err(CliError::Qemu(format!("building the firmware runner for {} failed: {first}", board.machine)));
     }
     let elf = fw.join("target").join(board.triple).join("release").join("runner");
     if !elf.is_file() {
-        return Err(CliError(format!("the runner was built but {} is missing", elf.display())));
+        return Err(CliError::Qemu(format!("the runner was built but {} is missing", elf.display())));
     }
     std::fs::copy(&elf, dest).map_err(|e| CliError::io(&elf, e))?;
     Ok(())
@@ -169,7 +171,7 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         if std::env::var_os("MQ_KEEP_TMP").is_some() {
-            eprintln!("kept {}", self.0.display());
+            note!("kept {}", self.0.display());
         } else {
             let _ = std::fs::remove_dir_all(&self.0);
         }
@@ -215,8 +217,8 @@ fn run_qemu(board: &Board, elf: &Path, dir: &Path) -> Result<String, CliError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| CliError(format!("cannot start qemu-system-arm: {e}")))?;
-    let frames = qemu.stdout.take().ok_or_else(|| CliError("no QEMU output".into()))?;
+        .map_err(|e| CliError::Qemu(format!("cannot start qemu-system-arm: {e}")))?;
+    let frames = qemu.stdout.take().ok_or_else(|| CliError::Qemu("no QEMU output".into()))?;
     let mut decoder = Command::new("defmt-print")
         .arg("-e")
         .arg(elf)
@@ -224,8 +226,8 @@ fn run_qemu(board: &Board, elf: &Path, dir: &Path) -> Result<String, CliError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| CliError(format!("cannot start defmt-print: {e}")))?;
-    let mut out = decoder.stdout.take().ok_or_else(|| CliError("no defmt-print output".into()))?;
+        .map_err(|e| CliError::Qemu(format!("cannot start defmt-print: {e}")))?;
+    let mut out = decoder.stdout.take().ok_or_else(|| CliError::Qemu("no defmt-print output".into()))?;
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = out.read_to_string(&mut s);
@@ -241,7 +243,7 @@ fn run_qemu(board: &Board, elf: &Path, dir: &Path) -> Result<String, CliError> {
                 break None;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(CliError(format!("waiting for QEMU: {e}"))),
+            Err(e) => return Err(CliError::Qemu(format!("waiting for QEMU: {e}"))),
         }
     };
     let _ = decoder.wait();
@@ -251,7 +253,7 @@ fn run_qemu(board: &Board, elf: &Path, dir: &Path) -> Result<String, CliError> {
         let _ = e.read_to_string(&mut qemu_err);
     }
     match status {
-        None => Err(CliError(format!("QEMU {} timed out after {timeout} s (MQ_QEMU_TIMEOUT)", board.machine))),
+        None => Err(CliError::Qemu(format!("QEMU {} timed out after {timeout} s (MQ_QEMU_TIMEOUT)", board.machine))),
         Some(st) if st.success() => Ok(log),
         Some(st) => {
             let line = log
@@ -260,14 +262,21 @@ fn run_qemu(board: &Board, elf: &Path, dir: &Path) -> Result<String, CliError> {
                 .map(|l| l.trim_start().trim_start_matches("ERROR").trim().to_string())
                 .or_else(|| qemu_err.lines().find(|l| !l.trim().is_empty()).map(str::to_string))
                 .unwrap_or_else(|| format!("the runner exited with status {}", st.code().unwrap_or(-1)));
-            Err(CliError(line))
+            Err(CliError::Qemu(line))
         }
     }
 }
 
 /// `microquant run MODEL --input X --output Y --target qemu-*`.
-pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, target: Target) -> Result<(), CliError> {
-    let board = board(target).ok_or_else(|| CliError("not a QEMU target".into()))?;
+pub fn run(
+    model_path: &Path,
+    input: &Path,
+    output: &Path,
+    dequantize: bool,
+    target: Target,
+    out: &mut Stdout,
+) -> Result<(), CliError> {
+    let board = board(target).ok_or_else(|| CliError::Invalid("not a QEMU target".into()))?;
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
     let bytes = AlignedBytes::new(&raw);
     let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
@@ -275,7 +284,7 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, tar
     let (n, rows) = input_rows(&model, &x)?;
     let out_t = model.tensor(model.output_index(0)?)?;
     if out_t.dtype != microquant::model::DType::I8 {
-        return Err(CliError("the model's output is not int8".into()));
+        return Err(CliError::Invalid("the model's output is not int8".into()));
     }
     let per_out = out_t.len();
     need("qemu-system-arm")?;
@@ -289,21 +298,21 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, tar
     std::fs::write(tmp.0.join("input.bin"), &input_bytes).map_err(|e| CliError::io(&tmp.0, e))?;
     let log = run_qemu(&board, &elf_copy, &tmp.0)?;
     let res = parse_result(&log)
-        .ok_or_else(|| CliError(format!("the runner on {} printed no result line", board.machine)))?;
+        .ok_or_else(|| CliError::Qemu(format!("the runner on {} printed no result line", board.machine)))?;
     let out_path = tmp.0.join("output.bin");
     let ys: Vec<i8> =
         std::fs::read(&out_path).map_err(|e| CliError::io(&out_path, e))?.into_iter().map(|b| b as i8).collect();
     if res.samples != n || ys.len() != n * per_out {
-        return Err(CliError(format!(
+        return Err(CliError::Qemu(format!(
             "the runner returned {} values for {} samples, expected {} for {n}",
             ys.len(),
             res.samples,
             n * per_out
         )));
     }
-    crate::run::write_outputs(&out_t, n, &ys, output, dequantize)?;
+    crate::run::write_outputs(&out_t, n, &ys, output, dequantize, out)?;
     let mean = if n > 0 { res.total / n as u64 } else { 0 };
-    eprintln!(
+    note!(
         "ran {n} samples on QEMU {} ({}): {mean} instructions per inference (min {}, max {}; -icount shift=0) -> {}",
         board.machine,
         board.label,

@@ -15,6 +15,7 @@ use microquant::ptq::{
 };
 
 use crate::CliError;
+use crate::output::Stdout;
 
 /// Arguments of `microquant quantize`.
 #[derive(Args, Debug)]
@@ -127,7 +128,7 @@ struct Source {
 
 fn load(path: &Path) -> Result<Source, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
-    let at = |e: microquant::graph::ConvertError| CliError(format!("{}: {e}", path.display()));
+    let at = |e| CliError::convert(path, e);
     if bytes.get(4..8) == Some(b"TFL3") {
         let graph = microquant::tflite::import(&bytes).map_err(at)?;
         let (inputs, outputs) = (IoInfo::of_graph(&graph, &graph.inputs), IoInfo::of_graph(&graph, &graph.outputs));
@@ -143,7 +144,7 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
     let data = match arr.data {
         crate::npy::Batch::F32(v) => v,
         crate::npy::Batch::I8(_) => {
-            return Err(CliError(format!("{}: calibration samples must be float32, not int8", path.display())));
+            return Err(CliError::data(path, "calibration samples must be float32, not int8"));
         }
     };
     let per: usize = input.model_shape.iter().product();
@@ -151,39 +152,41 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
     let fits =
         arr.shape.len() == input.model_shape.len() && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1));
     if !fits || n == 0 {
-        return Err(CliError(format!(
-            "{}: shape {:?} does not fit the model input {:?} {:?}: expected [N, {}] in the model's own layout",
-            path.display(),
-            arr.shape,
-            input.name,
-            input.model_shape,
-            input.model_shape.iter().skip(1).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
-        )));
+        return Err(CliError::data(
+            path,
+            format!(
+                "shape {:?} does not fit the model input {:?} {:?}: expected [N, {}] in the model's own layout",
+                arr.shape,
+                input.name,
+                input.model_shape,
+                input.model_shape.iter().skip(1).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
     }
     data.chunks_exact(per)
-        .map(|s| input.to_graph_layout(s).map(|g| vec![g]).map_err(|e| CliError(format!("{}: {e}", path.display()))))
+        .map(|s| input.to_graph_layout(s).map(|g| vec![g]).map_err(|e| CliError::data(path, e.to_string())))
         .collect()
 }
 
 /// Runs `microquant quantize`.
-pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
+pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     match a.mode {
         Mode::Static => {}
-        Mode::WeightOnly | Mode::Dynamic => return run_hybrid(a),
+        Mode::WeightOnly | Mode::Dynamic => return run_hybrid(a, o),
     }
     let calib = a
         .calib
         .as_ref()
-        .ok_or_else(|| CliError("--mode static needs calibration samples: --calib samples.npy".into()))?;
+        .ok_or_else(|| CliError::Invalid("--mode static needs calibration samples: --calib samples.npy".into()))?;
     let src = load(&a.model)?;
     if src.graph.inputs.len() != 1 {
-        return Err(CliError(format!(
+        return Err(CliError::Invalid(format!(
             "{}: the model has {} inputs; `quantize` takes models with one input",
             a.model.display(),
             src.graph.inputs.len()
         )));
     }
-    let input = src.inputs.first().ok_or_else(|| CliError("the model has no input".into()))?;
+    let input = src.inputs.first().ok_or_else(|| CliError::Invalid("the model has no input".into()))?;
     let samples = read_calibration(calib, input)?;
     let labels = read_labels(a.labels.as_deref(), samples.len())?;
     let name = a.model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -213,7 +216,7 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
     let bar = ProgressBar::new(samples.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{msg:>22} [{bar:40}] {pos}/{len} samples ({elapsed})")
-            .map_err(|e| CliError(format!("progress bar: {e}")))?
+            .map_err(CliError::ProgressBar)?
             .progress_chars("=> "),
     );
     let mut last_pass = u32::MAX;
@@ -230,7 +233,7 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
         }
         bar.set_position(p.done as u64);
     })
-    .map_err(|e| CliError(format!("{}: {e}", a.model.display())))?;
+    .map_err(|e| CliError::convert(&a.model, e))?;
     bar.finish_and_clear();
 
     std::fs::write(&a.output, &out.compiled.bytes).map_err(|e| CliError::io(&a.output, e))?;
@@ -248,13 +251,10 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
                 graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             },
         )
-        .map_err(|e| CliError(format!("QDQ export: {e}")))?;
+        .map_err(|source| CliError::Export { what: "QDQ export", source })?;
         std::fs::write(p, qdq).map_err(|e| CliError::io(p, e))?;
     }
-    // Written with `write!` (not `println!`): a closed pipe (`| head`) ends the output quietly.
-    use std::io::Write as _;
-    let mut o = std::io::stdout().lock();
-    let _ = writeln!(
+    writeln!(
         o,
         "{} ({}, {} nodes) -> {}: {} samples, observer {}, {} weights",
         a.model.display(),
@@ -264,13 +264,13 @@ pub fn run(a: &QuantizeArgs) -> Result<(), CliError> {
         samples.len(),
         a.observer.name(),
         if a.per_tensor { "per-tensor" } else { "per-channel" }
-    );
-    let _ = write!(o, "{}", out.report);
+    )?;
+    write!(o, "{}", out.report)?;
     if let Some(p) = &a.report {
-        let _ = writeln!(o, "report: {}", p.display());
+        writeln!(o, "report: {}", p.display())?;
     }
     if let Some(p) = &a.qdq {
-        let _ = writeln!(o, "QDQ ONNX: {}", p.display());
+        writeln!(o, "QDQ ONNX: {}", p.display())?;
     }
     Ok(())
 }
@@ -280,14 +280,14 @@ fn read_labels(path: Option<&Path>, samples: usize) -> Result<Option<Vec<usize>>
     let Some(p) = path else { return Ok(None) };
     let l = crate::npy::read_labels(p)?;
     if l.len() != samples {
-        return Err(CliError(format!("{}: {} labels for {samples} calibration samples", p.display(), l.len())));
+        return Err(CliError::data(p, format!("{} labels for {samples} calibration samples", l.len())));
     }
     Ok(Some(l))
 }
 
 /// `--mode weight-only` / `dynamic`: int8 weights, float activations, written as ONNX; measured
 /// on `--calib` when given.
-fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
+fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     let mode = if a.mode == Mode::Dynamic { "dynamic" } else { "weight-only" };
     let static_only = [
         (a.int16_all || !a.int16.is_empty(), "--int16 / --int16-all"),
@@ -297,10 +297,10 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
         (a.no_bias_correction, "--no-bias-correction"),
     ];
     if let Some((_, flag)) = static_only.iter().find(|(given, _)| *given) {
-        return Err(CliError(format!("{flag} applies to --mode static only, not --mode {mode}")));
+        return Err(CliError::Invalid(format!("{flag} applies to --mode static only, not --mode {mode}")));
     }
     if a.output.extension().and_then(|e| e.to_str()) != Some("onnx") {
-        return Err(CliError(format!(
+        return Err(CliError::Invalid(format!(
             "{}: --mode {mode} writes an ONNX model (int8 weights, float activations), which has no .mq form \
              (the device runtime computes in int8): name the output *.onnx",
             a.output.display()
@@ -308,7 +308,7 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
     }
     let src = load(&a.model)?;
     let mut float = src.graph.clone();
-    let at = |e: microquant::graph::ConvertError| CliError(format!("{}: {e}", a.model.display()));
+    let at = |e| CliError::convert(&a.model, e);
     microquant::ptq::prepare(&mut float).map_err(at)?;
     let options = HybridOptions { per_channel: !a.per_tensor };
     let wo = if a.mode == Mode::Dynamic {
@@ -326,13 +326,13 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
             graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         },
     )
-    .map_err(|e| CliError(format!("ONNX export: {e}")))?;
+    .map_err(|source| CliError::Export { what: "ONNX export", source })?;
     std::fs::write(&a.output, &onnx).map_err(|e| CliError::io(&a.output, e))?;
     let report = match &a.calib {
         Some(calib) => {
-            let input = src.inputs.first().ok_or_else(|| CliError("the model has no input".into()))?;
+            let input = src.inputs.first().ok_or_else(|| CliError::Invalid("the model has no input".into()))?;
             if src.graph.inputs.len() != 1 {
-                return Err(CliError(format!(
+                return Err(CliError::Invalid(format!(
                     "{}: the model has {} inputs; `quantize` takes models with one input",
                     a.model.display(),
                     src.graph.inputs.len()
@@ -343,7 +343,7 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
             Some(microquant::ptq::evaluate_hybrid(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
         }
         None if a.labels.is_some() || a.report.is_some() => {
-            return Err(CliError(
+            return Err(CliError::Invalid(
                 "--labels and --report need samples to measure the model on: --calib samples.npy".into(),
             ));
         }
@@ -352,10 +352,8 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
     if let (Some(p), Some(r)) = (&a.report, &report) {
         std::fs::write(p, r.to_json()).map_err(|e| CliError::io(p, e))?;
     }
-    use std::io::Write as _;
-    let mut o = std::io::stdout().lock();
     let (fb, qb) = (float.constant_totals().bytes, wo.graph.constant_totals().bytes);
-    let _ = writeln!(
+    writeln!(
         o,
         "{} ({}, {} nodes) -> {}: {mode} int8, {} layers, {} weights; weights {fb} B -> {qb} B, ONNX {} B",
         a.model.display(),
@@ -365,12 +363,12 @@ fn run_hybrid(a: &QuantizeArgs) -> Result<(), CliError> {
         wo.quantized_nodes.len(),
         if a.per_tensor { "per-tensor" } else { "per-channel" },
         onnx.len()
-    );
+    )?;
     if let Some(r) = &report {
-        let _ = write!(o, "{r}");
+        write!(o, "{r}")?;
     }
     if let Some(p) = &a.report {
-        let _ = writeln!(o, "report: {}", p.display());
+        writeln!(o, "report: {}", p.display())?;
     }
     Ok(())
 }

@@ -7,18 +7,19 @@ use microquant::model::{AlignedBytes, DType, Model, TensorInfo};
 
 use crate::CliError;
 use crate::npy::{self, Batch};
+use crate::output::{Stdout, note};
 
 /// The model's input samples as int8 rows (quantizing float input with the model's input qparams).
 pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), CliError> {
     let t = model.tensor(model.input_index(0)?)?;
     if t.dtype != DType::I8 {
-        return Err(CliError("the model's input is not int8".into()));
+        return Err(CliError::Invalid("the model's input is not int8".into()));
     }
     let per = t.len();
     let n: usize = x.shape.first().copied().unwrap_or(1);
     let rest: usize = x.shape.iter().skip(1).product();
     if x.shape.is_empty() || rest != per {
-        return Err(CliError(format!(
+        return Err(CliError::Invalid(format!(
             "input shape {:?} does not match the model: expected [N, {}] (samples first; the model input is {:?})",
             x.shape,
             t.dims().iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
@@ -28,11 +29,12 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
     let rows = match &x.data {
         Batch::I8(v) => v.clone(),
         Batch::F32(v) => {
-            let (scale, zp) =
-                t.per_tensor().ok_or_else(|| CliError("the model input has no per-tensor quantization".into()))?;
+            let (scale, zp) = t
+                .per_tensor()
+                .ok_or_else(|| CliError::Invalid("the model input has no per-tensor quantization".into()))?;
             let q = microquant::quant::AffineQuant::new(scale, zp, microquant::quant::QuantDType::Int8)?;
             let mut out = vec![0i8; v.len()];
-            q.quantize_i8(v, &mut out).map_err(|e| CliError(format!("input: {e}")))?;
+            q.quantize_i8(v, &mut out).map_err(|e| CliError::Invalid(format!("input: {e}")))?;
             out
         }
     };
@@ -41,11 +43,19 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
 
 /// Writes the stacked outputs (`n` samples) as `.npy` (int8, or float32 with `dequantize`) and
 /// prints each sample's top class and its dequantized score (the first 8 samples).
-pub fn write_outputs(out_t: &TensorInfo, n: usize, ys: &[i8], output: &Path, dequantize: bool) -> Result<(), CliError> {
+pub fn write_outputs(
+    out_t: &TensorInfo,
+    n: usize,
+    ys: &[i8],
+    output: &Path,
+    dequantize: bool,
+    out: &mut Stdout,
+) -> Result<(), CliError> {
     let mut shape = vec![n];
     shape.extend(out_t.dims().iter().map(|&d| d as usize));
-    let (scale, zp) =
-        out_t.per_tensor().ok_or_else(|| CliError("the model output has no per-tensor quantization".into()))?;
+    let (scale, zp) = out_t
+        .per_tensor()
+        .ok_or_else(|| CliError::Invalid("the model output has no per-tensor quantization".into()))?;
     let deq = |q: i8| (q as i32 - zp) as f32 * scale;
     if dequantize {
         let f: Vec<f32> = ys.iter().map(|&q| deq(q)).collect();
@@ -56,16 +66,16 @@ pub fn write_outputs(out_t: &TensorInfo, n: usize, ys: &[i8], output: &Path, deq
     let per = out_t.len().max(1);
     for (s, row) in ys.chunks(per).take(8).enumerate() {
         if let Some((c, &q)) = row.iter().enumerate().max_by_key(|&(i, &v)| (v, std::cmp::Reverse(i))) {
-            println!("sample {s}: class {c} (score {:.4}, int8 {q})", deq(q));
+            writeln!(out, "sample {s}: class {c} (score {:.4}, int8 {q})", deq(q))?;
         }
     }
     if n > 8 {
-        println!("... {} more samples in {}", n - 8, output.display());
+        writeln!(out, "... {} more samples in {}", n - 8, output.display())?;
     }
     Ok(())
 }
 
-pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> Result<(), CliError> {
+pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, out: &mut Stdout) -> Result<(), CliError> {
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
     let bytes = AlignedBytes::new(&raw);
     let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
@@ -73,13 +83,9 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> 
     let (n, rows) = input_rows(&model, &x)?;
     // Fallible: the arena size comes from the file.
     let mut arena: Vec<u8> = Vec::new();
-    arena.try_reserve_exact(model.arena_len() + 16).map_err(|_| {
-        CliError(format!(
-            "{}: the model needs an arena of {} bytes, which cannot be allocated",
-            model_path.display(),
-            model.arena_len()
-        ))
-    })?;
+    arena
+        .try_reserve_exact(model.arena_len() + 16)
+        .map_err(|_| CliError::Arena { path: model_path.to_path_buf(), bytes: model.arena_len() })?;
     arena.resize(model.arena_len() + 16, 0);
     let mut it = Interpreter::new(&bytes, &mut arena).map_err(|e| CliError::model(model_path, e))?;
     let out_t = it.output_info(0)?;
@@ -92,8 +98,8 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool) -> 
         ys.extend_from_slice(it.output_i8(0)?);
     }
     let dt = t0.elapsed();
-    write_outputs(&out_t, n, &ys, output, dequantize)?;
-    eprintln!(
+    write_outputs(&out_t, n, &ys, output, dequantize, out)?;
+    note!(
         "ran {n} samples on the host in {:.3} ms ({:.1} us per inference) -> {}",
         dt.as_secs_f64() * 1e3,
         dt.as_secs_f64() * 1e6 / n.max(1) as f64,

@@ -33,17 +33,13 @@ use wasm_bindgen::prelude::*;
 mod converter;
 mod error;
 mod export;
-#[cfg(feature = "converter")]
-mod hybrid;
 mod js;
 mod npy;
 mod runtime;
 mod tensor;
 
 #[cfg(feature = "converter")]
-pub use converter::{Calibration, FloatModel};
-#[cfg(feature = "converter")]
-pub use hybrid::HybridModel;
+pub use converter::{Calibration, FloatModel, HybridModel};
 pub use runtime::QuantizedModel;
 pub use tensor::QTensor;
 

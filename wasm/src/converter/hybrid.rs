@@ -16,7 +16,10 @@ use microquant::ptq::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::converter::{Control, FloatGraph, io_info_list, labels, now_ms, report_object};
+use super::control::{Control, now_ms};
+use super::float_graph::{FloatGraph, io_info_list};
+use super::options::labels;
+use super::report::report_object;
 use crate::error::{Context, error, range_error};
 use crate::js::{self, get, set};
 
@@ -40,7 +43,7 @@ fn mode_name(mode: HybridMode) -> &'static str {
 
 /// `quantizeWeightOnly`'s and `quantizeDynamic`'s work: quantizes the weights, then measures the
 /// model against the float one on `options.evalSamples` if there are samples.
-pub(crate) async fn hybrid_task(
+pub(super) async fn hybrid_task(
     model: Rc<FloatGraph>,
     mode: HybridMode,
     options: &JsValue,

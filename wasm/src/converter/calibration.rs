@@ -1,0 +1,308 @@
+//! `Calibration`, the JS class of calibration statistics: one observer per activation, fed in
+//! chunks (cancellable, with progress), saved as bytes and merged across workers.
+
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use js_sys::{Array, Function, Object, Promise, Uint8Array};
+use microquant::graph::Graph;
+use microquant::ptq::{CalibrationOptions, Calibrator};
+use wasm_bindgen::prelude::*;
+
+use super::control::{Control, promise};
+use super::float_graph::FloatGraph;
+use crate::error::{Context, error, type_error};
+use crate::js::{self, describe, get, set};
+
+/// What a `Calibration` shares with its running task: the statistics and where they are.
+pub(super) struct CalState {
+    /// `Calibrator::to_state` bytes (`None`: nothing observed yet).
+    pub(super) bytes: Option<Vec<u8>>,
+    pub(super) pass: u32,
+    pub(super) passes: u32,
+    pub(super) samples: usize,
+    pub(super) busy: bool,
+}
+
+/// The result of a calibration run.
+pub(super) struct Calibrated {
+    pub(super) bytes: Vec<u8>,
+    pass: u32,
+    passes: u32,
+    samples: usize,
+}
+
+/// A calibrator of `g` with `opts`, holding `state` (`toState()` bytes) if given.
+pub(super) fn calibrator<'g>(
+    g: &'g Graph,
+    opts: &CalibrationOptions,
+    state: Option<&[u8]>,
+) -> Result<Calibrator<'g>, JsValue> {
+    let mut cal = Calibrator::new(g, opts).ctx("calibration options")?;
+    if let Some(s) = state {
+        cal.load_state(s).ctx("")?;
+    }
+    Ok(cal)
+}
+
+/// Runs `data` through the calibrator: the current pass only, or every remaining pass.
+pub(super) async fn calibrate_task(
+    model: &FloatGraph,
+    opts: &CalibrationOptions,
+    state: Option<&[u8]>,
+    data: &[Vec<Vec<f32>>],
+    all_passes: bool,
+    ctl: &mut Control,
+) -> Result<Calibrated, JsValue> {
+    ctl.check_abort()?;
+    let mut cal = calibrator(&model.graph, opts, state)?;
+    if cal.pass() >= cal.passes() {
+        return Err(error("the calibration is complete: no pass left to observe"));
+    }
+    let n = data.len();
+    loop {
+        let (pass, passes) = (cal.pass(), cal.passes());
+        for (i, s) in data.iter().enumerate() {
+            let inputs: Vec<&[f32]> = s.iter().map(Vec::as_slice).collect();
+            cal.observe(&inputs).ctx(&format!("calibration sample {i}"))?;
+            ctl.tick(i + 1 == n, "calibrate", pass, passes, i + 1, n).await?;
+        }
+        if !all_passes {
+            break;
+        }
+        cal.end_pass().ctx("ending the calibration pass")?;
+        if cal.pass() >= cal.passes() {
+            break;
+        }
+    }
+    Ok(Calibrated { bytes: cal.to_state(), pass: cal.pass(), passes: cal.passes(), samples: cal.samples() })
+}
+
+/// Calibration statistics: one observer per activation of a `FloatModel`. Feed it samples with
+/// `calibrate` (every pass) or `observe` + `endPass` (pass by pass); split the data over Web
+/// Workers and combine their `toState()` bytes with `merge`.
+#[wasm_bindgen]
+pub struct Calibration {
+    pub(super) model: Rc<FloatGraph>,
+    pub(super) options: CalibrationOptions,
+    pub(super) state: Rc<RefCell<CalState>>,
+}
+
+impl core::fmt::Debug for Calibration {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let s = self.state.borrow();
+        write!(
+            f,
+            "Calibration({}, pass {} of {}, {} samples)",
+            self.options.observer.name(),
+            s.pass,
+            s.passes,
+            s.samples
+        )
+    }
+}
+
+impl Calibration {
+    fn run(&self, samples: JsValue, options: JsValue, all_passes: bool) -> Promise {
+        let model = self.model.clone();
+        let opts = self.options.clone();
+        let state = self.state.clone();
+        promise(async move {
+            let bytes = {
+                let mut s = state.borrow_mut();
+                if s.busy {
+                    return Err(error("a calibration is already running on this object"));
+                }
+                s.busy = true;
+                s.bytes.clone()
+            };
+            let r = async {
+                let options = js::options(&options, "options")?;
+                let mut ctl = Control::from_options(&options)?;
+                let data = model.samples(&samples, "samples")?;
+                calibrate_task(&model, &opts, bytes.as_deref(), &data, all_passes, &mut ctl).await
+            }
+            .await;
+            let mut s = state.borrow_mut();
+            s.busy = false;
+            let c = r?;
+            s.bytes = Some(c.bytes);
+            s.pass = c.pass;
+            s.passes = c.passes;
+            s.samples = c.samples;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    fn with_calibrator<R>(&self, f: impl FnOnce(&mut Calibrator<'_>) -> Result<R, JsValue>) -> Result<R, JsValue> {
+        let s = self.state.try_borrow().map_err(|_| error("the calibration is busy"))?;
+        if s.busy {
+            return Err(error("a calibration is running on this object"));
+        }
+        let mut cal = calibrator(&self.model.graph, &self.options, s.bytes.as_deref())?;
+        drop(s);
+        f(&mut cal)
+    }
+
+    fn commit(&self, cal: &Calibrator<'_>) {
+        let mut s = self.state.borrow_mut();
+        s.bytes = Some(cal.to_state());
+        s.pass = cal.pass();
+        s.passes = cal.passes();
+        s.samples = cal.samples();
+    }
+}
+
+#[wasm_bindgen]
+impl Calibration {
+    /// The current pass (0-based; `passes` once complete).
+    #[wasm_bindgen(getter)]
+    pub fn pass(&self) -> u32 {
+        self.state.borrow().pass
+    }
+
+    /// Passes over the data the observers need (1, or 2 for two-pass histograms).
+    #[wasm_bindgen(getter)]
+    pub fn passes(&self) -> u32 {
+        self.state.borrow().passes
+    }
+
+    /// Samples observed in the current pass.
+    #[wasm_bindgen(getter)]
+    pub fn samples(&self) -> usize {
+        self.state.borrow().samples
+    }
+
+    /// True once every pass has ended (ready for `FloatModel.quantize`).
+    #[wasm_bindgen(getter)]
+    pub fn complete(&self) -> bool {
+        let s = self.state.borrow();
+        s.pass >= s.passes
+    }
+
+    /// The default observer's name.
+    #[wasm_bindgen(getter)]
+    pub fn observer(&self) -> String {
+        String::from(self.options.observer.name())
+    }
+
+    /// Observes `samples` in every remaining pass (a `Promise`). `samples`: `.npy` bytes, a
+    /// `Float32Array` of one or more samples back to back, or an array of samples, in the
+    /// model's layout. `options`: `onProgress({stage, pass, passes, done, total})`, `signal`
+    /// (an `AbortSignal`: the promise rejects with its reason and the calibration is left as it
+    /// was), `chunkMs` (work between yields to the event loop, default 40).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn calibrate(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Samples")] samples: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ProgressOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let options = options.unwrap_or(JsValue::UNDEFINED);
+        self.run(samples, options, true)
+    }
+
+    /// Observes `samples` in the current pass only (a `Promise`), as `calibrate`; call
+    /// `endPass()` when every sample of the pass has been seen (here or in merged states).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn observe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Samples")] samples: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ProgressOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let options = options.unwrap_or(JsValue::UNDEFINED);
+        self.run(samples, options, false)
+    }
+
+    /// Ends the current pass (two-pass histograms fix their ranges from the first pass).
+    #[wasm_bindgen(js_name = endPass)]
+    pub fn end_pass(&self) -> Result<(), JsValue> {
+        self.with_calibrator(|cal| {
+            cal.end_pass().ctx("ending the calibration pass")?;
+            self.commit(cal);
+            Ok(())
+        })
+    }
+
+    /// The statistics as bytes (transferable to and from workers): pass, sample count and every
+    /// observer's state.
+    #[wasm_bindgen(js_name = toState)]
+    pub fn to_state(&self) -> Result<Uint8Array, JsValue> {
+        self.with_calibrator(|cal| Ok(Uint8Array::from(cal.to_state().as_slice())))
+    }
+
+    /// Replaces the statistics with `toState()` bytes of a calibration of the same model with
+    /// the same options (an `Error` with the byte offset otherwise).
+    #[wasm_bindgen(js_name = loadState)]
+    pub fn load_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] state: JsValue,
+    ) -> Result<(), JsValue> {
+        let bytes = js::bytes(&state, "state")?;
+        self.with_calibrator(|cal| {
+            cal.load_state(&bytes).ctx("")?;
+            self.commit(cal);
+            Ok(())
+        })
+    }
+
+    /// Folds in another calibration's statistics (a `Calibration` of the same model and options,
+    /// or its `toState()` bytes), e.g. from workers that each observed a share of the samples in
+    /// the same pass. Exact: the merged ranges are those of one calibration over all the data.
+    pub fn merge(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Calibration | Uint8Array")] other: JsValue,
+    ) -> Result<(), JsValue> {
+        let bytes = if other.dyn_ref::<Uint8Array>().is_some() || other.dyn_ref::<js_sys::ArrayBuffer>().is_some() {
+            js::bytes(&other, "other")?
+        } else {
+            let f = get(&other, "toState");
+            let f = f.dyn_ref::<Function>().ok_or_else(|| {
+                type_error(format!("merge() takes a Calibration or its toState() bytes, got {}", describe(&other)))
+            })?;
+            js::bytes(&f.call0(&other)?, "other.toState()")?
+        };
+        self.with_calibrator(|cal| {
+            let mut theirs = calibrator(&self.model.graph, &self.options, None)?;
+            theirs.load_state(&bytes).ctx("")?;
+            cal.merge(&theirs).ctx("merging calibrations")?;
+            self.commit(cal);
+            Ok(())
+        })
+    }
+
+    /// A copy (same model, options and statistics).
+    #[wasm_bindgen(js_name = clone)]
+    pub fn clone_js(&self) -> Calibration {
+        let s = self.state.borrow();
+        let state =
+            CalState { bytes: s.bytes.clone(), pass: s.pass, passes: s.passes, samples: s.samples, busy: false };
+        Calibration { model: self.model.clone(), options: self.options.clone(), state: Rc::new(RefCell::new(state)) }
+    }
+
+    /// The calibrated range of every activation: `{tensor, name, observer, min, max}` (activations
+    /// whose observer has no data yet are left out).
+    #[wasm_bindgen(unchecked_return_type = "ActivationRange[]")]
+    pub fn ranges(&self) -> Result<Array, JsValue> {
+        self.with_calibrator(|cal| {
+            let g = &self.model.graph;
+            let mut ids: Vec<_> = g.inputs.clone();
+            ids.extend(g.nodes.iter().filter_map(|n| n.output(0)));
+            Ok(ids
+                .into_iter()
+                .filter_map(|t| {
+                    let (lo, hi) = cal.range(t).ok()?;
+                    let o = Object::new();
+                    set(&o, "tensor", t.0);
+                    set(&o, "name", g.tensor(t).map(|t| t.name.as_str()).unwrap_or(""));
+                    set(&o, "observer", cal.kind(t).map(|k| k.name()).unwrap_or(""));
+                    set(&o, "min", lo);
+                    set(&o, "max", hi);
+                    Some(JsValue::from(o))
+                })
+                .collect())
+        })
+    }
+}

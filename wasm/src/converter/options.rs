@@ -1,0 +1,138 @@
+//! The converter's options objects read from JS: calibration (observers), quantization (mode,
+//! activation type, rounding) and class labels.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use js_sys::{Array, Object, Uint8Array};
+use microquant::kernels::Rounding;
+use microquant::ptq::{ActivationType, CalibrationOptions, ObserverKind, QuantizeOptions};
+use wasm_bindgen::prelude::*;
+
+use crate::error::{error, range_error, type_error};
+use crate::js::{self, describe, get};
+
+fn observer_kind(name: &str, percentile: Option<f64>, what: &str) -> Result<ObserverKind, JsValue> {
+    match ObserverKind::from_name(name) {
+        Some(ObserverKind::Percentile(p)) => Ok(ObserverKind::Percentile(percentile.unwrap_or(p))),
+        Some(k) => Ok(k),
+        None => Err(range_error(format!(
+            "{what} must be \"minmax\", \"moving-average\", \"histogram\", \"entropy\" or \"percentile\", got {name:?}"
+        ))),
+    }
+}
+
+pub(super) fn calibration_options(options: &JsValue) -> Result<CalibrationOptions, JsValue> {
+    let percentile = js::opt_number(options, "percentile")?;
+    if let Some(p) = percentile
+        && !(0.0..=100.0).contains(&p)
+    {
+        return Err(range_error(format!("options.percentile must be in [0, 100], got {p}")));
+    }
+    let observer = match js::opt_string(options, "observer")? {
+        Some(name) => observer_kind(&name, percentile, "options.observer")?,
+        None => ObserverKind::MinMax,
+    };
+    let mut overrides = Vec::new();
+    let o = get(options, "overrides");
+    if !(o.is_undefined() || o.is_null()) {
+        if !o.is_object() || Array::is_array(&o) {
+            return Err(type_error(format!(
+                "options.overrides must be an object {{layerName: observer}}, got {}",
+                describe(&o)
+            )));
+        }
+        for entry in Object::entries(&Object::from(o)).iter() {
+            let pair = Array::from(&entry);
+            let key = pair.get(0).as_string().unwrap_or_default();
+            let value = pair.get(1);
+            let name = value.as_string().ok_or_else(|| {
+                type_error(format!("options.overrides[{key:?}] must be an observer name, got {}", describe(&value)))
+            })?;
+            overrides.push((key.clone(), observer_kind(&name, percentile, &format!("options.overrides[{key:?}]"))?));
+        }
+    }
+    Ok(CalibrationOptions { observer, overrides, two_pass: js::opt_bool(options, "twoPass", true)? })
+}
+
+pub(super) fn rounding_option(options: &JsValue) -> Result<Rounding, JsValue> {
+    match js::opt_string(options, "rounding")?.as_deref() {
+        None | Some("double") => Ok(Rounding::Double),
+        Some("single") => Ok(Rounding::Single),
+        Some(other) => Err(range_error(format!("options.rounding must be \"double\" or \"single\", got {other:?}"))),
+    }
+}
+
+pub(super) fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsValue> {
+    match js::opt_string(options, "mode")?.as_deref() {
+        None | Some("static") => {}
+        Some("weight-only") => {
+            return Err(error(
+                "mode \"weight-only\" makes another kind of model (int8 weights, float compute, no calibration, no .mq): call model.quantizeWeightOnly({ evalSamples, labels })",
+            ));
+        }
+        Some("dynamic") => {
+            return Err(error(
+                "mode \"dynamic\" makes another kind of model (int8 weights, activations quantized at run time, no calibration, no .mq: the .mq runtime cannot quantize activations at run time): call model.quantizeDynamic({ evalSamples, labels })",
+            ));
+        }
+        Some(other) => {
+            return Err(range_error(format!(
+                "options.mode must be \"static\", \"dynamic\" or \"weight-only\", got {other:?}"
+            )));
+        }
+    }
+    let activations = match js::opt_string(options, "activations")?.as_deref() {
+        None | Some("int8") => ActivationType::Int8,
+        Some("int16") => ActivationType::Int16,
+        Some(other) => {
+            return Err(range_error(format!("options.activations must be \"int8\" or \"int16\", got {other:?}")));
+        }
+    };
+    Ok(QuantizeOptions {
+        per_channel: js::opt_bool(options, "perChannel", true)?,
+        activations,
+        int16_layers: js::opt_strings(options, "int16Layers")?,
+        use_carried: !js::opt_bool(options, "ignoreQdq", false)?,
+        bias_correction: js::opt_bool(options, "biasCorrection", true)?,
+    })
+}
+
+pub(super) fn labels(options: &JsValue) -> Result<Option<Vec<usize>>, JsValue> {
+    let v = get(options, "labels");
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    let values: Vec<f64> = if let Some(a) = v.dyn_ref::<js_sys::Int32Array>() {
+        a.to_vec().into_iter().map(f64::from).collect()
+    } else if let Some(a) = v.dyn_ref::<Uint8Array>() {
+        if crate::npy::is_npy(&a.to_vec()) {
+            crate::npy::parse(&a.to_vec(), "labels .npy").map_err(error)?.data.into_iter().map(f64::from).collect()
+        } else {
+            a.to_vec().into_iter().map(f64::from).collect()
+        }
+    } else if Array::is_array(&v) {
+        Array::from(&v)
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_f64()
+                    .ok_or_else(|| type_error(format!("options.labels[{i}] must be a number, got {}", describe(&x))))
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        return Err(type_error(format!("options.labels must be an array of class indices, got {}", describe(&v))));
+    };
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| {
+            if x >= 0.0 && x.fract() == 0.0 && x < 1e9 {
+                Ok(x as usize)
+            } else {
+                Err(range_error(format!("options.labels[{i}] must be a class index (a non-negative integer), got {x}")))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
