@@ -7,7 +7,6 @@ use alloc::vec::Vec;
 
 use super::err;
 use crate::graph::{self, Activation, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
-use crate::interp::words::*;
 use crate::kernels::add::AddParams;
 use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
 use crate::kernels::concat::Requantize;
@@ -25,6 +24,7 @@ use crate::kernels::softmax::SoftmaxParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::TensorQuant;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
+use crate::model::words::*;
 use crate::model::{DType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 /// Maps graph tensors to model tensors while lowering.

@@ -17,15 +17,6 @@
 mod arena;
 mod ops;
 
-/// The parameter words of each op kind, as the converter writes them (see `docs/FORMAT.md`).
-pub mod words {
-    pub use super::ops::{
-        AddWords, ConcatInputWords, ConvWords, DepthwiseWords, FullyConnectedWords, MAX_CONCAT_INPUTS, MulWords,
-        PoolWords, SoftmaxWords,
-    };
-}
-mod params;
-
 pub use ops::PreparedOp;
 
 use crate::Error;
