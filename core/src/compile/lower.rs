@@ -559,7 +559,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
         }
         Op::Quantize => {
             // Integer to integer (int8 <-> int16 between 16x8 and int8 layers): words
-            // [multiplier, shift] of s_in / s_out (interp/ops/quantize.rs).
+            // [multiplier, shift] of s_in / s_out (interp/ops/requantize.rs).
             let (xid, x) = l.input(c, 0)?;
             let it = |d: graph::DType| match d {
                 graph::DType::I8 => Ok(crate::kernels::requantize::IntType::I8),

@@ -2,8 +2,8 @@
 //! each reads its op's parameter words ([`crate::model::words`]) and tensors, checks them (at
 //! load) and runs its kernel on arena slices (at invoke). Every file has the same three items:
 //! the prepared type (`ConvOp`, ...), `prepare` (read and check) and `run` (call the kernel on the
-//! carved arena). What several files share is in `common.rs`. The one table below ([`op_kinds!`]
-//! `{ ... }`) maps each op kind to its file.
+//! carved arena). What several files share is in `common.rs`. The one table below (`op_kinds!
+//! { ... }`) maps each op kind to its file.
 
 mod add;
 mod common;
