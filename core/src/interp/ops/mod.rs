@@ -21,10 +21,10 @@ mod reshape;
 mod softmax;
 mod transpose;
 
-use super::arena::{self, carve};
+use super::arena::{Pieces, carve};
 use crate::Error;
 use crate::kernels::Rounding;
-use crate::model::{ABSENT, Model, OpInfo, OpKind, Storage};
+use crate::model::{Model, OpInfo, OpKind, Storage};
 use common::{ArenaRange, Carved, Ctx};
 
 /// An op whose parameter words, tensors and quantization have been read and checked once
@@ -189,29 +189,26 @@ pub(crate) fn run_prepared(m: &Model, p: &PreparedOp, arena: &mut [u8], rounding
 /// time: its output and scratch apart, inside the arena, and every input it reads from the
 /// arena outside both ([`Error::ArenaOverlap`] otherwise).
 pub(crate) fn validate(m: &Model, i: u32, rounding: Rounding) -> Result<(), Error> {
-    let p = prepare(m, i, rounding)?;
     let op = m.op(i)?;
-    let (out, scratch) = p.regions;
-    let arena_len = m.arena_len();
-    if !arena::carvable(arena_len, out, scratch) {
+    let ctx = Ctx { m, op: &op, rounding };
+    let kernel = prepare_kernel(&ctx)?;
+    let (out, scratch) = regions(&ctx)?;
+    let Some(pieces) = Pieces::around(m.arena_len(), out, scratch) else {
         return Err(Error::ArenaOverlap { op: i, tensor: op.output(0)? });
-    }
+    };
     // Input 0 of an op that runs where its input stands (a table lookup in place, an aliased
     // reshape) is not read from the read-only arena.
-    let in_place = match &p.kernel {
+    let in_place = match &kernel {
         Kernel::Lut(o) => o.in_place(),
         Kernel::Reshape(o) => o.aliased(),
         _ => false,
     };
     for k in usize::from(in_place)..op.num_inputs() {
-        let index = op.input(k)?;
-        if index == ABSENT {
-            continue;
-        }
-        let t = m.tensor(index)?;
-        if let Storage::Arena(off) = t.storage {
-            if !arena::readable(arena_len, out, scratch, (off as usize, t.byte_len as usize)) {
-                return Err(Error::ArenaOverlap { op: i, tensor: index });
+        if let Some(t) = ctx.opt_input(k)? {
+            if let Storage::Arena(off) = t.storage {
+                if !pieces.hold((off as usize, t.byte_len as usize)) {
+                    return Err(Error::ArenaOverlap { op: i, tensor: t.index });
+                }
             }
         }
     }
