@@ -121,6 +121,16 @@ pub enum Error {
         /// The index.
         index: u32,
     },
+    /// An op's output or scratch shares arena bytes with a tensor the op reads, or its output
+    /// with its scratch (found at load: a model whose arena plan would let an op overwrite its
+    /// own input).
+    ArenaOverlap {
+        /// Op index.
+        op: u32,
+        /// The tensor whose arena bytes overlap (an input, or the output when it overlaps the
+        /// scratch).
+        tensor: u32,
+    },
     /// The arena given is smaller than the model needs.
     ArenaTooSmall {
         /// Bytes needed.
@@ -178,6 +188,9 @@ impl fmt::Display for Error {
             Error::BadOp { index, reason } => write!(f, "op {index}: {reason}"),
             Error::UnsupportedOp { index, code } => write!(f, "op {index}: unsupported op kind code {code}"),
             Error::BadIndex { what, index } => write!(f, "{what} index {index} out of range"),
+            Error::ArenaOverlap { op, tensor } => {
+                write!(f, "op {op}: tensor {tensor} shares arena bytes with the op's output or scratch")
+            }
             Error::ArenaTooSmall { needed, available } => {
                 write!(f, "arena too small: the model needs {needed} bytes, {available} given")
             }

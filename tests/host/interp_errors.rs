@@ -1,6 +1,7 @@
 //! The interpreter refuses what it cannot run, at load, with a typed error: arena too small
 //! (with the size needed), unsupported op kinds, ops with the wrong number of inputs, parameter
-//! blocks that do not match the tensors.
+//! blocks that do not match the tensors, arena plans in which an op would write over what it
+//! reads.
 
 use microquant::Error;
 use microquant::compile::{CompileOptions, compile};
@@ -127,4 +128,76 @@ fn a_plan_of_another_model_or_out_of_order_is_refused() {
     assert!(matches!(e, Error::BadOp { index: 2, reason: "prepared op out of place in the plan" }), "{e:?}");
 
     it.invoke_prepared(&plan).unwrap();
+}
+
+/// SOFTMAX words: a multiplier, a left shift, `diff_min`.
+const SOFTMAX_WORDS: [u32; 3] = [1 << 30, 0, -64i32 as u32];
+
+/// One SOFTMAX from `x` to `y` (int8 `[1, 4]`) with the arena offsets given.
+fn softmax_at(x_off: u32, y_off: u32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let x = b.add_tensor(TensorSpec::activation("x", DType::I8, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", DType::I8, &[1, 4]).per_tensor(1.0 / 256.0, -128));
+    b.add_op(OpSpec {
+        kind: OpKind::Softmax,
+        name: "softmax".into(),
+        inputs: vec![Some(x)],
+        outputs: vec![y],
+        params: SOFTMAX_WORDS.to_vec(),
+        in_place: false,
+        scratch_len: 0,
+    });
+    b.set_io(&[x], &[y]);
+    b.set_arena_offsets(&[(x, x_off), (y, y_off)], 16);
+    b.finish().unwrap()
+}
+
+/// An arena plan in which an op's output shares bytes with its input is refused when the model
+/// is loaded, naming the op and the input, so that `invoke` has nothing left to find.
+#[test]
+fn an_input_overlapping_the_output_is_refused_at_load() {
+    let mut arena = vec![0u8; 64];
+    for (x_off, y_off) in [(0, 2), (3, 0), (8, 8)] {
+        let bytes = AlignedBytes::new(&softmax_at(x_off, y_off));
+        let e = Interpreter::new(&bytes, &mut arena).err().unwrap();
+        assert_eq!(e, Error::ArenaOverlap { op: 0, tensor: 0 }, "x at {x_off}, y at {y_off}");
+        assert_eq!(e.to_string(), "op 0: tensor 0 shares arena bytes with the op's output or scratch");
+    }
+    // Side by side, the same op loads and runs.
+    let bytes = AlignedBytes::new(&softmax_at(0, 4));
+    let mut it = Interpreter::new(&bytes, &mut arena).unwrap();
+    it.input_i8(0).unwrap().copy_from_slice(&[0, 0, 0, 0]);
+    it.invoke().unwrap();
+    assert_eq!(it.output_i8(0).unwrap(), &[-64, -64, -64, -64]);
+}
+
+/// One MEAN over the last axis of `x` (int8 `[1, 4]`, at 0) into `y` (int8 `[1]`), with its
+/// output and scratch at the offsets given.
+fn mean_at(y_off: u32, scratch_off: u32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let x = b.add_tensor(TensorSpec::activation("x", DType::I8, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", DType::I8, &[1]).per_tensor(0.5, 0));
+    let op = b.add_op(OpSpec {
+        kind: OpKind::Mean,
+        name: "mean".into(),
+        inputs: vec![Some(x)],
+        outputs: vec![y],
+        params: vec![1, 1],
+        in_place: false,
+        scratch_len: 4,
+    });
+    b.set_scratch_offset(op, scratch_off);
+    b.set_io(&[x], &[y]);
+    b.set_arena_offsets(&[(x, 0), (y, y_off)], 32);
+    b.finish().unwrap()
+}
+
+/// A scratch buffer over the op's input or over its output is refused at load too.
+#[test]
+fn a_scratch_overlapping_an_input_or_the_output_is_refused_at_load() {
+    let mut arena = vec![0u8; 64];
+    let load = |bytes: &[u8], arena: &mut [u8]| Interpreter::new(&AlignedBytes::new(bytes), arena).err();
+    assert_eq!(load(&mean_at(16, 0), &mut arena), Some(Error::ArenaOverlap { op: 0, tensor: 0 }));
+    assert_eq!(load(&mean_at(16, 16), &mut arena), Some(Error::ArenaOverlap { op: 0, tensor: 1 }));
+    assert_eq!(load(&mean_at(16, 20), &mut arena), None);
 }

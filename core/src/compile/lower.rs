@@ -7,7 +7,6 @@ use alloc::vec::Vec;
 
 use super::err;
 use crate::graph::{self, Activation, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
-use crate::interp::words::*;
 use crate::kernels::add::AddParams;
 use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
 use crate::kernels::concat::Requantize;
@@ -25,6 +24,7 @@ use crate::kernels::softmax::SoftmaxParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::TensorQuant;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
+use crate::model::words::*;
 use crate::model::{DType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 /// Maps graph tensors to model tensors while lowering.
@@ -559,7 +559,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
         }
         Op::Quantize => {
             // Integer to integer (int8 <-> int16 between 16x8 and int8 layers): words
-            // [multiplier, shift] of s_in / s_out (interp/ops/quantize.rs).
+            // [multiplier, shift] of s_in / s_out (interp/ops/requantize.rs).
             let (xid, x) = l.input(c, 0)?;
             let it = |d: graph::DType| match d {
                 graph::DType::I8 => Ok(crate::kernels::requantize::IntType::I8),

@@ -60,6 +60,32 @@ pub(crate) fn carve<'b>(
     if swap { Ok((r2, r1, ro)) } else { Ok((r1, r2, ro)) }
 }
 
+/// The read-only pieces `(base, len)` that [`carve`] leaves around two writable regions: what
+/// load-time validation checks inputs against, so that neither `carve` nor [`ReadOnly::get`]
+/// can fail at run time.
+pub(crate) struct Pieces([(usize, usize); 3]);
+
+impl Pieces {
+    /// The pieces [`carve`] leaves around the writable regions `a` and `b` of an arena of
+    /// `arena_len` bytes, or `None` where `carve` refuses them (outside the arena, or
+    /// overlapping): the same arithmetic as `carve`, on offsets only.
+    pub(crate) fn around(arena_len: usize, a: (usize, usize), b: (usize, usize)) -> Option<Self> {
+        let (a_end, b_end) = (a.0.checked_add(a.1)?, b.0.checked_add(b.1)?);
+        let swap = b.1 > 0 && b.0 < a.0;
+        let (first, first_end, second, second_end) = if swap { (b, b_end, a, a_end) } else { (a, a_end, b, b_end) };
+        if (second.1 > 0 && second.0 < first_end) || first_end > arena_len || (second.1 > 0 && second_end > arena_len) {
+            return None;
+        }
+        let (mid_len, hi_base) = if second.1 > 0 { (second.0 - first_end, second_end) } else { (0, first_end) };
+        Some(Self([(0, first.0), (first_end, mid_len), (hi_base, arena_len - hi_base)]))
+    }
+
+    /// True if the bytes `x` (offset, length) lie in one piece: [`ReadOnly::get`] returns them.
+    pub(crate) fn hold(&self, x: (usize, usize)) -> bool {
+        self.0.iter().any(|&(base, len)| x.0 >= base && (x.0 - base).checked_add(x.1).is_some_and(|e| e <= len))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +106,28 @@ mod tests {
         let (out, _, ro) = carve(&mut arena, (16, 16), (0, 0), 0).unwrap();
         out[0] = 1;
         assert_eq!(ro.get(32, 32, 0).unwrap().len(), 32);
+    }
+
+    /// `Pieces` answers exactly what `carve` and `ReadOnly::get` do, for every pair of regions
+    /// and every read in a small arena.
+    #[test]
+    fn load_time_checks_agree_with_carve() {
+        const N: usize = 12;
+        let mut arena = [0u8; N];
+        let ranges = || {
+            let small = (0..=N + 1).flat_map(|o| (0..=N + 1 - o).map(move |l| (o, l)));
+            small.chain([(usize::MAX, 1), (1, usize::MAX), (usize::MAX, 0)])
+        };
+        for a in ranges() {
+            for b in ranges() {
+                let carved = carve(&mut arena, a, b, 0);
+                let pieces = Pieces::around(N, a, b);
+                assert_eq!(pieces.is_some(), carved.is_ok(), "a {a:?} b {b:?}");
+                let (Ok((_, _, ro)), Some(pieces)) = (carved, pieces) else { continue };
+                for x in ranges() {
+                    assert_eq!(pieces.hold(x), ro.get(x.0, x.1, 0).is_ok(), "a {a:?} b {b:?} x {x:?}");
+                }
+            }
+        }
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! [`Interpreter::new`] validates everything once (the model's structure via
 //! [`Model::parse`], then every op: kind, number and dtypes of inputs and outputs, shapes
-//! against the op's parameters, parameter blocks, arena regions) and checks the arena is large
-//! enough. [`Interpreter::invoke`] then runs the ops; nothing discoverable at load is left to
-//! fail there.
+//! against the op's parameters, parameter blocks, arena regions: each op's output and scratch
+//! apart, and apart from every input it reads) and checks the arena is large enough.
+//! [`Interpreter::invoke`] then runs the ops; nothing discoverable at load is left to fail there.
 //!
 //! An op runs in two steps: *prepare* (read its parameter words and tensor records, check them,
 //! work out its kernel's parameters) and *run* (carve the arena, call the kernel). `invoke`
@@ -16,15 +16,6 @@
 
 mod arena;
 mod ops;
-
-/// The parameter words of each op kind, as the converter writes them (see `docs/FORMAT.md`).
-pub mod words {
-    pub use super::ops::{
-        AddWords, ConcatInputWords, ConvWords, DepthwiseWords, FullyConnectedWords, MAX_CONCAT_INPUTS, MulWords,
-        PoolWords, SoftmaxWords,
-    };
-}
-mod params;
 
 pub use ops::PreparedOp;
 
@@ -65,8 +56,9 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     ///
     /// # Errors
     /// Any model validation error ([`Model::parse`]), [`Error::BadOp`] / [`Error::UnsupportedOp`]
-    /// for ops this build cannot run as stored, and [`Error::ArenaTooSmall`] (with the size
-    /// needed) if `arena` is too small.
+    /// for ops this build cannot run as stored, [`Error::ArenaOverlap`] for an op whose output
+    /// or scratch shares arena bytes with an input it reads (or with each other), and
+    /// [`Error::ArenaTooSmall`] (with the size needed) if `arena` is too small.
     pub fn new(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
         let model = Model::parse(model)?;
         let available = arena.len();

@@ -4,6 +4,7 @@
 mod bytes;
 mod format;
 mod reader;
+pub mod words;
 
 #[cfg(feature = "alloc")]
 pub mod planner;

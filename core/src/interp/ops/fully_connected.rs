@@ -1,11 +1,12 @@
-//! FULLY_CONNECTED.
+//! FULLY_CONNECTED ([`crate::kernels::fully_connected`]).
 //!
 //! Inputs: `[input, weights [out, in], bias (optional), multipliers (i32), shifts (i32),
 //! exact multipliers (optional; i64 [n, 2] = (mantissa, exponent) pairs, needed for the TFLite
 //! interpreter's rounding)]`, with one multiplier per output channel for per-channel weights or
-//! one for per-tensor weights. Parameter words: [`FullyConnectedWords`].
+//! one for per-tensor weights. Parameter words:
+//! [`FullyConnectedWords`](crate::model::words::FullyConnectedWords).
 
-use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, read_activation};
+use super::common::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, read_activation};
 use crate::Error;
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
@@ -15,33 +16,13 @@ use crate::kernels::{PerChannelQuant, Rounding};
 use crate::model::{DType, TensorInfo};
 use crate::requant::QuantizedMultiplier;
 
-/// Parameter words of a fully connected layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FullyConnectedWords {
-    /// `-input_zero_point`.
-    pub input_offset: i32,
-    /// `output_zero_point`.
-    pub output_offset: i32,
-    /// Output clamp (min, max).
-    pub activation: [i32; 2],
-}
-
-impl FullyConnectedWords {
-    /// Number of words.
-    pub const LEN: usize = 4;
-    /// The words, in file order.
-    pub fn to_words(&self) -> [u32; Self::LEN] {
-        let [lo, hi] = self.activation;
-        [self.input_offset as u32, self.output_offset as u32, lo as u32, hi as u32]
-    }
-}
-
 enum Quant<'m> {
     Tensor(FullyConnectedMultiplier),
     Channel(PerChannelQuant<'m>, &'m [ExactMultiplier]),
 }
 
-struct Prepared<'m> {
+/// A FULLY_CONNECTED's kernel parameters and checked operands.
+struct Checked<'m> {
     params: FullyConnectedParams,
     quant: Quant<'m>,
     x: TensorInfo<'m>,
@@ -49,7 +30,7 @@ struct Prepared<'m> {
     bias: Option<TensorInfo<'m>>,
 }
 
-fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Prepared<'m>, Error> {
+fn check<'m>(ctx: &Ctx<'_, 'm>) -> Result<Checked<'m>, Error> {
     ctx.counts(5..=6, 1)?;
     let x = ctx.input(0)?;
     let w = ctx.input(1)?;
@@ -116,11 +97,11 @@ fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Prepared<'m>, Error> {
         }),
         _ => Quant::Channel(PerChannelQuant { multiplier, shift }, exact),
     };
-    Ok(Prepared { params, quant, x, filter, bias })
+    Ok(Checked { params, quant, x, filter, bias })
 }
 
 /// A fully connected layer, prepared.
-pub(crate) struct FcOp<'m> {
+pub(crate) struct FullyConnectedOp<'m> {
     params: FullyConnectedParams,
     quant: Quant<'m>,
     x: Src<'m>,
@@ -129,13 +110,20 @@ pub(crate) struct FcOp<'m> {
     bias: Option<(DType, Src<'m>)>,
 }
 
-pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<FcOp<'m>, Error> {
-    let p = prepare(ctx)?;
+pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<FullyConnectedOp<'m>, Error> {
+    let p = check(ctx)?;
     let bias = Src::of_opt(p.bias.as_ref())?;
-    Ok(FcOp { params: p.params, quant: p.quant, x: Src::of(&p.x)?, dtype: p.x.dtype, filter: p.filter, bias })
+    Ok(FullyConnectedOp {
+        params: p.params,
+        quant: p.quant,
+        x: Src::of(&p.x)?,
+        dtype: p.x.dtype,
+        filter: p.filter,
+        bias,
+    })
 }
 
-pub(crate) fn run(p: &FcOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(p: &FullyConnectedOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, scratch, ro) = carved;
     let x = p.x.bytes(&ro, idx)?;
     let bias = Src::bytes_opt(p.bias, &ro, idx)?;

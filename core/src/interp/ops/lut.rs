@@ -1,9 +1,10 @@
-//! LOGISTIC, TANH, HARD_SWISH: int8 table lookups. Inputs: `[input, table (int8 [256], indexed
-//! by the input byte as u8)]`. No parameter words. The table is built at conversion time by the
-//! kernels' prepare functions, which reproduce TFLite Micro (double rounding) or the TFLite
-//! interpreter (single rounding) exactly.
+//! LOGISTIC, TANH, HARD_SWISH: int8 table lookups ([`crate::kernels::lut`]). Inputs: `[input,
+//! table (int8 [256], indexed by the input byte as u8)]`. No parameter words. The table is built
+//! at conversion time by the kernels' prepare functions ([`crate::kernels::logistic`],
+//! [`crate::kernels::tanh`], [`crate::kernels::hard_swish`]), which reproduce TFLite Micro
+//! (double rounding) or the TFLite interpreter (single rounding) exactly.
 
-use super::{Carved, Ctx, Src, as_i8};
+use super::common::{Carved, Ctx, Src, as_i8};
 use crate::Error;
 use crate::kernels::lut::{LutS8, lut_lookup_s8};
 use crate::model::DType;
@@ -25,7 +26,14 @@ pub(crate) struct LutOp<'m> {
     x: Option<Src<'m>>,
 }
 
-pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<LutOp<'m>, Error> {
+impl LutOp<'_> {
+    /// True if the op writes its output over its input (and does not read the input's region).
+    pub(crate) fn in_place(&self) -> bool {
+        self.x.is_none()
+    }
+}
+
+pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<LutOp<'m>, Error> {
     let table = table(ctx)?;
     let x = if ctx.op.in_place() { None } else { Some(Src::of(&ctx.input(0)?)?) };
     Ok(LutOp { table, x })

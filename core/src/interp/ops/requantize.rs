@@ -6,7 +6,7 @@
 //! TFLite Micro and the TFLite interpreter do. The kernel is
 //! [`crate::kernels::requantize`] (TFLite's `reference_ops::Requantize`).
 
-use super::{Carved, Ctx, Src, as_pod, as_pod_mut};
+use super::common::{Carved, Ctx, Src, as_pod, as_pod_mut};
 use crate::Error;
 use crate::kernels::requantize::{
     IntType, RequantizeParams, requantize_s8_s8, requantize_s8_s16, requantize_s16_s8, requantize_s16_s16,
@@ -22,7 +22,7 @@ fn int_type(ctx: &Ctx, d: DType) -> Result<IntType, Error> {
     }
 }
 
-fn params(ctx: &Ctx) -> Result<RequantizeParams, Error> {
+fn requantize_params(ctx: &Ctx) -> Result<RequantizeParams, Error> {
     ctx.counts(1..=1, 1)?;
     let (x, y) = (ctx.input(0)?, ctx.output()?);
     if x.len() != y.len() {
@@ -49,16 +49,16 @@ fn params(ctx: &Ctx) -> Result<RequantizeParams, Error> {
 }
 
 /// A requantization, prepared.
-pub(crate) struct QuantizeOp<'m> {
+pub(crate) struct RequantizeOp<'m> {
     params: RequantizeParams,
     x: Src<'m>,
 }
 
-pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<QuantizeOp<'m>, Error> {
-    Ok(QuantizeOp { params: params(ctx)?, x: Src::of(&ctx.input(0)?)? })
+pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<RequantizeOp<'m>, Error> {
+    Ok(RequantizeOp { params: requantize_params(ctx)?, x: Src::of(&ctx.input(0)?)? })
 }
 
-pub(crate) fn run(o: &QuantizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &RequantizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let (p, xb) = (&o.params, o.x.bytes(&ro, idx)?);
     match (p.input_type, p.output_type) {

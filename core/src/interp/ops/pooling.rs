@@ -1,39 +1,14 @@
-//! MAX_POOL_2D and AVERAGE_POOL_2D. Inputs: `[input]`. Parameter words: [`PoolWords`].
+//! MAX_POOL_2D and AVERAGE_POOL_2D ([`crate::kernels::pooling`]). Inputs: `[input]`. Parameter
+//! words: [`PoolWords`](crate::model::words::PoolWords).
 
-use super::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, dims4, read_activation};
+use super::common::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, dims4, read_activation};
 use crate::Error;
 use crate::kernels::Dims4;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
 use crate::model::{DType, OpKind};
 
-/// Parameter words of a pooling op.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolWords {
-    /// Window (height, width).
-    pub filter: [u32; 2],
-    /// Strides (height, width).
-    pub stride: [u32; 2],
-    /// Padding: top, bottom, left, right.
-    pub padding: [u32; 4],
-    /// Output clamp (min, max).
-    pub activation: [i32; 2],
-}
-
-impl PoolWords {
-    /// Number of words.
-    pub const LEN: usize = 10;
-    /// The words, in file order.
-    pub fn to_words(&self) -> [u32; Self::LEN] {
-        let [fh, fw] = self.filter;
-        let [sh, sw] = self.stride;
-        let [t, b, l, r] = self.padding;
-        let [lo, hi] = self.activation;
-        [fh, fw, sh, sw, t, b, l, r, lo as u32, hi as u32]
-    }
-}
-
-fn prepare(ctx: &Ctx) -> Result<PoolParams, Error> {
+fn pool_params(ctx: &Ctx) -> Result<PoolParams, Error> {
     ctx.counts(1..=1, 1)?;
     let x = ctx.input(0)?;
     let y = ctx.output()?;
@@ -66,8 +41,8 @@ pub(crate) struct PoolOp<'m> {
     dtype: DType,
 }
 
-pub(crate) fn prepare_op<'m>(ctx: &Ctx<'_, 'm>) -> Result<PoolOp<'m>, Error> {
-    let params = prepare(ctx)?;
+pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<PoolOp<'m>, Error> {
+    let params = pool_params(ctx)?;
     let x = ctx.input(0)?;
     Ok(PoolOp { params, max: ctx.op.kind == OpKind::MaxPool2d, x: Src::of(&x)?, dtype: x.dtype })
 }

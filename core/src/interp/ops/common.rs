@@ -1,0 +1,479 @@
+//! What the ops' glue shares: the op's context ([`Ctx`]: its model, record and rounding), where
+//! operands live ([`Src`]), byte views of tensors, the parameter words every family reads the same
+//! way (activation clamps, multipliers, lists), and the prepared forms and checks that several
+//! kinds share: binary ops (ADD, MUL), unary ops (SOFTMAX, MEAN), convolution windows (CONV_2D,
+//! DEPTHWISE_CONV_2D).
+
+use crate::Error;
+use crate::interp::arena::ReadOnly;
+use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
+use crate::kernels::tensor::{Broadcast, MAX_DIMS};
+use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+use crate::model::words::WordReader;
+use crate::model::{ABSENT, DType, Model, OpInfo, Quant, Storage, TensorInfo};
+use crate::requant::QuantizedMultiplier;
+
+/// An arena region: `(offset, length)` in bytes.
+pub(crate) type ArenaRange = (usize, usize);
+
+/// Everything an op's glue needs to look at: the model, the op, and the rounding mode.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'x, 'm> {
+    pub m: &'x Model<'m>,
+    pub op: &'x OpInfo<'m>,
+    pub rounding: Rounding,
+}
+
+impl<'m> Ctx<'_, 'm> {
+    pub fn bad(&self, reason: &'static str) -> Error {
+        Error::BadOp { index: self.op.index, reason }
+    }
+
+    pub fn params(&self) -> WordReader<'m> {
+        WordReader::new(self.op.params(), self.op.index)
+    }
+
+    pub fn counts(&self, inputs: core::ops::RangeInclusive<usize>, outputs: usize) -> Result<(), Error> {
+        if !inputs.contains(&self.op.num_inputs()) {
+            return Err(self.bad("wrong number of inputs for its kind"));
+        }
+        if self.op.num_outputs() != outputs {
+            return Err(self.bad("wrong number of outputs for its kind"));
+        }
+        Ok(())
+    }
+
+    /// Required input `k`.
+    pub fn input(&self, k: usize) -> Result<TensorInfo<'m>, Error> {
+        match self.op.input(k)? {
+            ABSENT => Err(self.bad("a required input is absent")),
+            t => self.m.tensor(t),
+        }
+    }
+
+    /// Optional input `k` (absent, or beyond the op's inputs).
+    pub fn opt_input(&self, k: usize) -> Result<Option<TensorInfo<'m>>, Error> {
+        if k >= self.op.num_inputs() {
+            return Ok(None);
+        }
+        match self.op.input(k)? {
+            ABSENT => Ok(None),
+            t => self.m.tensor(t).map(Some),
+        }
+    }
+
+    pub fn output(&self) -> Result<TensorInfo<'m>, Error> {
+        self.m.tensor(self.op.output(0)?)
+    }
+
+    /// A constant input's data as `T` (dtype checked).
+    pub fn const_of<T: bytemuck::Pod>(&self, t: &TensorInfo<'m>, dtype: DType) -> Result<&'m [T], Error> {
+        if t.dtype != dtype {
+            return Err(self.bad("a constant input has the wrong dtype"));
+        }
+        t.const_data::<T>().map_err(|_| self.bad("an input that must be constant is not"))
+    }
+
+    /// The arena region of an activation.
+    pub fn region(&self, t: &TensorInfo<'m>) -> Result<(usize, usize), Error> {
+        match t.storage {
+            Storage::Arena(off) => Ok((off as usize, t.byte_len as usize)),
+            Storage::Const(_) => Err(self.bad("the output is stored as a constant")),
+        }
+    }
+
+    /// The op's scratch region in the arena.
+    pub fn scratch(&self) -> (usize, usize) {
+        (self.op.scratch_offset as usize, self.op.scratch_len as usize)
+    }
+}
+
+/// An op's writable arena regions (output, scratch) and read-only views of the rest.
+pub(crate) type Carved<'b> = (&'b mut [u8], &'b mut [u8], ReadOnly<'b>);
+
+/// The bytes of a tensor, wherever it lives: the model (constant) or the read-only arena.
+pub(crate) fn bytes_of<'c>(t: &TensorInfo<'c>, ro: &ReadOnly<'c>, op: u32) -> Result<&'c [u8], Error> {
+    match t.storage {
+        Storage::Const(_) => t.const_bytes().ok_or(Error::BadTensor { index: t.index, reason: "outside the model" }),
+        Storage::Arena(off) => ro.get(off as usize, t.byte_len as usize, op),
+    }
+}
+
+pub(crate) fn as_i8(b: &[u8]) -> &[i8] {
+    bytemuck::cast_slice(b)
+}
+
+pub(crate) fn as_pod<T: bytemuck::Pod>(b: &[u8], op: u32) -> Result<&[T], Error> {
+    bytemuck::try_cast_slice(b).map_err(|_| Error::Misaligned { what: "tensor data", offset: op as u64 })
+}
+
+pub(crate) fn as_pod_mut<T: bytemuck::Pod>(b: &mut [u8], op: u32) -> Result<&mut [T], Error> {
+    bytemuck::try_cast_slice_mut(b).map_err(|_| Error::Misaligned { what: "tensor data", offset: op as u64 })
+}
+
+/// A 4-D tensor's shape as NHWC.
+pub(crate) fn dims4(ctx: &Ctx, t: &TensorInfo) -> Result<Dims4, Error> {
+    match t.dims() {
+        &[n, h, w, c] => Ok(Dims4::new(n as usize, h as usize, w as usize, c as usize)),
+        _ => Err(ctx.bad("a tensor that must be 4-D (NHWC) is not")),
+    }
+}
+
+/// The activation clamp stored as two words, checked against the dtype's range.
+pub(crate) fn read_activation(ctx: &Ctx, p: &mut WordReader, dtype: DType) -> Result<ActivationRange, Error> {
+    let (min, max) = (p.i32()?, p.i32()?);
+    let (lo, hi) = match dtype {
+        DType::I8 => (i8::MIN as i32, i8::MAX as i32),
+        DType::I16 => (i16::MIN as i32, i16::MAX as i32),
+        _ => return Err(ctx.bad("activation clamp on a non-integer tensor")),
+    };
+    if min > max || min < lo || max > hi {
+        return Err(ctx.bad("activation clamp outside the output type"));
+    }
+    Ok(ActivationRange { min, max })
+}
+
+/// The shape as a `usize` array (rank <= 6).
+pub(crate) fn shape_of(t: &TensorInfo) -> ([usize; 6], usize) {
+    let mut d = [0usize; 6];
+    for (o, &i) in d.iter_mut().zip(t.dims()) {
+        *o = i as usize;
+    }
+    (d, t.dims().len())
+}
+
+/// Where an op reads an input: constant bytes of the model, or a region of the arena.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'m> {
+    Const(&'m [u8]),
+    Arena(ArenaRange),
+}
+
+impl<'m> Src<'m> {
+    /// The source of tensor `t`'s bytes.
+    pub(crate) fn of(t: &TensorInfo<'m>) -> Result<Self, Error> {
+        match t.storage {
+            Storage::Const(_) => {
+                t.const_bytes().map(Src::Const).ok_or(Error::BadTensor { index: t.index, reason: "outside the model" })
+            }
+            Storage::Arena(off) => Ok(Src::Arena((off as usize, t.byte_len as usize))),
+        }
+    }
+
+    /// The bytes, from the model or the read-only arena.
+    pub(crate) fn bytes<'c>(self, ro: &ReadOnly<'c>, op: u32) -> Result<&'c [u8], Error>
+    where
+        'm: 'c,
+    {
+        match self {
+            Src::Const(b) => Ok(b),
+            Src::Arena((off, len)) => ro.get(off, len, op),
+        }
+    }
+
+    /// An optional operand (a bias): its dtype and source.
+    pub(crate) fn of_opt(t: Option<&TensorInfo<'m>>) -> Result<Option<(DType, Self)>, Error> {
+        t.map(|t| Ok((t.dtype, Src::of(t)?))).transpose()
+    }
+
+    /// [`Self::bytes`] of an optional operand, with its dtype.
+    pub(crate) fn bytes_opt<'c>(
+        s: Option<(DType, Self)>,
+        ro: &ReadOnly<'c>,
+        op: u32,
+    ) -> Result<Option<(DType, &'c [u8])>, Error>
+    where
+        'm: 'c,
+    {
+        s.map(|(d, s)| Ok((d, s.bytes(ro, op)?))).transpose()
+    }
+}
+
+/// Per-tensor quantization of a tensor as the kernels' `TensorQuant`.
+pub(crate) fn tensor_quant(ctx: &Ctx, t: &TensorInfo) -> Result<crate::kernels::tensor::TensorQuant, Error> {
+    match t.quant {
+        Quant::PerTensor { scale, zero_point } => Ok(crate::kernels::tensor::TensorQuant::new(scale, zero_point)),
+        _ => Err(ctx.bad("a tensor lacks per-tensor quantization")),
+    }
+}
+
+// ---- Parameter words read the same way by several kinds ----
+
+/// A `(multiplier, shift)` pair of words.
+pub(crate) fn qm(p: &mut WordReader) -> Result<QuantizedMultiplier, Error> {
+    Ok(QuantizedMultiplier { multiplier: p.i32()?, shift: p.i32()? })
+}
+
+/// A list of words after a rank word: `rank` values, or `2 * rank` for `pairs` (PAD, TRANSPOSE).
+pub(crate) fn read_list(ctx: &Ctx, pairs: bool) -> Result<([i32; 2 * MAX_DIMS], usize), Error> {
+    let mut p = ctx.params();
+    let rank = p.usize_max(MAX_DIMS, "rank above 6")?;
+    let n = if pairs { 2 * rank } else { rank };
+    let mut v = [0i32; 2 * MAX_DIMS];
+    for slot in v.iter_mut().take(n) {
+        *slot = p.i32()?;
+    }
+    Ok((v, rank))
+}
+
+// ---- Binary ops: ADD, MUL ----
+
+/// The two inputs and the output of a binary op, checked: int8 or int16 alike, shapes that
+/// broadcast to the output's.
+pub(crate) fn binary_operands<'m>(
+    ctx: &Ctx<'_, 'm>,
+) -> Result<(TensorInfo<'m>, TensorInfo<'m>, TensorInfo<'m>, Broadcast), Error> {
+    ctx.counts(2..=2, 1)?;
+    let (a, b, y) = (ctx.input(0)?, ctx.input(1)?, ctx.output()?);
+    if a.dtype != y.dtype || b.dtype != y.dtype || !matches!(y.dtype, DType::I8 | DType::I16) {
+        return Err(ctx.bad("inputs and output must all be int8 or all int16"));
+    }
+    let (sa, ra) = shape_of(&a);
+    let (sb, rb) = shape_of(&b);
+    let bc = Broadcast::new(&sa[..ra], &sb[..rb]).map_err(|_| ctx.bad("input shapes do not broadcast"))?;
+    let (sy, ry) = shape_of(&y);
+    if bc.output_shape().dims() != &sy[..ry] {
+        return Err(ctx.bad("output shape is not the broadcast of the input shapes"));
+    }
+    Ok((a, b, y, bc))
+}
+
+/// The values of an int8 or int16 tensor.
+pub(crate) fn int_range(dtype: DType) -> (i64, i64) {
+    match dtype {
+        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        _ => (i16::MIN.into(), i16::MAX.into()),
+    }
+}
+
+/// `[min, max]` of `offset + x` over the values `x` of `dtype`, where `offset` (an input's
+/// `-zero_point`) must come from a zero point the type can hold.
+pub(crate) fn offset_input_range(ctx: &Ctx, offset: i32, dtype: DType) -> Result<(i64, i64), Error> {
+    let (lo, hi) = int_range(dtype);
+    let off = i64::from(offset);
+    if !(-hi..=-lo).contains(&off) {
+        return Err(ctx.bad("an input zero point is outside its type"));
+    }
+    Ok((lo + off, hi + off))
+}
+
+pub(crate) fn check_output_offset(ctx: &Ctx, offset: i32, dtype: DType) -> Result<(), Error> {
+    let (lo, hi) = int_range(dtype);
+    if !(lo..=hi).contains(&i64::from(offset)) {
+        return Err(ctx.bad("the output zero point is outside its type"));
+    }
+    Ok(())
+}
+
+pub(crate) fn fits_i32(v: i64) -> bool {
+    i64::from(i32::MIN) <= v && v <= i64::from(i32::MAX)
+}
+
+/// A binary op (ADD, MUL), prepared: the kernel's parameters and the two inputs.
+pub(crate) struct BinaryOp<'m, P> {
+    params: P,
+    a: Src<'m>,
+    b: Src<'m>,
+    dtype: DType,
+}
+
+pub(crate) fn binary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<BinaryOp<'m, P>, Error> {
+    let (a, b) = (ctx.input(0)?, ctx.input(1)?);
+    Ok(BinaryOp { params, a: Src::of(&a)?, b: Src::of(&b)?, dtype: a.dtype })
+}
+
+/// A binary kernel of one element type: parameters, the two inputs, the output.
+pub(crate) type BinaryKernel<P, T> = fn(&P, &[T], &[T], &mut [T]) -> Result<(), Error>;
+
+/// Runs a prepared binary op with its int8 kernel `s8` or its int16 kernel `s16`.
+#[inline(always)]
+pub(crate) fn run_binary<P>(
+    o: &BinaryOp<P>,
+    carved: Carved,
+    idx: u32,
+    s8: BinaryKernel<P, i8>,
+    s16: BinaryKernel<P, i16>,
+) -> Result<(), Error> {
+    let (out, _, ro) = carved;
+    let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
+    match o.dtype {
+        DType::I8 => s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        _ => s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
+    }
+}
+
+// ---- Unary ops: SOFTMAX, MEAN ----
+
+/// A unary op (SOFTMAX, MEAN), prepared: the kernel's parameters, the input, the output dtype.
+pub(crate) struct UnaryOp<'m, P> {
+    pub(crate) params: P,
+    pub(crate) x: Src<'m>,
+    pub(crate) x_dtype: DType,
+    pub(crate) y_dtype: DType,
+}
+
+pub(crate) fn unary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<UnaryOp<'m, P>, Error> {
+    let (x, y) = (ctx.input(0)?, ctx.output()?);
+    Ok(UnaryOp { params, x: Src::of(&x)?, x_dtype: x.dtype, y_dtype: y.dtype })
+}
+
+// ---- Convolution windows: CONV_2D, DEPTHWISE_CONV_2D ----
+
+/// Largest window parameter (stride, dilation, padding, depth multiplier) a file may give.
+pub(crate) const MAX_DIM: usize = 1 << 24;
+
+/// The window words shared by CONV_2D and DEPTHWISE_CONV_2D ([`ConvWords`](crate::model::words::ConvWords)), read and
+/// checked.
+pub(crate) struct Window {
+    pub(crate) stride: Hw,
+    pub(crate) dilation: Hw,
+    pub(crate) padding: PaddingValues,
+    pub(crate) input_offset: i32,
+    pub(crate) output_offset: i32,
+    pub(crate) activation: ActivationRange,
+}
+
+pub(crate) fn read_window(ctx: &Ctx, p: &mut WordReader, dtype: DType) -> Result<Window, Error> {
+    let mut next = || p.usize_max(MAX_DIM, "window parameter too large");
+    let stride = Hw::new(next()?, next()?);
+    let dilation = Hw::new(next()?, next()?);
+    let (top, bottom, left, right) = (next()?, next()?, next()?, next()?);
+    let input_offset = p.i32()?;
+    let output_offset = p.i32()?;
+    let activation = read_activation(ctx, p, dtype)?;
+    Ok(Window {
+        stride,
+        dilation,
+        padding: PaddingValues { top, bottom, left, right },
+        input_offset,
+        output_offset,
+        activation,
+    })
+}
+
+/// The tensors and quantization of a conv-like op, checked.
+pub(crate) struct Operands<'m> {
+    pub(crate) x: TensorInfo<'m>,
+    pub(crate) filter: &'m [i8],
+    pub(crate) bias: Option<TensorInfo<'m>>,
+    pub(crate) quant: PerChannelQuant<'m>,
+    pub(crate) in_dims: Dims4,
+    pub(crate) filter_dims: Dims4,
+    pub(crate) out_dims: Dims4,
+}
+
+pub(crate) fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
+    ctx.counts(5..=5, 1)?;
+    let x = ctx.input(0)?;
+    let w = ctx.input(1)?;
+    let y = ctx.output()?;
+    let filter: &'m [i8] = ctx.const_of(&w, DType::I8)?;
+    let bias = ctx.opt_input(2)?;
+    let oc = y.dims().last().copied().unwrap_or(0) as usize;
+    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, DType::I32)?;
+    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, DType::I32)?;
+    if multiplier.len() != oc || shift.len() != oc {
+        return Err(ctx.bad("multipliers and shifts must have one entry per output channel"));
+    }
+    if shift.iter().any(|&s| !(-31..=30).contains(&s)) || multiplier.iter().any(|&m| m < 0) {
+        return Err(ctx.bad("a requantization shift or multiplier is out of range"));
+    }
+    let ok_dtypes = matches!(
+        (x.dtype, y.dtype, bias.map(|b| b.dtype)),
+        (DType::I8, DType::I8, None | Some(DType::I32))
+            | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+    );
+    if !ok_dtypes {
+        return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
+    }
+    if let Some(b) = &bias {
+        if b.len() != oc || b.const_bytes().is_none() {
+            return Err(ctx.bad("bias must be a constant with one value per output channel"));
+        }
+    }
+    let (in_dims, filter_dims, out_dims) = (dims4(ctx, &x)?, dims4(ctx, &w)?, dims4(ctx, &y)?);
+    Ok(Operands { x, filter, bias, quant: PerChannelQuant { multiplier, shift }, in_dims, filter_dims, out_dims })
+}
+
+/// Checks the output shape follows from the input, a `kh` x `kw` window and `oc` channels.
+pub(crate) fn check_output(
+    ctx: &Ctx,
+    o: &Operands,
+    win: &Window,
+    kh: usize,
+    kw: usize,
+    oc: usize,
+) -> Result<(), Error> {
+    let w = compute_window(
+        Padding::Explicit(win.padding),
+        Hw::new(o.in_dims.h, o.in_dims.w),
+        Hw::new(kh, kw),
+        win.stride,
+        win.dilation,
+    )
+    .map_err(|_| ctx.bad("the window does not fit the input"))?;
+    let expected = Dims4::new(o.in_dims.n, w.output.h, w.output.w, oc);
+    if expected != o.out_dims {
+        return Err(ctx.bad("output shape does not follow from the input, filter, strides and padding"));
+    }
+    Ok(())
+}
+
+/// A convolution (`P`: [`ConvParams`](crate::kernels::conv::ConvParams)) or depthwise
+/// convolution ([`DepthwiseConvParams`](crate::kernels::depthwise_conv::DepthwiseConvParams)),
+/// prepared: the kernel's parameters and where its operands are.
+pub(crate) struct ConvLikeOp<'m, P> {
+    pub(crate) params: P,
+    pub(crate) x: Src<'m>,
+    pub(crate) dtype: DType,
+    pub(crate) filter: &'m [i8],
+    pub(crate) bias: Option<(DType, Src<'m>)>,
+    pub(crate) quant: PerChannelQuant<'m>,
+}
+
+/// The prepared form of a conv-like op, from its kernel's parameters and checked operands.
+pub(crate) fn conv_like_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvLikeOp<'m, P>, Error> {
+    let bias = Src::of_opt(o.bias.as_ref())?;
+    Ok(ConvLikeOp { params, x: Src::of(&o.x)?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
+}
+
+/// Runs a conv-like kernel: `$s8` for int8, `$s16` for 16x8 (bias i64 or i32).
+macro_rules! run_conv {
+    ($op:expr, $carved:expr, $idx:expr, $s8:ident, $s16:ident) => {{
+        let (o, idx) = ($op, $idx);
+        let (out, scratch, ro) = $carved;
+        let x = o.x.bytes(&ro, idx)?;
+        let bias = Src::bytes_opt(o.bias, &ro, idx)?;
+        let q = &o.quant;
+        match (o.dtype, bias) {
+            (DType::I8, None) => $s8(&o.params, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch),
+            (DType::I8, Some((_, b))) => $s8(
+                &o.params,
+                q,
+                as_i8(x),
+                o.filter,
+                Some(as_pod::<i32>(b, idx)?),
+                bytemuck::cast_slice_mut(out),
+                scratch,
+            ),
+            (_, Some((DType::I32, b))) => $s16::<i32>(
+                &o.params,
+                q,
+                as_pod(x, idx)?,
+                o.filter,
+                Some(as_pod::<i32>(b, idx)?),
+                as_pod_mut(out, idx)?,
+            ),
+            (_, Some((_, b))) => $s16::<i64>(
+                &o.params,
+                q,
+                as_pod(x, idx)?,
+                o.filter,
+                Some(as_pod::<i64>(b, idx)?),
+                as_pod_mut(out, idx)?,
+            ),
+            (_, None) => $s16::<i64>(&o.params, q, as_pod(x, idx)?, o.filter, None, as_pod_mut(out, idx)?),
+        }
+    }};
+}
+pub(crate) use run_conv;

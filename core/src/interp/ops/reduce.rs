@@ -1,0 +1,58 @@
+//! MEAN ([`crate::kernels::reduce`]). Inputs: `[input]` (int8 or int16). Parameter words:
+//! `[n_axes, axis_0, ...]`. Scratch: one i32 per output element.
+
+use super::common::{Carved, Ctx, UnaryOp, as_i8, as_pod, as_pod_mut, shape_of, tensor_quant, unary_op};
+use crate::Error;
+use crate::kernels::reduce::{MeanParams, mean_s8, mean_s16};
+use crate::model::DType;
+
+/// A MEAN, prepared.
+pub(crate) type MeanOp<'m> = UnaryOp<'m, MeanParams>;
+
+/// Most reduction axes a MEAN may name.
+const MAX_AXES: usize = 6;
+
+fn mean_params(ctx: &Ctx) -> Result<MeanParams, Error> {
+    ctx.counts(1..=1, 1)?;
+    let (x, y) = (ctx.input(0)?, ctx.output()?);
+    if x.dtype != y.dtype || !matches!(x.dtype, DType::I8 | DType::I16) {
+        return Err(ctx.bad("mean supports int8 or int16 input and output of the same type"));
+    }
+    let mut p = ctx.params();
+    let n = p.usize_max(MAX_AXES, "mean has more than 6 axes")?;
+    let mut axes = [0i32; MAX_AXES];
+    for a in axes.iter_mut().take(n) {
+        *a = p.i32()?;
+    }
+    let (sx, rx) = shape_of(&x);
+    let (qi, qo) = (tensor_quant(ctx, &x)?, tensor_quant(ctx, &y)?);
+    let axes = axes.get(..n).unwrap_or(&[]);
+    let params = match x.dtype {
+        DType::I8 => MeanParams::prepare_s8(&sx[..rx], axes, qi, qo, ctx.rounding)?,
+        _ => MeanParams::prepare_s16(&sx[..rx], axes, qi, qo, ctx.rounding)?,
+    };
+    if params.output_len() != y.len() {
+        return Err(ctx.bad("mean output size does not match the kept dimensions"));
+    }
+    if (ctx.op.scratch_len as usize) < params.output_len() * 4 {
+        return Err(ctx.bad("mean scratch smaller than one i32 per output"));
+    }
+    Ok(params)
+}
+
+pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<MeanOp<'m>, Error> {
+    unary_op(ctx, mean_params(ctx)?)
+}
+
+pub(crate) fn run(o: &MeanOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    let (out, scratch, ro) = carved;
+    let xb = o.x.bytes(&ro, idx)?;
+    let scratch: &mut [i32] = as_pod_mut(scratch, idx)?;
+    let scratch = scratch
+        .get_mut(..o.params.output_len())
+        .ok_or(Error::BadOp { index: idx, reason: "mean scratch too small" })?;
+    match o.x_dtype {
+        DType::I8 => mean_s8(&o.params, as_i8(xb), bytemuck::cast_slice_mut(out), scratch),
+        _ => mean_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?, scratch),
+    }
+}

@@ -1,0 +1,243 @@
+//! The parameter words of each op kind: the layout of an op's parameter block in a `.mq` file
+//! (little-endian 32-bit words, see `docs/FORMAT.md`), written by the converter
+//! (`compile/lower.rs`, with `to_words`) and read by the interpreter (`interp/ops/<op>.rs`, with
+//! a `WordReader`), so the two sides share one definition.
+//!
+//! Kinds without a type here: LOGISTIC, TANH, HARD_SWISH and RESHAPE have no words;
+//! CONCATENATION has `[axis]` then one [`ConcatInputWords`] per input; PAD has `[rank, before_0,
+//! after_0, ...]`; TRANSPOSE `[rank, perm_0, ...]`; MEAN `[n_axes, axis_0, ...]`; QUANTIZE
+//! `[multiplier, shift]`.
+
+use crate::Error;
+
+/// Parameter words of a convolution window (shared by conv and depthwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvWords {
+    /// Strides (height, width).
+    pub stride: [u32; 2],
+    /// Dilations (height, width).
+    pub dilation: [u32; 2],
+    /// Padding: top, bottom, left, right.
+    pub padding: [u32; 4],
+    /// `-input_zero_point`.
+    pub input_offset: i32,
+    /// `output_zero_point`.
+    pub output_offset: i32,
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl ConvWords {
+    /// Number of words.
+    pub const LEN: usize = 12;
+
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [sh, sw] = self.stride;
+        let [dh, dw] = self.dilation;
+        let [t, b, l, r] = self.padding;
+        let [lo, hi] = self.activation;
+        [sh, sw, dh, dw, t, b, l, r, self.input_offset as u32, self.output_offset as u32, lo as u32, hi as u32]
+    }
+}
+
+/// Parameter words of a depthwise convolution: the window, then the depth multiplier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DepthwiseWords {
+    /// The window and offsets.
+    pub conv: ConvWords,
+    /// Output channels per input channel.
+    pub depth_multiplier: u32,
+}
+
+impl DepthwiseWords {
+    /// Number of words.
+    pub const LEN: usize = ConvWords::LEN + 1;
+
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let mut w = [0u32; Self::LEN];
+        for (o, i) in w.iter_mut().zip(self.conv.to_words()) {
+            *o = i;
+        }
+        w[ConvWords::LEN] = self.depth_multiplier;
+        w
+    }
+}
+
+/// Parameter words of a fully connected layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullyConnectedWords {
+    /// `-input_zero_point`.
+    pub input_offset: i32,
+    /// `output_zero_point`.
+    pub output_offset: i32,
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl FullyConnectedWords {
+    /// Number of words.
+    pub const LEN: usize = 4;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [lo, hi] = self.activation;
+        [self.input_offset as u32, self.output_offset as u32, lo as u32, hi as u32]
+    }
+}
+
+/// Parameter words of a pooling op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolWords {
+    /// Window (height, width).
+    pub filter: [u32; 2],
+    /// Strides (height, width).
+    pub stride: [u32; 2],
+    /// Padding: top, bottom, left, right.
+    pub padding: [u32; 4],
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl PoolWords {
+    /// Number of words.
+    pub const LEN: usize = 10;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [fh, fw] = self.filter;
+        let [sh, sw] = self.stride;
+        let [t, b, l, r] = self.padding;
+        let [lo, hi] = self.activation;
+        [fh, fw, sh, sw, t, b, l, r, lo as u32, hi as u32]
+    }
+}
+
+/// Parameter words of ADD: offsets, left shift, the three multipliers, the clamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddWords {
+    /// `-zero_point` of input 1 and 2, then `output_zero_point`.
+    pub offsets: [i32; 3],
+    /// Left shift applied to both inputs (20 for int8, 15 for int16).
+    pub left_shift: i32,
+    /// (multiplier, shift) of input 1, input 2 and the output.
+    pub multipliers: [[i32; 2]; 3],
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl AddWords {
+    /// Number of words.
+    pub const LEN: usize = 12;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [o1, o2, oo] = self.offsets;
+        let [[m1, s1], [m2, s2], [mo, so]] = self.multipliers;
+        let [lo, hi] = self.activation;
+        [o1, o2, oo, self.left_shift, m1, s1, m2, s2, mo, so, lo, hi].map(|v| v as u32)
+    }
+}
+
+/// Parameter words of MUL: offsets, the output multiplier, the clamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MulWords {
+    /// `-zero_point` of input 1 and 2, then `output_zero_point`.
+    pub offsets: [i32; 3],
+    /// (multiplier, shift) of `s1 · s2 / s_out`.
+    pub multiplier: [i32; 2],
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl MulWords {
+    /// Number of words.
+    pub const LEN: usize = 7;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [o1, o2, oo] = self.offsets;
+        let [m, s] = self.multiplier;
+        let [lo, hi] = self.activation;
+        [o1, o2, oo, m, s, lo, hi].map(|v| v as u32)
+    }
+}
+
+/// Parameter words of SOFTMAX (int8 input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoftmaxWords {
+    /// Q31 multiplier of `beta · s_in · 2^26`.
+    pub input_multiplier: i32,
+    /// Its left shift.
+    pub input_left_shift: i32,
+    /// Differences to the row maximum below this contribute 0.
+    pub diff_min: i32,
+}
+
+impl SoftmaxWords {
+    /// Number of words.
+    pub const LEN: usize = 3;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        [self.input_multiplier as u32, self.input_left_shift as u32, self.diff_min as u32]
+    }
+}
+
+/// Most inputs a CONCATENATION may have.
+pub const MAX_CONCAT_INPUTS: usize = 16;
+
+/// Parameter words of one CONCATENATION input: whether it is requantized, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConcatInputWords {
+    /// 1 if the input's quantization differs from the output's.
+    pub requantize: u32,
+    /// Input zero point, output zero point.
+    pub zero_points: [i32; 2],
+    /// (multiplier, shift) of `s_in / s_out`.
+    pub multiplier: [i32; 2],
+}
+
+impl ConcatInputWords {
+    /// Number of words.
+    pub const LEN: usize = 5;
+    /// The words, in file order (after the op's first word, the axis).
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [zi, zo] = self.zero_points;
+        let [m, s] = self.multiplier;
+        [self.requantize, zi as u32, zo as u32, m as u32, s as u32]
+    }
+}
+
+/// A cursor over an op's parameter words.
+pub(crate) struct WordReader<'a> {
+    bytes: &'a [u8],
+    op: u32,
+}
+
+impl<'a> WordReader<'a> {
+    pub(crate) fn new(bytes: &'a [u8], op: u32) -> Self {
+        Self { bytes, op }
+    }
+
+    fn err(&self) -> Error {
+        Error::BadOp { index: self.op, reason: "parameter block too short" }
+    }
+
+    /// The next word.
+    pub(crate) fn u32(&mut self) -> Result<u32, Error> {
+        let (w, rest) = self.bytes.split_first_chunk::<4>().ok_or(self.err())?;
+        self.bytes = rest;
+        Ok(u32::from_le_bytes(*w))
+    }
+
+    /// The next word as i32.
+    pub(crate) fn i32(&mut self) -> Result<i32, Error> {
+        self.u32().map(|v| v as i32)
+    }
+
+    /// The next word as a usize bounded by `max` (sizes, strides, indices).
+    pub(crate) fn usize_max(&mut self, max: usize, reason: &'static str) -> Result<usize, Error> {
+        let v = self.u32()? as usize;
+        if v > max {
+            return Err(Error::BadOp { index: self.op, reason });
+        }
+        Ok(v)
+    }
+}
