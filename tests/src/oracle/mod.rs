@@ -511,8 +511,9 @@ pub fn run<T: Target, C>(
 macro_rules! __golden_tests {
     (mod $m:ident; $(#[$attr:meta])* target $t:ty; files $files:path;
      $($name:ident => ($file:ident, $check:path)),* $(,)?) => {
+        /// Golden tests instantiated from `microquant_tests::oracle`.
         #[allow(unused_imports)]
-        mod $m {
+        pub mod $m {
             use super::*;
             $crate::__golden_tests!(@each [$(#[$attr])*] $t; $files; $($name, $file, $check;)*);
             /// The tests of this module, by name.
