@@ -24,7 +24,7 @@ const SMALL_BYTES: usize = 900;
 const SMALL_OUT: usize = 512;
 const SMALL_SCRATCH: usize = 1024;
 const SMALL_CASES: usize = 24;
-const SMALL_CASES_OTHER: usize = 4;
+const SMALL_CASES_OTHER: usize = 2;
 
 fn i8s(v: &[i8]) -> String {
     let mut s = String::from("as_i8(b\"");
