@@ -101,10 +101,10 @@ struct Gen {
 
 impl Gen {
     /// Embeds `file` (all cases, or the micro:bit's subset of at most `small` cases).
+    /// `func` and `ty`: the generated function's name and the case view's type.
     fn file<C>(
         &mut self,
-        func: &str,
-        ty: &str,
+        (func, ty): (&str, &str),
         file: File<C>,
         small: Option<usize>,
         need: impl Fn(&C) -> Need,
@@ -208,8 +208,8 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("conv_2d", "ConvCase", golden::conv_2d(), main, conv_need, |c| &c.expected, conv_lit);
-    g.file("conv_2d_16x8", "ConvCase", golden::conv_2d_16x8(), other, conv_need, |c| &c.expected, conv_lit);
+    g.file(("conv_2d", "ConvCase"), golden::conv_2d(), main, conv_need, |c| &c.expected, conv_lit);
+    g.file(("conv_2d_16x8", "ConvCase"), golden::conv_2d_16x8(), other, conv_need, |c| &c.expected, conv_lit);
 
     let dw_need = |c: &DepthwiseConvCase| Need {
         bytes: c.input.len() + c.filter.len() + out_need(&c.expected).bytes,
@@ -241,8 +241,7 @@ pub fn write(board: &str, path: &Path) {
         )
     };
     g.file(
-        "depthwise_conv_2d",
-        "DepthwiseConvCase",
+        ("depthwise_conv_2d", "DepthwiseConvCase"),
         golden::depthwise_conv_2d(),
         main,
         dw_need,
@@ -250,7 +249,7 @@ pub fn write(board: &str, path: &Path) {
         dw_lit,
     );
     let dw16 = golden::depthwise_conv_2d_16x8();
-    g.file("depthwise_conv_2d_16x8", "DepthwiseConvCase", dw16, other, dw_need, |c| &c.expected, dw_lit);
+    g.file(("depthwise_conv_2d_16x8", "DepthwiseConvCase"), dw16, other, dw_need, |c| &c.expected, dw_lit);
 
     let fc_need = |c: &FullyConnectedCase| Need {
         bytes: c.input.len() + c.filter.len() + out_need(&c.expected).bytes,
@@ -277,9 +276,16 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("fully_connected", "FullyConnectedCase", golden::fully_connected(), main, fc_need, |c| &c.expected, fc_lit);
+    g.file(
+        ("fully_connected", "FullyConnectedCase"),
+        golden::fully_connected(),
+        main,
+        fc_need,
+        |c| &c.expected,
+        fc_lit,
+    );
     let fc16 = golden::fully_connected_16x8();
-    g.file("fully_connected_16x8", "FullyConnectedCase", fc16, other, fc_need, |c| &c.expected, fc_lit);
+    g.file(("fully_connected_16x8", "FullyConnectedCase"), fc16, other, fc_need, |c| &c.expected, fc_lit);
 
     let pool_need = |c: &PoolCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
     let pool_lit = |c: &PoolCase| {
@@ -299,8 +305,8 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("max_pool_2d", "PoolCase", golden::max_pool_2d(), main, pool_need, |c| &c.expected, pool_lit);
-    g.file("average_pool_2d", "PoolCase", golden::average_pool_2d(), main, pool_need, |c| &c.expected, pool_lit);
+    g.file(("max_pool_2d", "PoolCase"), golden::max_pool_2d(), main, pool_need, |c| &c.expected, pool_lit);
+    g.file(("average_pool_2d", "PoolCase"), golden::average_pool_2d(), main, pool_need, |c| &c.expected, pool_lit);
 
     let bin_need = |c: &BinaryCase| Need {
         bytes: 2 * (c.input1.len() + c.input2.len()) + out_need(&c.expected).bytes,
@@ -327,9 +333,9 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("add", "BinaryCase", golden::add(), other, bin_need, |c| &c.expected, bin_lit);
-    g.file("add_16x8", "BinaryCase", golden::add_16x8(), other, bin_need, |c| &c.expected, bin_lit);
-    g.file("mul", "BinaryCase", golden::mul(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("add", "BinaryCase"), golden::add(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("add_16x8", "BinaryCase"), golden::add_16x8(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("mul", "BinaryCase"), golden::mul(), other, bin_need, |c| &c.expected, bin_lit);
 
     let sm_need =
         |c: &SoftmaxCase| Need { bytes: 2 * c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
@@ -348,8 +354,8 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("softmax", "SoftmaxCase", golden::softmax(), other, sm_need, |c| &c.expected, sm_lit);
-    g.file("softmax_16x8", "SoftmaxCase", golden::softmax_16x8(), other, sm_need, |c| &c.expected, sm_lit);
+    g.file(("softmax", "SoftmaxCase"), golden::softmax(), other, sm_need, |c| &c.expected, sm_lit);
+    g.file(("softmax_16x8", "SoftmaxCase"), golden::softmax_16x8(), other, sm_need, |c| &c.expected, sm_lit);
 
     let un_need = |c: &UnaryCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
     let un_lit = |c: &UnaryCase| {
@@ -370,9 +376,9 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("logistic", "UnaryCase", golden::logistic(), other, un_need, |c| &c.expected, un_lit);
-    g.file("tanh", "UnaryCase", golden::tanh(), other, un_need, |c| &c.expected, un_lit);
-    g.file("hard_swish", "UnaryCase", golden::hard_swish(), other, un_need, |c| &c.expected, un_lit);
+    g.file(("logistic", "UnaryCase"), golden::logistic(), other, un_need, |c| &c.expected, un_lit);
+    g.file(("tanh", "UnaryCase"), golden::tanh(), other, un_need, |c| &c.expected, un_lit);
+    g.file(("hard_swish", "UnaryCase"), golden::hard_swish(), other, un_need, |c| &c.expected, un_lit);
 
     let concat_need = |c: &ConcatCase| Need {
         bytes: c.inputs.iter().map(|v| v.len()).sum::<usize>() + out_need(&c.expected).bytes,
@@ -395,7 +401,7 @@ pub fn write(board: &str, path: &Path) {
             expected(&c.expected)
         )
     };
-    g.file("concatenation", "ConcatCase", golden::concatenation(), other, concat_need, |c| &c.expected, concat_lit);
+    g.file(("concatenation", "ConcatCase"), golden::concatenation(), other, concat_need, |c| &c.expected, concat_lit);
     let pad_lit = |c: &PadCase| {
         format!(
             "PadCase {{ name: {:?}, input: {}, input_shape: &{:?}, paddings: &{:?}, output_scale: {}, \
@@ -410,7 +416,7 @@ pub fn write(board: &str, path: &Path) {
         )
     };
     let pad_need = |c: &PadCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
-    g.file("pad", "PadCase", golden::pad(), other, pad_need, |c| &c.expected, pad_lit);
+    g.file(("pad", "PadCase"), golden::pad(), other, pad_need, |c| &c.expected, pad_lit);
     let mean_lit = |c: &MeanCase| {
         format!(
             "MeanCase {{ name: {:?}, input: {}, input_shape: &{:?}, axis: &{:?}, input_scale: {}, input_zero_point: {}, \
@@ -431,7 +437,7 @@ pub fn write(board: &str, path: &Path) {
         acc: c.expected.len(),
         ..out_need(&c.expected)
     };
-    g.file("mean", "MeanCase", golden::mean(), other, mean_need, |c| &c.expected, mean_lit);
+    g.file(("mean", "MeanCase"), golden::mean(), other, mean_need, |c| &c.expected, mean_lit);
     let reshape_lit = |c: &ReshapeCase| {
         format!(
             "ReshapeCase {{ name: {:?}, input: {}, new_shape: &{:?}, expected: {} }}",
@@ -443,7 +449,7 @@ pub fn write(board: &str, path: &Path) {
     };
     let reshape_need =
         |c: &ReshapeCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
-    g.file("reshape", "ReshapeCase", golden::reshape(), other, reshape_need, |c| &c.expected, reshape_lit);
+    g.file(("reshape", "ReshapeCase"), golden::reshape(), other, reshape_need, |c| &c.expected, reshape_lit);
     let transpose_lit = |c: &TransposeCase| {
         format!(
             "TransposeCase {{ name: {:?}, input: {}, input_shape: &{:?}, perm: &{:?}, expected: {} }}",
@@ -456,7 +462,7 @@ pub fn write(board: &str, path: &Path) {
     };
     let transpose_need =
         |c: &TransposeCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
-    g.file("transpose", "TransposeCase", golden::transpose(), other, transpose_need, |c| &c.expected, transpose_lit);
+    g.file(("transpose", "TransposeCase"), golden::transpose(), other, transpose_need, |c| &c.expected, transpose_lit);
 
     let m = g.max;
     writeln!(
