@@ -532,3 +532,33 @@ macro_rules! __golden_tests {
         }
     };
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::conv::{self, ConvCase};
+    use super::{Expected, Failure, HeapWorkspace, Values, golden};
+
+    /// The oracle itself fails where it should: one changed output value is reported with its
+    /// position, the count and the first path that produced the right one.
+    #[test]
+    fn a_changed_golden_value_is_reported() {
+        let c = *golden::conv_2d().cases.iter().find(|c| c.expected.len() > 3).expect("a case with 4 outputs");
+        let mut bad = c.expected.tflm.i8().expect("int8 output").to_vec();
+        bad[3] = bad[3].wrapping_add(1);
+        let c = ConvCase { expected: Expected { tflm: Values::I8(&bad), tflite_ref: None, ..c.expected }, ..c };
+        match conv::check(&c, &mut HeapWorkspace::default().get()) {
+            Err(Failure::Mismatch { at, position: 3, differing: 1, .. }) => assert_eq!(at.path, "dispatched"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A workspace too small for a case is a named failure, not a panic.
+    #[test]
+    fn a_small_workspace_is_reported() {
+        let c = golden::conv_2d().cases[0];
+        let mut ws = HeapWorkspace::default();
+        let mut w = ws.get();
+        w.out_i8 = &mut [];
+        assert!(matches!(conv::check(&c, &mut w), Err(Failure::Workspace { buffer: "int8 output", .. })));
+    }
+}
