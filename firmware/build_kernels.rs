@@ -1,228 +1,482 @@
-//! Part of `build.rs`: the kernel golden cases (conv, depthwise, fully connected, pooling; int8)
-//! from `tests/golden/kernels/` as Rust constants for `tests/kernels.rs`: every case on boards
-//! with megabytes of flash, a representative subset on the micro:bit (256 KB flash, 16 KB RAM).
-use microquant_tests::golden::Tensor;
-use microquant_tests::kernels::{self, Activation, Padding};
+//! Part of `build.rs`: the kernel golden files (`tests/golden/kernels/`) as constants of the
+//! oracle's case views (`microquant_tests::oracle`), for `tests/kernels.rs`, with the functions
+//! the golden test macros call (`conv_2d()`, ...): every case of every file on boards with
+//! megabytes of flash, on the micro:bit (256 KB flash, 16 KB RAM) a spread-out subset of the
+//! small cases of each file.
+use microquant_tests::oracle::activation::{UnaryCase, UnaryOp};
+use microquant_tests::oracle::binary::{BinaryCase, BinaryOp};
+use microquant_tests::oracle::conv::ConvCase;
+use microquant_tests::oracle::depthwise::DepthwiseConvCase;
+use microquant_tests::oracle::fully_connected::FullyConnectedCase;
+use microquant_tests::oracle::golden;
+use microquant_tests::oracle::pooling::{Pool, PoolCase};
+use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
+use microquant_tests::oracle::softmax::SoftmaxCase;
+use microquant_tests::oracle::{Activation, Bias, Expected, File, Padding, Values};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// On the micro:bit, per family: cases with at most this many bytes of tensors, outputs of at
-/// most `SMALL_OUT` values and scratch of at most `SMALL_SCRATCH` bytes, at most `SMALL_CASES`
-/// of them, spread evenly over the file (so every kind of case the file holds can be picked).
+/// On the micro:bit, per file: cases with at most this many bytes of tensors, outputs of at most
+/// `SMALL_OUT` values and scratch of at most `SMALL_SCRATCH` bytes, at most `SMALL_CASES` of them
+/// (`SMALL_CASES_OTHER` for the files beyond conv, depthwise, fully connected and pooling int8),
+/// spread evenly over the file (so every kind of case the file holds can be picked).
 const SMALL_BYTES: usize = 900;
 const SMALL_OUT: usize = 512;
 const SMALL_SCRATCH: usize = 1024;
 const SMALL_CASES: usize = 24;
+const SMALL_CASES_OTHER: usize = 2;
 
-const TYPES: &str = r#"
-/// A CONV_2D case: int8 tensors as bytes, float scales exact, TFLite Micro's output.
-pub struct ConvCase {
-    pub name: &'static str, pub input: &'static [u8], pub in_shape: [usize; 4], pub input_scale: f32, pub input_zp: i32,
-    pub filter: &'static [u8], pub f_shape: [usize; 4], pub filter_scales: &'static [f32], pub bias: Option<&'static [i32]>,
-    pub output_scale: f32, pub output_zp: i32, pub same: bool, pub stride: [usize; 2], pub dilation: [usize; 2], pub act: u8,
-    pub expected: &'static [u8], pub out_shape: [usize; 4],
-}
-/// A DEPTHWISE_CONV_2D case (filter `[1, kh, kw, out_c]`).
-pub struct DepthwiseCase {
-    pub name: &'static str, pub input: &'static [u8], pub in_shape: [usize; 4], pub input_scale: f32, pub input_zp: i32,
-    pub filter: &'static [u8], pub f_shape: [usize; 4], pub filter_scales: &'static [f32], pub bias: Option<&'static [i32]>,
-    pub output_scale: f32, pub output_zp: i32, pub same: bool, pub stride: [usize; 2], pub dilation: [usize; 2],
-    pub depth_multiplier: usize, pub act: u8, pub expected: &'static [u8], pub out_shape: [usize; 4],
-}
-/// A FULLY_CONNECTED case: TFLite Micro's output, and the interpreter's where it differs.
-pub struct FullyConnectedCase {
-    pub name: &'static str, pub input: &'static [u8], pub input_scale: f32, pub input_zp: i32,
-    pub filter: &'static [u8], pub f_shape: [usize; 2], pub filter_scales: &'static [f32], pub bias: Option<&'static [i32]>,
-    pub output_scale: f32, pub output_zp: i32, pub act: u8, pub expected_tflm: &'static [u8], pub expected_ref: Option<&'static [u8]>,
-}
-/// A MAX_POOL_2D / AVERAGE_POOL_2D case (output quantization = input quantization).
-pub struct PoolCase {
-    pub name: &'static str, pub input: &'static [u8], pub in_shape: [usize; 4], pub scale: f32, pub zp: i32, pub same: bool,
-    pub stride: [usize; 2], pub filter: [usize; 2], pub act: u8, pub expected: &'static [u8], pub out_shape: [usize; 4],
-}
-"#;
-
-fn bytes(t: &Tensor) -> String {
-    let mut s = String::from("b\"");
-    for b in t.i8() {
+fn i8s(v: &[i8]) -> String {
+    let mut s = String::from("as_i8(b\"");
+    for &b in v {
         write!(s, "\\x{:02x}", b as u8).unwrap();
     }
-    s.push('"');
+    s.push_str("\")");
     s
 }
-fn f32s(v: &[f32]) -> String {
-    let items: Vec<String> = v.iter().map(|x| format!("f32::from_bits({:#010x})", x.to_bits())).collect();
-    format!("&[{}]", items.join(","))
-}
-fn bias(b: &Option<Tensor>) -> String {
-    match b {
-        Some(t) => format!("Some(&{:?})", t.i32()),
-        None => "None".into(),
+fn values(v: &Values) -> String {
+    match v {
+        Values::I8(v) => format!("Values::I8({})", i8s(v)),
+        Values::I16(v) => format!("Values::I16(&{v:?})"),
     }
-}
-fn act(a: Activation) -> u8 {
-    match a {
-        Activation::None => 0,
-        Activation::Relu => 1,
-        Activation::Relu6 => 2,
-        Activation::ReluN1To1 => 3,
-    }
-}
-fn same(p: Padding) -> bool {
-    p == Padding::Same
-}
-fn size(ts: &[&Tensor]) -> usize {
-    ts.iter().map(|t| t.len()).sum()
-}
-fn dims4(t: &Tensor) -> [usize; 4] {
-    [t.shape[0], t.shape[1], t.shape[2], t.shape[3]]
 }
 fn f(x: f32) -> String {
     format!("f32::from_bits({:#010x})", x.to_bits())
 }
-
-/// (tensor bytes, output values, scratch bytes) of a case.
-type Size = (usize, usize, usize);
-
-/// Indices of the cases to embed: all, or on the micro:bit a spread-out subset of the small ones.
-fn pick(small_board: bool, sizes: &[Size]) -> Vec<usize> {
-    if !small_board {
-        return (0..sizes.len()).collect();
+fn f32s(v: &[f32]) -> String {
+    format!("&[{}]", v.iter().map(|&x| f(x)).collect::<Vec<_>>().join(","))
+}
+fn bias(b: &Bias) -> String {
+    match b {
+        Bias::None => "Bias::None".into(),
+        Bias::I32(v) => format!("Bias::I32(&{v:?})"),
+        Bias::I64(v) => format!("Bias::I64(&{v:?})"),
     }
-    let fits: Vec<usize> = (0..sizes.len())
-        .filter(|&i| sizes[i].0 <= SMALL_BYTES && sizes[i].1 <= SMALL_OUT && sizes[i].2 <= SMALL_SCRATCH)
-        .collect();
-    let n = fits.len().min(SMALL_CASES);
-    (0..n).map(|j| fits[j * fits.len() / n]).collect()
+}
+fn expected(e: &Expected) -> String {
+    let r = match &e.tflite_ref {
+        None => "None".to_string(),
+        Some(v) => format!("Some({})", values(v)),
+    };
+    format!("Expected {{ tflm: {}, tflite_ref: {r}, shape: &{:?} }}", values(&e.tflm), e.shape)
+}
+fn act(a: Activation) -> String {
+    format!("Activation::{a:?}")
+}
+fn pad(p: Padding) -> String {
+    format!("Padding::{p:?}")
+}
+
+/// Sizes a case needs on the device.
+#[derive(Default, Clone, Copy)]
+struct Need {
+    /// Bytes of tensors in flash.
+    bytes: usize,
+    /// int8 output values.
+    out_i8: usize,
+    /// int16 output values.
+    out_i16: usize,
+    /// Kernel scratch bytes (an upper bound of the target's).
+    scratch: usize,
+    /// Per-channel multipliers.
+    channels: usize,
+    /// MEAN accumulators.
+    acc: usize,
+}
+
+fn out_need(e: &Expected) -> Need {
+    let bytes = e.tflm.len() * if matches!(e.tflm, Values::I16(_)) { 2 } else { 1 };
+    match e.tflm {
+        Values::I8(v) => Need { bytes, out_i8: v.len(), ..Need::default() },
+        Values::I16(v) => Need { bytes, out_i16: v.len(), ..Need::default() },
+    }
+}
+
+/// The generated constants and the largest needs over what was embedded.
+struct Gen {
+    src: String,
+    max: Need,
+    files: Vec<&'static str>,
+}
+
+impl Gen {
+    /// Embeds `file` (all cases, or the micro:bit's subset of at most `small` cases).
+    /// `func` and `ty`: the generated function's name and the case view's type.
+    fn file<C>(
+        &mut self,
+        (func, ty): (&str, &str),
+        file: File<C>,
+        small: Option<usize>,
+        need: impl Fn(&C) -> Need,
+        expected: impl Fn(&C) -> &Expected<'static>,
+        lit: impl Fn(&C) -> String,
+    ) {
+        let needs: Vec<Need> = file.cases.iter().map(&need).collect();
+        let picked: Vec<usize> = match small {
+            None => (0..needs.len()).collect(),
+            Some(max_cases) => {
+                let fits: Vec<usize> = (0..needs.len())
+                    .filter(|&i| {
+                        let n = needs[i];
+                        n.bytes <= SMALL_BYTES && n.out_i8.max(n.out_i16) <= SMALL_OUT && n.scratch <= SMALL_SCRATCH
+                    })
+                    .collect();
+                let n = fits.len().min(max_cases);
+                (0..n).map(|j| fits[j * fits.len() / n]).collect()
+            }
+        };
+        let konst = func.to_uppercase();
+        writeln!(self.src, "pub const {konst}: &[{ty}<'static>] = &[").unwrap();
+        let (mut elements, mut differing) = (0, 0);
+        for &i in &picked {
+            let c = &file.cases[i];
+            let n = needs[i];
+            let m = &mut self.max;
+            m.out_i8 = m.out_i8.max(n.out_i8);
+            m.out_i16 = m.out_i16.max(n.out_i16);
+            m.scratch = m.scratch.max(n.scratch);
+            m.channels = m.channels.max(n.channels);
+            m.acc = m.acc.max(n.acc);
+            elements += expected(c).len();
+            differing += usize::from(expected(c).oracles_differ());
+            writeln!(self.src, "{},", lit(c)).unwrap();
+        }
+        writeln!(self.src, "];").unwrap();
+        writeln!(
+            self.src,
+            "/// `{name}` ({} of its {} cases).\npub fn {func}() -> File<{ty}<'static>> {{\n    \
+             File {{ name: {name:?}, cases: {konst}, elements: {elements}, cases_differing: {differing} }}\n}}",
+            picked.len(),
+            file.cases.len(),
+            name = file.name,
+        )
+        .unwrap();
+        self.files.push(file.name);
+    }
 }
 
 /// Writes the constants for `board` to `path`.
 pub fn write(board: &str, path: &Path) {
     let small = board == "microbit";
-    let mut s = String::from(
-        "// Generated by build.rs (build_kernels.rs) from tests/golden/kernels/{conv_2d,depthwise_conv_2d,\n\
-         // fully_connected,max_pool_2d,average_pool_2d}.json\n",
-    );
-    s.push_str(TYPES);
-    let (mut max_out, mut max_scratch, mut max_ch) = (0usize, 0usize, 0usize);
+    let (main, other) = if small { (Some(SMALL_CASES), Some(SMALL_CASES_OTHER)) } else { (None, None) };
+    let mut g = Gen {
+        src: String::from(
+            "// Generated by build.rs (build_kernels.rs) from tests/golden/kernels/*.json\n\
+             use microquant_tests::oracle::activation::{UnaryCase, UnaryOp};\n\
+             use microquant_tests::oracle::binary::{BinaryCase, BinaryOp};\n\
+             use microquant_tests::oracle::conv::ConvCase;\n\
+             use microquant_tests::oracle::depthwise::DepthwiseConvCase;\n\
+             use microquant_tests::oracle::fully_connected::FullyConnectedCase;\n\
+             use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
+             use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
+             use microquant_tests::oracle::softmax::SoftmaxCase;\n\
+             use microquant_tests::oracle::{Activation, Bias, Expected, File, Padding, Values, as_i8};\n",
+        ),
+        max: Need::default(),
+        files: Vec::new(),
+    };
 
-    let conv = kernels::conv_2d_cases();
-    let sizes: Vec<Size> = conv
-        .iter()
-        .map(|c| {
-            let k = c.filter.shape[1] * c.filter.shape[2] * c.filter.shape[3];
-            (size(&[&c.input, &c.filter, &c.expected_tflm]), c.expected_tflm.len(), 4 * 8 * k.div_ceil(8) * 2 + 4)
-        })
-        .collect();
-    s.push_str("pub const CONV: &[ConvCase] = &[\n");
-    for i in pick(small, &sizes) {
-        let c = &conv[i];
-        max_out = max_out.max(c.expected_tflm.len());
-        max_scratch = max_scratch.max(sizes[i].2);
-        max_ch = max_ch.max(c.filter.shape[0]);
-        writeln!(
-            s,
-            "ConvCase {{ name: {:?}, input: {}, in_shape: {:?}, input_scale: {}, input_zp: {}, filter: {}, f_shape: {:?}, \
-             filter_scales: {}, bias: {}, output_scale: {}, output_zp: {}, same: {}, stride: [{}, {}], dilation: [{}, {}], \
-             act: {}, expected: {}, out_shape: {:?} }},",
-            c.name, bytes(&c.input), dims4(&c.input), f(c.input_scale), c.input_zero_point, bytes(&c.filter),
-            dims4(&c.filter), f32s(&c.filter_scales), bias(&c.bias), f(c.output_scale), c.output_zero_point,
-            same(c.padding), c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, act(c.activation),
-            bytes(&c.expected_tflm), dims4(&c.expected_tflm)
-        )
-        .unwrap();
-    }
-    s.push_str("];\n");
-
-    let dw = kernels::depthwise_conv_2d_cases();
-    let sizes: Vec<Size> =
-        dw.iter().map(|c| (size(&[&c.input, &c.filter, &c.expected_tflm]), c.expected_tflm.len(), 0)).collect();
-    s.push_str("pub const DEPTHWISE: &[DepthwiseCase] = &[\n");
-    for i in pick(small, &sizes) {
-        let c = &dw[i];
-        max_out = max_out.max(c.expected_tflm.len());
-        max_ch = max_ch.max(c.filter.shape[3]);
-        writeln!(
-            s,
-            "DepthwiseCase {{ name: {:?}, input: {}, in_shape: {:?}, input_scale: {}, input_zp: {}, filter: {}, f_shape: {:?}, \
-             filter_scales: {}, bias: {}, output_scale: {}, output_zp: {}, same: {}, stride: [{}, {}], dilation: [{}, {}], \
-             depth_multiplier: {}, act: {}, expected: {}, out_shape: {:?} }},",
-            c.name, bytes(&c.input), dims4(&c.input), f(c.input_scale), c.input_zero_point, bytes(&c.filter),
-            dims4(&c.filter), f32s(&c.filter_scales), bias(&c.bias), f(c.output_scale), c.output_zero_point,
-            same(c.padding), c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.depth_multiplier,
-            act(c.activation), bytes(&c.expected_tflm), dims4(&c.expected_tflm)
-        )
-        .unwrap();
-    }
-    s.push_str("];\n");
-
-    let fc = kernels::fully_connected_cases();
-    let sizes: Vec<Size> = fc
-        .iter()
-        .map(|c| {
-            let depth = c.filter.shape[1];
-            (size(&[&c.input, &c.filter, &c.expected_tflm]), c.expected_tflm.len(), 8 * depth.div_ceil(8) * 2 + 4)
-        })
-        .collect();
-    s.push_str("pub const FULLY_CONNECTED: &[FullyConnectedCase] = &[\n");
-    for i in pick(small, &sizes) {
-        let c = &fc[i];
-        max_out = max_out.max(c.expected_tflm.len());
-        max_scratch = max_scratch.max(sizes[i].2);
-        max_ch = max_ch.max(c.filter.shape[0]);
-        let expected_ref = if c.expected_tflm.b64 == c.expected_tflite_ref.b64 {
-            "None".to_string()
-        } else {
-            format!("Some({})", bytes(&c.expected_tflite_ref))
-        };
-        writeln!(
-            s,
-            "FullyConnectedCase {{ name: {:?}, input: {}, input_scale: {}, input_zp: {}, filter: {}, f_shape: [{}, {}], \
-             filter_scales: {}, bias: {}, output_scale: {}, output_zp: {}, act: {}, expected_tflm: {}, expected_ref: {} }},",
-            c.name, bytes(&c.input), f(c.input_scale), c.input_zero_point, bytes(&c.filter), c.filter.shape[0],
-            c.filter.shape[1], f32s(&c.filter_scales), bias(&c.bias), f(c.output_scale), c.output_zero_point,
-            act(c.activation), bytes(&c.expected_tflm), expected_ref
-        )
-        .unwrap();
-    }
-    s.push_str("];\n");
-
-    for (name, cases) in [("MAX_POOL", kernels::max_pool_2d_cases()), ("AVG_POOL", kernels::average_pool_2d_cases())] {
-        let sizes: Vec<Size> =
-            cases.iter().map(|c| (size(&[&c.input, &c.expected_tflm]), c.expected_tflm.len(), 0)).collect();
-        writeln!(s, "pub const {name}: &[PoolCase] = &[").unwrap();
-        for i in pick(small, &sizes) {
-            let c = &cases[i];
-            max_out = max_out.max(c.expected_tflm.len());
-            writeln!(
-                s,
-                "PoolCase {{ name: {:?}, input: {}, in_shape: {:?}, scale: {}, zp: {}, same: {}, stride: [{}, {}], \
-                 filter: [{}, {}], act: {}, expected: {}, out_shape: {:?} }},",
-                c.name,
-                bytes(&c.input),
-                dims4(&c.input),
-                f(c.output_scale),
-                c.output_zero_point,
-                same(c.padding),
-                c.stride_h,
-                c.stride_w,
-                c.filter_h,
-                c.filter_w,
-                act(c.activation),
-                bytes(&c.expected_tflm),
-                dims4(&c.expected_tflm)
-            )
-            .unwrap();
+    let conv_need = |c: &ConvCase| {
+        let k = c.filter_shape[1] * c.filter_shape[2] * c.filter_shape[3];
+        Need {
+            bytes: c.input.len() + c.filter.len() + out_need(&c.expected).bytes,
+            scratch: 4 * 8 * k.div_ceil(8) * 2 + 4,
+            channels: c.filter_shape[0],
+            ..out_need(&c.expected)
         }
-        s.push_str("];\n");
-    }
-    writeln!(s, "/// Largest output (values), conv / fully connected scratch (bytes) and channel count embedded.")
-        .unwrap();
-    writeln!(s, "pub const MAX_OUT: usize = {max_out};\npub const MAX_SCRATCH: usize = {max_scratch};").unwrap();
-    writeln!(s, "pub const MAX_CHANNELS: usize = {max_ch};").unwrap();
-    std::fs::write(path, s).unwrap();
-    for f in ["conv_2d", "depthwise_conv_2d", "fully_connected", "max_pool_2d", "average_pool_2d"] {
-        println!("cargo:rerun-if-changed=../tests/golden/kernels/{f}.json");
+    };
+    let conv_lit = |c: &ConvCase| {
+        format!(
+            "ConvCase {{ name: {:?}, input: {}, input_shape: &{:?}, input_scale: {}, input_zero_point: {}, filter: {}, \
+             filter_shape: &{:?}, filter_scales: {}, bias: {}, output_scale: {}, output_zero_point: {}, padding: {}, \
+             stride: {:?}, dilation: {:?}, activation: {}, expected: {} }}",
+            c.name,
+            values(&c.input),
+            c.input_shape,
+            f(c.input_scale),
+            c.input_zero_point,
+            i8s(c.filter),
+            c.filter_shape,
+            f32s(c.filter_scales),
+            bias(&c.bias),
+            f(c.output_scale),
+            c.output_zero_point,
+            pad(c.padding),
+            c.stride,
+            c.dilation,
+            act(c.activation),
+            expected(&c.expected)
+        )
+    };
+    g.file(("conv_2d", "ConvCase"), golden::conv_2d(), main, conv_need, |c| &c.expected, conv_lit);
+    g.file(("conv_2d_16x8", "ConvCase"), golden::conv_2d_16x8(), other, conv_need, |c| &c.expected, conv_lit);
+
+    let dw_need = |c: &DepthwiseConvCase| Need {
+        bytes: c.input.len() + c.filter.len() + out_need(&c.expected).bytes,
+        channels: c.filter_shape[3],
+        ..out_need(&c.expected)
+    };
+    let dw_lit = |c: &DepthwiseConvCase| {
+        format!(
+            "DepthwiseConvCase {{ name: {:?}, input: {}, input_shape: &{:?}, input_scale: {}, input_zero_point: {}, \
+             filter: {}, filter_shape: &{:?}, filter_scales: {}, bias: {}, output_scale: {}, output_zero_point: {}, \
+             padding: {}, stride: {:?}, dilation: {:?}, depth_multiplier: {}, activation: {}, expected: {} }}",
+            c.name,
+            values(&c.input),
+            c.input_shape,
+            f(c.input_scale),
+            c.input_zero_point,
+            i8s(c.filter),
+            c.filter_shape,
+            f32s(c.filter_scales),
+            bias(&c.bias),
+            f(c.output_scale),
+            c.output_zero_point,
+            pad(c.padding),
+            c.stride,
+            c.dilation,
+            c.depth_multiplier,
+            act(c.activation),
+            expected(&c.expected)
+        )
+    };
+    g.file(
+        ("depthwise_conv_2d", "DepthwiseConvCase"),
+        golden::depthwise_conv_2d(),
+        main,
+        dw_need,
+        |c| &c.expected,
+        dw_lit,
+    );
+    let dw16 = golden::depthwise_conv_2d_16x8();
+    g.file(("depthwise_conv_2d_16x8", "DepthwiseConvCase"), dw16, other, dw_need, |c| &c.expected, dw_lit);
+
+    let fc_need = |c: &FullyConnectedCase| Need {
+        bytes: c.input.len() + c.filter.len() + out_need(&c.expected).bytes,
+        scratch: 8 * c.filter_shape[1].div_ceil(8) * 2 + 4,
+        channels: c.filter_shape[0],
+        ..out_need(&c.expected)
+    };
+    let fc_lit = |c: &FullyConnectedCase| {
+        format!(
+            "FullyConnectedCase {{ name: {:?}, input: {}, input_scale: {}, input_zero_point: {}, filter: {}, \
+             filter_shape: {:?}, filter_scales: {}, bias: {}, output_scale: {}, output_zero_point: {}, activation: {}, \
+             expected: {} }}",
+            c.name,
+            values(&c.input),
+            f(c.input_scale),
+            c.input_zero_point,
+            i8s(c.filter),
+            c.filter_shape,
+            f32s(c.filter_scales),
+            bias(&c.bias),
+            f(c.output_scale),
+            c.output_zero_point,
+            act(c.activation),
+            expected(&c.expected)
+        )
+    };
+    g.file(
+        ("fully_connected", "FullyConnectedCase"),
+        golden::fully_connected(),
+        main,
+        fc_need,
+        |c| &c.expected,
+        fc_lit,
+    );
+    let fc16 = golden::fully_connected_16x8();
+    g.file(("fully_connected_16x8", "FullyConnectedCase"), fc16, other, fc_need, |c| &c.expected, fc_lit);
+
+    let pool_need = |c: &PoolCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
+    let pool_lit = |c: &PoolCase| {
+        format!(
+            "PoolCase {{ name: {:?}, pool: Pool::{}, input: {}, input_shape: &{:?}, scale: {}, zero_point: {}, \
+             padding: {}, stride: {:?}, filter: {:?}, activation: {}, expected: {} }}",
+            c.name,
+            if c.pool == Pool::Max { "Max" } else { "Average" },
+            i8s(c.input),
+            c.input_shape,
+            f(c.scale),
+            c.zero_point,
+            pad(c.padding),
+            c.stride,
+            c.filter,
+            act(c.activation),
+            expected(&c.expected)
+        )
+    };
+    g.file(("max_pool_2d", "PoolCase"), golden::max_pool_2d(), main, pool_need, |c| &c.expected, pool_lit);
+    g.file(("average_pool_2d", "PoolCase"), golden::average_pool_2d(), main, pool_need, |c| &c.expected, pool_lit);
+
+    let bin_need = |c: &BinaryCase| Need {
+        bytes: 2 * (c.input1.len() + c.input2.len()) + out_need(&c.expected).bytes,
+        ..out_need(&c.expected)
+    };
+    let bin_lit = |c: &BinaryCase| {
+        format!(
+            "BinaryCase {{ name: {:?}, op: BinaryOp::{}, input1: {}, input1_shape: &{:?}, input1_scale: {}, \
+             input1_zero_point: {}, input2: {}, input2_shape: &{:?}, input2_scale: {}, input2_zero_point: {}, \
+             output_scale: {}, output_zero_point: {}, activation: {}, expected: {} }}",
+            c.name,
+            if c.op == BinaryOp::Add { "Add" } else { "Mul" },
+            values(&c.input1),
+            c.input1_shape,
+            f(c.input1_scale),
+            c.input1_zero_point,
+            values(&c.input2),
+            c.input2_shape,
+            f(c.input2_scale),
+            c.input2_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            act(c.activation),
+            expected(&c.expected)
+        )
+    };
+    g.file(("add", "BinaryCase"), golden::add(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("add_16x8", "BinaryCase"), golden::add_16x8(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("mul", "BinaryCase"), golden::mul(), other, bin_need, |c| &c.expected, bin_lit);
+
+    let sm_need =
+        |c: &SoftmaxCase| Need { bytes: 2 * c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
+    let sm_lit = |c: &SoftmaxCase| {
+        format!(
+            "SoftmaxCase {{ name: {:?}, input: {}, depth: {}, input_scale: {}, input_zero_point: {}, beta: {}, \
+             output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            values(&c.input),
+            c.depth,
+            f(c.input_scale),
+            c.input_zero_point,
+            f(c.beta),
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    g.file(("softmax", "SoftmaxCase"), golden::softmax(), other, sm_need, |c| &c.expected, sm_lit);
+    g.file(("softmax_16x8", "SoftmaxCase"), golden::softmax_16x8(), other, sm_need, |c| &c.expected, sm_lit);
+
+    let un_need = |c: &UnaryCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
+    let un_lit = |c: &UnaryCase| {
+        let op = match c.op {
+            UnaryOp::Logistic => "Logistic",
+            UnaryOp::Tanh => "Tanh",
+            UnaryOp::HardSwish => "HardSwish",
+        };
+        format!(
+            "UnaryCase {{ name: {:?}, op: UnaryOp::{op}, input: {}, input_scale: {}, input_zero_point: {}, \
+             output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            i8s(c.input),
+            f(c.input_scale),
+            c.input_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    g.file(("logistic", "UnaryCase"), golden::logistic(), other, un_need, |c| &c.expected, un_lit);
+    g.file(("tanh", "UnaryCase"), golden::tanh(), other, un_need, |c| &c.expected, un_lit);
+    g.file(("hard_swish", "UnaryCase"), golden::hard_swish(), other, un_need, |c| &c.expected, un_lit);
+
+    let concat_need = |c: &ConcatCase| Need {
+        bytes: c.inputs.iter().map(|v| v.len()).sum::<usize>() + out_need(&c.expected).bytes,
+        ..out_need(&c.expected)
+    };
+    let concat_lit = |c: &ConcatCase| {
+        let inputs: Vec<String> = c.inputs.iter().map(|v| i8s(v)).collect();
+        let shapes: Vec<String> = c.input_shapes.iter().map(|s| format!("&{s:?}")).collect();
+        format!(
+            "ConcatCase {{ name: {:?}, inputs: &[{}], input_shapes: &[{}], input_scales: {}, input_zero_points: &{:?}, \
+             axis: {}, output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            inputs.join(", "),
+            shapes.join(", "),
+            f32s(c.input_scales),
+            c.input_zero_points,
+            c.axis,
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    g.file(("concatenation", "ConcatCase"), golden::concatenation(), other, concat_need, |c| &c.expected, concat_lit);
+    let pad_lit = |c: &PadCase| {
+        format!(
+            "PadCase {{ name: {:?}, input: {}, input_shape: &{:?}, paddings: &{:?}, output_scale: {}, \
+             output_zero_point: {}, expected: {} }}",
+            c.name,
+            i8s(c.input),
+            c.input_shape,
+            c.paddings,
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    let pad_need = |c: &PadCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
+    g.file(("pad", "PadCase"), golden::pad(), other, pad_need, |c| &c.expected, pad_lit);
+    let mean_lit = |c: &MeanCase| {
+        format!(
+            "MeanCase {{ name: {:?}, input: {}, input_shape: &{:?}, axis: &{:?}, input_scale: {}, input_zero_point: {}, \
+             output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            i8s(c.input),
+            c.input_shape,
+            c.axis,
+            f(c.input_scale),
+            c.input_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    let mean_need = |c: &MeanCase| Need {
+        bytes: c.input.len() + out_need(&c.expected).bytes,
+        acc: c.expected.len(),
+        ..out_need(&c.expected)
+    };
+    g.file(("mean", "MeanCase"), golden::mean(), other, mean_need, |c| &c.expected, mean_lit);
+    let reshape_lit = |c: &ReshapeCase| {
+        format!(
+            "ReshapeCase {{ name: {:?}, input: {}, new_shape: &{:?}, expected: {} }}",
+            c.name,
+            i8s(c.input),
+            c.new_shape,
+            expected(&c.expected)
+        )
+    };
+    let reshape_need =
+        |c: &ReshapeCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
+    g.file(("reshape", "ReshapeCase"), golden::reshape(), other, reshape_need, |c| &c.expected, reshape_lit);
+    let transpose_lit = |c: &TransposeCase| {
+        format!(
+            "TransposeCase {{ name: {:?}, input: {}, input_shape: &{:?}, perm: &{:?}, expected: {} }}",
+            c.name,
+            i8s(c.input),
+            c.input_shape,
+            c.perm,
+            expected(&c.expected)
+        )
+    };
+    let transpose_need =
+        |c: &TransposeCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
+    g.file(("transpose", "TransposeCase"), golden::transpose(), other, transpose_need, |c| &c.expected, transpose_lit);
+
+    let m = g.max;
+    writeln!(
+        g.src,
+        "/// The largest int8 and int16 outputs (values), scratch (bytes), channel count and MEAN\n\
+         /// accumulators of the embedded cases: the device's workspace.\n\
+         pub const MAX_OUT_I8: usize = {};\npub const MAX_OUT_I16: usize = {};\npub const MAX_SCRATCH: usize = {};\n\
+         pub const MAX_CHANNELS: usize = {};\npub const MAX_ACC: usize = {};",
+        m.out_i8, m.out_i16, m.scratch, m.channels, m.acc
+    )
+    .unwrap();
+    std::fs::write(path, g.src).unwrap();
+    for f in g.files {
+        println!("cargo:rerun-if-changed=../tests/golden/kernels/{f}");
     }
     println!("cargo:rerun-if-changed=build_kernels.rs");
 }

@@ -61,9 +61,20 @@ detail_for() {
     lint) echo "rustfmt, clippy -D warnings (host, wasm32 incl. relaxed-simd, thumbv6m/v7em/v8m.main), rustdoc -D warnings, core features force-reference and npy" ;;
     no-std) echo "core without default features for wasm32 and x86_64, with alloc alone for x86_64 (cargo check; the thumb targets: nopanic-check)" ;;
     wasm) echo "node $(cat "$LOGDIR/wasm-node.count" 2>/dev/null || echo 0) + chromium $(cat "$LOGDIR/wasm-chrome.count" 2>/dev/null || echo 0) tests passed" ;;
-    firmware) echo "$(grep -c 'all tests passed' "$LOGDIR/firmware.log" || true) test binaries passed on QEMU" ;;
+    firmware) firmware_summary "$LOGDIR/firmware.log" ;;
     web-demo) grep -o 'web-demo e2e: .*' "$LOGDIR/web-demo.log" | tail -1 || true ;;
   esac
+}
+
+# firmware_summary LOG: "N test binaries passed on QEMU, M skipped (model: board, ...)". A model
+# test on a board without room for the model prints "SKIPPED: <model> does not fit <board> (...)"
+# and exits before its tests (no "all tests passed"): a skip, never a pass.
+firmware_summary() {
+  local passed skipped list
+  passed=$(grep -c 'all tests passed' "$1" || true)
+  skipped=$(grep -c 'SKIPPED: ' "$1" || true)
+  list=$({ grep -o 'SKIPPED: [^ ]* does not fit [^ ]*' "$1" || true; } | awk '{print $2 ": " $6}' | paste -sd, - | sed 's/,/, /g')
+  echo "$passed test binaries passed on QEMU, $skipped skipped${list:+ ($list)}"
 }
 
 host_tests() {

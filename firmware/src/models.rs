@@ -140,3 +140,69 @@ pub fn check_golden(m: &TestModel, arena: &mut [u8], samples: usize) -> Result<G
     }
     Ok(report)
 }
+
+/// Ends a model test that cannot run on this board: prints
+/// `SKIPPED: <model> does not fit <board> (<why>)`, which `scripts/test.sh` counts as a skip
+/// (not as a pass), and exits with success before any test runs.
+pub fn skip(model: &str, why: &str) -> ! {
+    defmt::println!("SKIPPED: {=str} does not fit {=str} ({=str})", model, crate::BOARD, why);
+    crate::exit(0)
+}
+
+/// The on-target test of one golden model (`tests/model_<name>.rs` is this macro and its doc):
+/// the model of [`tests`] (`$model`, its arena `$arena_len`) runs on every golden input and each
+/// output must be bit-identical with TFLite Micro's; the log gives the instructions per
+/// inference. On a board without room for the model the test binary prints a `SKIPPED:` line
+/// (see [`skip`]) instead of passing.
+///
+/// ```ignore
+/// microquant_firmware::model_test!(kws: KWS, KWS_ARENA_LEN);
+/// ```
+///
+/// The test is named `bit_exact_with_tflite_micro` in every binary: defmt-test ties its own
+/// counter to the test's name, so the name must come from this macro, not from its caller.
+#[macro_export]
+macro_rules! model_test {
+    ($name:ident: $model:ident, $arena_len:ident) => {
+        $crate::count_systick_wraps!();
+
+        #[defmt_test::tests]
+        mod tests {
+            use $crate::models::tests::{$arena_len, $model};
+            use $crate::models::{Arena, check_golden, skip};
+            use $crate::{BOARD, counter};
+
+            #[init]
+            fn init() -> &'static mut [u8] {
+                if let Err(why) = &$model {
+                    skip(stringify!($name), why);
+                }
+                let Some(mut cp) = cortex_m::Peripherals::take() else { defmt::panic!("peripherals taken") };
+                counter::start(&mut cp.SYST);
+                match cortex_m::singleton!(: Arena<$arena_len> = Arena::new()) {
+                    Some(a) => &mut a.0,
+                    None => defmt::panic!("arena taken"),
+                }
+            }
+
+            #[test]
+            fn bit_exact_with_tflite_micro(arena: &mut &'static mut [u8]) {
+                let Ok(m) = &$model else { defmt::panic!("{=str}: no model", stringify!($name)) };
+                match check_golden(m, arena, m.golden.samples) {
+                    Ok(r) => {
+                        defmt::info!(
+                            "{=str} on {=str}: {=usize} samples, {=usize} output values bit-identical with TFLite Micro; {=u64} instructions per inference (under -icount shift=0)",
+                            stringify!($name),
+                            BOARD,
+                            r.samples,
+                            r.values,
+                            counter::instructions(r.ticks) / r.samples.max(1) as u64
+                        );
+                        defmt::assert_eq!(r.samples, m.golden.samples);
+                    }
+                    Err(e) => defmt::panic!("{=str} on {=str}: {}", stringify!($name), BOARD, e),
+                }
+            }
+        }
+    };
+}

@@ -1,10 +1,14 @@
-//! The conv, depthwise conv, fully connected and pooling kernels on the device, against TFLite
-//! Micro's outputs (`tests/golden/kernels/`, embedded by `build_kernels.rs`: every case on the
-//! mps2 boards, a spread-out subset of the small ones on the micro:bit), bit for bit, through the
-//! dispatched kernels (the Arm DSP fast paths where `mq_dsp` is on: mps2-an386/an500, and
-//! mps2-an505 built with `-C target-cpu=cortex-m33`; the portable paths on the micro:bit) and
-//! through the reference kernels. Prepare (windows, multipliers, clamps) runs on the device too.
-//! A failure names the case, the path, the position and both values.
+//! The kernels on the device against the golden outputs of TFLite Micro and the TFLite
+//! interpreter's reference kernels (`tests/golden/kernels/`, embedded by `build_kernels.rs`:
+//! every case of every file on the mps2 boards, a spread-out subset of the small ones on the
+//! micro:bit), bit for bit: the golden tests of `microquant_tests::oracle` (conv, depthwise conv,
+//! fully connected, pooling, add, mul, softmax, logistic, tanh, hard-swish, concatenation, pad,
+//! mean, reshape, transpose; int8 and 16x8; both rounding modes) instantiated for the device.
+//! conv, depthwise and fully connected int8 run through the dispatched kernels (the Arm DSP fast
+//! paths where `mq_dsp` is on: mps2-an386/an500, and mps2-an505 built with
+//! `-C target-cpu=cortex-m33`; the portable paths on the micro:bit) and the reference kernels.
+//! Prepare (windows, multipliers, clamps) runs on the device too. A failure names the case, the
+//! mode, the path, the position and both values.
 //!
 //! Then random shapes (SplitMix64, seeded): the dispatched kernels against the reference
 //! kernels, bit for bit, covering what the golden grid does not (odd channel counts around the
@@ -12,14 +16,68 @@
 #![no_std]
 #![no_main]
 
+use microquant::kernels::fully_connected::ExactMultiplier;
 use microquant_firmware as _; // logger, panic and fault handlers
-
-#[path = "../../tests/src/rng.rs"]
-mod rng;
+use microquant_tests::oracle::{Failure, Tally, Target, Workspace};
+use microquant_tests::rng::SplitMix64;
 
 #[allow(dead_code, missing_docs)]
 mod kg {
     include!(concat!(env!("OUT_DIR"), "/kernel_golden.rs"));
+}
+
+/// The device as a golden-test target: a workspace on the stack sized for the embedded cases,
+/// failures and reports through defmt.
+struct Device;
+
+impl Target for Device {
+    fn with_workspace<R>(f: impl FnOnce(&mut Workspace<'_>) -> R) -> R {
+        let (mut out_i8, mut out_i16) = ([0i8; kg::MAX_OUT_I8], [0i16; kg::MAX_OUT_I16]);
+        let (mut scratch, mut acc) = ([0u8; kg::MAX_SCRATCH], [0i32; kg::MAX_ACC]);
+        let (mut multiplier, mut shift) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
+        let mut exact = [ExactMultiplier::default(); kg::MAX_CHANNELS];
+        f(&mut Workspace {
+            out_i8: &mut out_i8,
+            out_i16: &mut out_i16,
+            scratch: &mut scratch,
+            acc: &mut acc,
+            multiplier: &mut multiplier,
+            shift: &mut shift,
+            exact: &mut exact,
+        })
+    }
+    fn fail(failure: Failure<'_>) -> ! {
+        defmt::panic!("{}", defmt::Display2Format(&failure))
+    }
+    fn report(test: &str, file: &str, tally: Tally) {
+        defmt::info!(
+            "{=str}: {=str}: {=usize} cases, {=usize} elements bit-exact in Rounding::Double, {=usize} in Rounding::Single",
+            test,
+            file,
+            tally.cases,
+            tally.elements[0],
+            tally.elements[1]
+        );
+    }
+}
+
+microquant_tests::conv_golden_tests!(mod conv; target Device; files kg);
+microquant_tests::depthwise_golden_tests!(mod depthwise; target Device; files kg);
+microquant_tests::fully_connected_golden_tests!(mod fully_connected; target Device; files kg);
+microquant_tests::pool_golden_tests!(mod pooling; target Device; files kg);
+microquant_tests::binary_golden_tests!(mod binary; target Device; files kg);
+microquant_tests::softmax_golden_tests!(mod softmax; target Device; files kg);
+microquant_tests::activation_golden_tests!(mod activation; target Device; files kg);
+microquant_tests::shape_golden_tests!(mod shape; target Device; files kg);
+
+/// Runs the golden tests of one family, each named in the log. (defmt-test's attribute sees only
+/// the tests written in its module, not those a macro emits there: one test per family calls
+/// the list the macro made.)
+fn golden(tests: &[(&str, fn())]) {
+    for (name, test) in tests {
+        defmt::info!("golden test {=str}", name);
+        test();
+    }
 }
 
 /// Checks `actual` against `expected` (int8 bytes) element by element; on a mismatch, stops with
@@ -50,52 +108,7 @@ fn check(case: &str, path: &str, expected: &[u8], actual: &[i8]) -> usize {
     expected.len()
 }
 
-fn i8s(b: &[u8]) -> &[i8] {
-    bytemuck::cast_slice(b)
-}
-
-use microquant::kernels::common::{FusedActivation, Hw, Padding, compute_window};
-use microquant::kernels::pooling::{PoolParams, avg_pool_s8, max_pool_s8};
-use microquant::kernels::{ActivationRange, Dims4};
-use rng::SplitMix64;
-
-fn fused(a: u8) -> FusedActivation {
-    match a {
-        1 => FusedActivation::Relu,
-        2 => FusedActivation::Relu6,
-        3 => FusedActivation::ReluN1To1,
-        _ => FusedActivation::None,
-    }
-}
-fn padding(same: bool) -> Padding {
-    if same { Padding::Same } else { Padding::Valid }
-}
-fn d4(s: [usize; 4]) -> Dims4 {
-    Dims4::new(s[0], s[1], s[2], s[3])
-}
-
-fn pool(cases: &[kg::PoolCase], avg: bool) -> usize {
-    let mut out = [0i8; kg::MAX_OUT];
-    let mut checked = 0;
-    for c in cases {
-        let input = d4(c.in_shape);
-        let (f, st) = (Hw::new(c.filter[0], c.filter[1]), Hw::new(c.stride[0], c.stride[1]));
-        let w = compute_window(padding(c.same), Hw::new(input.h, input.w), f, st, Hw::square(1)).unwrap();
-        let p = PoolParams {
-            input,
-            output: Dims4::new(input.n, w.output.h, w.output.w, input.c),
-            filter: f,
-            stride: st,
-            padding: w.padding,
-            activation: ActivationRange::from_fused(fused(c.act), c.scale, c.zp, ActivationRange::INT8).unwrap(),
-        };
-        defmt::assert_eq!(p.output, d4(c.out_shape), "{=str}: output shape", c.name);
-        let out = &mut out[..c.expected.len()];
-        if avg { avg_pool_s8(&p, i8s(c.input), out) } else { max_pool_s8(&p, i8s(c.input), out) }.unwrap();
-        checked += check(c.name, "dispatched", c.expected, out);
-    }
-    checked
-}
+use microquant::kernels::ActivationRange;
 
 /// Random int8 values, offsets and clamps anywhere in int8, and per-layer requantization in one
 /// of three regimes (see `quant`).
@@ -150,15 +163,14 @@ impl Draw {
 
 #[defmt_test::tests]
 mod tests {
-    use super::{Draw, check, d4, fused, i8s, kg, padding, pool};
-    use microquant::kernels::common::{Hw, Padding, compute_window, per_channel_multipliers};
+    use super::{Draw, check, golden, kg};
+    use microquant::kernels::common::{Hw, Padding, compute_window};
     use microquant::kernels::conv::{ConvParams, conv_s8, conv_s8_reference, conv_s8_scratch_len};
     use microquant::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s8_reference};
     use microquant::kernels::fully_connected::{
         ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
-        fully_connected_multiplier, fully_connected_per_channel_multipliers, fully_connected_per_channel_s8,
-        fully_connected_per_channel_s8_reference, fully_connected_s8, fully_connected_s8_reference,
-        fully_connected_s8_scratch_len,
+        fully_connected_per_channel_s8, fully_connected_per_channel_s8_reference, fully_connected_s8,
+        fully_connected_s8_reference, fully_connected_s8_scratch_len,
     };
     use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
     use microquant::requant::QuantizedMultiplier;
@@ -166,191 +178,56 @@ mod tests {
     #[init]
     fn init() {
         defmt::info!(
-            "board {=str}; cases: conv {=usize}, depthwise {=usize}, fully connected {=usize}, max pool {=usize}, avg pool {=usize}",
+            "board {=str}; cases: conv {=usize}, depthwise {=usize}, fully connected {=usize}, max pool {=usize}, avg pool {=usize}, softmax {=usize}, add {=usize}",
             microquant_firmware::BOARD,
-            kg::CONV.len(),
-            kg::DEPTHWISE.len(),
+            kg::CONV_2D.len(),
+            kg::DEPTHWISE_CONV_2D.len(),
             kg::FULLY_CONNECTED.len(),
-            kg::MAX_POOL.len(),
-            kg::AVG_POOL.len()
+            kg::MAX_POOL_2D.len(),
+            kg::AVERAGE_POOL_2D.len(),
+            kg::SOFTMAX.len(),
+            kg::ADD.len()
         );
     }
 
     #[test]
-    fn conv_s8_matches_tflite_micro() {
-        let (mut m, mut s) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
-        let mut out = [0i8; kg::MAX_OUT];
-        let mut scratch = [0u8; kg::MAX_SCRATCH];
-        let mut checked = 0;
-        for c in kg::CONV {
-            let (input, filter) = (d4(c.in_shape), d4(c.f_shape));
-            let w = compute_window(
-                padding(c.same),
-                Hw::new(input.h, input.w),
-                Hw::new(filter.h, filter.w),
-                Hw::new(c.stride[0], c.stride[1]),
-                Hw::new(c.dilation[0], c.dilation[1]),
-            )
-            .unwrap();
-            let output = Dims4::new(input.n, w.output.h, w.output.w, filter.n);
-            defmt::assert_eq!(output, d4(c.out_shape), "{=str}: output shape", c.name);
-            let n = filter.n;
-            per_channel_multipliers(c.input_scale, c.filter_scales, c.output_scale, &mut m[..n], &mut s[..n]).unwrap();
-            let p = ConvParams {
-                input,
-                filter,
-                output,
-                stride: Hw::new(c.stride[0], c.stride[1]),
-                dilation: Hw::new(c.dilation[0], c.dilation[1]),
-                padding: w.padding,
-                input_offset: -c.input_zp,
-                output_offset: c.output_zp,
-                activation: ActivationRange::from_fused(
-                    fused(c.act),
-                    c.output_scale,
-                    c.output_zp,
-                    ActivationRange::INT8,
-                )
-                .unwrap(),
-                rounding: Rounding::Double,
-            };
-            let q = PerChannelQuant { multiplier: &m[..n], shift: &s[..n] };
-            let out = &mut out[..c.expected.len()];
-            let len = conv_s8_scratch_len(&p);
-            defmt::assert!(len <= scratch.len(), "{=str}: scratch {=usize}", c.name, len);
-            conv_s8(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out, &mut scratch[..len]).unwrap();
-            checked += check(c.name, "dispatched", c.expected, out);
-            conv_s8_reference(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
-            checked += check(c.name, "reference", c.expected, out);
-        }
-        defmt::info!("conv_s8: {=usize} cases, {=usize} elements bit-exact with TFLite Micro", kg::CONV.len(), checked);
-        defmt::assert!(!kg::CONV.is_empty());
+    fn conv_matches_tflite_micro_and_interpreter() {
+        golden(super::conv::TESTS);
     }
 
     #[test]
-    fn depthwise_conv_s8_matches_tflite_micro() {
-        let (mut m, mut s) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
-        let mut out = [0i8; kg::MAX_OUT];
-        let mut checked = 0;
-        for c in kg::DEPTHWISE {
-            let input = d4(c.in_shape);
-            let (kh, kw, out_c) = (c.f_shape[1], c.f_shape[2], c.f_shape[3]);
-            let w = compute_window(
-                padding(c.same),
-                Hw::new(input.h, input.w),
-                Hw::new(kh, kw),
-                Hw::new(c.stride[0], c.stride[1]),
-                Hw::new(c.dilation[0], c.dilation[1]),
-            )
-            .unwrap();
-            let output = Dims4::new(input.n, w.output.h, w.output.w, out_c);
-            defmt::assert_eq!(output, d4(c.out_shape), "{=str}: output shape", c.name);
-            per_channel_multipliers(c.input_scale, c.filter_scales, c.output_scale, &mut m[..out_c], &mut s[..out_c])
-                .unwrap();
-            let p = DepthwiseConvParams {
-                input,
-                filter: Hw::new(kh, kw),
-                output,
-                depth_multiplier: c.depth_multiplier,
-                stride: Hw::new(c.stride[0], c.stride[1]),
-                dilation: Hw::new(c.dilation[0], c.dilation[1]),
-                padding: w.padding,
-                input_offset: -c.input_zp,
-                output_offset: c.output_zp,
-                activation: ActivationRange::from_fused(
-                    fused(c.act),
-                    c.output_scale,
-                    c.output_zp,
-                    ActivationRange::INT8,
-                )
-                .unwrap(),
-                rounding: Rounding::Double,
-            };
-            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
-            let out = &mut out[..c.expected.len()];
-            depthwise_conv_s8(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out, &mut []).unwrap();
-            checked += check(c.name, "dispatched", c.expected, out);
-            depthwise_conv_s8_reference(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
-            checked += check(c.name, "reference", c.expected, out);
-        }
-        defmt::info!(
-            "depthwise_conv_s8: {=usize} cases, {=usize} elements bit-exact with TFLite Micro",
-            kg::DEPTHWISE.len(),
-            checked
-        );
-        defmt::assert!(!kg::DEPTHWISE.is_empty());
+    fn depthwise_conv_matches_tflite_micro_and_interpreter() {
+        golden(super::depthwise::TESTS);
     }
 
     #[test]
-    fn fully_connected_s8_matches_tflite_micro_and_interpreter() {
-        let (mut m, mut s) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
-        let mut exact = [ExactMultiplier::default(); kg::MAX_CHANNELS];
-        let mut out = [0i8; kg::MAX_OUT];
-        let mut scratch = [0u8; kg::MAX_SCRATCH];
-        let mut checked = 0;
-        for c in kg::FULLY_CONNECTED {
-            let [out_d, depth] = c.f_shape;
-            let (m, s, exact) = (&mut m[..out_d], &mut s[..out_d], &mut exact[..out_d]);
-            fully_connected_per_channel_multipliers(c.input_scale, c.filter_scales, c.output_scale, m, s, exact)
-                .unwrap();
-            // Double rounding matches TFLite Micro, single rounding the TFLite interpreter.
-            for (rounding, expected, oracle) in [
-                (Rounding::Double, c.expected_tflm, "tflm"),
-                (Rounding::Single, c.expected_ref.unwrap_or(c.expected_tflm), "interpreter"),
-            ] {
-                let p = FullyConnectedParams {
-                    batches: c.input.len() / depth,
-                    input_depth: depth,
-                    output_depth: out_d,
-                    input_offset: -c.input_zp,
-                    output_offset: c.output_zp,
-                    activation: ActivationRange::from_fused(
-                        fused(c.act),
-                        c.output_scale,
-                        c.output_zp,
-                        ActivationRange::INT8,
-                    )
-                    .unwrap(),
-                    rounding,
-                };
-                let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: m, shift: s }, exact };
-                let out = &mut out[..expected.len()];
-                let len = fully_connected_s8_scratch_len(&p);
-                defmt::assert!(len <= scratch.len());
-                fully_connected_per_channel_s8(&p, &pc, i8s(c.input), i8s(c.filter), c.bias, out, &mut scratch[..len])
-                    .unwrap();
-                checked += check(c.name, oracle, expected, out);
-                fully_connected_per_channel_s8_reference(&p, &pc, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
-                checked += check(c.name, oracle, expected, out);
-                if let [fs] = c.filter_scales {
-                    let q = fully_connected_multiplier(c.input_scale, *fs, c.output_scale).unwrap();
-                    fully_connected_s8(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out, &mut scratch[..len]).unwrap();
-                    checked += check(c.name, oracle, expected, out);
-                    fully_connected_s8_reference(&p, &q, i8s(c.input), i8s(c.filter), c.bias, out).unwrap();
-                    checked += check(c.name, oracle, expected, out);
-                }
-            }
-        }
-        defmt::info!(
-            "fully_connected_s8: {=usize} cases, {=usize} elements bit-exact (double rounding with TFLite Micro, single with the interpreter)",
-            kg::FULLY_CONNECTED.len(),
-            checked
-        );
-        defmt::assert!(!kg::FULLY_CONNECTED.is_empty());
+    fn fully_connected_matches_tflite_micro_and_interpreter() {
+        golden(super::fully_connected::TESTS);
     }
 
     #[test]
-    fn max_pool_s8_matches_tflite_micro() {
-        let n = pool(kg::MAX_POOL, false);
-        defmt::info!("max_pool_s8: {=usize} cases, {=usize} elements bit-exact", kg::MAX_POOL.len(), n);
-        defmt::assert!(n > 0);
+    fn pooling_matches_tflite_micro_and_interpreter() {
+        golden(super::pooling::TESTS);
     }
 
     #[test]
-    fn avg_pool_s8_matches_tflite_micro() {
-        let n = pool(kg::AVG_POOL, true);
-        defmt::info!("avg_pool_s8: {=usize} cases, {=usize} elements bit-exact", kg::AVG_POOL.len(), n);
-        defmt::assert!(n > 0);
+    fn add_and_mul_match_tflite_micro_and_interpreter() {
+        golden(super::binary::TESTS);
+    }
+
+    #[test]
+    fn softmax_matches_tflite_micro_and_interpreter() {
+        golden(super::softmax::TESTS);
+    }
+
+    #[test]
+    fn logistic_tanh_hard_swish_match_tflite_micro_and_interpreter() {
+        golden(super::activation::TESTS);
+    }
+
+    #[test]
+    fn concat_pad_mean_reshape_transpose_match_tflite_micro_and_interpreter() {
+        golden(super::shape::TESTS);
     }
 
     /// Random shapes through the dispatched kernels (fast paths) and the reference kernels.

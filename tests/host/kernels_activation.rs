@@ -7,7 +7,8 @@
 //! The TFLite int8 quantization spec, as these cases follow it: "LOGISTIC: Output 0: ...
 //! restriction (scale, zero_point) = (1.0 / 256.0, -128)"; "TANH: Output 0: ... restriction
 //! (scale, zero_point) = (1.0 / 128.0, 0)". Each golden case holds every int8 input value once,
-//! so it checks the whole function for its quantization.
+//! so it checks the whole function for its quantization. The golden tests are those of
+//! `microquant_tests::oracle::activation`, instantiated for the host.
 //!
 //! Two ignored tests compare microquant's `expf` and `tanhf` (used to build the interpreter's
 //! tables) with the platform C library on all 2^32 inputs:
@@ -15,63 +16,17 @@
 //! (Linux with glibc only; the golden data was generated with glibc 2.36 on x86-64 with FMA).
 
 use microquant::kernels::Rounding;
-use microquant::kernels::hard_swish::{HardSwishParams, hard_swish_s8};
-use microquant::kernels::logistic::{LogisticParams, logistic_s8};
-use microquant::kernels::tanh::{TanhParams, tanh_s8};
+use microquant::kernels::logistic::LogisticParams;
+use microquant::kernels::tanh::TanhParams;
 use microquant::kernels::tensor::TensorQuant;
-use microquant_tests::golden::assert_bit_exact;
-use microquant_tests::kernels::{self, KernelCase, KernelFile, Oracle, UnaryCase};
+use microquant_tests::kernels;
 
-const MODES: [(Rounding, Oracle); 2] = [(Rounding::Double, Oracle::Tflm), (Rounding::Single, Oracle::TfliteRef)];
-
-type Run = fn(&UnaryCase, TensorQuant, TensorQuant, Rounding, &mut [i8]) -> Result<(), microquant::Error>;
-
-fn run_file(name: &str, file: KernelFile<UnaryCase>, run: Run) {
-    assert!(!file.cases.is_empty());
-    let mut checked = [0usize; 2];
-    for c in &file.cases {
-        let input = TensorQuant::new(c.input_scale, c.input_zero_point);
-        let output = TensorQuant::new(c.output_scale, c.output_zero_point);
-        // Exhaustive: every int8 value appears once.
-        let mut seen = c.input.i8();
-        seen.sort();
-        assert_eq!(seen, (-128..=127).collect::<Vec<i8>>(), "{}: input is not exhaustive", c.name);
-        for (i, &(rounding, oracle)) in MODES.iter().enumerate() {
-            let expected = c.expected(oracle);
-            let mut out = vec![0i8; expected.len()];
-            run(c, input, output, rounding, &mut out).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-            checked[i] += assert_bit_exact(&format!("{} ({rounding:?} vs {oracle:?})", c.name), &expected.i8(), &out);
-        }
-    }
-    assert_eq!(checked, [file.stats.elements; 2]);
-    println!(
-        "{name}: {} cases, {} elements bit-exact vs TFLite Micro (Double), {} vs TFLite BUILTIN_REF (Single)",
-        file.cases.len(),
-        checked[0],
-        checked[1]
-    );
-}
-
-#[test]
-fn logistic_matches_both_oracles() {
-    run_file("LOGISTIC int8", kernels::logistic_file(), |c, i, o, r, out| {
-        logistic_s8(&LogisticParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
-    });
-}
-
-#[test]
-fn tanh_matches_both_oracles() {
-    run_file("TANH int8", kernels::tanh_file(), |c, i, o, r, out| {
-        tanh_s8(&TanhParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
-    });
-}
-
-#[test]
-fn hard_swish_matches_both_oracles() {
-    run_file("HARD_SWISH int8", kernels::hard_swish_file(), |c, i, o, r, out| {
-        hard_swish_s8(&HardSwishParams::prepare_s8(i, o, r)?, &c.input.i8(), out)
-    });
-}
+microquant_tests::activation_golden_tests!(
+    mod golden;
+    #[test]
+    target microquant_tests::oracle::Std;
+    files microquant_tests::oracle::golden
+);
 
 /// The fixed-point tables (TFLite Micro) and the float tables (interpreter) are different
 /// computations: every case covers all 256 inputs, so the two tables must differ exactly where the

@@ -19,44 +19,7 @@ use serde::de::DeserializeOwned;
 
 use crate::golden::Tensor;
 
-/// Which oracle's output to compare against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Oracle {
-    /// TFLite Micro's kernels: the reference for the default (double) rounding.
-    Tflm,
-    /// The TFLite interpreter's reference kernels (`BUILTIN_REF`): the reference for the
-    /// single-rounding mode.
-    TfliteRef,
-}
-
-/// A fused activation function, applied as a clamp of the quantized output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum Activation {
-    /// No activation (clamp to the output type's range only).
-    #[serde(rename = "NONE")]
-    None,
-    /// max(x, 0).
-    #[serde(rename = "RELU")]
-    Relu,
-    /// min(max(x, 0), 6).
-    #[serde(rename = "RELU6")]
-    Relu6,
-    /// min(max(x, -1), 1).
-    #[serde(rename = "RELU_N1_TO_1")]
-    ReluN1To1,
-}
-
-/// TFLite padding mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum Padding {
-    /// Output size `ceil(in / stride)`, zero-point padding split as TFLite does (extra on the
-    /// bottom/right).
-    #[serde(rename = "SAME")]
-    Same,
-    /// No padding: output size `ceil((in - dilated_kernel + 1) / stride)`.
-    #[serde(rename = "VALID")]
-    Valid,
-}
+pub use crate::oracle::{Activation, Oracle, Padding};
 
 /// An operator configuration one oracle refused (dropped from the cases).
 #[derive(Debug, Clone, Deserialize)]

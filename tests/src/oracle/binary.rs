@@ -1,0 +1,126 @@
+//! ADD (int8 and 16x8) and MUL (int8) against TFLite Micro and the TFLite interpreter's reference
+//! kernels (`tests/golden/kernels/{add,add_16x8,mul}.json`), in both rounding modes:
+//! `Rounding::Double` against TFLite Micro, `Rounding::Single` against the interpreter.
+//!
+//! The TFLite int8 quantization spec, as these cases follow it: "ADD / MUL: Input 0 and Input 1:
+//! data type int8, range [-128, 127], granularity per-tensor; Output 0: data type int8, range
+//! [-128, 127], granularity per-tensor." In 16x8 mode activations are int16 with zero point 0.
+//!
+//! Every case runs through microquant's prepare (multipliers from the float scales, the
+//! activation clamp, the broadcast) and kernel (the dispatched one: only int8 ADD of equal shapes
+//! has a fast path).
+
+use microquant::kernels::ActivationRange;
+use microquant::kernels::add::{AddParams, add_s8, add_s16};
+use microquant::kernels::mul::{MulParams, mul_s8};
+use microquant::kernels::tensor::TensorQuant;
+
+use super::{Activation, At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
+
+/// Which operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// ADD.
+    Add,
+    /// MUL.
+    Mul,
+}
+
+/// An ADD / MUL case with per-input quantization and NumPy-style broadcasting.
+#[derive(Debug, Clone, Copy)]
+pub struct BinaryCase<'a> {
+    /// Case name.
+    pub name: &'a str,
+    /// Which operator.
+    pub op: BinaryOp,
+    /// First input (int8, or int16 for 16x8).
+    pub input1: Values<'a>,
+    /// Its shape.
+    pub input1_shape: &'a [usize],
+    /// Its scale.
+    pub input1_scale: f32,
+    /// Its zero point.
+    pub input1_zero_point: i32,
+    /// Second input.
+    pub input2: Values<'a>,
+    /// Its shape.
+    pub input2_shape: &'a [usize],
+    /// Its scale.
+    pub input2_scale: f32,
+    /// Its zero point.
+    pub input2_zero_point: i32,
+    /// Output scale.
+    pub output_scale: f32,
+    /// Output zero point.
+    pub output_zero_point: i32,
+    /// Fused activation.
+    pub activation: Activation,
+    /// The oracles' outputs (shape: the broadcast shape).
+    pub expected: Expected<'a>,
+}
+
+/// Runs one case in both modes, each against its oracle.
+pub fn check<'a>(c: &'a BinaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
+    let mut tally = Tally { cases: 1, elements: [0; 2] };
+    let q1 = TensorQuant::new(c.input1_scale, c.input1_zero_point);
+    let q2 = TensorQuant::new(c.input2_scale, c.input2_zero_point);
+    let qo = TensorQuant::new(c.output_scale, c.output_zero_point);
+    let (s1, s2) = (c.input1_shape, c.input2_shape);
+    let dtype = if matches!(c.input1, Values::I8(_)) { ActivationRange::INT8 } else { ActivationRange::INT16 };
+    let act = kernel(
+        c.name,
+        "activation range",
+        ActivationRange::from_fused(c.activation.fused(), c.output_scale, c.output_zero_point, dtype),
+    )?;
+    for (i, (rounding, oracle)) in MODES.into_iter().enumerate() {
+        let at = At { case: c.name, rounding, oracle, path: "dispatched" };
+        let expected = c.expected.get(oracle);
+        let out = match (c.op, c.input1, c.input2) {
+            (BinaryOp::Add, Values::I8(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", AddParams::prepare_s8(q1, q2, qo, act, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                kernel(c.name, "add_s8", add_s8(&p, x1, x2, out))?;
+                Values::I8(out)
+            }
+            (BinaryOp::Add, Values::I16(x1), Values::I16(x2)) => {
+                let p = kernel(c.name, "prepare", AddParams::prepare_s16(q1, q2, qo, act, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int16 output", ws.out_i16, expected.len())?;
+                kernel(c.name, "add_s16", add_s16(&p, x1, x2, out))?;
+                Values::I16(out)
+            }
+            (BinaryOp::Mul, Values::I8(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", MulParams::prepare_s8(q1, q2, qo, act, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                kernel(c.name, "mul_s8", mul_s8(&p, x1, x2, out))?;
+                Values::I8(out)
+            }
+            _ => return Err(Failure::BadCase { case: c.name, reason: "input types not supported" }),
+        };
+        tally.elements[i] += compare_values(at, expected, out)?;
+    }
+    Ok(tally)
+}
+
+/// The ADD and MUL golden tests for one target, in module `$m`: `add_s8_matches_both_oracles`
+/// (`add.json`), `add_s16_matches_both_oracles` (`add_16x8.json`) and
+/// `mul_s8_matches_both_oracles` (`mul.json`). Same arguments as
+/// [`conv_golden_tests!`](crate::conv_golden_tests).
+#[macro_export]
+macro_rules! binary_golden_tests {
+    (mod $m:ident; $(#[$attr:meta])* target $t:ty; files $files:path $(;)?) => {
+        $crate::__golden_tests!(mod $m; $(#[$attr])* target $t; files $files;
+            add_s8_matches_both_oracles => (add, $crate::oracle::binary::check),
+            add_s16_matches_both_oracles => (add_16x8, $crate::oracle::binary::check),
+            mul_s8_matches_both_oracles => (mul, $crate::oracle::binary::check),
+        );
+    };
+}
