@@ -1,5 +1,5 @@
-"""SOFTMAX (softmax.json, softmax_16x8.json), LOGISTIC (logistic.json), TANH (tanh.json),
-HARD_SWISH (hard_swish.json) and LEAKY_RELU (leaky_relu.json, leaky_relu_16x8.json) goldens.
+"""SOFTMAX (softmax.json, softmax_16x8.json), LOGISTIC (logistic.json), TANH (tanh.json) and
+HARD_SWISH (hard_swish.json) goldens.
 
 The elementwise ones (LOGISTIC, TANH, HARD_SWISH) are exhaustive: every case's input holds each of
 the 256 int8 values (shuffled, in a few shapes), so a case checks the whole function for its
@@ -107,59 +107,6 @@ def gen_hard_swish():
         name = f"hard_swish_in_s{_fmt(s)}_zp{zp}_out_s{_fmt(out_s)}_zp{out_zp}"
         unary_case(fam, BO.HARD_SWISH, 1, name, all_int8(case_rng(name)), np.float32(s), zp, np.float32(out_s),
                    out_zp)
-    return fam
-
-
-def leaky_relu_options(alpha):
-    o = S.LeakyReluOptionsT()
-    o.alpha = float(np.float32(alpha))
-    return o
-
-
-LEAKY_ALPHAS = [0.01, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, -0.25]
-
-
-def _leaky(fam, name, x, s, zp, alpha, out_s, out_zp, version):
-    unary_case(fam, BO.LEAKY_RELU, version, name, x, np.float32(s), zp, np.float32(out_s), out_zp,
-               OPT.LeakyReluOptions, leaky_relu_options(alpha), extra={"alpha": f32(alpha)})
-
-
-def gen_leaky_relu():
-    fam = Family("leaky_relu.json", "LEAKY_RELU", "tests/gen/kernels/gen_activations.py",
-                 "int8, exhaustive inputs; free input and output scales and zero points, alpha from 0.01 to 2 "
-                 "and one negative")
-    i = 0
-    # Output qparams calibrated on the real-valued result (min/max incl. 0), as a converter would.
-    for alpha in LEAKY_ALPHAS:
-        for s, zp in [(0.02, 0), (0.1, -128), (0.05, 37), (0.3, 127)]:
-            r = s * (np.arange(-128, 128) - zp)
-            real = np.where(r >= 0, r, alpha * r)
-            lo, hi = min(0.0, real.min()), max(0.0, real.max())
-            out_s = np.float32((hi - lo) / 255.0)
-            out_zp = int(np.clip(np.rint(-128 - lo / float(out_s)), -128, 127))
-            name = f"leaky_relu_a{_fmt(alpha)}_in_s{_fmt(s)}_zp{zp}_out_s{_fmt(out_s)}_zp{out_zp}"
-            _leaky(fam, name, all_int8(case_rng(name), SHAPES_256[i % len(SHAPES_256)]), s, zp, alpha, out_s,
-                   out_zp, 2)
-            i += 1
-    # Output scales far from the input's (multipliers above and far below 1; saturation), extreme
-    # output zero points, scales that are not round numbers.
-    for alpha, s, zp, out_s, out_zp in [(0.1, 0.05, 0, 0.0005, 0), (0.1, 0.05, 0, 0.5, 0), (0.2, 0.1, -20, 0.002, -128),
-                                        (0.01, 0.02, 50, 2.0, 127), (0.3, 0.1, 0, 0.05, 127),
-                                        (0.3, 0.1, 0, 0.05, -128), (0.125, 0.0371, 11, 0.0293, -77)]:
-        name = f"leaky_relu_a{_fmt(alpha)}_in_s{_fmt(s)}_zp{zp}_out_s{_fmt(out_s)}_zp{out_zp}"
-        _leaky(fam, name, all_int8(case_rng(name)), s, zp, alpha, out_s, out_zp, 2)
-    return fam
-
-
-def gen_leaky_relu_16x8():
-    fam = Family("leaky_relu_16x8.json", "LEAKY_RELU", "tests/gen/kernels/gen_activations.py",
-                 "int16 input and output, zero points 0 (TFLite requires it); random inputs with the extremes")
-    for alpha in [0.01, 0.2, 0.5, 2.0]:
-        for s, out_s in [(1e-4, 1e-4), (3e-4, 1e-4), (1e-3, 5e-3), (2.0 ** -12, 2.0 ** -10)]:
-            name = f"leaky_relu16_a{_fmt(alpha)}_in_s{_fmt(s)}_out_s{_fmt(out_s)}"
-            x = uniform_int(case_rng(name), -32768, 32767, (2, 64), np.int16)
-            x[0, :4] = [-32768, -1, 0, 32767]
-            _leaky(fam, name, x, s, 0, alpha, out_s, 0, 2)
     return fam
 
 
@@ -315,6 +262,5 @@ def _softmax16_splits(fam):
         softmax_case(fam, name, x.shape, s, 0, beta, dtype=np.int16, x=x, must_differ=True)
 
 
-GENERATORS = {"softmax": gen_softmax, "logistic": gen_logistic, "tanh": gen_tanh, "hard_swish": gen_hard_swish,
-              "leaky_relu": gen_leaky_relu}
-GENERATORS_16X8 = {"softmax16x8": gen_softmax_16x8, "leaky_relu16x8": gen_leaky_relu_16x8}
+GENERATORS = {"softmax": gen_softmax, "logistic": gen_logistic, "tanh": gen_tanh, "hard_swish": gen_hard_swish}
+GENERATORS_16X8 = {"softmax16x8": gen_softmax_16x8}
