@@ -17,7 +17,7 @@ use std::{env, fs};
 
 use microquant::compile::{CompileOptions, compile};
 use microquant::kernels::Rounding;
-use microquant::model::{AlignedBytes, DType, Model};
+use microquant::model::{AlignedBytes, ElementType, Model};
 use microquant_tests::models::{MlperfTinyGolden, ModelGolden};
 
 /// Flash the application's code and constants take besides the model. Measured on the KWS app
@@ -118,7 +118,7 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
     let m = Model::parse(&aligned).unwrap_or_else(|e| panic!("{what}: not a valid .mq model: {e}"));
     let t_in = m.tensor(m.input_index(0).expect("input")).expect("input tensor");
     let t_out = m.tensor(m.output_index(0).expect("output")).expect("output tensor");
-    if t_in.dtype != DType::I8 || t_out.dtype != DType::I8 {
+    if t_in.dtype != ElementType::I8 || t_out.dtype != ElementType::I8 {
         panic!("{what}: the firmware runs models with an int8 input and output");
     }
     let output_q = t_out.per_tensor().unwrap_or((1.0, 0));

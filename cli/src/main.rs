@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use microquant::quant::{AffineQuant, QuantDType};
+use microquant::quant::{QParams, QuantDType};
 
 pub use error::CliError;
 use output::{Stdout, note};
@@ -133,7 +133,7 @@ fn run(cli: Cli, out: &mut Stdout) -> Result<(), CliError> {
             _ => qemu::run(&model, &input, &output, dequantize, target, out),
         },
         Command::Qdq { scale, zero_point, values } => {
-            let p = AffineQuant::new(scale, zero_point, QuantDType::Int8)?;
+            let p = QParams::new(scale, zero_point, QuantDType::Int8)?;
             let mut q = vec![0i8; values.len()];
             p.quantize_i8(&values, &mut q)?;
             let mut dq = vec![0f32; values.len()];

@@ -283,7 +283,7 @@ pub fn run(
     let x = npy::read(input)?;
     let (n, rows) = input_rows(&model, &x)?;
     let out_t = model.tensor(model.output_index(0)?)?;
-    if out_t.dtype != microquant::model::DType::I8 {
+    if out_t.dtype != microquant::model::ElementType::I8 {
         return Err(CliError::Invalid("the model's output is not int8".into()));
     }
     let per_out = out_t.len();

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use microquant::interp::Interpreter;
-use microquant::model::{AlignedBytes, DType, Model, TensorInfo};
+use microquant::model::{AlignedBytes, ElementType, Model, TensorInfo};
 
 use crate::CliError;
 use crate::npy::{self, Batch};
@@ -12,7 +12,7 @@ use crate::output::{Stdout, note};
 /// The model's input samples as int8 rows (quantizing float input with the model's input qparams).
 pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), CliError> {
     let t = model.tensor(model.input_index(0)?)?;
-    if t.dtype != DType::I8 {
+    if t.dtype != ElementType::I8 {
         return Err(CliError::Invalid("the model's input is not int8".into()));
     }
     let per = t.len();
@@ -32,7 +32,7 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
             let (scale, zp) = t
                 .per_tensor()
                 .ok_or_else(|| CliError::Invalid("the model input has no per-tensor quantization".into()))?;
-            let q = microquant::quant::AffineQuant::new(scale, zp, microquant::quant::QuantDType::Int8)?;
+            let q = microquant::quant::QParams::new(scale, zp, microquant::quant::QuantDType::Int8)?;
             let mut out = vec![0i8; v.len()];
             q.quantize_i8(v, &mut out).map_err(|e| CliError::Invalid(format!("input: {e}")))?;
             out

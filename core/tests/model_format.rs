@@ -3,12 +3,12 @@
 #![cfg(feature = "alloc")]
 
 use microquant::Error;
-use microquant::model::{AlignedBytes, DType, Model, ModelBuilder, OpKind, OpSpec, TensorSpec};
+use microquant::model::{AlignedBytes, ElementType, Model, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 /// A small but complete model: input -> FULLY_CONNECTED (const weights, bias, per-channel) -> output.
 fn small_model() -> Vec<u8> {
     let mut b = ModelBuilder::new();
-    let x = b.add_tensor(TensorSpec::activation("input", DType::I8, &[1, 4]).per_tensor(0.25, -1));
+    let x = b.add_tensor(TensorSpec::activation("input", ElementType::I8, &[1, 4]).per_tensor(0.25, -1));
     let w = b.add_tensor(
         TensorSpec::const_i8("weights", &[3, 4], &[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12]).per_channel(
             vec![0.01, 0.02, 0.03],
@@ -17,7 +17,7 @@ fn small_model() -> Vec<u8> {
         ),
     );
     let bias = b.add_tensor(TensorSpec::const_i32("bias", &[3], &[100, -200, 300]));
-    let y = b.add_tensor(TensorSpec::activation("output", DType::I8, &[1, 3]).per_tensor(0.5, 3));
+    let y = b.add_tensor(TensorSpec::activation("output", ElementType::I8, &[1, 3]).per_tensor(0.5, 3));
     b.add_op(OpSpec {
         kind: OpKind::FullyConnected,
         name: "fc".into(),

@@ -7,7 +7,7 @@ use microquant_firmware as _; // logger, panic and fault handlers
 #[defmt_test::tests]
 mod tests {
     use defmt::assert_eq;
-    use microquant::quant::{AffineQuant, QuantDType};
+    use microquant::quant::{QParams, QuantDType};
     use microquant_firmware::golden::SMOKE_CASES;
 
     #[init]
@@ -19,7 +19,7 @@ mod tests {
     fn quantize_linear_matches_onnx_reference() {
         let mut checked = 0u32;
         for c in SMOKE_CASES {
-            let p = AffineQuant::new(c.scale, c.zero_point, QuantDType::Int8).unwrap();
+            let p = QParams::new(c.scale, c.zero_point, QuantDType::Int8).unwrap();
             let mut q = [0i8; 64];
             let mut dq = [0f32; 64];
             let n = c.x.len();
@@ -37,7 +37,7 @@ mod tests {
 
     #[test]
     fn nan_is_rejected() {
-        let p = AffineQuant::new(1.0, 0, QuantDType::Int8).unwrap();
+        let p = QParams::new(1.0, 0, QuantDType::Int8).unwrap();
         let mut q = [0i8; 2];
         assert!(p.quantize_i8(&[0.0, f32::NAN], &mut q).is_err());
     }

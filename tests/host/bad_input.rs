@@ -317,9 +317,9 @@ fn mq_misaligned_model_buffer() {
 #[test]
 fn run_input_of_the_wrong_dtype_or_shape() {
     // The interpreter's typed accessors check the dtype: an int16 input read as int8.
-    use microquant::model::{DType, ModelBuilder, TensorSpec};
+    use microquant::model::{ElementType, ModelBuilder, TensorSpec};
     let mut b = ModelBuilder::new();
-    let x = b.add_tensor(TensorSpec::activation("x", DType::I16, &[1, 4]).per_tensor(0.5, 0));
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I16, &[1, 4]).per_tensor(0.5, 0));
     b.set_io(&[x], &[x]);
     b.set_arena_offsets(&[(x, 0)], 16);
     let a = AlignedBytes::new(&b.finish().unwrap());

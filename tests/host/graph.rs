@@ -8,7 +8,7 @@ fn q(scale: f32, zp: i32) -> TensorQuant {
     TensorQuant::per_tensor(scale, zp)
 }
 
-fn conv(stride: usize, padding: Padding, activation: Activation) -> Op {
+fn conv(stride: usize, padding: Padding, activation: FusedActivation) -> Op {
     Op::Conv2d(Conv2d { stride_h: stride, stride_w: stride, dilation_h: 1, dilation_w: 1, padding, activation })
 }
 
@@ -36,11 +36,16 @@ fn small_int8() -> Graph {
     let fw =
         g.add_tensor(Tensor::constant("fw", vec![3, 36], ConstData::I8(vec![1; 108])).with_quant(q(0.01, 0))).unwrap();
     let out = g.add_tensor(Tensor::new("out", vec![1, 3], DType::I8).with_quant(q(0.1, 3))).unwrap();
-    g.add_node(Node::new("conv", conv(1, Padding::Valid, Activation::Relu), vec![Some(x), Some(w), Some(b)], vec![y]));
+    g.add_node(Node::new(
+        "conv",
+        conv(1, Padding::Valid, FusedActivation::Relu),
+        vec![Some(x), Some(w), Some(b)],
+        vec![y],
+    ));
     g.add_node(Node::new("flatten", Op::Reshape { new_shape: vec![1, 36] }, vec![Some(y)], vec![r]));
     g.add_node(Node::new(
         "fc",
-        Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false }),
+        Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
         vec![Some(r), Some(fw), None],
         vec![out],
     ));
@@ -205,19 +210,24 @@ fn shape_inference_of_every_op() {
     let x: &[usize] = &[1, 6, 6, 4];
     // Conv: SAME keeps ceil(6 / 2) = 3; VALID 3x3 stride 2 gives (6 - 3) / 2 + 1 = 2.
     let f: &[usize] = &[8, 3, 3, 4];
-    assert_eq!(infer(conv(2, Padding::Same, Activation::None), &[Some(x), Some(f)]), Ok(vec![1, 3, 3, 8]));
-    assert_eq!(infer(conv(2, Padding::Valid, Activation::None), &[Some(x), Some(f), Some(&[8])]), Ok(vec![1, 2, 2, 8]));
+    assert_eq!(infer(conv(2, Padding::Same, FusedActivation::None), &[Some(x), Some(f)]), Ok(vec![1, 3, 3, 8]));
+    assert_eq!(
+        infer(conv(2, Padding::Valid, FusedActivation::None), &[Some(x), Some(f), Some(&[8])]),
+        Ok(vec![1, 2, 2, 8])
+    );
     assert!(
-        infer(conv(1, Padding::Same, Activation::None), &[Some(x), Some(&[8, 3, 3, 3])])
+        infer(conv(1, Padding::Same, FusedActivation::None), &[Some(x), Some(&[8, 3, 3, 3])])
             .unwrap_err()
             .contains("3 input channels")
     );
     assert!(
-        infer(conv(1, Padding::Same, Activation::None), &[Some(x), Some(f), Some(&[7])])
+        infer(conv(1, Padding::Same, FusedActivation::None), &[Some(x), Some(f), Some(&[7])])
             .unwrap_err()
             .contains("bias shape [7]")
     );
-    assert!(infer(conv(0, Padding::Same, Activation::None), &[Some(x), Some(f)]).unwrap_err().contains("stride 0x0"));
+    assert!(
+        infer(conv(0, Padding::Same, FusedActivation::None), &[Some(x), Some(f)]).unwrap_err().contains("stride 0x0")
+    );
     // Dilated VALID: effective filter (3 - 1) * 2 + 1 = 5, output 6 - 5 + 1 = 2.
     let dil = Op::Conv2d(Conv2d {
         stride_h: 1,
@@ -225,12 +235,12 @@ fn shape_inference_of_every_op() {
         dilation_h: 2,
         dilation_w: 2,
         padding: Padding::Valid,
-        activation: Activation::None,
+        activation: FusedActivation::None,
     });
     assert_eq!(infer(dil, &[Some(x), Some(f)]), Ok(vec![1, 2, 2, 8]));
     // Explicit padding.
-    let pad = Padding::Explicit { top: 1, bottom: 0, left: 2, right: 2 };
-    assert_eq!(infer(conv(1, pad, Activation::None), &[Some(x), Some(f)]), Ok(vec![1, 5, 8, 8]));
+    let pad = Padding::Explicit(PaddingValues { top: 1, bottom: 0, left: 2, right: 2 });
+    assert_eq!(infer(conv(1, pad, FusedActivation::None), &[Some(x), Some(f)]), Ok(vec![1, 5, 8, 8]));
     // Depthwise, multiplier 2.
     let dw = |m| {
         Op::DepthwiseConv2d(DepthwiseConv2d {
@@ -240,14 +250,14 @@ fn shape_inference_of_every_op() {
             dilation_w: 1,
             depth_multiplier: m,
             padding: Padding::Same,
-            activation: Activation::Relu6,
+            activation: FusedActivation::Relu6,
         })
     };
     assert_eq!(infer(dw(2), &[Some(x), Some(&[1, 3, 3, 8]), Some(&[8])]), Ok(vec![1, 6, 6, 8]));
     assert!(infer(dw(1), &[Some(x), Some(&[1, 3, 3, 8])]).unwrap_err().contains("depth_multiplier 1"));
     assert!(infer(dw(2), &[Some(x), Some(&[2, 3, 3, 8])]).unwrap_err().contains("extent 1 on axis 0"));
     // Fully connected, both output conventions.
-    let fc = |keep| Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: keep });
+    let fc = |keep| Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: keep });
     assert_eq!(infer(fc(false), &[Some(&[2, 3, 10]), Some(&[5, 10])]), Ok(vec![6, 5]));
     assert_eq!(infer(fc(true), &[Some(&[2, 3, 10]), Some(&[5, 10])]), Ok(vec![2, 3, 5]));
     assert!(infer(fc(false), &[Some(&[1, 7]), Some(&[5, 10])]).unwrap_err().contains("not a multiple"));
@@ -258,19 +268,19 @@ fn shape_inference_of_every_op() {
         stride_h: 2,
         stride_w: 3,
         padding: Padding::Valid,
-        activation: Activation::None,
+        activation: FusedActivation::None,
     };
     assert_eq!(infer(Op::MaxPool2d(pool), &[Some(x)]), Ok(vec![1, 3, 2, 4]));
     assert_eq!(infer(Op::AvgPool2d(Pool2d { padding: Padding::Same, ..pool }), &[Some(x)]), Ok(vec![1, 3, 2, 4]));
     // Broadcasting binary ops.
-    let add = Op::Add { activation: Activation::None };
+    let add = Op::Add { activation: FusedActivation::None };
     assert_eq!(infer(add.clone(), &[Some(x), Some(&[4])]), Ok(vec![1, 6, 6, 4]));
     assert_eq!(
-        infer(Op::Mul { activation: Activation::None }, &[Some(&[1, 6, 1, 4]), Some(&[5, 1])]),
+        infer(Op::Mul { activation: FusedActivation::None }, &[Some(&[1, 6, 1, 4]), Some(&[5, 1])]),
         Ok(vec![1, 6, 5, 4])
     );
     assert!(
-        infer(Op::Sub { activation: Activation::None }, &[Some(x), Some(&[3])])
+        infer(Op::Sub { activation: FusedActivation::None }, &[Some(x), Some(&[3])])
             .unwrap_err()
             .contains("do not broadcast")
     );
@@ -290,11 +300,11 @@ fn shape_inference_of_every_op() {
         assert_eq!(infer(op, &[Some(x)]), Ok(x.to_vec()));
     }
     // Concatenation.
-    let cat = Op::Concatenation { axis: 3, activation: Activation::None };
+    let cat = Op::Concatenation { axis: 3, activation: FusedActivation::None };
     assert_eq!(infer(cat.clone(), &[Some(x), Some(&[1, 6, 6, 2]), Some(&[1, 6, 6, 1])]), Ok(vec![1, 6, 6, 7]));
     assert!(infer(cat, &[Some(x), Some(&[1, 5, 6, 2])]).unwrap_err().contains("outside axis 3"));
     assert!(
-        infer(Op::Concatenation { axis: 4, activation: Activation::None }, &[Some(x)])
+        infer(Op::Concatenation { axis: 4, activation: FusedActivation::None }, &[Some(x)])
             .unwrap_err()
             .contains("out of range")
     );
@@ -332,7 +342,7 @@ fn padding_follows_tflite() {
     assert_eq!((w.output, w.pad_before, w.pad_after), (10, 2, 2));
     let w = Padding::Valid.resolve_w(7, 3, 2, 1).unwrap();
     assert_eq!((w.output, w.pad_before, w.pad_after), (3, 0, 0));
-    let p = Padding::Explicit { top: 1, bottom: 2, left: 3, right: 0 };
+    let p = Padding::Explicit(PaddingValues { top: 1, bottom: 2, left: 3, right: 0 });
     assert_eq!(p.resolve_h(4, 3, 1, 1).unwrap(), AxisWindow { output: 5, pad_before: 1, pad_after: 2 });
     assert_eq!(p.resolve_w(4, 3, 2, 1).unwrap(), AxisWindow { output: 3, pad_before: 3, pad_after: 0 });
     // Windows that cannot be placed, and degenerate parameters.
@@ -359,7 +369,7 @@ fn producers_and_consumers() {
     let z = g.add_tensor(Tensor::new("z", vec![1, 3, 3, 4], DType::I8).with_quant(q(0.5, 0))).unwrap();
     g.add_node(Node::new(
         "twice",
-        Op::Add { activation: Activation::None },
+        Op::Add { activation: FusedActivation::None },
         vec![Some(TensorId(3)), Some(TensorId(3))],
         vec![z],
     ));
@@ -426,7 +436,7 @@ fn hybrid() -> Graph {
         )
         .unwrap();
     let y = g.add_tensor(Tensor::new("y", vec![1, 2], DType::F32)).unwrap();
-    let fc = Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false });
+    let fc = Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false });
     g.add_node(Node::new("fc", fc, vec![Some(x), Some(w)], vec![y]));
     g.inputs = vec![x];
     g.outputs = vec![y];
@@ -452,7 +462,7 @@ fn hybrid_weights_dequantize_to_a_float_graph() {
     let mut g = hybrid();
     let xi = g.add_tensor(Tensor::new("xi", vec![1, 4], DType::I8).with_quant(q(1.0, 0))).unwrap();
     let yi = g.add_tensor(Tensor::new("yi", vec![1, 2], DType::I8).with_quant(q(1.0, 0))).unwrap();
-    let fc = Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false });
+    let fc = Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false });
     g.add_node(Node::new("fc8", fc, vec![Some(xi), Some(TensorId(1))], vec![yi]));
     g.inputs.push(xi);
     g.outputs.push(yi);
@@ -499,15 +509,15 @@ fn convert_errors_print_their_location() {
 
 #[test]
 fn op_metadata() {
-    assert_eq!(conv(1, Padding::Same, Activation::Relu6).activation(), Some(Activation::Relu6));
+    assert_eq!(conv(1, Padding::Same, FusedActivation::Relu6).activation(), Some(FusedActivation::Relu6));
     assert_eq!(Op::Tanh.activation(), None);
     assert!(Op::Reshape { new_shape: vec![] }.is_view());
     assert!(!Op::Transpose { perm: vec![] }.is_view());
-    let a = Op::Concatenation { axis: 0, activation: Activation::None }.arity();
+    let a = Op::Concatenation { axis: 0, activation: FusedActivation::None }.arity();
     assert_eq!((a.min_inputs, a.max_inputs, a.optional_from), (1, usize::MAX, usize::MAX));
-    let a = Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: true }).arity();
+    let a = Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: true }).arity();
     assert_eq!((a.min_inputs, a.max_inputs, a.optional_from, a.outputs), (2, 3, 2, 1));
-    assert_eq!(Activation::Relu6.float_range(), Some((0.0, 6.0)));
+    assert_eq!(FusedActivation::Relu6.float_range(), Some((0.0, 6.0)));
     assert_eq!(Op::Pad { paddings: vec![[0, 1], [2, 3]] }.to_string(), "Pad(0+1, 2+3)");
     assert_eq!(Op::Mean { axes: vec![1, 2], keep_dims: true }.to_string(), "Mean(axes [1,2], keep_dims)");
 }

@@ -6,7 +6,7 @@
 use microquant::Error;
 use microquant::compile::{CompileOptions, compile};
 use microquant::interp::Interpreter;
-use microquant::model::{AlignedBytes, DType, ModelBuilder, OpKind, OpSpec, TensorSpec};
+use microquant::model::{AlignedBytes, ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 fn kws() -> Vec<u8> {
     let tflite = std::fs::read(microquant_tests::models::mlperf_tiny_dir().join("kws_ref_model_int8.tflite")).unwrap();
@@ -37,8 +37,8 @@ fn bytemuck_bytes(w: &mut [u128]) -> &mut [u8] {
 
 fn one_op(kind: OpKind, inputs: usize, params: Vec<u32>) -> Vec<u8> {
     let mut b = ModelBuilder::new();
-    let x = b.add_tensor(TensorSpec::activation("x", DType::I8, &[1, 4]).per_tensor(0.5, 0));
-    let y = b.add_tensor(TensorSpec::activation("y", DType::I8, &[1, 4]).per_tensor(0.5, 0));
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I8, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", ElementType::I8, &[1, 4]).per_tensor(0.5, 0));
     b.add_op(OpSpec {
         kind,
         name: "op".into(),
@@ -136,8 +136,8 @@ const SOFTMAX_WORDS: [u32; 3] = [1 << 30, 0, -64i32 as u32];
 /// One SOFTMAX from `x` to `y` (int8 `[1, 4]`) with the arena offsets given.
 fn softmax_at(x_off: u32, y_off: u32) -> Vec<u8> {
     let mut b = ModelBuilder::new();
-    let x = b.add_tensor(TensorSpec::activation("x", DType::I8, &[1, 4]).per_tensor(0.5, 0));
-    let y = b.add_tensor(TensorSpec::activation("y", DType::I8, &[1, 4]).per_tensor(1.0 / 256.0, -128));
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I8, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", ElementType::I8, &[1, 4]).per_tensor(1.0 / 256.0, -128));
     b.add_op(OpSpec {
         kind: OpKind::Softmax,
         name: "softmax".into(),
@@ -175,8 +175,8 @@ fn an_input_overlapping_the_output_is_refused_at_load() {
 /// output and scratch at the offsets given.
 fn mean_at(y_off: u32, scratch_off: u32) -> Vec<u8> {
     let mut b = ModelBuilder::new();
-    let x = b.add_tensor(TensorSpec::activation("x", DType::I8, &[1, 4]).per_tensor(0.5, 0));
-    let y = b.add_tensor(TensorSpec::activation("y", DType::I8, &[1]).per_tensor(0.5, 0));
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I8, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", ElementType::I8, &[1]).per_tensor(0.5, 0));
     let op = b.add_op(OpSpec {
         kind: OpKind::Mean,
         name: "mean".into(),

@@ -18,7 +18,7 @@
 use microquant::kernels::Rounding;
 use microquant::kernels::logistic::LogisticParams;
 use microquant::kernels::tanh::TanhParams;
-use microquant::kernels::tensor::TensorQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 use microquant_tests::kernels;
 
 microquant_tests::activation_golden_tests!(
@@ -36,8 +36,8 @@ fn fixed_point_and_float_tables_differ_exactly_where_the_oracles_do() {
     let mut compared = 0;
     for c in kernels::logistic_cases() {
         let (i, o) = (
-            TensorQuant::new(c.input_scale, c.input_zero_point),
-            TensorQuant::new(c.output_scale, c.output_zero_point),
+            PerTensorQuant::new(c.input_scale, c.input_zero_point),
+            PerTensorQuant::new(c.output_scale, c.output_zero_point),
         );
         let d = LogisticParams::prepare_s8(i, o, Rounding::Double).unwrap();
         let s = LogisticParams::prepare_s8(i, o, Rounding::Single).unwrap();
@@ -46,8 +46,8 @@ fn fixed_point_and_float_tables_differ_exactly_where_the_oracles_do() {
     }
     for c in kernels::tanh_cases() {
         let (i, o) = (
-            TensorQuant::new(c.input_scale, c.input_zero_point),
-            TensorQuant::new(c.output_scale, c.output_zero_point),
+            PerTensorQuant::new(c.input_scale, c.input_zero_point),
+            PerTensorQuant::new(c.output_scale, c.output_zero_point),
         );
         let d = TanhParams::prepare_s8(i, o, Rounding::Double).unwrap();
         let s = TanhParams::prepare_s8(i, o, Rounding::Single).unwrap();

@@ -12,7 +12,7 @@
 //! tests of `microquant_tests::oracle::binary`, instantiated for the host.
 
 use microquant::kernels::mul::MulParams;
-use microquant::kernels::tensor::TensorQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 use microquant::kernels::{ActivationRange, Rounding};
 use microquant_tests::kernels;
 
@@ -32,9 +32,9 @@ fn mul_multiplier_modes_are_both_exercised() {
         .iter()
         .filter(|c| {
             let (q1, q2, qo) = (
-                TensorQuant::new(c.input1_scale, c.input1_zero_point),
-                TensorQuant::new(c.input2_scale, c.input2_zero_point),
-                TensorQuant::new(c.output_scale, c.output_zero_point),
+                PerTensorQuant::new(c.input1_scale, c.input1_zero_point),
+                PerTensorQuant::new(c.input2_scale, c.input2_zero_point),
+                PerTensorQuant::new(c.output_scale, c.output_zero_point),
             );
             let a = ActivationRange::INT8;
             let d = MulParams::prepare_s8(q1, q2, qo, a, &c.input1.shape, &c.input2.shape, Rounding::Double).unwrap();

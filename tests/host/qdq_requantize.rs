@@ -11,7 +11,7 @@ use microquant::kernels::Rounding;
 use microquant::kernels::requantize::{
     IntType, RequantizeParams, requantize_s8_s8, requantize_s8_s16, requantize_s16_s8, requantize_s16_s16,
 };
-use microquant::kernels::tensor::TensorQuant as KQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 use microquant::model::AlignedBytes;
 use microquant_tests::golden::{Tensor as Golden, assert_bit_exact};
 use serde::Deserialize;
@@ -46,9 +46,9 @@ fn int_type(t: &Golden) -> IntType {
 fn kernel(c: &Case, out_type: IntType) -> Vec<i32> {
     let it = int_type(&c.input);
     let p = RequantizeParams::prepare(
-        KQuant::new(c.input_scale, c.input_zero_point),
+        PerTensorQuant::new(c.input_scale, c.input_zero_point),
         it,
-        KQuant::new(c.output_scale, c.output_zero_point),
+        PerTensorQuant::new(c.output_scale, c.output_zero_point),
         out_type,
     )
     .unwrap();

@@ -2,13 +2,13 @@
 //! reference evaluator. The same cases run in wasm (Node and Chromium), under QEMU and in the
 //! web demo.
 
-use microquant::quant::{AffineQuant, QuantDType};
+use microquant::quant::{QParams, QuantDType};
 
 #[test]
 fn quantize_linear_matches_onnx_reference() {
     let mut checked = 0usize;
     for c in microquant_tests::smoke_cases() {
-        let p = AffineQuant::new(c.scale, c.zero_point, QuantDType::Int8).unwrap();
+        let p = QParams::new(c.scale, c.zero_point, QuantDType::Int8).unwrap();
         let mut q = vec![0i8; c.x.len()];
         p.quantize_i8(&c.x, &mut q).unwrap();
         let mut dq = vec![0f32; c.x.len()];
@@ -26,16 +26,16 @@ fn quantize_linear_matches_onnx_reference() {
 #[test]
 fn rejects_bad_parameters_and_data() {
     use microquant::Error;
-    assert_eq!(AffineQuant::new(0.0, 0, QuantDType::Int8), Err(Error::InvalidScale));
-    assert_eq!(AffineQuant::new(f32::NAN, 0, QuantDType::Int8), Err(Error::InvalidScale));
+    assert_eq!(QParams::new(0.0, 0, QuantDType::Int8), Err(Error::InvalidScale));
+    assert_eq!(QParams::new(f32::NAN, 0, QuantDType::Int8), Err(Error::InvalidScale));
     assert!(matches!(
-        AffineQuant::new(1.0, 200, QuantDType::Int8),
+        QParams::new(1.0, 200, QuantDType::Int8),
         Err(Error::ZeroPointOutOfRange { zero_point: 200, .. })
     ));
-    let p = AffineQuant::new(1.0, 0, QuantDType::Int8).unwrap();
+    let p = QParams::new(1.0, 0, QuantDType::Int8).unwrap();
     let mut out = [0i8; 2];
     assert_eq!(p.quantize_i8(&[1.0, f32::NAN], &mut out), Err(Error::NonFinite { index: 1 }));
     assert_eq!(p.quantize_i8(&[1.0], &mut out), Err(Error::LengthMismatch { expected: 1, actual: 2 }));
-    let u = AffineQuant::new(1.0, 0, QuantDType::UInt8).unwrap();
+    let u = QParams::new(1.0, 0, QuantDType::UInt8).unwrap();
     assert!(matches!(u.quantize_i8(&[1.0, 2.0], &mut out), Err(Error::DTypeMismatch { .. })));
 }

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use microquant::graph::{Activation, ConstData, ConvertErrorKind, DType, Graph, Node, Op, Padding, TensorId};
+use microquant::graph::{ConstData, ConvertErrorKind, DType, FusedActivation, Graph, Node, Op, Padding, TensorId};
 use microquant::tflite::{Imported, import, import_with_tensor_map};
 use microquant_tests::rng::SplitMix64;
 use serde::Deserialize;
@@ -183,12 +183,12 @@ fn opt_str<'a>(op: &'a GOp, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("op {} {}: option {key} missing", op.index, op.op))
 }
 
-fn activation_of(op: &GOp) -> Activation {
+fn activation_of(op: &GOp) -> FusedActivation {
     match opt_str(op, "fusedActivationFunction") {
-        "NONE" => Activation::None,
-        "RELU" => Activation::Relu,
-        "RELU6" => Activation::Relu6,
-        "RELU_N1_TO_1" => Activation::ReluN1To1,
+        "NONE" => FusedActivation::None,
+        "RELU" => FusedActivation::Relu,
+        "RELU6" => FusedActivation::Relu6,
+        "RELU_N1_TO_1" => FusedActivation::ReluN1To1,
         other => panic!("op {}: fused activation {other} in a model the importer accepts", op.index),
     }
 }

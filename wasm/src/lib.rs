@@ -26,7 +26,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use js_sys::{Float32Array, Object};
-use microquant::quant::{AffineQuant, QuantDType};
+use microquant::quant::{QParams, QuantDType};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "converter")]
@@ -238,8 +238,8 @@ export interface Report {
 }
 "#;
 
-fn int8_params(scale: f32, zero_point: i32) -> Result<AffineQuant, JsError> {
-    AffineQuant::new(scale, zero_point, QuantDType::Int8).map_err(|e| JsError::new(&e.to_string()))
+fn int8_params(scale: f32, zero_point: i32) -> Result<QParams, JsError> {
+    QParams::new(scale, zero_point, QuantDType::Int8).map_err(|e| JsError::new(&e.to_string()))
 }
 
 /// Quantizes float values to int8 as ONNX `QuantizeLinear` does:

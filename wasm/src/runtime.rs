@@ -10,7 +10,7 @@ use core::cell::RefCell;
 use js_sys::{Array, Float32Array, Object};
 use microquant::interp::{ARENA_ALIGN, Interpreter, PreparedOp};
 use microquant::layout;
-use microquant::model::{DType, Model, Quant};
+use microquant::model::{ElementType, Model, Quant};
 use microquant::quant::{QParams, QuantDType};
 use self_cell::{MutBorrow, self_cell};
 use wasm_bindgen::prelude::*;
@@ -218,20 +218,20 @@ pub struct QuantizedModel {
     pub(crate) inner: Compiled,
 }
 
-fn dtype_name(d: DType) -> &'static str {
+fn dtype_name(d: ElementType) -> &'static str {
     match d {
-        DType::I8 => "int8",
-        DType::U8 => "uint8",
-        DType::I16 => "int16",
-        DType::I32 => "int32",
-        DType::F32 => "float32",
-        DType::I64 => "int64",
+        ElementType::I8 => "int8",
+        ElementType::U8 => "uint8",
+        ElementType::I16 => "int16",
+        ElementType::I32 => "int32",
+        ElementType::F32 => "float32",
+        ElementType::I64 => "int64",
         _ => "unknown",
     }
 }
 
 /// A plain `{name, shape, dtype, scale, zeroPoint}` object.
-fn io_object(io: &Io, dtype: DType, quant: &Quant<'_>) -> Object {
+fn io_object(io: &Io, dtype: ElementType, quant: &Quant<'_>) -> Object {
     let o = Object::new();
     set(&o, "name", io.name.as_str());
     set(&o, "shape", usize_array(&io.shape));
@@ -272,7 +272,7 @@ impl QuantizedModel {
         &self,
         k: usize,
         v: &JsValue,
-        dtype: DType,
+        dtype: ElementType,
         quant: &Quant<'_>,
         floats: &mut Vec<f32>,
     ) -> Result<Option<QParams>, JsValue> {
@@ -294,7 +294,7 @@ impl QuantizedModel {
                 shape_text(&io.shape)
             )));
         }
-        let qd = if dtype == DType::I16 { QuantDType::Int16 } else { QuantDType::Int8 };
+        let qd = if dtype == ElementType::I16 { QuantDType::Int16 } else { QuantDType::Int8 };
         let p = qparams(f64::from(*scale), f64::from(*zero_point), qd)?;
         floats.resize(n, 0.0);
         let Some(dst) = floats.get_mut(..n) else {
@@ -306,13 +306,13 @@ impl QuantizedModel {
     }
 
     /// One input's integer data in the graph's layout, from a float array or a QTensor.
-    fn input_data(&self, k: usize, v: &JsValue, dtype: DType, quant: &Quant<'_>) -> Result<QData, JsValue> {
+    fn input_data(&self, k: usize, v: &JsValue, dtype: ElementType, quant: &Quant<'_>) -> Result<QData, JsValue> {
         let io = self.inner.inputs.get(k).ok_or_else(|| error(format!("the model has no input {k}")))?;
         let (scale, zp) = match quant {
             Quant::PerTensor { scale, zero_point } => (*scale, *zero_point),
             _ => return Err(error(format!("input {k} '{}' has no per-tensor quantization", io.name))),
         };
-        let qd = if dtype == DType::I16 { QuantDType::Int16 } else { QuantDType::Int8 };
+        let qd = if dtype == ElementType::I16 { QuantDType::Int16 } else { QuantDType::Int8 };
         let n: usize = io.shape.iter().product();
         let data = if is_qtensor(v) {
             let t = QTensor::from_js(v, &format!("input {k}"))?;
@@ -534,8 +534,10 @@ impl QuantizedModel {
                 let (scale, zp) = info.per_tensor().unwrap_or((1.0, 0));
                 let raw = it.output_bytes(k).ctx("reading the model outputs")?;
                 let data = match info.dtype {
-                    DType::I16 => QData::I16(raw.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect()),
-                    DType::I8 => QData::I8(raw.iter().map(|&b| b as i8).collect()),
+                    ElementType::I16 => {
+                        QData::I16(raw.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect())
+                    }
+                    ElementType::I8 => QData::I8(raw.iter().map(|&b| b as i8).collect()),
                     other => {
                         return Err(error(format!(
                             "output {k} is {}: only int8 and int16 outputs are read",

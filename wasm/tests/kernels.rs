@@ -498,14 +498,15 @@ fn input_quantization_matches_quantize_one() {
 #[wasm_bindgen_test]
 fn add_s8_simd_matches_reference_on_random_cases() {
     use microquant::kernels::add::{AddParams, add_s8, add_s8_reference};
-    use microquant::kernels::tensor::TensorQuant;
+    use microquant::kernels::tensor::PerTensorQuant;
     let mut d = Draw(SplitMix64::new(0x6164_6473));
     let mut checked = 0;
     for case in 0..400 {
         let mut scale = || 0.001 + d.range(0, 9_999) as f32 * 1e-4;
         let (s1, s2, so) = (scale(), scale(), scale() * 2.0);
         let s2 = if case % 5 == 0 { s1 } else { s2 };
-        let (q1, q2, qo) = (TensorQuant::new(s1, d.i8()), TensorQuant::new(s2, d.i8()), TensorQuant::new(so, d.i8()));
+        let (q1, q2, qo) =
+            (PerTensorQuant::new(s1, d.i8()), PerTensorQuant::new(s2, d.i8()), PerTensorQuant::new(so, d.i8()));
         let act = if case % 3 == 0 { ActivationRange::INT8 } else { d.activation() };
         let n = d.range(1, 300);
         let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };

@@ -6,7 +6,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::err;
-use crate::graph::{self, Activation, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
+use crate::graph::{self, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
 use crate::kernels::add::AddParams;
 use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
 use crate::kernels::concat::Requantize;
@@ -22,10 +22,10 @@ use crate::kernels::mul::MulParams;
 use crate::kernels::reduce::mean_scratch_len;
 use crate::kernels::softmax::SoftmaxParams;
 use crate::kernels::tanh::TanhParams;
-use crate::kernels::tensor::TensorQuant;
+use crate::kernels::tensor::PerTensorQuant;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::words::*;
-use crate::model::{DType, ModelBuilder, OpKind, OpSpec, TensorSpec};
+use crate::model::{ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 /// Maps graph tensors to model tensors while lowering.
 pub(crate) struct Lowering<'g> {
@@ -34,25 +34,16 @@ pub(crate) struct Lowering<'g> {
     rounding: Rounding,
 }
 
-fn model_dtype(d: graph::DType) -> Option<DType> {
+fn model_dtype(d: graph::DType) -> Option<ElementType> {
     Some(match d {
-        graph::DType::I8 => DType::I8,
-        graph::DType::U8 => DType::U8,
-        graph::DType::I16 => DType::I16,
-        graph::DType::I32 => DType::I32,
-        graph::DType::I64 => DType::I64,
-        graph::DType::F32 => DType::F32,
+        graph::DType::I8 => ElementType::I8,
+        graph::DType::U8 => ElementType::U8,
+        graph::DType::I16 => ElementType::I16,
+        graph::DType::I32 => ElementType::I32,
+        graph::DType::I64 => ElementType::I64,
+        graph::DType::F32 => ElementType::F32,
         _ => return None,
     })
-}
-
-fn fused(a: Activation) -> FusedActivation {
-    match a {
-        Activation::None => FusedActivation::None,
-        Activation::Relu => FusedActivation::Relu,
-        Activation::Relu6 => FusedActivation::Relu6,
-        Activation::ReluN1To1 => FusedActivation::ReluN1To1,
-    }
 }
 
 fn dims_u32(shape: &[usize]) -> Vec<u32> {
@@ -89,9 +80,9 @@ impl<'g> Lowering<'g> {
     }
 
     /// Per-tensor quantization of an activation, as the kernels take it.
-    fn q(&self, c: &NodeCtx, t: &graph::Tensor) -> Result<TensorQuant, ConvertError> {
+    fn q(&self, c: &NodeCtx, t: &graph::Tensor) -> Result<PerTensorQuant, ConvertError> {
         match t.quant.as_ref().and_then(|q| q.per_tensor_params()) {
-            Some((s, z)) => Ok(TensorQuant::new(s, z)),
+            Some((s, z)) => Ok(PerTensorQuant::new(s, z)),
             None => Err(c
                 .err(K::UnsupportedQuantization, format!("tensor '{}' is not quantized per tensor", t.name))
                 .with_tensor(0, t.name.clone())),
@@ -109,7 +100,7 @@ impl<'g> Lowering<'g> {
         let dims = dims_u32(&t.shape);
         let mut spec = match &t.data {
             None => {
-                if !matches!(dtype, DType::I8 | DType::I16) {
+                if !matches!(dtype, ElementType::I8 | ElementType::I16) {
                     return Err(c.err(
                         K::UnsupportedDType,
                         format!("activation '{}' is {}: the runtime runs int8 and 16x8 models", t.name, t.dtype.name()),
@@ -170,7 +161,7 @@ impl<'g> Lowering<'g> {
     fn activation_range(
         &self,
         c: &NodeCtx,
-        a: Activation,
+        a: FusedActivation,
         out: &graph::Tensor,
     ) -> Result<ActivationRange, ConvertError> {
         let q = self.q(c, out)?;
@@ -179,7 +170,7 @@ impl<'g> Lowering<'g> {
             graph::DType::I16 => ActivationRange::INT16,
             _ => return Err(c.err(K::UnsupportedDType, format!("output '{}' is not int8 or int16", out.name))),
         };
-        ActivationRange::from_fused(fused(a), q.scale, q.zero_point, range).map_err(|e| c.kernel(e))
+        ActivationRange::from_fused(a, q.scale, q.zero_point, range).map_err(|e| c.kernel(e))
     }
 }
 
@@ -378,7 +369,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 let bytes = words.iter().flat_map(|v| v.to_le_bytes()).collect();
                 let ei = b.add_tensor(TensorSpec::constant(
                     &format!("{name}/exact"),
-                    DType::I64,
+                    ElementType::I64,
                     &[exact.len() as u32, 2],
                     bytes,
                 ));
@@ -483,7 +474,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];
         }
         Op::Concatenation { axis, activation } => {
-            if *activation != Activation::None {
+            if *activation != FusedActivation::None {
                 return Err(c.err(K::Unsupported, "concatenation with a fused activation"));
             }
             let n = node.inputs.len();

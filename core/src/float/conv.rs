@@ -7,7 +7,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{KernelError, clamp_activation};
-use crate::graph::{Activation, AxisWindow, Padding};
+use crate::graph::{AxisWindow, FusedActivation, Padding};
 
 /// Geometry shared by convolution and depthwise convolution.
 #[derive(Debug, Clone, Copy)]
@@ -98,7 +98,7 @@ pub(crate) fn conv2d_f32(
     bias: Option<&[f32]>,
     geo: &ConvGeometry,
     out_channels: usize,
-    activation: Activation,
+    activation: FusedActivation,
 ) -> Result<Vec<f32>, KernelError> {
     let [n, h, w, ic] = geo.input;
     let [kh, kw] = geo.kernel;
@@ -156,7 +156,7 @@ pub(crate) fn depthwise_conv2d_f32(
     bias: Option<&[f32]>,
     geo: &ConvGeometry,
     multiplier: usize,
-    activation: Activation,
+    activation: FusedActivation,
 ) -> Result<Vec<f32>, KernelError> {
     let [n, h, w, c] = geo.input;
     let [kh, kw] = geo.kernel;
@@ -216,7 +216,7 @@ mod tests {
             dilation: [1, 1],
             padding: Padding::Same,
         };
-        let y = conv2d_f32(&[1.0; 9], &[1.0; 9], Some(&[0.5]), &geo, 1, Activation::None).unwrap();
+        let y = conv2d_f32(&[1.0; 9], &[1.0; 9], Some(&[0.5]), &geo, 1, FusedActivation::None).unwrap();
         assert_eq!(y, [4.5, 6.5, 4.5, 6.5, 9.5, 6.5, 4.5, 6.5, 4.5]);
         // Two output channels, two input channels: channel sums.
         let geo = ConvGeometry {
@@ -226,7 +226,7 @@ mod tests {
             dilation: [1, 1],
             padding: Padding::Valid,
         };
-        let y = conv2d_f32(&[2.0, 3.0], &[1.0, 10.0, -1.0, 0.0], None, &geo, 2, Activation::Relu).unwrap();
+        let y = conv2d_f32(&[2.0, 3.0], &[1.0, 10.0, -1.0, 0.0], None, &geo, 2, FusedActivation::Relu).unwrap();
         assert_eq!(y, [32.0, 0.0]);
     }
 
@@ -254,7 +254,7 @@ mod tests {
             let x: Vec<f32> = (0..4 * 5 * ic).map(|_| next()).collect();
             let f: Vec<f32> = (0..oc * kh * kw * ic).map(|_| next()).collect();
             let bias: Vec<f32> = (0..oc).map(|_| next()).collect();
-            let y = conv2d_f32(&x, &f, Some(&bias), &geo, oc, Activation::None).unwrap();
+            let y = conv2d_f32(&x, &f, Some(&bias), &geo, oc, FusedActivation::None).unwrap();
             let (wh, ww) = geo.windows().unwrap();
             let mut want = Vec::new();
             for oy in 0..wh.output {
@@ -295,7 +295,7 @@ mod tests {
             Some(&[0.0, 0.0, 0.0, 1.0]),
             &geo,
             2,
-            Activation::None,
+            FusedActivation::None,
         )
         .unwrap();
         assert_eq!(y, [2.0, 4.0, 9.0, 13.0]);

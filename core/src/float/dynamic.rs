@@ -14,7 +14,9 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::{TensorRef, clamp_activation, eval_op};
-use crate::graph::{Activation, Conv2d, ConvertError, ConvertErrorKind as Kind, DepthwiseConv2d, FullyConnected, Op};
+use crate::graph::{
+    Conv2d, ConvertError, ConvertErrorKind as Kind, DepthwiseConv2d, FullyConnected, FusedActivation, Op,
+};
 use crate::quant::dynamic_quantize_linear;
 
 /// The layer `op` (its weights `inputs[1]` holding the int8 values, `w_scales` their scales, one
@@ -26,12 +28,12 @@ pub(crate) fn eval_dynamic(
     w_scales: &[f32],
 ) -> Result<Vec<f32>, ConvertError> {
     let (plain, activation) = match op {
-        Op::Conv2d(c) => (Op::Conv2d(Conv2d { activation: Activation::None, ..*c }), c.activation),
+        Op::Conv2d(c) => (Op::Conv2d(Conv2d { activation: FusedActivation::None, ..*c }), c.activation),
         Op::DepthwiseConv2d(c) => {
-            (Op::DepthwiseConv2d(DepthwiseConv2d { activation: Activation::None, ..*c }), c.activation)
+            (Op::DepthwiseConv2d(DepthwiseConv2d { activation: FusedActivation::None, ..*c }), c.activation)
         }
         Op::FullyConnected(f) => {
-            (Op::FullyConnected(FullyConnected { activation: Activation::None, ..*f }), f.activation)
+            (Op::FullyConnected(FullyConnected { activation: FusedActivation::None, ..*f }), f.activation)
         }
         other => {
             return Err(ConvertError::new(Kind::InvalidGraph, format!("{} has no dynamic form", other.name())));

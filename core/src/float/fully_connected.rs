@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::conv::{DOT_LANES, dots};
 use super::{KernelError, clamp_activation};
-use crate::graph::Activation;
+use crate::graph::FusedActivation;
 
 /// `x` is `batches × inputs` (row-major), `weights` `[outputs, inputs]`, `bias` `[outputs]`.
 pub(crate) fn fully_connected_f32(
@@ -13,7 +13,7 @@ pub(crate) fn fully_connected_f32(
     bias: Option<&[f32]>,
     inputs: usize,
     outputs: usize,
-    activation: Activation,
+    activation: FusedActivation,
 ) -> Result<Vec<f32>, KernelError> {
     if inputs == 0
         || x.len() % inputs != 0
@@ -54,10 +54,10 @@ mod tests {
             Some(&[0.5, 0.0]),
             2,
             2,
-            Activation::Relu6,
+            FusedActivation::Relu6,
         )
         .unwrap();
         assert_eq!(y, [3.5, 0.0, 6.0, 0.0]);
-        assert!(fully_connected_f32(&[1.0; 3], &[1.0; 4], None, 2, 2, Activation::None).is_err());
+        assert!(fully_connected_f32(&[1.0; 3], &[1.0; 4], None, 2, 2, FusedActivation::None).is_err());
     }
 }

@@ -33,7 +33,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::graph::{
-    Activation, ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Tensor, TensorId,
+    ConstData, ConvertError, ConvertErrorKind as Kind, DType, FusedActivation, Graph, Node, Op, Tensor, TensorId,
 };
 
 pub(crate) use elementwise::BinaryOp;
@@ -47,7 +47,7 @@ pub const MAX_TENSOR_ELEMENTS: usize = 1 << 26;
 pub(crate) struct KernelError(pub &'static str);
 
 /// Applies a fused activation's clamp.
-pub(crate) fn clamp_activation(v: f32, a: Activation) -> f32 {
+pub(crate) fn clamp_activation(v: f32, a: FusedActivation) -> f32 {
     match a.float_range() {
         None => v,
         Some((lo, hi)) => v.max(lo).min(hi),
@@ -133,7 +133,7 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
                 _ => BinaryOp::Div,
             };
             let mut y = elementwise::binary_f32(bop, x.data, x.shape, b.data, b.shape).map_err(kerr)?;
-            if *activation != Activation::None {
+            if *activation != FusedActivation::None {
                 y.iter_mut().for_each(|v| *v = clamp_activation(*v, *activation));
             }
             y

@@ -53,7 +53,7 @@ pub(crate) fn pool2d_f32(x: &[f32], input: [usize; 4], p: &Pool2d, max: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{Activation, Padding};
+    use crate::graph::{FusedActivation, Padding};
 
     #[test]
     fn average_skips_padding() {
@@ -64,7 +64,7 @@ mod tests {
             stride_h: 1,
             stride_w: 1,
             padding: Padding::Same,
-            activation: Activation::None,
+            activation: FusedActivation::None,
         };
         let x = [1.0, 2.0, 3.0, 4.0];
         assert_eq!(pool2d_f32(&x, [1, 2, 2, 1], &p, false).unwrap(), [2.5, 3.0, 3.5, 4.0]);

@@ -33,7 +33,7 @@
 //! let y = g.add_tensor(Tensor::new("y", vec![1, 2], DType::F32)).unwrap();
 //! g.add_node(Node::new(
 //!     "fc",
-//!     Op::FullyConnected(FullyConnected { activation: Activation::Relu, keep_num_dims: false }),
+//!     Op::FullyConnected(FullyConnected { activation: FusedActivation::Relu, keep_num_dims: false }),
 //!     vec![Some(x), Some(w), None],
 //!     vec![y],
 //! ));
@@ -56,7 +56,9 @@ use alloc::vec::Vec;
 use core::fmt;
 
 pub use error::{ConvertError, ConvertErrorKind};
-pub use op::{Activation, Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, Op, Padding, Pool2d};
+pub use op::{
+    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,
+};
 pub use shape::{broadcast_shapes, num_elements};
 
 /// The most nodes an importer accepts, checked on the count the file declares before anything

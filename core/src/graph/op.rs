@@ -3,27 +3,10 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-/// How a convolution or pooling window is padded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Padding {
-    /// TFLite/TensorFlow `SAME`: output = ceil(input / stride); the total padding
-    /// `max((output - 1) * stride + effective_filter - input, 0)` is split with the smaller half
-    /// first (top/left).
-    Same,
-    /// No padding: output = (input - effective_filter) / stride + 1.
-    Valid,
-    /// Explicit padding in elements (ONNX `pads`).
-    Explicit {
-        /// Rows added above.
-        top: usize,
-        /// Rows added below.
-        bottom: usize,
-        /// Columns added on the left.
-        left: usize,
-        /// Columns added on the right.
-        right: usize,
-    },
-}
+pub use crate::kernels::common::FusedActivation;
+/// How a convolution or pooling window is padded: the kernels' type (`Explicit` in elements, e.g.
+/// ONNX `pads`).
+pub use crate::kernels::params::{Padding, PaddingValues};
 
 /// Output extent and padding along one spatial axis, from [`Padding::resolve_h`] or
 /// [`Padding::resolve_w`].
@@ -44,7 +27,7 @@ impl Padding {
     /// padded input (the output would be empty), or on arithmetic overflow.
     pub fn resolve_h(&self, input: usize, filter: usize, stride: usize, dilation: usize) -> Option<AxisWindow> {
         let explicit = match *self {
-            Padding::Explicit { top, bottom, .. } => Some((top, bottom)),
+            Padding::Explicit(PaddingValues { top, bottom, .. }) => Some((top, bottom)),
             _ => None,
         };
         self.resolve(explicit, input, filter, stride, dilation)
@@ -55,7 +38,7 @@ impl Padding {
     /// Returns `None` in the same cases as [`Padding::resolve_h`].
     pub fn resolve_w(&self, input: usize, filter: usize, stride: usize, dilation: usize) -> Option<AxisWindow> {
         let explicit = match *self {
-            Padding::Explicit { left, right, .. } => Some((left, right)),
+            Padding::Explicit(PaddingValues { left, right, .. }) => Some((left, right)),
             _ => None,
         };
         self.resolve(explicit, input, filter, stride, dilation)
@@ -84,12 +67,12 @@ impl Padding {
                 let span = input.checked_sub(effective)?;
                 (span / stride + 1, 0, 0)
             }
-            (Padding::Explicit { .. }, Some((before, after))) => {
+            (Padding::Explicit(_), Some((before, after))) => {
                 let padded = input.checked_add(before)?.checked_add(after)?;
                 let span = padded.checked_sub(effective)?;
                 (span / stride + 1, before, after)
             }
-            (Padding::Explicit { .. }, None) => return None,
+            (Padding::Explicit(_), None) => return None,
         };
         Some(AxisWindow { output, pad_before, pad_after })
     }
@@ -100,47 +83,20 @@ impl fmt::Display for Padding {
         match self {
             Padding::Same => f.write_str("same"),
             Padding::Valid => f.write_str("valid"),
-            Padding::Explicit { top, bottom, left, right } => {
+            Padding::Explicit(PaddingValues { top, bottom, left, right }) => {
                 write!(f, "explicit(t{top} b{bottom} l{left} r{right})")
             }
         }
     }
 }
 
-/// An activation fused into the output of an op (a clamp of the output).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Activation {
-    /// No activation.
-    #[default]
-    None,
-    /// max(x, 0).
-    Relu,
-    /// min(max(x, 0), 6).
-    Relu6,
-    /// min(max(x, -1), 1).
-    ReluN1To1,
-}
-
-impl Activation {
-    /// The float range the activation clamps to (`None` for no activation).
-    pub fn float_range(self) -> Option<(f32, f32)> {
-        match self {
-            Activation::None => None,
-            Activation::Relu => Some((0.0, f32::INFINITY)),
-            Activation::Relu6 => Some((0.0, 6.0)),
-            Activation::ReluN1To1 => Some((-1.0, 1.0)),
-        }
-    }
-}
-
-impl fmt::Display for Activation {
+impl fmt::Display for FusedActivation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Activation::None => "none",
-            Activation::Relu => "relu",
-            Activation::Relu6 => "relu6",
-            Activation::ReluN1To1 => "relu_n1_to_1",
+            FusedActivation::None => "none",
+            FusedActivation::Relu => "relu",
+            FusedActivation::Relu6 => "relu6",
+            FusedActivation::ReluN1To1 => "relu_n1_to_1",
         })
     }
 }
@@ -159,7 +115,7 @@ pub struct Conv2d {
     /// Padding.
     pub padding: Padding,
     /// Fused activation.
-    pub activation: Activation,
+    pub activation: FusedActivation,
 }
 
 /// Attributes of [`Op::DepthwiseConv2d`].
@@ -178,14 +134,14 @@ pub struct DepthwiseConv2d {
     /// Padding.
     pub padding: Padding,
     /// Fused activation.
-    pub activation: Activation,
+    pub activation: FusedActivation,
 }
 
 /// Attributes of [`Op::FullyConnected`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FullyConnected {
     /// Fused activation.
-    pub activation: Activation,
+    pub activation: FusedActivation,
     /// TFLite `keep_num_dims`: if true the output keeps the input's leading dimensions
     /// (`[..., out]`); if false it is 2-D `[input elements / in, out]`.
     pub keep_num_dims: bool,
@@ -206,7 +162,7 @@ pub struct Pool2d {
     /// TFLite does).
     pub padding: Padding,
     /// Fused activation.
-    pub activation: Activation,
+    pub activation: FusedActivation,
 }
 
 /// An operator. Inputs and outputs are listed per variant (`?` marks an optional input, `None` in
@@ -249,23 +205,23 @@ pub enum Op {
     /// Elementwise `a + b` with NumPy broadcasting. Inputs `a`, `b`; output the broadcast shape.
     Add {
         /// Fused activation.
-        activation: Activation,
+        activation: FusedActivation,
     },
     /// Elementwise `a - b` with NumPy broadcasting.
     Sub {
         /// Fused activation.
-        activation: Activation,
+        activation: FusedActivation,
     },
     /// Elementwise `a * b` with NumPy broadcasting.
     Mul {
         /// Fused activation.
-        activation: Activation,
+        activation: FusedActivation,
     },
     /// Elementwise `a / b` with NumPy broadcasting (float graphs: ONNX `Div`; a division by a
     /// constant becomes a [`Op::Mul`] by its reciprocal in `passes`).
     Div {
         /// Fused activation.
-        activation: Activation,
+        activation: FusedActivation,
     },
     /// Softmax over the last axis: `exp(beta * x) / sum(exp(beta * x))`. Input `x`, output same
     /// shape.
@@ -301,7 +257,7 @@ pub enum Op {
         /// The axis, in `0..rank` (negative source axes are normalised by the importer).
         axis: usize,
         /// Fused activation.
-        activation: Activation,
+        activation: FusedActivation,
     },
     /// Constant padding. Inputs: `x`, `constant_value?` (a one-element tensor of x's data type
     /// and quantization, TFLite `PADV2`). Without it the pad value is 0.0 for float tensors
@@ -405,7 +361,7 @@ impl Op {
     }
 
     /// The fused activation, for ops that have one.
-    pub fn activation(&self) -> Option<Activation> {
+    pub fn activation(&self) -> Option<FusedActivation> {
         match self {
             Op::Conv2d(c) => Some(c.activation),
             Op::DepthwiseConv2d(c) => Some(c.activation),
@@ -437,8 +393,8 @@ fn write_list(f: &mut fmt::Formatter<'_>, v: &[usize]) -> fmt::Result {
     f.write_str("]")
 }
 
-fn write_act(f: &mut fmt::Formatter<'_>, a: Activation) -> fmt::Result {
-    if a == Activation::None { Ok(()) } else { write!(f, ", {a}") }
+fn write_act(f: &mut fmt::Formatter<'_>, a: FusedActivation) -> fmt::Result {
+    if a == FusedActivation::None { Ok(()) } else { write!(f, ", {a}") }
 }
 
 /// One compact line: the op name and its attributes, e.g.
@@ -466,9 +422,9 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::FullyConnected(c) => match (c.keep_num_dims, c.activation) {
-                (false, Activation::None) => Ok(()),
+                (false, FusedActivation::None) => Ok(()),
                 (false, a) => write!(f, "({a})"),
-                (true, Activation::None) => f.write_str("(keep_num_dims)"),
+                (true, FusedActivation::None) => f.write_str("(keep_num_dims)"),
                 (true, a) => write!(f, "(keep_num_dims, {a})"),
             },
             Op::MaxPool2d(p) | Op::AvgPool2d(p) => {
@@ -481,7 +437,7 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
-                if *activation != Activation::None {
+                if *activation != FusedActivation::None {
                     write!(f, "({activation})")?;
                 }
                 Ok(())

@@ -21,7 +21,7 @@ pub use ops::PreparedOp;
 
 use crate::Error;
 use crate::kernels::Rounding;
-use crate::model::{DType, Model, OpKind, Storage, TensorInfo};
+use crate::model::{ElementType, Model, OpKind, Storage, TensorInfo};
 
 /// Alignment the interpreter gives the arena's start (it skips up to 15 bytes of a
 /// misaligned arena).
@@ -203,7 +203,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// Model input `i` as int8 data (its dtype must be int8).
     pub fn input_i8(&mut self, i: usize) -> Result<&mut [i8], Error> {
         let t = self.input_info(i)?;
-        if t.dtype != DType::I8 {
+        if t.dtype != ElementType::I8 {
             return Err(Error::BadTensor { index: t.index, reason: "model input is not int8" });
         }
         bytemuck::try_cast_slice_mut(self.input_bytes(i)?)
@@ -213,7 +213,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// Model output `i` as int8 data (its dtype must be int8).
     pub fn output_i8(&self, i: usize) -> Result<&[i8], Error> {
         let t = self.output_info(i)?;
-        if t.dtype != DType::I8 {
+        if t.dtype != ElementType::I8 {
             return Err(Error::BadTensor { index: t.index, reason: "model output is not int8" });
         }
         bytemuck::try_cast_slice(self.output_bytes(i)?)

@@ -22,7 +22,7 @@
 //! `BroadcastAdd6DSlow`.
 #![forbid(unsafe_code)]
 
-use super::tensor::{Broadcast, TensorQuant, check_len};
+use super::tensor::{Broadcast, PerTensorQuant, check_same_len};
 use super::{ActivationRange, Rounding};
 use crate::Error;
 pub use crate::kernels::params::AddParams;
@@ -46,9 +46,9 @@ impl AddParams {
         kernel: &'static str,
         left_shift: i32,
         (qmin, qmax): (i32, i32),
-        input1: TensorQuant,
-        input2: TensorQuant,
-        output: TensorQuant,
+        input1: PerTensorQuant,
+        input2: PerTensorQuant,
+        output: PerTensorQuant,
         activation: ActivationRange,
         shape1: &[usize],
         shape2: &[usize],
@@ -92,9 +92,9 @@ impl AddParams {
     /// (0, 1) (output scale below `max(s1, s2) / 2^19`).
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_s8(
-        input1: TensorQuant,
-        input2: TensorQuant,
-        output: TensorQuant,
+        input1: PerTensorQuant,
+        input2: PerTensorQuant,
+        output: PerTensorQuant,
         activation: ActivationRange,
         shape1: &[usize],
         shape2: &[usize],
@@ -111,9 +111,9 @@ impl AddParams {
     /// As [`AddParams::prepare_s8`].
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_s16(
-        input1: TensorQuant,
-        input2: TensorQuant,
-        output: TensorQuant,
+        input1: PerTensorQuant,
+        input2: PerTensorQuant,
+        output: PerTensorQuant,
         activation: ActivationRange,
         shape1: &[usize],
         shape2: &[usize],
@@ -139,9 +139,9 @@ impl AddParams {
     }
 
     fn check(&self, kernel: &'static str, len1: usize, len2: usize, out: usize) -> Result<(), Error> {
-        check_len(kernel, "input1 length != its shape", len1, self.broadcast.input1_len())?;
-        check_len(kernel, "input2 length != its shape", len2, self.broadcast.input2_len())?;
-        check_len(kernel, "output length != broadcast shape", out, self.broadcast.output_len())
+        check_same_len(kernel, "input1 length != its shape", len1, self.broadcast.input1_len())?;
+        check_same_len(kernel, "input2 length != its shape", len2, self.broadcast.input2_len())?;
+        check_same_len(kernel, "output length != broadcast shape", out, self.broadcast.output_len())
     }
 }
 
@@ -199,8 +199,8 @@ mod tests {
     use super::*;
     use crate::kernels::common::FusedActivation;
 
-    fn q(s: f32, z: i32) -> TensorQuant {
-        TensorQuant::new(s, z)
+    fn q(s: f32, z: i32) -> PerTensorQuant {
+        PerTensorQuant::new(s, z)
     }
 
     #[test]

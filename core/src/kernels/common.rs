@@ -114,9 +114,9 @@ pub(crate) fn check_window_axis(
     }
 }
 
-/// A fused activation function of a TFLite op (`TfLiteFusedActivation`), applied as a clamp of
-/// the quantized output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A fused activation function of an op (TFLite's `TfLiteFusedActivation`), applied as a clamp of
+/// the output: the same type in the graph (`graph::FusedActivation`) and in the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum FusedActivation {
     /// No activation: clamp to the output type's range only.
@@ -128,6 +128,18 @@ pub enum FusedActivation {
     ReluN1To1,
     /// `min(max(x, 0), 6)`.
     Relu6,
+}
+
+impl FusedActivation {
+    /// The float range the activation clamps to (`None` for no activation).
+    pub fn float_range(self) -> Option<(f32, f32)> {
+        match self {
+            FusedActivation::None => None,
+            FusedActivation::Relu => Some((0.0, f32::INFINITY)),
+            FusedActivation::Relu6 => Some((0.0, 6.0)),
+            FusedActivation::ReluN1To1 => Some((-1.0, 1.0)),
+        }
+    }
 }
 
 /// TFLite's `Quantize` inside `CalculateActivationRangeQuantized`: `zero_point +
@@ -333,16 +345,16 @@ impl Accumulator for i64 {
 }
 
 /// An activation element type of the kernels: `i8` or `i16`. Sealed.
-pub trait Activation: Copy + sealed::Sealed {
+pub trait ActivationElement: Copy + sealed::Sealed {
     /// The type's full range, as an activation clamp.
     const RANGE: ActivationRange;
     /// Widens to `i32`.
     fn to_i32(self) -> i32;
-    /// Narrows an `i32` already clamped to [`Activation::RANGE`].
+    /// Narrows an `i32` already clamped to [`ActivationElement::RANGE`].
     fn from_clamped(x: i32) -> Self;
 }
 
-impl Activation for i8 {
+impl ActivationElement for i8 {
     const RANGE: ActivationRange = ActivationRange::INT8;
     #[inline(always)]
     fn to_i32(self) -> i32 {
@@ -354,7 +366,7 @@ impl Activation for i8 {
     }
 }
 
-impl Activation for i16 {
+impl ActivationElement for i16 {
     const RANGE: ActivationRange = ActivationRange::INT16;
     #[inline(always)]
     fn to_i32(self) -> i32 {
@@ -384,7 +396,7 @@ pub(crate) fn ensure(ok: bool, kernel: &'static str, reason: &'static str) -> Re
 
 /// Offsets of an int8 kernel: `input_offset = -zero_point` in [-127, 128], `output_offset` in
 /// [-128, 127]; of a 16x8 kernel: both 0 (TFLite's 16x8 spec has zero points 0).
-pub(crate) fn check_offsets<T: Activation>(
+pub(crate) fn check_offsets<T: ActivationElement>(
     kernel: &'static str,
     input_offset: i32,
     output_offset: i32,

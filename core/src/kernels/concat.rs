@@ -15,7 +15,7 @@
 //! matching parameters is copied bit for bit.
 #![forbid(unsafe_code)]
 
-use super::tensor::{MAX_DIMS, TensorQuant, check_len};
+use super::tensor::{MAX_DIMS, PerTensorQuant, check_same_len};
 use crate::Error;
 use crate::requant::{QuantizedMultiplier, clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -37,7 +37,7 @@ impl Requantize {
     /// # Errors
     /// [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`] for bad parameters,
     /// [`Error::BadKernelArgument`] if `s_in / s_out ≥ 2^23` (the shifted input would overflow).
-    pub fn prepare_s8(input: TensorQuant, output: TensorQuant) -> Result<Option<Self>, Error> {
+    pub fn prepare_s8(input: PerTensorQuant, output: PerTensorQuant) -> Result<Option<Self>, Error> {
         input.check(-128, 127)?;
         output.check(-128, 127)?;
         if input == output {
@@ -86,7 +86,7 @@ impl ConcatInput {
     ///
     /// # Errors
     /// As [`Requantize::prepare_s8`].
-    pub fn prepare_s8(axis_len: usize, input: TensorQuant, output: TensorQuant) -> Result<Self, Error> {
+    pub fn prepare_s8(axis_len: usize, input: PerTensorQuant, output: PerTensorQuant) -> Result<Self, Error> {
         Ok(Self { axis_len, requantize: Requantize::prepare_s8(input, output)? })
     }
 }
@@ -145,16 +145,16 @@ impl<'a> ConcatParams<'a> {
     }
 
     fn check<T>(&self, kernel: &'static str, inputs: &[&[T]], output: &[T]) -> Result<(), Error> {
-        check_len(kernel, "number of input slices != prepared inputs", inputs.len(), self.inputs.len())?;
+        check_same_len(kernel, "number of input slices != prepared inputs", inputs.len(), self.inputs.len())?;
         for (s, i) in inputs.iter().zip(self.inputs) {
-            check_len(
+            check_same_len(
                 kernel,
                 "input length != outer · axis_len · inner",
                 s.len(),
                 self.outer * i.axis_len * self.inner,
             )?;
         }
-        check_len(kernel, "output length != output shape", output.len(), self.outer * self.axis_len * self.inner)
+        check_same_len(kernel, "output length != output shape", output.len(), self.outer * self.axis_len * self.inner)
     }
 
     /// Walks the blocks: `f(input index, source block, destination block)`.
@@ -237,9 +237,9 @@ mod tests {
 
     #[test]
     fn requantizes_like_tflite_quantize() {
-        let out_q = TensorQuant::new(0.1, 0);
+        let out_q = PerTensorQuant::new(0.1, 0);
         let ins = [
-            ConcatInput::prepare_s8(2, TensorQuant::new(0.2, 10), out_q).unwrap(),
+            ConcatInput::prepare_s8(2, PerTensorQuant::new(0.2, 10), out_q).unwrap(),
             ConcatInput::prepare_s8(1, out_q, out_q).unwrap(),
         ];
         assert!(ins[1].requantize.is_none());

@@ -33,7 +33,7 @@
 
 use crate::Error;
 use crate::kernels::common::{
-    Accumulator, Activation, Hw, PaddingValues, check_len, check_offsets, check_window_axis, ensure,
+    Accumulator, ActivationElement, Hw, PaddingValues, check_len, check_offsets, check_window_axis, ensure,
 };
 pub use crate::kernels::params::ConvParams;
 use crate::kernels::window::input_coord;
@@ -76,7 +76,7 @@ pub(crate) fn check_conv_window(
     ensure(input.n == output.n, kernel, "input and output batch differ")
 }
 
-fn validate<X: Activation, A>(
+fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &ConvParams,
     quant: &PerChannelQuant<'_>,
@@ -118,7 +118,7 @@ fn validate<X: Activation, A>(
 }
 
 /// The reference kernel, after validation: TFLite's `reference_integer_ops::ConvPerChannel`.
-fn conv_reference<X: Activation, A: Accumulator>(
+fn conv_reference<X: ActivationElement, A: Accumulator>(
     p: &ConvParams,
     g: ConvGeometry,
     quant: &PerChannelQuant<'_>,
@@ -178,7 +178,7 @@ fn conv_reference<X: Activation, A: Accumulator>(
 
 /// The dispatch point of the 16x8 conv kernel (no optimized variant yet: the reference).
 #[inline]
-fn conv_dispatch<X: Activation, A: Accumulator>(
+fn conv_dispatch<X: ActivationElement, A: Accumulator>(
     p: &ConvParams,
     g: ConvGeometry,
     quant: &PerChannelQuant<'_>,

@@ -28,12 +28,12 @@
 
 use crate::Error;
 use crate::kernels::PerChannelQuant;
-use crate::kernels::common::{Accumulator, Activation, check_len, check_offsets, ensure};
+use crate::kernels::common::{Accumulator, ActivationElement, check_len, check_offsets, ensure};
 use crate::kernels::conv::check_conv_window;
 pub use crate::kernels::params::DepthwiseConvParams;
 use crate::kernels::window::input_coord;
 
-fn validate<X: Activation, A>(
+fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -72,7 +72,7 @@ fn validate<X: Activation, A>(
 
 /// The reference kernel, after validation: TFLite's
 /// `reference_integer_ops::DepthwiseConvPerChannel`.
-fn depthwise_conv_reference<X: Activation, A: Accumulator>(
+fn depthwise_conv_reference<X: ActivationElement, A: Accumulator>(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
     input: &[X],
@@ -124,7 +124,7 @@ fn depthwise_conv_reference<X: Activation, A: Accumulator>(
 
 /// The dispatch point of the 16x8 depthwise kernel (no optimized variant yet: the reference).
 #[inline]
-fn depthwise_conv_dispatch<X: Activation, A: Accumulator>(
+fn depthwise_conv_dispatch<X: ActivationElement, A: Accumulator>(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
     input: &[X],

@@ -9,7 +9,7 @@
 //!
 //! | gemmlowp | here |
 //! |---|---|
-//! | `a * b` (FixedPoint product) | [`srdhm`] |
+//! | `a * b` (FixedPoint product) | [`saturating_rounding_doubling_high_mul`](crate::requant::saturating_rounding_doubling_high_mul) |
 //! | `RoundingDivideByPOT` | [`rounding_divide_by_pot`] |
 //! | `SaturatingRoundingMultiplyByPOT<e>`, `Rescale` | [`saturating_rounding_multiply_by_pot`] |
 //! | `RoundingHalfSum` | [`rounding_half_sum`] |
@@ -21,7 +21,8 @@
 //! The 16-bit variants used by hard-swish follow gemmlowp's `int16_t` specialisations.
 #![forbid(unsafe_code)]
 
-pub use crate::requant::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul as srdhm};
+// `srdhm`: this file's short name for the product of two Q31 numbers (gemmlowp's `a * b`).
+use crate::requant::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul as srdhm};
 
 /// gemmlowp `SaturatingRoundingMultiplyByPOT<exponent>` on an `i32`: for `exponent > 0` a left
 /// shift saturating to `i32::MIN`/`i32::MAX`, for `exponent < 0` a [`rounding_divide_by_pot`]

@@ -37,7 +37,7 @@
 use crate::Error;
 #[cfg(any(mq_dsp, mq_wasm_simd))]
 use crate::kernels::arch::requant::{ChannelRequant, OutputScale};
-use crate::kernels::common::{self, Accumulator, Activation, check_len, check_offsets, ensure};
+use crate::kernels::common::{self, Accumulator, ActivationElement, check_len, check_offsets, ensure};
 pub use crate::kernels::params::FullyConnectedParams;
 use crate::kernels::{PerChannelQuant, Rounding, arch};
 use crate::requant::QuantizedMultiplier;
@@ -278,7 +278,7 @@ fn per_channel<'a>(
     }
 }
 
-fn validate<X: Activation, A>(
+fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &FullyConnectedParams,
     input: &[X],
@@ -304,7 +304,7 @@ fn validate<X: Activation, A>(
 }
 
 /// The reference kernel, after validation: TFLite's `reference_integer_ops::FullyConnected`.
-fn fully_connected_reference<X: Activation, A: Accumulator>(
+fn fully_connected_reference<X: ActivationElement, A: Accumulator>(
     p: &FullyConnectedParams,
     requant: Requant<'_>,
     input: &[X],
@@ -332,7 +332,7 @@ fn fully_connected_reference<X: Activation, A: Accumulator>(
 /// The dispatch point of the 16x8 fully connected kernels (no optimized variant yet: the
 /// reference).
 #[inline]
-fn fully_connected_dispatch<X: Activation, A: Accumulator>(
+fn fully_connected_dispatch<X: ActivationElement, A: Accumulator>(
     p: &FullyConnectedParams,
     requant: Requant<'_>,
     input: &[X],

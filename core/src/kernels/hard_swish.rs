@@ -18,7 +18,7 @@
 use super::Rounding;
 use super::fixedpoint::{rounding_divide_by_pot_i16, sdhm_i16, srdhm_i16};
 use super::lut::{LutS8, lut_lookup_s8};
-use super::tensor::{TensorQuant, check_len};
+use super::tensor::{PerTensorQuant, check_same_len};
 use crate::Error;
 use crate::requant::{clamp_i32, quantize_multiplier};
 
@@ -64,7 +64,7 @@ fn saturating_left_shift_i16(value: i16, amount: i32) -> i16 {
 impl HardSwishQuant {
     /// TFLite's Prepare (the same in TFLite Micro and the interpreter): multipliers from `f32`
     /// quotients, quantized then reduced to Q15.
-    fn new(input: TensorQuant, output: TensorQuant) -> Result<Self, Error> {
+    fn new(input: PerTensorQuant, output: PerTensorQuant) -> Result<Self, Error> {
         const K: &str = "hard_swish_s8";
         input.check(-128, 127)?;
         output.check(-128, 127)?;
@@ -130,7 +130,7 @@ impl HardSwishParams {
     /// [`Error::BadKernelArgument`] if the input scale exceeds 64 × the output scale (TFLite
     /// requires an output multiplier exponent ≤ 0) or scales are out of range;
     /// [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`] for bad parameters.
-    pub fn prepare_s8(input: TensorQuant, output: TensorQuant, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s8(input: PerTensorQuant, output: PerTensorQuant, rounding: Rounding) -> Result<Self, Error> {
         let q = HardSwishQuant::new(input, output)?;
         let mut lut = [0i8; 256];
         for (i, e) in lut.iter_mut().enumerate() {
@@ -148,7 +148,7 @@ impl HardSwishParams {
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ.
 pub fn hard_swish_s8(params: &HardSwishParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
-    check_len("hard_swish_s8", "output length != input length", output.len(), input.len())?;
+    check_same_len("hard_swish_s8", "output length != input length", output.len(), input.len())?;
     // Dispatch point: an optimized table lookup (kernels/arch/) slots in here.
     lut_lookup_s8(&params.lut, input, output);
     Ok(())
@@ -163,8 +163,9 @@ mod tests {
         for (si, zi, so, zo) in
             [(0.05f32, 0, 0.03f32, -20), (0.1, -128, 0.1, -128), (0.02, 10, 0.01, 5), (0.5, 0, 0.2, -100)]
         {
-            let p = HardSwishParams::prepare_s8(TensorQuant::new(si, zi), TensorQuant::new(so, zo), Rounding::Double)
-                .unwrap();
+            let p =
+                HardSwishParams::prepare_s8(PerTensorQuant::new(si, zi), PerTensorQuant::new(so, zo), Rounding::Double)
+                    .unwrap();
             for x in -128i32..=127 {
                 let v = si as f64 * (x - zi) as f64;
                 let hs = v * (v + 3.0).clamp(0.0, 6.0) / 6.0;
@@ -184,11 +185,11 @@ mod tests {
         assert_eq!(saturating_left_shift_i16(3, 2), 12);
         // Input scale 128 × the output scale: output multiplier exponent 2 > 0 is rejected.
         assert!(
-            HardSwishParams::prepare_s8(TensorQuant::new(1.28, 0), TensorQuant::new(0.01, 0), Rounding::Double)
+            HardSwishParams::prepare_s8(PerTensorQuant::new(1.28, 0), PerTensorQuant::new(0.01, 0), Rounding::Double)
                 .is_err()
         );
-        let p =
-            HardSwishParams::prepare_s8(TensorQuant::new(0.1, 0), TensorQuant::new(0.1, 0), Rounding::Double).unwrap();
+        let p = HardSwishParams::prepare_s8(PerTensorQuant::new(0.1, 0), PerTensorQuant::new(0.1, 0), Rounding::Double)
+            .unwrap();
         assert!(hard_swish_s8(&p, &[0; 2], &mut [0; 3]).is_err());
     }
 }

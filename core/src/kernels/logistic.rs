@@ -14,7 +14,7 @@ use super::Rounding;
 use super::fixedpoint;
 use super::lut::{LutS8, expf, lut_lookup_s8, lut_populate_s8};
 use super::softmax::calculate_input_radius;
-use super::tensor::{TensorQuant, check_len};
+use super::tensor::{PerTensorQuant, check_same_len};
 use crate::Error;
 use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, rounding_divide_by_pot};
 
@@ -31,7 +31,7 @@ pub(crate) struct Q4InputScaling {
 impl Q4InputScaling {
     /// TFLite Micro's Prepare: `frexp(s_in · 2^27)`, mantissa rounded to Q31 (no carry, as
     /// TFLite), radius `CalculateInputRadius(4, shift, 31)`.
-    pub(crate) fn new(kernel: &'static str, input: TensorQuant) -> Result<Self, Error> {
+    pub(crate) fn new(kernel: &'static str, input: PerTensorQuant) -> Result<Self, Error> {
         input.check(-128, 127)?;
         let real = input.scale as f64 * (1i64 << 27) as f64;
         let (q, shift) = libm::frexp(real);
@@ -89,7 +89,7 @@ impl LogisticParams {
     /// # Errors
     /// [`Error::BadKernelArgument`] for other output parameters or an input scale out of range;
     /// [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`] for a bad input.
-    pub fn prepare_s8(input: TensorQuant, output: TensorQuant, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s8(input: PerTensorQuant, output: PerTensorQuant, rounding: Rounding) -> Result<Self, Error> {
         const K: &str = "logistic_s8";
         if output.zero_point != -128 || output.scale != 1.0 / 256.0 {
             return Err(Error::BadKernelArgument { kernel: K, reason: "output must be quantized (1/256, -128)" });
@@ -120,7 +120,7 @@ impl LogisticParams {
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ.
 pub fn logistic_s8(params: &LogisticParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
-    check_len("logistic_s8", "output length != input length", output.len(), input.len())?;
+    check_same_len("logistic_s8", "output length != input length", output.len(), input.len())?;
     // Dispatch point: an optimized table lookup (kernels/arch/) slots in here.
     lut_lookup_s8(&params.lut, input, output);
     Ok(())
@@ -130,13 +130,13 @@ pub fn logistic_s8(params: &LogisticParams, input: &[i8], output: &mut [i8]) -> 
 mod tests {
     use super::*;
 
-    const OUT: TensorQuant = TensorQuant::new(1.0 / 256.0, -128);
+    const OUT: PerTensorQuant = PerTensorQuant::new(1.0 / 256.0, -128);
 
     #[test]
     fn both_tables_follow_the_sigmoid() {
         for rounding in [Rounding::Double, Rounding::Single] {
             for (s, zp) in [(0.1f32, 0), (0.02, -128), (0.5, 127), (0.0625, 3)] {
-                let p = LogisticParams::prepare_s8(TensorQuant::new(s, zp), OUT, rounding).unwrap();
+                let p = LogisticParams::prepare_s8(PerTensorQuant::new(s, zp), OUT, rounding).unwrap();
                 for x in -128i32..=127 {
                     let v = s as f64 * (x - zp) as f64;
                     let want = 1.0 / (1.0 + libm::exp(-v)) * 256.0 - 128.0;
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn fixed_point_saturates_beyond_the_radius() {
-        let p = Q4InputScaling::new("t", TensorQuant::new(0.5, 0)).unwrap();
+        let p = Q4InputScaling::new("t", PerTensorQuant::new(0.5, 0)).unwrap();
         // s · 2^27 = 2^26: shift 27, radius floor(15 · 2^27 / 2^27) = 15 (real 7.5).
         assert_eq!(p.range_radius, 15);
         assert_eq!(logistic_fixed_point(&p, 15), 127);
@@ -159,9 +159,9 @@ mod tests {
 
     #[test]
     fn errors() {
-        let i = TensorQuant::new(0.1, 0);
-        assert!(LogisticParams::prepare_s8(i, TensorQuant::new(1.0 / 256.0, 0), Rounding::Double).is_err());
-        assert!(LogisticParams::prepare_s8(i, TensorQuant::new(1.0 / 128.0, -128), Rounding::Single).is_err());
+        let i = PerTensorQuant::new(0.1, 0);
+        assert!(LogisticParams::prepare_s8(i, PerTensorQuant::new(1.0 / 256.0, 0), Rounding::Double).is_err());
+        assert!(LogisticParams::prepare_s8(i, PerTensorQuant::new(1.0 / 128.0, -128), Rounding::Single).is_err());
         let p = LogisticParams::prepare_s8(i, OUT, Rounding::Double).unwrap();
         assert!(logistic_s8(&p, &[0; 3], &mut [0; 2]).is_err());
     }

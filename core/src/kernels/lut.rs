@@ -20,7 +20,7 @@
 //! Tables are built once on the prepare side (host or device); the kernels only index them.
 #![forbid(unsafe_code)]
 
-use super::tensor::TensorQuant;
+use super::tensor::PerTensorQuant;
 
 /// Size of an int8 lookup table: one entry per input value.
 pub const LUT_S8_LEN: usize = 256;
@@ -33,7 +33,7 @@ pub type LutS8 = [i8; LUT_S8_LEN];
 
 /// TFLite's `LUTPopulate<int8_t>`: `lut[x] = clamp(trunc(round(f(s_in · (x − zp_in)) ·
 /// (1 / s_out)) + zp_out), −128, 127)`, all in `f32`, rounding half away from zero.
-pub fn lut_populate_s8(input: TensorQuant, output: TensorQuant, f: impl Fn(f32) -> f32) -> LutS8 {
+pub fn lut_populate_s8(input: PerTensorQuant, output: PerTensorQuant, f: impl Fn(f32) -> f32) -> LutS8 {
     let mut lut = [0i8; LUT_S8_LEN];
     let inverse_scale = 1.0f32 / output.scale;
     for val in -128i32..=127 {
@@ -432,7 +432,7 @@ mod tests {
     #[test]
     fn s8_lut_order_and_values() {
         // Identity with equal scales and zero points: lut[x as u8] == x.
-        let q = TensorQuant::new(0.1, 3);
+        let q = PerTensorQuant::new(0.1, 3);
         let lut = lut_populate_s8(q, q, |v| v);
         for x in -128i32..=127 {
             assert_eq!(lut[x as i8 as u8 as usize] as i32, x);

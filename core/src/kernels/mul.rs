@@ -17,7 +17,7 @@
 //! output when the product lands next to a rounding boundary.
 #![forbid(unsafe_code)]
 
-use super::tensor::{Broadcast, TensorQuant, check_len};
+use super::tensor::{Broadcast, PerTensorQuant, check_same_len};
 use super::{ActivationRange, Rounding};
 use crate::Error;
 use crate::requant::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
@@ -47,9 +47,9 @@ impl MulParams {
     fn prepare(
         kernel: &'static str,
         (qmin, qmax): (i32, i32),
-        input1: TensorQuant,
-        input2: TensorQuant,
-        output: TensorQuant,
+        input1: PerTensorQuant,
+        input2: PerTensorQuant,
+        output: PerTensorQuant,
         activation: ActivationRange,
         shape1: &[usize],
         shape2: &[usize],
@@ -93,9 +93,9 @@ impl MulParams {
     /// 2^30.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_s8(
-        input1: TensorQuant,
-        input2: TensorQuant,
-        output: TensorQuant,
+        input1: PerTensorQuant,
+        input2: PerTensorQuant,
+        output: PerTensorQuant,
         activation: ActivationRange,
         shape1: &[usize],
         shape2: &[usize],
@@ -111,9 +111,9 @@ impl MulParams {
     /// As [`MulParams::prepare_s8`], and [`Error::BadKernelArgument`] for a nonzero zero point.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_s16(
-        input1: TensorQuant,
-        input2: TensorQuant,
-        output: TensorQuant,
+        input1: PerTensorQuant,
+        input2: PerTensorQuant,
+        output: PerTensorQuant,
         activation: ActivationRange,
         shape1: &[usize],
         shape2: &[usize],
@@ -134,9 +134,9 @@ impl MulParams {
     }
 
     fn check(&self, kernel: &'static str, len1: usize, len2: usize, out: usize) -> Result<(), Error> {
-        check_len(kernel, "input1 length != its shape", len1, self.broadcast.input1_len())?;
-        check_len(kernel, "input2 length != its shape", len2, self.broadcast.input2_len())?;
-        check_len(kernel, "output length != broadcast shape", out, self.broadcast.output_len())
+        check_same_len(kernel, "input1 length != its shape", len1, self.broadcast.input1_len())?;
+        check_same_len(kernel, "input2 length != its shape", len2, self.broadcast.input2_len())?;
+        check_same_len(kernel, "output length != broadcast shape", out, self.broadcast.output_len())
     }
 }
 
@@ -172,8 +172,8 @@ pub fn mul_s16(params: &MulParams, input1: &[i16], input2: &[i16], output: &mut 
 mod tests {
     use super::*;
 
-    fn q(s: f32, z: i32) -> TensorQuant {
-        TensorQuant::new(s, z)
+    fn q(s: f32, z: i32) -> PerTensorQuant {
+        PerTensorQuant::new(s, z)
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! equal the output's, so its raw value is used).
 #![forbid(unsafe_code)]
 
-use super::tensor::{MAX_DIMS, Shape, TensorQuant, at, check_len};
+use super::tensor::{MAX_DIMS, PerTensorQuant, RuntimeShape, at, check_same_len};
 use crate::Error;
 
 /// Prepared padding: shapes right-aligned to [`MAX_DIMS`] dimensions.
@@ -16,7 +16,7 @@ pub struct PadParams {
     input: [usize; MAX_DIMS],
     before: [usize; MAX_DIMS],
     output: [usize; MAX_DIMS],
-    output_shape: Shape,
+    output_shape: RuntimeShape,
     in_len: usize,
     /// The value written into the padding (raw, of the tensor's type).
     pub pad_value: i32,
@@ -31,8 +31,13 @@ impl PadParams {
     /// negative, or a shape is too large.
     pub fn new(input_shape: &[usize], paddings: &[[i32; 2]], pad_value: i32) -> Result<Self, Error> {
         const K: &str = "pad";
-        let in_shape = Shape::new(input_shape)?;
-        check_len(K, "paddings must have one [before, after] pair per dimension", paddings.len(), input_shape.len())?;
+        let in_shape = RuntimeShape::new(input_shape)?;
+        check_same_len(
+            K,
+            "paddings must have one [before, after] pair per dimension",
+            paddings.len(),
+            input_shape.len(),
+        )?;
         let skip = MAX_DIMS - input_shape.len();
         let input = in_shape.extended();
         let mut before = [0usize; MAX_DIMS];
@@ -50,7 +55,7 @@ impl PadParams {
                     .ok_or(Error::BadKernelArgument { kernel: K, reason: "padded extent overflows" })?;
             }
         }
-        let output_shape = Shape::new(output.get(skip..).unwrap_or(&[]))?;
+        let output_shape = RuntimeShape::new(output.get(skip..).unwrap_or(&[]))?;
         Ok(Self { input, before, output, output_shape, in_len: in_shape.len(), pad_value })
     }
 
@@ -62,7 +67,7 @@ impl PadParams {
     pub fn prepare_s8(
         input_shape: &[usize],
         paddings: &[[i32; 2]],
-        output: TensorQuant,
+        output: PerTensorQuant,
         constant: Option<i8>,
     ) -> Result<Self, Error> {
         if output.zero_point < -128 || output.zero_point > 127 {
@@ -72,7 +77,7 @@ impl PadParams {
     }
 
     /// The padded output shape.
-    pub fn output_shape(&self) -> Shape {
+    pub fn output_shape(&self) -> RuntimeShape {
         self.output_shape
     }
 }
@@ -84,8 +89,8 @@ impl PadParams {
 /// # Errors
 /// [`Error::BadKernelArgument`] if a slice length does not match the prepared shapes.
 pub fn pad<T: Copy>(params: &PadParams, input: &[T], value: T, output: &mut [T]) -> Result<(), Error> {
-    check_len("pad", "input length != input shape", input.len(), params.in_len)?;
-    check_len("pad", "output length != padded shape", output.len(), params.output_shape.len())?;
+    check_same_len("pad", "input length != input shape", input.len(), params.in_len)?;
+    check_same_len("pad", "output length != padded shape", output.len(), params.output_shape.len())?;
     let inner = at(&params.output, MAX_DIMS - 1);
     if output.is_empty() || inner == 0 {
         return Ok(());
@@ -207,11 +212,11 @@ mod tests {
 
     #[test]
     fn int8_pad_value_and_errors() {
-        let p = PadParams::prepare_s8(&[2], &[[1, 1]], TensorQuant::new(0.1, -7), None).unwrap();
+        let p = PadParams::prepare_s8(&[2], &[[1, 1]], PerTensorQuant::new(0.1, -7), None).unwrap();
         let mut out = [0i8; 4];
         pad_s8(&p, &[1, 2], &mut out).unwrap();
         assert_eq!(out, [-7, 1, 2, -7]);
-        let p = PadParams::prepare_s8(&[2], &[[0, 1]], TensorQuant::new(0.1, -7), Some(9)).unwrap();
+        let p = PadParams::prepare_s8(&[2], &[[0, 1]], PerTensorQuant::new(0.1, -7), Some(9)).unwrap();
         let mut out = [0i8; 3];
         pad_s8(&p, &[1, 2], &mut out).unwrap();
         assert_eq!(out, [1, 2, 9]);

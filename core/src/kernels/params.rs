@@ -96,8 +96,8 @@ impl Hw {
     }
 }
 
-/// Padding of a windowed op as an operator attribute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Padding of a windowed op as an operator attribute (the graph's too: `graph::Padding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Padding {
     /// TFLite `SAME`: output size `ceil(in / stride)`; the total padding is split with the odd
@@ -113,7 +113,7 @@ pub enum Padding {
 /// Resolved padding, in input pixels, on each side of the image. Padded pixels contribute
 /// nothing to a convolution (they stand for the input zero point) and are not counted by a
 /// pooling window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct PaddingValues {
     /// Rows above the image.

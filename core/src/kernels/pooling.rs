@@ -22,11 +22,16 @@
 //! [`ActivationRange::from_fused`]: crate::kernels::ActivationRange::from_fused
 
 use crate::Error;
-use crate::kernels::common::{Activation, check_len, check_window_axis, ensure};
+use crate::kernels::common::{ActivationElement, check_len, check_window_axis, ensure};
 pub use crate::kernels::params::PoolParams;
 use crate::kernels::window::{average, for_each_window};
 
-fn validate<X: Activation>(kernel: &'static str, p: &PoolParams, input: &[X], output: &[X]) -> Result<(), Error> {
+fn validate<X: ActivationElement>(
+    kernel: &'static str,
+    p: &PoolParams,
+    input: &[X],
+    output: &[X],
+) -> Result<(), Error> {
     ensure(
         p.stride.h >= 1 && p.stride.w >= 1 && p.filter.h >= 1 && p.filter.w >= 1,
         kernel,
@@ -68,7 +73,7 @@ fn validate<X: Activation>(kernel: &'static str, p: &PoolParams, input: &[X], ou
 /// The reference loop of both pooling kernels: TFLite's `reference_integer_ops::MaxPool`
 /// (`AVG = false`: the maximum, starting at the type's lowest value) and `AveragePool` (`AVG =
 /// true`: the sum in int32, then `(sum ± count / 2) / count` with C's truncating division).
-fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], output: &mut [X]) {
+fn pool_reference<X: ActivationElement, const AVG: bool>(p: &PoolParams, input: &[X], output: &mut [X]) {
     let (w, c) = (p.input.w, p.input.c.max(1));
     for_each_window(p, input, output, |in_b, out_px, (y0, y1), (x0, x1)| {
         for (ch, out) in out_px.iter_mut().enumerate() {
@@ -91,7 +96,7 @@ fn pool_reference<X: Activation, const AVG: bool>(p: &PoolParams, input: &[X], o
 /// The one dispatch point of max pooling: in wasm with SIMD, the channels-inner loop of
 /// `arch::portable` (same maxima, read in memory order; it vectorizes); elsewhere the reference.
 #[inline]
-fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
+fn max_pool_dispatch<X: ActivationElement>(p: &PoolParams, input: &[X], output: &mut [X]) {
     #[cfg(mq_wasm_simd)]
     crate::kernels::arch::portable::pool_channels_inner::<X, false>(p, input, output);
     #[cfg(not(mq_wasm_simd))]
@@ -101,7 +106,7 @@ fn max_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X
 /// The one dispatch point of average pooling: as [`max_pool_dispatch`] (the same wrapping
 /// int32 sums, in another order, and the same rounding).
 #[inline]
-fn avg_pool_dispatch<X: Activation>(p: &PoolParams, input: &[X], output: &mut [X]) {
+fn avg_pool_dispatch<X: ActivationElement>(p: &PoolParams, input: &[X], output: &mut [X]) {
     #[cfg(mq_wasm_simd)]
     crate::kernels::arch::portable::pool_channels_inner::<X, true>(p, input, output);
     #[cfg(not(mq_wasm_simd))]

@@ -20,7 +20,7 @@
 #![forbid(unsafe_code)]
 
 use super::Rounding;
-use super::tensor::{MAX_DIMS, Shape, TensorQuant, at, check_len};
+use super::tensor::{MAX_DIMS, PerTensorQuant, RuntimeShape, at, check_same_len};
 use crate::Error;
 use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -73,7 +73,7 @@ fn resolve_axes(rank: usize, axes: &[i32]) -> Result<[bool; MAX_DIMS], Error> {
 /// # Errors
 /// [`Error::BadKernelArgument`] for an axis out of range or a rank above [`MAX_DIMS`].
 pub fn mean_scratch_len(input_shape: &[usize], axes: &[i32]) -> Result<usize, Error> {
-    let shape = Shape::new(input_shape)?;
+    let shape = RuntimeShape::new(input_shape)?;
     let reduced = resolve_axes(shape.rank(), axes)?;
     Ok(shape.extended().iter().zip(&reduced).filter(|&(_, &r)| !r).map(|(&d, _)| d).product())
 }
@@ -83,14 +83,14 @@ impl MeanParams {
         (qmin, qmax): (i32, i32),
         input_shape: &[usize],
         axes: &[i32],
-        input: TensorQuant,
-        output: TensorQuant,
+        input: PerTensorQuant,
+        output: PerTensorQuant,
         rounding: Rounding,
     ) -> Result<Self, Error> {
         const K: &str = "mean";
         input.check(qmin, qmax)?;
         output.check(qmin, qmax)?;
-        let shape = Shape::new(input_shape)?;
+        let shape = RuntimeShape::new(input_shape)?;
         let reduced = resolve_axes(shape.rank(), axes)?;
         let ext = shape.extended();
         let mut out_stride = [0usize; MAX_DIMS];
@@ -141,8 +141,8 @@ impl MeanParams {
     pub fn prepare_s8(
         input_shape: &[usize],
         axes: &[i32],
-        input: TensorQuant,
-        output: TensorQuant,
+        input: PerTensorQuant,
+        output: PerTensorQuant,
         rounding: Rounding,
     ) -> Result<Self, Error> {
         Self::prepare((-128, 127), input_shape, axes, input, output, rounding)
@@ -155,8 +155,8 @@ impl MeanParams {
     pub fn prepare_s16(
         input_shape: &[usize],
         axes: &[i32],
-        input: TensorQuant,
-        output: TensorQuant,
+        input: PerTensorQuant,
+        output: PerTensorQuant,
         rounding: Rounding,
     ) -> Result<Self, Error> {
         Self::prepare((-32768, 32767), input_shape, axes, input, output, rounding)
@@ -176,8 +176,8 @@ impl MeanParams {
         (qmin, qmax): (i32, i32),
         cast: impl Fn(i32) -> T,
     ) -> Result<(), Error> {
-        check_len(kernel, "input length != input shape", input.len(), self.in_len)?;
-        check_len(kernel, "output length != number of outputs", output.len(), self.out_len)?;
+        check_same_len(kernel, "input length != input shape", input.len(), self.in_len)?;
+        check_same_len(kernel, "output length != number of outputs", output.len(), self.out_len)?;
         let Some(sums) = scratch.get_mut(..self.out_len) else {
             return Err(Error::BadKernelArgument { kernel, reason: "scratch shorter than mean_scratch_len" });
         };
@@ -255,8 +255,8 @@ mod tests {
     extern crate std;
     use std::vec::Vec;
 
-    fn q(s: f32, z: i32) -> TensorQuant {
-        TensorQuant::new(s, z)
+    fn q(s: f32, z: i32) -> PerTensorQuant {
+        PerTensorQuant::new(s, z)
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! Multiplier`), whatever the rounding of the model's other kernels: so does this kernel.
 #![forbid(unsafe_code)]
 
-use super::tensor::{TensorQuant, check_len};
+use super::tensor::{PerTensorQuant, check_same_len};
 use crate::Error;
 use crate::requant::{QuantizedMultiplier, clamp_i32, quantize_multiplier};
 
@@ -65,9 +65,9 @@ impl RequantizeParams {
     /// [`Error::BadKernelArgument`] if `s_in / s_out` is so large that the shifted input would
     /// overflow 32 bits (TFLite's contract).
     pub fn prepare(
-        input: TensorQuant,
+        input: PerTensorQuant,
         input_type: IntType,
-        output: TensorQuant,
+        output: PerTensorQuant,
         output_type: IntType,
     ) -> Result<Self, Error> {
         let (imin, imax) = input_type.range();
@@ -111,7 +111,7 @@ impl RequantizeParams {
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ or the parameters are for other types.
 pub fn requantize_s8_s16(p: &RequantizeParams, input: &[i8], output: &mut [i16]) -> Result<(), Error> {
-    check_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
+    check_same_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
     p.check(IntType::I8, IntType::I16)?;
     for (y, &x) in output.iter_mut().zip(input) {
         *y = p.apply(i32::from(x)) as i16;
@@ -124,7 +124,7 @@ pub fn requantize_s8_s16(p: &RequantizeParams, input: &[i8], output: &mut [i16])
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ or the parameters are for other types.
 pub fn requantize_s16_s8(p: &RequantizeParams, input: &[i16], output: &mut [i8]) -> Result<(), Error> {
-    check_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
+    check_same_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
     p.check(IntType::I16, IntType::I8)?;
     for (y, &x) in output.iter_mut().zip(input) {
         *y = p.apply(i32::from(x)) as i8;
@@ -137,7 +137,7 @@ pub fn requantize_s16_s8(p: &RequantizeParams, input: &[i16], output: &mut [i8])
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ or the parameters are for other types.
 pub fn requantize_s8_s8(p: &RequantizeParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
-    check_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
+    check_same_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
     p.check(IntType::I8, IntType::I8)?;
     for (y, &x) in output.iter_mut().zip(input) {
         *y = p.apply(i32::from(x)) as i8;
@@ -150,7 +150,7 @@ pub fn requantize_s8_s8(p: &RequantizeParams, input: &[i8], output: &mut [i8]) -
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ or the parameters are for other types.
 pub fn requantize_s16_s16(p: &RequantizeParams, input: &[i16], output: &mut [i16]) -> Result<(), Error> {
-    check_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
+    check_same_len(KERNEL, "input and output lengths differ", input.len(), output.len())?;
     p.check(IntType::I16, IntType::I16)?;
     for (y, &x) in output.iter_mut().zip(input) {
         *y = p.apply(i32::from(x)) as i16;
@@ -166,9 +166,9 @@ mod tests {
     fn int8_to_int16_and_back() {
         // s_in = 0.02, zp -10; s_out = 0.02 / 256, zp 0: x - zp times 256 exactly.
         let p = RequantizeParams::prepare(
-            TensorQuant::new(0.02, -10),
+            PerTensorQuant::new(0.02, -10),
             IntType::I8,
-            TensorQuant::new(0.02 / 256.0, 0),
+            PerTensorQuant::new(0.02 / 256.0, 0),
             IntType::I16,
         )
         .unwrap();
@@ -176,9 +176,9 @@ mod tests {
         requantize_s8_s16(&p, &[-128, -10, 127], &mut y).unwrap();
         assert_eq!(y, [-118 * 256, 0, i16::MAX]); // 137 * 256 saturates
         let back = RequantizeParams::prepare(
-            TensorQuant::new(0.02 / 256.0, 0),
+            PerTensorQuant::new(0.02 / 256.0, 0),
             IntType::I16,
-            TensorQuant::new(0.02, -10),
+            PerTensorQuant::new(0.02, -10),
             IntType::I8,
         )
         .unwrap();
@@ -195,9 +195,9 @@ mod tests {
     #[test]
     fn rejects_overflowing_ratios() {
         let r = RequantizeParams::prepare(
-            TensorQuant::new(1.0, 0),
+            PerTensorQuant::new(1.0, 0),
             IntType::I16,
-            TensorQuant::new(1.0 / 65536.0, 0),
+            PerTensorQuant::new(1.0 / 65536.0, 0),
             IntType::I16,
         );
         assert!(r.is_err());

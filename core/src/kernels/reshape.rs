@@ -8,7 +8,7 @@
 //! a reshape whose output is written in place later).
 #![forbid(unsafe_code)]
 
-use super::tensor::{MAX_DIMS, Shape, check_len};
+use super::tensor::{MAX_DIMS, RuntimeShape, check_same_len};
 use crate::Error;
 
 /// TFLite `RESHAPE` Prepare: the output shape for `new_shape` (at most one `-1`, inferred so the
@@ -17,7 +17,7 @@ use crate::Error;
 /// # Errors
 /// [`Error::BadKernelArgument`] if there is more than one `-1`, a negative extent, a rank above
 /// [`MAX_DIMS`], or the element counts cannot match.
-pub fn reshape_output_shape(input_len: usize, new_shape: &[i32]) -> Result<Shape, Error> {
+pub fn reshape_output_shape(input_len: usize, new_shape: &[i32]) -> Result<RuntimeShape, Error> {
     const K: &str = "reshape";
     if new_shape.len() > MAX_DIMS {
         return Err(Error::BadKernelArgument { kernel: K, reason: "rank above MAX_DIMS (6)" });
@@ -49,7 +49,7 @@ pub fn reshape_output_shape(input_len: usize, new_shape: &[i32]) -> Result<Shape
     } else if known != input_len {
         return Err(Error::BadKernelArgument { kernel: K, reason: "new shape has another element count" });
     }
-    Shape::new(dims.get(..new_shape.len()).unwrap_or(&[]))
+    RuntimeShape::new(dims.get(..new_shape.len()).unwrap_or(&[]))
 }
 
 /// Copies `input` into `output` (same element count), bit-exact with TFLite in either rounding
@@ -58,7 +58,7 @@ pub fn reshape_output_shape(input_len: usize, new_shape: &[i32]) -> Result<Shape
 /// # Errors
 /// [`Error::BadKernelArgument`] if the element counts differ.
 pub fn reshape<T: Copy>(input: &[T], output: &mut [T]) -> Result<(), Error> {
-    check_len("reshape", "output element count != input element count", output.len(), input.len())?;
+    check_same_len("reshape", "output element count != input element count", output.len(), input.len())?;
     output.copy_from_slice(input);
     Ok(())
 }

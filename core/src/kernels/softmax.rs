@@ -22,13 +22,12 @@
 #![forbid(unsafe_code)]
 
 use super::Rounding;
-use super::fixedpoint::{
-    exp_on_negative_values, reciprocal, rounding_divide_by_pot, saturating_rounding_multiply_by_pot, srdhm,
-};
+use super::fixedpoint::{exp_on_negative_values, reciprocal, saturating_rounding_multiply_by_pot};
 use super::lut::{LUT_S16_LEN, expf, lut_lookup_s16, lut_populate_s16_f32, lut_populate_s16_f64};
-use super::tensor::TensorQuant;
+use super::tensor::PerTensorQuant;
 use crate::Error;
 use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
+use crate::requant::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul};
 
 /// Integer bits of the scaled input difference (Q5.26).
 const SCALED_DIFF_INTEGER_BITS: i32 = 5;
@@ -62,7 +61,7 @@ pub(crate) fn calculate_input_radius(input_integer_bits: i32, input_left_shift: 
 }
 
 impl SoftmaxParams {
-    fn prepare(input: TensorQuant, beta: f32, depth: usize, rounding: Rounding) -> Result<Self, Error> {
+    fn prepare(input: PerTensorQuant, beta: f32, depth: usize, rounding: Rounding) -> Result<Self, Error> {
         input.check(-128, 127)?;
         if !(beta.is_finite() && beta > 0.0) {
             return Err(Error::BadKernelArgument { kernel: "softmax_s8", reason: "beta must be finite and > 0" });
@@ -91,8 +90,8 @@ impl SoftmaxParams {
     /// [`Error::BadKernelArgument`] for other output parameters, `depth == 0`, or `beta · s_in`
     /// below 2^-26; [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`] for a bad input.
     pub fn prepare_s8(
-        input: TensorQuant,
-        output: TensorQuant,
+        input: PerTensorQuant,
+        output: PerTensorQuant,
         beta: f32,
         depth: usize,
         rounding: Rounding,
@@ -116,8 +115,8 @@ impl SoftmaxParams {
     /// # Errors
     /// As [`SoftmaxParams::prepare_s8`].
     pub fn prepare_s8_s16(
-        input: TensorQuant,
-        output: TensorQuant,
+        input: PerTensorQuant,
+        output: PerTensorQuant,
         beta: f32,
         depth: usize,
         rounding: Rounding,
@@ -137,7 +136,10 @@ impl SoftmaxParams {
     fn exp_of_diff(&self, diff: i32) -> i32 {
         // MultiplyByQuantizedMultiplierGreaterThanOne (double rounding): SRDHM(diff · 2^shift, m).
         let shifted = diff.wrapping_shl(self.input_left_shift as u32);
-        exp_on_negative_values(srdhm(shifted, self.input_multiplier), SCALED_DIFF_INTEGER_BITS as u32)
+        exp_on_negative_values(
+            saturating_rounding_doubling_high_mul(shifted, self.input_multiplier),
+            SCALED_DIFF_INTEGER_BITS as u32,
+        )
     }
 }
 
@@ -206,7 +208,13 @@ fn softmax_s8_generic<O: Copy>(
                     Some(&e) if keep => e,
                     _ => p.exp_of_diff(diff),
                 };
-                cast(finish(srdhm(shifted_scale, e), num_bits_over_unit, bits, min, max))
+                cast(finish(
+                    saturating_rounding_doubling_high_mul(shifted_scale, e),
+                    num_bits_over_unit,
+                    bits,
+                    min,
+                    max,
+                ))
             } else {
                 cast(min)
             };
@@ -298,8 +306,8 @@ impl<'a> SoftmaxS16Params<'a> {
     /// # Errors
     /// [`Error::BadKernelArgument`] for other parameters.
     pub fn prepare(
-        input: TensorQuant,
-        output: TensorQuant,
+        input: PerTensorQuant,
+        output: PerTensorQuant,
         beta: f32,
         depth: usize,
         rounding: Rounding,
@@ -384,8 +392,8 @@ pub fn softmax_s16(params: &SoftmaxS16Params<'_>, input: &[i16], output: &mut [i
 mod tests {
     use super::*;
 
-    fn q(s: f32, z: i32) -> TensorQuant {
-        TensorQuant::new(s, z)
+    fn q(s: f32, z: i32) -> PerTensorQuant {
+        PerTensorQuant::new(s, z)
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::Rounding;
 use super::fixedpoint;
 use super::logistic::Q4InputScaling;
 use super::lut::{LutS8, lut_lookup_s8, lut_populate_s8, tanhf};
-use super::tensor::{TensorQuant, check_len};
+use super::tensor::{PerTensorQuant, check_same_len};
 use crate::Error;
 use crate::requant::{clamp_i32, rounding_divide_by_pot};
 
@@ -46,7 +46,7 @@ impl TanhParams {
     /// # Errors
     /// [`Error::BadKernelArgument`] for other output parameters (`Double`) or an input scale out
     /// of range; [`Error::InvalidScale`] / [`Error::ZeroPointOutOfRange`] for bad parameters.
-    pub fn prepare_s8(input: TensorQuant, output: TensorQuant, rounding: Rounding) -> Result<Self, Error> {
+    pub fn prepare_s8(input: PerTensorQuant, output: PerTensorQuant, rounding: Rounding) -> Result<Self, Error> {
         const K: &str = "tanh_s8";
         output.check(-128, 127)?;
         let lut = match rounding {
@@ -78,7 +78,7 @@ impl TanhParams {
 /// # Errors
 /// [`Error::BadKernelArgument`] if the lengths differ.
 pub fn tanh_s8(params: &TanhParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
-    check_len("tanh_s8", "output length != input length", output.len(), input.len())?;
+    check_same_len("tanh_s8", "output length != input length", output.len(), input.len())?;
     // Dispatch point: an optimized table lookup (kernels/arch/) slots in here.
     lut_lookup_s8(&params.lut, input, output);
     Ok(())
@@ -88,13 +88,13 @@ pub fn tanh_s8(params: &TanhParams, input: &[i8], output: &mut [i8]) -> Result<(
 mod tests {
     use super::*;
 
-    const OUT: TensorQuant = TensorQuant::new(1.0 / 128.0, 0);
+    const OUT: PerTensorQuant = PerTensorQuant::new(1.0 / 128.0, 0);
 
     #[test]
     fn both_tables_follow_tanh() {
         for rounding in [Rounding::Double, Rounding::Single] {
             for (s, zp) in [(0.1f32, 0), (0.02, -128), (0.5, 127), (0.0625, 3)] {
-                let p = TanhParams::prepare_s8(TensorQuant::new(s, zp), OUT, rounding).unwrap();
+                let p = TanhParams::prepare_s8(PerTensorQuant::new(s, zp), OUT, rounding).unwrap();
                 for x in -128i32..=127 {
                     let want = libm::tanh(s as f64 * (x - zp) as f64) * 128.0;
                     let got = p.lut[x as i8 as u8 as usize] as f64;
@@ -106,9 +106,9 @@ mod tests {
 
     #[test]
     fn errors() {
-        let i = TensorQuant::new(0.1, 0);
-        assert!(TanhParams::prepare_s8(i, TensorQuant::new(1.0 / 128.0, 5), Rounding::Double).is_err());
-        assert!(TanhParams::prepare_s8(i, TensorQuant::new(1.0 / 128.0, 5), Rounding::Single).is_ok());
+        let i = PerTensorQuant::new(0.1, 0);
+        assert!(TanhParams::prepare_s8(i, PerTensorQuant::new(1.0 / 128.0, 5), Rounding::Double).is_err());
+        assert!(TanhParams::prepare_s8(i, PerTensorQuant::new(1.0 / 128.0, 5), Rounding::Single).is_ok());
         let p = TanhParams::prepare_s8(i, OUT, Rounding::Double).unwrap();
         assert!(tanh_s8(&p, &[0; 1], &mut [0; 2]).is_err());
     }

@@ -14,12 +14,12 @@ pub const MAX_DIMS: usize = 6;
 /// A row-major tensor shape of rank 0 to [`MAX_DIMS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Shape {
+pub struct RuntimeShape {
     dims: [usize; MAX_DIMS],
     rank: usize,
 }
 
-impl Shape {
+impl RuntimeShape {
     /// A shape from its extents (outermost first).
     ///
     /// # Errors
@@ -82,14 +82,14 @@ impl Shape {
 /// exactly where TFLite does, so the derived multipliers match bit for bit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct TensorQuant {
+pub struct PerTensorQuant {
     /// Scale (real value of one step), finite and positive.
     pub scale: f32,
     /// Zero point.
     pub zero_point: i32,
 }
 
-impl TensorQuant {
+impl PerTensorQuant {
     /// Quantization parameters from a scale and a zero point.
     pub const fn new(scale: f32, zero_point: i32) -> Self {
         Self { scale, zero_point }
@@ -124,7 +124,7 @@ pub struct Broadcast {
     len1: usize,
     len2: usize,
     out_len: usize,
-    out_shape: Shape,
+    out_shape: RuntimeShape,
 }
 
 impl Broadcast {
@@ -134,8 +134,8 @@ impl Broadcast {
     /// [`Error::BadKernelArgument`] if a rank exceeds [`MAX_DIMS`] or two extents differ and
     /// neither is 1.
     pub fn new(shape1: &[usize], shape2: &[usize]) -> Result<Self, Error> {
-        let s1 = Shape::new(shape1)?;
-        let s2 = Shape::new(shape2)?;
+        let s1 = RuntimeShape::new(shape1)?;
+        let s2 = RuntimeShape::new(shape2)?;
         let rank = s1.rank().max(s2.rank());
         let (e1, e2) = (s1.extended(), s2.extended());
         let mut out = [1usize; MAX_DIMS];
@@ -151,7 +151,7 @@ impl Broadcast {
                 });
             };
         }
-        let out_shape = Shape::new(out.get(MAX_DIMS - rank..).unwrap_or(&[]))?;
+        let out_shape = RuntimeShape::new(out.get(MAX_DIMS - rank..).unwrap_or(&[]))?;
         let mut b = Self {
             extent: [1; MAX_DIMS],
             stride1: [0; MAX_DIMS],
@@ -203,7 +203,7 @@ impl Broadcast {
     }
 
     /// The broadcast output shape.
-    pub fn output_shape(&self) -> Shape {
+    pub fn output_shape(&self) -> RuntimeShape {
         self.out_shape
     }
     /// Number of output elements.
@@ -293,7 +293,7 @@ pub(crate) fn get_or_default<T: Copy + Default>(s: &[T], i: usize) -> T {
 
 /// Returns `Err(BadKernelArgument)` unless `actual == expected`.
 #[inline]
-pub(crate) fn check_len(
+pub(crate) fn check_same_len(
     kernel: &'static str,
     reason: &'static str,
     actual: usize,
@@ -379,7 +379,7 @@ mod tests {
     fn incompatible_and_oversized_shapes_are_errors() {
         assert!(Broadcast::new(&[2, 3], &[3, 2]).is_err());
         assert!(Broadcast::new(&[1; 7], &[1]).is_err());
-        assert!(Shape::new(&[usize::MAX, 2]).is_err());
+        assert!(RuntimeShape::new(&[usize::MAX, 2]).is_err());
     }
 
     #[test]

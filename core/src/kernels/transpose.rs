@@ -5,7 +5,7 @@
 //! [`Rounding`](super::Rounding) mode.
 #![forbid(unsafe_code)]
 
-use super::tensor::{MAX_DIMS, Shape, at, check_len, get_or_default};
+use super::tensor::{MAX_DIMS, RuntimeShape, at, check_same_len, get_or_default};
 use crate::Error;
 
 /// Prepared transpose: the output extents and, per output dimension, the input stride.
@@ -16,7 +16,7 @@ pub struct TransposeParams {
     out: [usize; MAX_DIMS],
     /// Input stride of each output dimension.
     stride: [usize; MAX_DIMS],
-    output_shape: Shape,
+    output_shape: RuntimeShape,
     len: usize,
 }
 
@@ -29,9 +29,9 @@ impl TransposeParams {
     /// the rank exceeds [`MAX_DIMS`].
     pub fn new(input_shape: &[usize], perm: &[i32]) -> Result<Self, Error> {
         const K: &str = "transpose";
-        let shape = Shape::new(input_shape)?;
+        let shape = RuntimeShape::new(input_shape)?;
         let rank = shape.rank();
-        check_len(K, "perm length != input rank", perm.len(), rank)?;
+        check_same_len(K, "perm length != input rank", perm.len(), rank)?;
         let mut in_stride = [0usize; MAX_DIMS];
         let mut acc = 1usize;
         for d in (0..rank).rev() {
@@ -59,12 +59,12 @@ impl TransposeParams {
                 *s = at(&in_stride, p);
             }
         }
-        let output_shape = Shape::new(out.get(skip..).unwrap_or(&[]))?;
+        let output_shape = RuntimeShape::new(out.get(skip..).unwrap_or(&[]))?;
         Ok(Self { out, stride, output_shape, len: shape.len() })
     }
 
     /// The transposed shape.
-    pub fn output_shape(&self) -> Shape {
+    pub fn output_shape(&self) -> RuntimeShape {
         self.output_shape
     }
 }
@@ -76,8 +76,8 @@ impl TransposeParams {
 /// # Errors
 /// [`Error::BadKernelArgument`] if a slice length does not match the prepared shape.
 pub fn transpose<T: Copy + Default>(params: &TransposeParams, input: &[T], output: &mut [T]) -> Result<(), Error> {
-    check_len("transpose", "input length != input shape", input.len(), params.len)?;
-    check_len("transpose", "output length != input length", output.len(), params.len)?;
+    check_same_len("transpose", "input length != input shape", input.len(), params.len)?;
+    check_same_len("transpose", "output length != input length", output.len(), params.len)?;
     let inner = at(&params.out, MAX_DIMS - 1);
     if output.is_empty() || inner == 0 {
         return Ok(());

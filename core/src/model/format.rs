@@ -58,7 +58,7 @@ pub(crate) fn file_crc(buf: &[u8]) -> u32 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
-pub enum DType {
+pub enum ElementType {
     /// Signed 8-bit integer.
     I8,
     /// Unsigned 8-bit integer.
@@ -73,36 +73,36 @@ pub enum DType {
     I64,
 }
 
-impl DType {
+impl ElementType {
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::I8 | DType::U8 => 1,
-            DType::I16 => 2,
-            DType::I32 | DType::F32 => 4,
-            DType::I64 => 8,
+            ElementType::I8 | ElementType::U8 => 1,
+            ElementType::I16 => 2,
+            ElementType::I32 | ElementType::F32 => 4,
+            ElementType::I64 => 8,
         }
     }
     /// The code stored in the file.
     pub const fn code(self) -> u8 {
         match self {
-            DType::I8 => 1,
-            DType::U8 => 2,
-            DType::I16 => 3,
-            DType::I32 => 4,
-            DType::F32 => 5,
-            DType::I64 => 6,
+            ElementType::I8 => 1,
+            ElementType::U8 => 2,
+            ElementType::I16 => 3,
+            ElementType::I32 => 4,
+            ElementType::F32 => 5,
+            ElementType::I64 => 6,
         }
     }
     /// The dtype of a stored code.
     pub const fn from_code(code: u8) -> Option<Self> {
         Some(match code {
-            1 => DType::I8,
-            2 => DType::U8,
-            3 => DType::I16,
-            4 => DType::I32,
-            5 => DType::F32,
-            6 => DType::I64,
+            1 => ElementType::I8,
+            2 => ElementType::U8,
+            3 => ElementType::I16,
+            4 => ElementType::I32,
+            5 => ElementType::F32,
+            6 => ElementType::I64,
             _ => return None,
         })
     }

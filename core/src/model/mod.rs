@@ -11,7 +11,7 @@ pub mod planner;
 #[cfg(feature = "alloc")]
 mod writer;
 
-pub use format::{DType, FORMAT_MAJOR, FORMAT_MINOR, MAGIC, OpKind};
+pub use format::{ElementType, FORMAT_MAJOR, FORMAT_MINOR, MAGIC, OpKind};
 pub use reader::{ABSENT, MetaEntry, Model, OpInfo, Quant, Storage, TensorInfo};
 #[cfg(feature = "alloc")]
 pub use writer::{AlignedBytes, ModelBuilder, OpSpec, TensorSpec};

@@ -11,9 +11,9 @@ pub const ABSENT: u32 = u32::MAX;
 ///
 /// ```
 /// # #[cfg(feature = "alloc")] {
-/// use microquant::model::{AlignedBytes, DType, Model, ModelBuilder, TensorSpec};
+/// use microquant::model::{AlignedBytes, ElementType, Model, ModelBuilder, TensorSpec};
 /// let mut b = ModelBuilder::new();
-/// let x = b.add_tensor(TensorSpec::activation("x", DType::I8, &[1, 4]).per_tensor(0.5, -3));
+/// let x = b.add_tensor(TensorSpec::activation("x", ElementType::I8, &[1, 4]).per_tensor(0.5, -3));
 /// b.set_io(&[x], &[x]);
 /// b.set_arena_offsets(&[(x, 0)], 16);
 /// let bytes = AlignedBytes::new(&b.finish().unwrap());
@@ -80,7 +80,7 @@ pub struct TensorInfo<'a> {
     /// Index in the tensor table.
     pub index: u32,
     /// Element type.
-    pub dtype: DType,
+    pub dtype: ElementType,
     rank: u8,
     dims: [u32; MAX_RANK],
     /// Where the bytes are.
@@ -489,8 +489,8 @@ impl<'a> Model<'a> {
         let r = self.tensors_off + TENSOR_RECORD_LEN * i as usize;
         let what = "tensor record";
         let rec: &[u8; TENSOR_RECORD_LEN] = record(buf, r, what)?;
-        let dtype =
-            DType::from_code(u8_at(rec, 0, what)?).ok_or(Error::BadTensor { index: i, reason: "unknown dtype" })?;
+        let dtype = ElementType::from_code(u8_at(rec, 0, what)?)
+            .ok_or(Error::BadTensor { index: i, reason: "unknown dtype" })?;
         let rank = u8_at(rec, 1, what)?;
         if rank as usize > MAX_RANK {
             return Err(Error::BadTensor { index: i, reason: "rank above 6" });

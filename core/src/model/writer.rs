@@ -25,7 +25,7 @@ enum SpecQuant {
 #[derive(Debug, Clone)]
 pub struct TensorSpec {
     name: String,
-    dtype: DType,
+    dtype: ElementType,
     dims: Vec<u32>,
     storage: SpecStorage,
     quant: SpecQuant,
@@ -33,20 +33,20 @@ pub struct TensorSpec {
 
 impl TensorSpec {
     /// An activation (lives in the arena).
-    pub fn activation(name: &str, dtype: DType, dims: &[u32]) -> Self {
+    pub fn activation(name: &str, dtype: ElementType, dims: &[u32]) -> Self {
         Self { name: name.into(), dtype, dims: dims.into(), storage: SpecStorage::Arena, quant: SpecQuant::None }
     }
     /// A constant with its little-endian bytes.
-    pub fn constant(name: &str, dtype: DType, dims: &[u32], bytes: Vec<u8>) -> Self {
+    pub fn constant(name: &str, dtype: ElementType, dims: &[u32], bytes: Vec<u8>) -> Self {
         Self { name: name.into(), dtype, dims: dims.into(), storage: SpecStorage::Const(bytes), quant: SpecQuant::None }
     }
     /// An int8 constant.
     pub fn const_i8(name: &str, dims: &[u32], data: &[i8]) -> Self {
-        Self::constant(name, DType::I8, dims, data.iter().map(|&v| v as u8).collect())
+        Self::constant(name, ElementType::I8, dims, data.iter().map(|&v| v as u8).collect())
     }
     /// An int32 constant.
     pub fn const_i32(name: &str, dims: &[u32], data: &[i32]) -> Self {
-        Self::constant(name, DType::I32, dims, data.iter().flat_map(|v| v.to_le_bytes()).collect())
+        Self::constant(name, ElementType::I32, dims, data.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
     /// Sets per-tensor quantization.
     pub fn per_tensor(mut self, scale: f32, zero_point: i32) -> Self {

@@ -41,7 +41,7 @@ pub(crate) struct CarriedWeight {
 /// What a QDQ model carries.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Carried {
-    /// Activation name → int8 (scale, zero point).
+    /// FusedActivation name → int8 (scale, zero point).
     pub acts: VecMap<String, (f32, i32)>,
     /// Output name of a conv / Gemm / MatMul node → its weights' scales.
     pub weights: VecMap<String, CarriedWeight>,
@@ -343,7 +343,7 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
             carried.constants += 1;
             continue;
         }
-        // Activation pair.
+        // FusedActivation pair.
         let pq = qparams(q_index, qn, &consts, 0, dt::UINT8)?;
         let pd = qparams(index, node, &consts, 0, pq.code)?;
         if pq.axis.is_some() || pd.axis.is_some() || pq.scales.len() != 1 {

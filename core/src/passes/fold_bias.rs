@@ -62,7 +62,7 @@ pub fn fold_bias(g: &mut Graph) -> Result<usize, ConvertError> {
 mod tests {
     use super::super::testutil::{G, assert_same_function, ops, values};
     use super::*;
-    use crate::graph::{Activation, FullyConnected, Op};
+    use crate::graph::{FullyConnected, FusedActivation, Op};
 
     #[test]
     fn matmul_add_becomes_fc_with_bias() {
@@ -71,11 +71,11 @@ mod tests {
         let x = b.input(&[1, 5, 4]);
         let w = b.constant(&[3, 4], values(12, 1));
         let f = b.node(
-            Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: true }),
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: true }),
             &[Some(x), Some(w)],
         );
         let c = b.constant(&[3], vec![1.0, 2.0, 3.0]);
-        let a = b.node(Op::Add { activation: Activation::None }, &[Some(c), Some(f)]);
+        let a = b.node(Op::Add { activation: FusedActivation::None }, &[Some(c), Some(f)]);
         let y = b.node(Op::Relu, &[Some(a)]);
         let before = b.output(y);
         let mut g = before.clone();
@@ -91,10 +91,10 @@ mod tests {
         let x = b.input(&[1, 4]);
         let w = b.constant(&[4, 4], values(16, 2));
         let f = b.node(
-            Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false }),
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
             &[Some(x), Some(w)],
         );
-        let y = b.node(Op::Add { activation: Activation::None }, &[Some(f), Some(x)]);
+        let y = b.node(Op::Add { activation: FusedActivation::None }, &[Some(f), Some(x)]);
         let mut g = b.output(y);
         assert_eq!(fold_bias(&mut g).unwrap(), 0);
     }

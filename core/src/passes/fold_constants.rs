@@ -76,7 +76,7 @@ pub fn fold_constants(g: &mut Graph) -> Result<usize, ConvertError> {
 mod tests {
     use super::super::testutil::{G, assert_same_function, ops};
     use super::*;
-    use crate::graph::Activation;
+    use crate::graph::FusedActivation;
     use alloc::vec;
 
     #[test]
@@ -86,8 +86,8 @@ mod tests {
         let w = b.constant(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let wt = b.node(Op::Transpose { perm: vec![1, 0] }, &[Some(w)]); // [2, 3]
         let s = b.constant(&[1], vec![0.5]);
-        let ws = b.node(Op::Mul { activation: Activation::None }, &[Some(wt), Some(s)]);
-        let y = b.node(Op::Add { activation: Activation::None }, &[Some(x), Some(ws)]);
+        let ws = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(wt), Some(s)]);
+        let y = b.node(Op::Add { activation: FusedActivation::None }, &[Some(x), Some(ws)]);
         let before = b.output(y);
         let mut g = before.clone();
         assert_eq!(fold_constants(&mut g).unwrap(), 2);
@@ -109,8 +109,8 @@ mod tests {
         let h = b.0.add_tensor(crate::graph::Tensor::constant("h", vec![2], ConstData::F16(vec![0x3c00, 0xc000])));
         let dq = b.node(Op::Dequantize, &[Some(q.unwrap())]);
         let dh = b.node(Op::Dequantize, &[Some(h.unwrap())]);
-        let a = b.node(Op::Add { activation: Activation::None }, &[Some(x), Some(dq)]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(a), Some(dh)]);
+        let a = b.node(Op::Add { activation: FusedActivation::None }, &[Some(x), Some(dq)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(a), Some(dh)]);
         let before = b.output(y);
         let mut g = before.clone();
         assert_eq!(fold_constants(&mut g).unwrap(), 2);

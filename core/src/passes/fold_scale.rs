@@ -5,10 +5,10 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::{const_f32, is_weighted, per_channel, single_use};
-use crate::graph::{Activation, ConstData, ConvertError, Graph, Op, Tensor, TensorId};
+use crate::graph::{ConstData, ConvertError, FusedActivation, Graph, Op, Tensor, TensorId};
 
 /// Sets the fused activation of a weighted op.
-pub(crate) fn set_activation(op: &mut Op, a: Activation) {
+pub(crate) fn set_activation(op: &mut Op, a: FusedActivation) {
     match op {
         Op::Conv2d(c) => c.activation = a,
         Op::DepthwiseConv2d(c) => c.activation = a,
@@ -19,7 +19,11 @@ pub(crate) fn set_activation(op: &mut Op, a: Activation) {
 
 /// The elementwise op `node` applies to the output of a weighted node with no activation: returns
 /// (weighted node index, its output, the constant, the activation of the elementwise op).
-pub(crate) fn after_weighted(g: &Graph, i: usize, want_mul: bool) -> Option<(usize, TensorId, TensorId, Activation)> {
+pub(crate) fn after_weighted(
+    g: &Graph,
+    i: usize,
+    want_mul: bool,
+) -> Option<(usize, TensorId, TensorId, FusedActivation)> {
     let node = g.nodes.get(i)?;
     let activation = match (&node.op, want_mul) {
         (Op::Mul { activation }, true) | (Op::Add { activation }, false) => *activation,
@@ -30,7 +34,7 @@ pub(crate) fn after_weighted(g: &Graph, i: usize, want_mul: bool) -> Option<(usi
     const_f32(g, c)?;
     let p = g.producer(x)?;
     let prev = g.nodes.get(p)?;
-    if !is_weighted(&prev.op) || prev.op.activation() != Some(Activation::None) || !single_use(g, x) {
+    if !is_weighted(&prev.op) || prev.op.activation() != Some(FusedActivation::None) || !single_use(g, x) {
         return None;
     }
     // The result must have the weighted output's shape (no broadcasting to a larger tensor).
@@ -131,11 +135,11 @@ mod tests {
             dilation_h: 1,
             dilation_w: 1,
             padding: Padding::Same,
-            activation: Activation::None,
+            activation: FusedActivation::None,
         });
         let c = b.node(conv, &[Some(x), Some(w), Some(bias)]);
         let s = b.constant(&[3], vec![2.0, -0.5, 0.25]);
-        let m = b.node(Op::Mul { activation: Activation::Relu }, &[Some(c), Some(s)]);
+        let m = b.node(Op::Mul { activation: FusedActivation::Relu }, &[Some(c), Some(s)]);
         let dw = b.constant(&[1, 2, 2, 6], values(24, 2));
         let dwop = Op::DepthwiseConv2d(DepthwiseConv2d {
             stride_h: 1,
@@ -144,24 +148,24 @@ mod tests {
             dilation_w: 1,
             depth_multiplier: 2,
             padding: Padding::Valid,
-            activation: Activation::None,
+            activation: FusedActivation::None,
         });
         let d = b.node(dwop, &[Some(m), Some(dw), None]);
         let s2 = b.constant(&[1, 1, 1, 6], values(6, 3));
-        let m2 = b.node(Op::Mul { activation: Activation::None }, &[Some(s2), Some(d)]);
+        let m2 = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(s2), Some(d)]);
         let r = b.node(Op::Reshape { new_shape: vec![1, 54] }, &[Some(m2)]);
         let fw = b.constant(&[2, 54], values(108, 4));
         let f = b.node(
-            Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false }),
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
             &[Some(r), Some(fw), None],
         );
         let s3 = b.constant(&[], vec![3.0]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(f), Some(s3)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(f), Some(s3)]);
         let before = b.output(y);
         let mut g = before.clone();
         assert_eq!(fold_scale(&mut g).unwrap(), 3);
         assert_eq!(ops(&g), ["Conv2d", "DepthwiseConv2d", "Reshape", "FullyConnected"]);
-        assert_eq!(g.nodes[0].op.activation(), Some(Activation::Relu));
+        assert_eq!(g.nodes[0].op.activation(), Some(FusedActivation::Relu));
         assert_eq!(g.outputs, [y]);
         assert_same_function(&before, &g, 1e-5);
     }
@@ -171,10 +175,10 @@ mod tests {
         let mut b = G::new();
         let x = b.input(&[1, 3]);
         let w = b.constant(&[3, 3], values(9, 5));
-        let fc = Op::FullyConnected(FullyConnected { activation: Activation::Relu, keep_num_dims: false });
+        let fc = Op::FullyConnected(FullyConnected { activation: FusedActivation::Relu, keep_num_dims: false });
         let f = b.node(fc, &[Some(x), Some(w), None]);
         let s = b.constant(&[3], vec![1.0, 2.0, 3.0]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(f), Some(s)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(f), Some(s)]);
         let mut g = b.output(y);
         assert_eq!(fold_scale(&mut g).unwrap(), 0, "relu then scale is not a weight scale");
         // A scale varying along a non-channel axis does not fold.
@@ -182,11 +186,11 @@ mod tests {
         let x = b.input(&[2, 3]);
         let w = b.constant(&[3, 3], values(9, 6));
         let f = b.node(
-            Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false }),
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
             &[Some(x), Some(w), None],
         );
         let s = b.constant(&[2, 1], vec![1.0, 2.0]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(f), Some(s)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(f), Some(s)]);
         let mut g = b.output(y);
         assert_eq!(fold_scale(&mut g).unwrap(), 0);
     }

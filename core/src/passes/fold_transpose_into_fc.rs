@@ -95,7 +95,7 @@ pub fn fold_transpose_into_fc(g: &mut Graph) -> Result<usize, ConvertError> {
 mod tests {
     use super::super::testutil::{G, assert_same_function, ops, values};
     use super::*;
-    use crate::graph::{Activation, FullyConnected};
+    use crate::graph::{FullyConnected, FusedActivation};
     use alloc::vec;
 
     #[test]
@@ -105,11 +105,11 @@ mod tests {
         let t = b.node(Op::Transpose { perm: vec![0, 3, 1, 2] }, &[Some(x)]); // NCHW
         let r = b.node(Op::Reshape { new_shape: vec![1, 24] }, &[Some(t)]);
         let w = b.constant(&[5, 24], values(120, 9));
-        let fc = Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false });
+        let fc = Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false });
         let y1 = b.node(fc.clone(), &[Some(r), Some(w), None]);
         let w2 = b.constant(&[5, 24], values(120, 10));
         let y2 = b.node(fc, &[Some(r), Some(w2), None]);
-        let y = b.node(Op::Add { activation: Activation::None }, &[Some(y1), Some(y2)]);
+        let y = b.node(Op::Add { activation: FusedActivation::None }, &[Some(y1), Some(y2)]);
         let before = b.output(y);
         let mut g = before.clone();
         assert_eq!(fold_transpose_into_fc(&mut g).unwrap(), 1);

@@ -1,10 +1,10 @@
 //! [`fuse_activation`]: a separate `Relu` / `Relu6` becomes its producer's fused activation.
 
 use super::single_use;
-use crate::graph::{Activation, ConvertError, Graph, Op};
+use crate::graph::{ConvertError, FusedActivation, Graph, Op};
 
 /// The activation of `op` composed with a following ReLU/ReLU6 (`None` if the op cannot hold it).
-fn compose(op: &Op, then: Activation) -> Option<Activation> {
+fn compose(op: &Op, then: FusedActivation) -> Option<FusedActivation> {
     let fusable = matches!(
         op,
         Op::Conv2d(_)
@@ -20,16 +20,15 @@ fn compose(op: &Op, then: Activation) -> Option<Activation> {
         return None;
     }
     Some(match (op.activation()?, then) {
-        (Activation::None, a) => a,
-        (Activation::Relu, Activation::Relu) => Activation::Relu,
-        (Activation::Relu | Activation::Relu6, Activation::Relu6) | (Activation::Relu6, Activation::Relu) => {
-            Activation::Relu6
-        }
+        (FusedActivation::None, a) => a,
+        (FusedActivation::Relu, FusedActivation::Relu) => FusedActivation::Relu,
+        (FusedActivation::Relu | FusedActivation::Relu6, FusedActivation::Relu6)
+        | (FusedActivation::Relu6, FusedActivation::Relu) => FusedActivation::Relu6,
         _ => return None,
     })
 }
 
-fn set(op: &mut Op, a: Activation) {
+fn set(op: &mut Op, a: FusedActivation) {
     match op {
         Op::Conv2d(c) => c.activation = a,
         Op::DepthwiseConv2d(c) => c.activation = a,
@@ -52,8 +51,8 @@ pub fn fuse_activation(g: &mut Graph) -> Result<usize, ConvertError> {
     let mut i = 0;
     while i < g.nodes.len() {
         let then = match g.nodes[i].op {
-            Op::Relu => Activation::Relu,
-            Op::Relu6 => Activation::Relu6,
+            Op::Relu => FusedActivation::Relu,
+            Op::Relu6 => FusedActivation::Relu6,
             _ => {
                 i += 1;
                 continue;
@@ -93,18 +92,18 @@ mod tests {
         let x = b.input(&[1, 4]);
         let w = b.constant(&[4, 4], values(16, 7));
         let f = b.node(
-            Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims: false }),
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
             &[Some(x), Some(w)],
         );
         let r = b.node(Op::Relu6, &[Some(f)]);
-        let a = b.node(Op::Add { activation: Activation::None }, &[Some(r), Some(x)]);
+        let a = b.node(Op::Add { activation: FusedActivation::None }, &[Some(r), Some(x)]);
         let r2 = b.node(Op::Relu, &[Some(a)]);
         let r3 = b.node(Op::Relu6, &[Some(r2)]); // relu then relu6 = relu6
         let before = b.output(r3);
         let mut g = before.clone();
         assert_eq!(fuse_activation(&mut g).unwrap(), 3);
         assert_eq!(ops(&g), ["FullyConnected", "Add"]);
-        assert_eq!(g.nodes[1].op, Op::Add { activation: Activation::Relu6 });
+        assert_eq!(g.nodes[1].op, Op::Add { activation: FusedActivation::Relu6 });
         assert_same_function(&before, &g, 0.0);
     }
 
@@ -112,15 +111,15 @@ mod tests {
     fn shared_producer_keeps_its_relu() {
         let mut b = G::new();
         let x = b.input(&[1, 4]);
-        let a = b.node(Op::Add { activation: Activation::None }, &[Some(x), Some(x)]);
+        let a = b.node(Op::Add { activation: FusedActivation::None }, &[Some(x), Some(x)]);
         let r = b.node(Op::Relu, &[Some(a)]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(r), Some(a)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(r), Some(a)]);
         let mut g = b.output(y);
         assert_eq!(fuse_activation(&mut g).unwrap(), 0);
         // A Relu after Concatenation stays too (no fused clamp in the int8 concatenation).
         let mut b = G::new();
         let x = b.input(&[1, 4]);
-        let c = b.node(Op::Concatenation { axis: 1, activation: Activation::None }, &[Some(x), Some(x)]);
+        let c = b.node(Op::Concatenation { axis: 1, activation: FusedActivation::None }, &[Some(x), Some(x)]);
         let y = b.node(Op::Relu, &[Some(c)]);
         let mut g = b.output(y);
         assert_eq!(fuse_activation(&mut g).unwrap(), 0);

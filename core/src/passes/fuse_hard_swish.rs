@@ -1,7 +1,7 @@
 //! [`fuse_hard_swish`]: `x · HardSigmoid(x)` → `HardSwish(x)`.
 
 use super::single_use;
-use crate::graph::{Activation, ConvertError, Graph, Op};
+use crate::graph::{ConvertError, FusedActivation, Graph, Op};
 
 /// Rewrites `Mul(x, HardSigmoid(x))` (either operand order, no fused activation) with alpha 1/6
 /// and beta 1/2 — how PyTorch exports `Hardswish` before opset 14 — into `HardSwish(x)` when the
@@ -14,7 +14,8 @@ pub fn fuse_hard_swish(g: &mut Graph) -> Result<usize, ConvertError> {
     let mut i = 0;
     while i < g.nodes.len() {
         let node = &g.nodes[i];
-        let (Op::Mul { activation: Activation::None }, Some(a), Some(b)) = (&node.op, node.input(0), node.input(1))
+        let (Op::Mul { activation: FusedActivation::None }, Some(a), Some(b)) =
+            (&node.op, node.input(0), node.input(1))
         else {
             i += 1;
             continue;
@@ -56,7 +57,7 @@ mod tests {
         let mut b = G::new();
         let x = b.input(&[2, 8]);
         let h = b.node(Op::HardSigmoid { alpha: 1.0 / 6.0, beta: 0.5 }, &[Some(x)]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(x), Some(h)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(x), Some(h)]);
         let before = b.output(y);
         let mut g = before.clone();
         assert_eq!(fuse_hard_swish(&mut g).unwrap(), 1);
@@ -66,7 +67,7 @@ mod tests {
         let mut b = G::new();
         let x = b.input(&[2, 8]);
         let h = b.node(Op::HardSigmoid { alpha: 0.2, beta: 0.5 }, &[Some(x)]);
-        let y = b.node(Op::Mul { activation: Activation::None }, &[Some(h), Some(x)]);
+        let y = b.node(Op::Mul { activation: FusedActivation::None }, &[Some(h), Some(x)]);
         let mut g = b.output(y);
         assert_eq!(fuse_hard_swish(&mut g).unwrap(), 0);
     }

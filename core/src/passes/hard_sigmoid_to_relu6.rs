@@ -3,7 +3,7 @@
 use alloc::format;
 use alloc::vec;
 
-use crate::graph::{Activation, ConstData, ConvertError, DType, Graph, Node, Op, Tensor};
+use crate::graph::{ConstData, ConvertError, DType, FusedActivation, Graph, Node, Op, Tensor};
 
 /// Rewrites each `HardSigmoid(alpha, beta)` node as `Mul(x, 6·alpha)` → `Add(·, 6·beta)` with a
 /// fused ReLU6 → `Mul(·, 1/6)`: `max(0, min(1, alpha·x + beta)) = relu6(6·alpha·x + 6·beta) / 6`.
@@ -34,12 +34,12 @@ pub fn hard_sigmoid_to_relu6(g: &mut Graph) -> Result<usize, ConvertError> {
         let k3 = c(g, "one_sixth", 1.0 / 6.0)?;
         let t1 = g.add_tensor(Tensor::new(format!("{name}/scaled"), shape.clone(), DType::F32))?;
         let t2 = g.add_tensor(Tensor::new(format!("{name}/relu6"), shape, DType::F32))?;
-        let none = Activation::None;
+        let none = FusedActivation::None;
         let nodes = [
             Node::new(format!("{name}/mul"), Op::Mul { activation: none }, vec![Some(x), Some(k1)], vec![t1]),
             Node::new(
                 format!("{name}/add"),
-                Op::Add { activation: Activation::Relu6 },
+                Op::Add { activation: FusedActivation::Relu6 },
                 vec![Some(t1), Some(k2)],
                 vec![t2],
             ),

@@ -39,7 +39,7 @@ pub fn sub_div_to_add_mul(g: &mut Graph) -> Result<usize, ConvertError> {
 mod tests {
     use super::super::testutil::{G, assert_same_function, ops};
     use super::*;
-    use crate::graph::Activation;
+    use crate::graph::FusedActivation;
     use alloc::vec;
 
     #[test]
@@ -48,14 +48,14 @@ mod tests {
         let x = b.input(&[2, 3]);
         let c = b.constant(&[3], vec![1.0, -2.0, 0.5]);
         let d = b.constant(&[], vec![4.0]);
-        let s = b.node(Op::Sub { activation: Activation::None }, &[Some(x), Some(c)]);
-        let q = b.node(Op::Div { activation: Activation::Relu }, &[Some(s), Some(d)]);
-        let y = b.node(Op::Sub { activation: Activation::None }, &[Some(c), Some(q)]); // c - x stays
+        let s = b.node(Op::Sub { activation: FusedActivation::None }, &[Some(x), Some(c)]);
+        let q = b.node(Op::Div { activation: FusedActivation::Relu }, &[Some(s), Some(d)]);
+        let y = b.node(Op::Sub { activation: FusedActivation::None }, &[Some(c), Some(q)]); // c - x stays
         let before = b.output(y);
         let mut g = before.clone();
         assert_eq!(sub_div_to_add_mul(&mut g).unwrap(), 2);
         assert_eq!(ops(&g), ["Add", "Mul", "Sub"]);
-        assert_eq!(g.nodes[1].op, Op::Mul { activation: Activation::Relu });
+        assert_eq!(g.nodes[1].op, Op::Mul { activation: FusedActivation::Relu });
         assert_same_function(&before, &g, 0.0);
     }
 }

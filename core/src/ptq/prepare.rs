@@ -6,7 +6,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::graph::{Activation, ConvertError, DType, Graph, Node, Op, Padding, Pool2d, Tensor, TensorQuant};
+use crate::graph::{ConvertError, DType, FusedActivation, Graph, Node, Op, Padding, Pool2d, Tensor, TensorQuant};
 use crate::passes;
 
 /// What [`prepare`] did.
@@ -87,8 +87,8 @@ fn relu_as_max_pool(g: &mut Graph) -> Result<usize, ConvertError> {
     let mut i = 0;
     while i < g.nodes.len() {
         let activation = match g.nodes[i].op {
-            Op::Relu => Activation::Relu,
-            Op::Relu6 => Activation::Relu6,
+            Op::Relu => FusedActivation::Relu,
+            Op::Relu6 => FusedActivation::Relu6,
             _ => {
                 i += 1;
                 continue;

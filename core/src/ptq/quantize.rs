@@ -32,7 +32,7 @@ pub struct QuantizeOptions {
     /// Weights per output channel (conv and fully connected: axis 0; depthwise: axis 3) or one
     /// scale per tensor. Symmetric int8 in [-127, 127] either way.
     pub per_channel: bool,
-    /// Activation type of the whole model.
+    /// FusedActivation type of the whole model.
     pub activations: ActivationType,
     /// Layers computed in 16x8 (int16 activations, int8 weights, int64 bias) in an int8 model,
     /// by node name (or output tensor name). Their inputs are requantized from int8 to int16,
@@ -254,12 +254,12 @@ fn weight_error(
         .map(|(k, (&v, &q))| v - f32::from(q) * scales.get((k / inner) % channels).copied().unwrap_or(scales[0]))
         .collect();
     let plain = match op {
-        Op::Conv2d(c) => Op::Conv2d(crate::graph::Conv2d { activation: crate::graph::Activation::None, ..*c }),
+        Op::Conv2d(c) => Op::Conv2d(crate::graph::Conv2d { activation: crate::graph::FusedActivation::None, ..*c }),
         Op::DepthwiseConv2d(c) => {
-            Op::DepthwiseConv2d(crate::graph::DepthwiseConv2d { activation: crate::graph::Activation::None, ..*c })
+            Op::DepthwiseConv2d(crate::graph::DepthwiseConv2d { activation: crate::graph::FusedActivation::None, ..*c })
         }
         Op::FullyConnected(c) => {
-            Op::FullyConnected(crate::graph::FullyConnected { activation: crate::graph::Activation::None, ..*c })
+            Op::FullyConnected(crate::graph::FullyConnected { activation: crate::graph::FusedActivation::None, ..*c })
         }
         _ => return None,
     };

@@ -80,7 +80,7 @@ mod tensor;
 pub use choose::{ChooseOptions, QScheme, choose_qparams, choose_qparams_with, dynamic_quantize_linear, quant_range};
 pub use convert::{fake_quantize, quantize, quantize_with_mask, requantize};
 pub use dtype::{F4E2M1, F8E4M3FN, F8E5M2, I2, I4, QuantDType, QuantElement, U2, U4, element_code, set_element_code};
-pub use params::{AffineQuant, ChannelQParams, Convention, QParams, QuantParams};
+pub use params::{ChannelQParams, Convention, QParams, QuantParams};
 pub use tensor::{MAX_RANK, QTensor, QTensorMut, Shape, Tensor};
 
 pub(crate) use params::qparams_unchecked;

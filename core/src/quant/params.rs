@@ -44,9 +44,6 @@ pub struct QParams {
     convention: Convention,
 }
 
-/// The name the foundation used for [`QParams`]; same type.
-pub type AffineQuant = QParams;
-
 pub(crate) fn check_scale(scale: f32) -> Result<(), Error> {
     if scale.is_finite() && scale > 0.0 { Ok(()) } else { Err(Error::InvalidScale) }
 }

@@ -15,14 +15,14 @@
 use core::hint::black_box;
 use cortex_m_rt::entry;
 use defmt as _;
-use microquant::quant::{AffineQuant, QuantDType};
+use microquant::quant::{QParams, QuantDType};
 
 #[entry]
 fn main() -> ! {
     let x: &[f32] = black_box(&[0.5, -1.0, 2.0, 3.5]);
     let mut q = [0i8; 4];
     let mut dq = [0f32; 4];
-    if let Ok(p) = AffineQuant::new(black_box(0.1), black_box(-3), QuantDType::Int8) {
+    if let Ok(p) = QParams::new(black_box(0.1), black_box(-3), QuantDType::Int8) {
         let _ = black_box(p.quantize_i8(x, black_box(&mut q[..])));
         let _ = black_box(p.dequantize_i8(black_box(&q[..]), black_box(&mut dq[..])));
     }
@@ -210,12 +210,12 @@ fn elementwise_activation_shape_kernels() {
     use microquant::kernels::reshape::{reshape_output_shape, reshape_s8};
     use microquant::kernels::softmax::*;
     use microquant::kernels::tanh::{TanhParams, tanh_s8};
-    use microquant::kernels::tensor::TensorQuant;
+    use microquant::kernels::tensor::PerTensorQuant;
     use microquant::kernels::transpose::{TransposeParams, transpose_s8, transpose_s16, transpose_s32};
     use microquant::kernels::{ActivationRange, Rounding};
     let rounding = if black_box(true) { Rounding::Double } else { Rounding::Single };
     let other = if black_box(false) { Rounding::Double } else { Rounding::Single };
-    let q = |s: f32, z: i32| TensorQuant::new(black_box(s), black_box(z));
+    let q = |s: f32, z: i32| PerTensorQuant::new(black_box(s), black_box(z));
     let shape_a: &[usize] = black_box(&[2, 3, 4]);
     let shape_b: &[usize] = black_box(&[3, 1]);
     let a: &[i8] = black_box(&[3; 24]);

@@ -4,7 +4,7 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use microquant::quant::{AffineQuant, QuantDType};
+use microquant::quant::{QParams, QuantDType};
 use microquant_firmware as fw;
 
 /// The demo tensor; scripts/demo.sh passes the same values to the host CLI.
@@ -15,7 +15,7 @@ const ZERO_POINT: i32 = -3;
 #[entry]
 fn main() -> ! {
     defmt::info!("microquant smoke demo on {=str}", fw::BOARD);
-    let p = match AffineQuant::new(SCALE, ZERO_POINT, QuantDType::Int8) {
+    let p = match QParams::new(SCALE, ZERO_POINT, QuantDType::Int8) {
         Ok(p) => p,
         Err(e) => {
             defmt::error!("bad parameters: {}", e);

@@ -12,7 +12,7 @@
 use microquant::kernels::hard_swish::{HardSwishParams, hard_swish_s8};
 use microquant::kernels::logistic::{LogisticParams, logistic_s8};
 use microquant::kernels::tanh::{TanhParams, tanh_s8};
-use microquant::kernels::tensor::TensorQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
 
@@ -58,8 +58,10 @@ pub fn check<'a>(c: &'a UnaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, 
         return Err(Failure::BadCase { case: c.name, reason: "input is not every int8 value once" });
     }
     let mut tally = Tally { cases: 1, elements: [0; 2] };
-    let (i_q, o_q) =
-        (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+    let (i_q, o_q) = (
+        PerTensorQuant::new(c.input_scale, c.input_zero_point),
+        PerTensorQuant::new(c.output_scale, c.output_zero_point),
+    );
     for (i, (rounding, oracle)) in MODES.into_iter().enumerate() {
         let expected = c.expected.get(oracle);
         let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;

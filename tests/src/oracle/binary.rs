@@ -13,7 +13,7 @@
 use microquant::kernels::ActivationRange;
 use microquant::kernels::add::{AddParams, add_s8, add_s16};
 use microquant::kernels::mul::{MulParams, mul_s8};
-use microquant::kernels::tensor::TensorQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 
 use super::{Activation, At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
 
@@ -62,9 +62,9 @@ pub struct BinaryCase<'a> {
 /// Runs one case in both modes, each against its oracle.
 pub fn check<'a>(c: &'a BinaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
     let mut tally = Tally { cases: 1, elements: [0; 2] };
-    let q1 = TensorQuant::new(c.input1_scale, c.input1_zero_point);
-    let q2 = TensorQuant::new(c.input2_scale, c.input2_zero_point);
-    let qo = TensorQuant::new(c.output_scale, c.output_zero_point);
+    let q1 = PerTensorQuant::new(c.input1_scale, c.input1_zero_point);
+    let q2 = PerTensorQuant::new(c.input2_scale, c.input2_zero_point);
+    let qo = PerTensorQuant::new(c.output_scale, c.output_zero_point);
     let (s1, s2) = (c.input1_shape, c.input2_shape);
     let dtype = if matches!(c.input1, Values::I8(_)) { ActivationRange::INT8 } else { ActivationRange::INT16 };
     let act = kernel(

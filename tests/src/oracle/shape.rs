@@ -12,7 +12,7 @@ use microquant::kernels::concat::{ConcatInput, ConcatParams, concat_s8};
 use microquant::kernels::pad::{PadParams, pad_s8};
 use microquant::kernels::reduce::{MeanParams, mean_s8, mean_scratch_len};
 use microquant::kernels::reshape::{reshape_output_shape, reshape_s8};
-use microquant::kernels::tensor::TensorQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 use microquant::kernels::transpose::{TransposeParams, transpose_s8};
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
@@ -139,10 +139,10 @@ pub fn check_concat<'a>(c: &'a ConcatCase<'a>, ws: &mut Workspace<'_>) -> Result
     if c.inputs.len() > MAX_CONCAT_INPUTS || c.input_shapes.len() != c.inputs.len() {
         return Err(Failure::BadCase { case: c.name, reason: "more inputs than MAX_CONCAT_INPUTS" });
     }
-    let out_q = TensorQuant::new(c.output_scale, c.output_zero_point);
+    let out_q = PerTensorQuant::new(c.output_scale, c.output_zero_point);
     for (k, meta) in metas.iter_mut().enumerate().take(c.inputs.len()) {
         let len = c.input_shapes[k].get(axis).copied().unwrap_or(0);
-        let q = TensorQuant::new(c.input_scales[k], c.input_zero_points[k]);
+        let q = PerTensorQuant::new(c.input_scales[k], c.input_zero_points[k]);
         *meta = kernel(c.name, "prepare input", ConcatInput::prepare_s8(len, q, out_q))?;
     }
     let p = kernel(c.name, "prepare", ConcatParams::new(c.expected.shape, c.axis, &metas[..c.inputs.len()]))?;
@@ -151,7 +151,7 @@ pub fn check_concat<'a>(c: &'a ConcatCase<'a>, ws: &mut Workspace<'_>) -> Result
 
 /// Runs one PAD case.
 pub fn check_pad<'a>(c: &'a PadCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
-    let q = TensorQuant::new(c.output_scale, c.output_zero_point);
+    let q = PerTensorQuant::new(c.output_scale, c.output_zero_point);
     let p = kernel(c.name, "prepare", PadParams::prepare_s8(c.input_shape, c.paddings, q, None))?;
     if p.output_shape().dims() != c.expected.shape {
         return Err(Failure::Shape { case: c.name });
@@ -161,8 +161,10 @@ pub fn check_pad<'a>(c: &'a PadCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally
 
 /// Runs one MEAN case.
 pub fn check_mean<'a>(c: &'a MeanCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
-    let (iq, oq) =
-        (TensorQuant::new(c.input_scale, c.input_zero_point), TensorQuant::new(c.output_scale, c.output_zero_point));
+    let (iq, oq) = (
+        PerTensorQuant::new(c.input_scale, c.input_zero_point),
+        PerTensorQuant::new(c.output_scale, c.output_zero_point),
+    );
     let scratch_len = kernel(c.name, "scratch length", mean_scratch_len(c.input_shape, c.axis))?;
     if scratch_len != c.expected.len() {
         return Err(Failure::BadCase { case: c.name, reason: "not one accumulator per output" });

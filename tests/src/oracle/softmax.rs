@@ -13,7 +13,7 @@
 
 use microquant::kernels::Rounding;
 use microquant::kernels::softmax::{SoftmaxParams, SoftmaxS16Luts, SoftmaxS16Params, softmax_s8, softmax_s16};
-use microquant::kernels::tensor::TensorQuant;
+use microquant::kernels::tensor::PerTensorQuant;
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
 
@@ -43,8 +43,8 @@ pub struct SoftmaxCase<'a> {
 /// Runs one case in both modes, each against its oracle.
 pub fn check<'a>(c: &'a SoftmaxCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
     let mut tally = Tally { cases: 1, elements: [0; 2] };
-    let input = TensorQuant::new(c.input_scale, c.input_zero_point);
-    let output = TensorQuant::new(c.output_scale, c.output_zero_point);
+    let input = PerTensorQuant::new(c.input_scale, c.input_zero_point);
+    let output = PerTensorQuant::new(c.output_scale, c.output_zero_point);
     for (i, (rounding, oracle)) in MODES.into_iter().enumerate() {
         let at = At { case: c.name, rounding, oracle, path: "dispatched" };
         let expected = c.expected.get(oracle);

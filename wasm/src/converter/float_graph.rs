@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use js_sys::{Array, Float32Array, Object, Uint8Array};
 use microquant::float::FloatExecutor;
-use microquant::graph::{DType as GDType, Graph};
+use microquant::graph::{DType, Graph};
 use microquant::ptq::prepare;
 use wasm_bindgen::prelude::*;
 
@@ -230,5 +230,5 @@ fn io_info(io: &Io, dtype: &str) -> Object {
 /// A float graph is float if its activations are float (a TFLite model with int8 activations
 /// is an already-quantized model).
 pub(crate) fn is_quantized(g: &Graph) -> bool {
-    g.tensors.iter().any(|t| !t.is_constant() && matches!(t.dtype, GDType::I8 | GDType::I16))
+    g.tensors.iter().any(|t| !t.is_constant() && matches!(t.dtype, DType::I8 | DType::I16))
 }

@@ -8,7 +8,7 @@ use core::cell::RefCell;
 
 use js_sys::{Array, Object, Promise};
 use microquant::float::FloatExecutor;
-use microquant::graph::DType as GDType;
+use microquant::graph::DType;
 use microquant::ptq::{Calibrator, HybridMode};
 use wasm_bindgen::prelude::*;
 
@@ -63,7 +63,7 @@ impl FloatModel {
     /// elsewhere): `quantize` keeps them (option `ignoreQdq: true` calibrates every tensor).
     #[wasm_bindgen(getter, js_name = carriesQuantization)]
     pub fn carries_quantization(&self) -> bool {
-        self.inner.graph.tensors.iter().any(|t| t.quant.is_some() && t.dtype == GDType::F32)
+        self.inner.graph.tensors.iter().any(|t| t.quant.is_some() && t.dtype == DType::F32)
     }
 
     /// Bytes of float weights (constants) in the source model.

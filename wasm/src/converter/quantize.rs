@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use js_sys::Uint8Array;
 use microquant::compile::{CompileOptions, compile};
-use microquant::graph::DType as GDType;
+use microquant::graph::DType;
 use microquant::ptq::{CalibrationOptions, Report, evaluate_with_progress, quantize};
 use wasm_bindgen::prelude::*;
 
@@ -120,7 +120,7 @@ impl QuantizedModel {
         let e = self.inner.extras.as_ref().ok_or_else(|| {
             error("toQdqOnnx() needs the quantized graph: a model loaded from a .mq file does not keep it (quantize the float model, or load the int8 TFLite model)")
         })?;
-        let int16 = e.graph.tensors.iter().any(|t| !t.is_constant() && t.dtype == GDType::I16);
+        let int16 = e.graph.tensors.iter().any(|t| !t.is_constant() && t.dtype == DType::I16);
         let name = self.inner.name.rsplit_once('.').map_or(self.inner.name.as_str(), |(stem, _)| stem);
         let bytes = microquant::onnx::export_qdq(
             &e.graph,

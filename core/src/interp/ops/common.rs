@@ -10,7 +10,7 @@ use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::tensor::{Broadcast, MAX_DIMS};
 use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use crate::model::words::WordReader;
-use crate::model::{ABSENT, DType, Model, OpInfo, Quant, Storage, TensorInfo};
+use crate::model::{ABSENT, ElementType, Model, OpInfo, Quant, Storage, TensorInfo};
 use crate::requant::QuantizedMultiplier;
 
 /// An arena region: `(offset, length)` in bytes.
@@ -67,7 +67,7 @@ impl<'m> Ctx<'_, 'm> {
     }
 
     /// A constant input's data as `T` (dtype checked).
-    pub fn const_of<T: bytemuck::Pod>(&self, t: &TensorInfo<'m>, dtype: DType) -> Result<&'m [T], Error> {
+    pub fn const_of<T: bytemuck::Pod>(&self, t: &TensorInfo<'m>, dtype: ElementType) -> Result<&'m [T], Error> {
         if t.dtype != dtype {
             return Err(self.bad("a constant input has the wrong dtype"));
         }
@@ -120,11 +120,11 @@ pub(crate) fn dims4(ctx: &Ctx, t: &TensorInfo) -> Result<Dims4, Error> {
 }
 
 /// The activation clamp stored as two words, checked against the dtype's range.
-pub(crate) fn read_activation(ctx: &Ctx, p: &mut WordReader, dtype: DType) -> Result<ActivationRange, Error> {
+pub(crate) fn read_activation(ctx: &Ctx, p: &mut WordReader, dtype: ElementType) -> Result<ActivationRange, Error> {
     let (min, max) = (p.i32()?, p.i32()?);
     let (lo, hi) = match dtype {
-        DType::I8 => (i8::MIN as i32, i8::MAX as i32),
-        DType::I16 => (i16::MIN as i32, i16::MAX as i32),
+        ElementType::I8 => (i8::MIN as i32, i8::MAX as i32),
+        ElementType::I16 => (i16::MIN as i32, i16::MAX as i32),
         _ => return Err(ctx.bad("activation clamp on a non-integer tensor")),
     };
     if min > max || min < lo || max > hi {
@@ -172,16 +172,16 @@ impl<'m> Src<'m> {
     }
 
     /// An optional operand (a bias): its dtype and source.
-    pub(crate) fn of_opt(t: Option<&TensorInfo<'m>>) -> Result<Option<(DType, Self)>, Error> {
+    pub(crate) fn of_opt(t: Option<&TensorInfo<'m>>) -> Result<Option<(ElementType, Self)>, Error> {
         t.map(|t| Ok((t.dtype, Src::of(t)?))).transpose()
     }
 
     /// [`Self::bytes`] of an optional operand, with its dtype.
     pub(crate) fn bytes_opt<'c>(
-        s: Option<(DType, Self)>,
+        s: Option<(ElementType, Self)>,
         ro: &ReadOnly<'c>,
         op: u32,
-    ) -> Result<Option<(DType, &'c [u8])>, Error>
+    ) -> Result<Option<(ElementType, &'c [u8])>, Error>
     where
         'm: 'c,
     {
@@ -189,10 +189,10 @@ impl<'m> Src<'m> {
     }
 }
 
-/// Per-tensor quantization of a tensor as the kernels' `TensorQuant`.
-pub(crate) fn tensor_quant(ctx: &Ctx, t: &TensorInfo) -> Result<crate::kernels::tensor::TensorQuant, Error> {
+/// Per-tensor quantization of a tensor as the kernels' `PerTensorQuant`.
+pub(crate) fn tensor_quant(ctx: &Ctx, t: &TensorInfo) -> Result<crate::kernels::tensor::PerTensorQuant, Error> {
     match t.quant {
-        Quant::PerTensor { scale, zero_point } => Ok(crate::kernels::tensor::TensorQuant::new(scale, zero_point)),
+        Quant::PerTensor { scale, zero_point } => Ok(crate::kernels::tensor::PerTensorQuant::new(scale, zero_point)),
         _ => Err(ctx.bad("a tensor lacks per-tensor quantization")),
     }
 }
@@ -225,7 +225,7 @@ pub(crate) fn binary_operands<'m>(
 ) -> Result<(TensorInfo<'m>, TensorInfo<'m>, TensorInfo<'m>, Broadcast), Error> {
     ctx.counts(2..=2, 1)?;
     let (a, b, y) = (ctx.input(0)?, ctx.input(1)?, ctx.output()?);
-    if a.dtype != y.dtype || b.dtype != y.dtype || !matches!(y.dtype, DType::I8 | DType::I16) {
+    if a.dtype != y.dtype || b.dtype != y.dtype || !matches!(y.dtype, ElementType::I8 | ElementType::I16) {
         return Err(ctx.bad("inputs and output must all be int8 or all int16"));
     }
     let (sa, ra) = shape_of(&a);
@@ -239,16 +239,16 @@ pub(crate) fn binary_operands<'m>(
 }
 
 /// The values of an int8 or int16 tensor.
-pub(crate) fn int_range(dtype: DType) -> (i64, i64) {
+pub(crate) fn int_range(dtype: ElementType) -> (i64, i64) {
     match dtype {
-        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        ElementType::I8 => (i8::MIN.into(), i8::MAX.into()),
         _ => (i16::MIN.into(), i16::MAX.into()),
     }
 }
 
 /// `[min, max]` of `offset + x` over the values `x` of `dtype`, where `offset` (an input's
 /// `-zero_point`) must come from a zero point the type can hold.
-pub(crate) fn offset_input_range(ctx: &Ctx, offset: i32, dtype: DType) -> Result<(i64, i64), Error> {
+pub(crate) fn offset_input_range(ctx: &Ctx, offset: i32, dtype: ElementType) -> Result<(i64, i64), Error> {
     let (lo, hi) = int_range(dtype);
     let off = i64::from(offset);
     if !(-hi..=-lo).contains(&off) {
@@ -257,7 +257,7 @@ pub(crate) fn offset_input_range(ctx: &Ctx, offset: i32, dtype: DType) -> Result
     Ok((lo + off, hi + off))
 }
 
-pub(crate) fn check_output_offset(ctx: &Ctx, offset: i32, dtype: DType) -> Result<(), Error> {
+pub(crate) fn check_output_offset(ctx: &Ctx, offset: i32, dtype: ElementType) -> Result<(), Error> {
     let (lo, hi) = int_range(dtype);
     if !(lo..=hi).contains(&i64::from(offset)) {
         return Err(ctx.bad("the output zero point is outside its type"));
@@ -274,7 +274,7 @@ pub(crate) struct BinaryOp<'m, P> {
     params: P,
     a: Src<'m>,
     b: Src<'m>,
-    dtype: DType,
+    dtype: ElementType,
 }
 
 pub(crate) fn binary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<BinaryOp<'m, P>, Error> {
@@ -297,7 +297,7 @@ pub(crate) fn run_binary<P>(
     let (out, _, ro) = carved;
     let (ab, bb) = (o.a.bytes(&ro, idx)?, o.b.bytes(&ro, idx)?);
     match o.dtype {
-        DType::I8 => s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
+        ElementType::I8 => s8(&o.params, as_i8(ab), as_i8(bb), bytemuck::cast_slice_mut(out)),
         _ => s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?),
     }
 }
@@ -308,8 +308,8 @@ pub(crate) fn run_binary<P>(
 pub(crate) struct UnaryOp<'m, P> {
     pub(crate) params: P,
     pub(crate) x: Src<'m>,
-    pub(crate) x_dtype: DType,
-    pub(crate) y_dtype: DType,
+    pub(crate) x_dtype: ElementType,
+    pub(crate) y_dtype: ElementType,
 }
 
 pub(crate) fn unary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<UnaryOp<'m, P>, Error> {
@@ -333,7 +333,7 @@ pub(crate) struct Window {
     pub(crate) activation: ActivationRange,
 }
 
-pub(crate) fn read_window(ctx: &Ctx, p: &mut WordReader, dtype: DType) -> Result<Window, Error> {
+pub(crate) fn read_window(ctx: &Ctx, p: &mut WordReader, dtype: ElementType) -> Result<Window, Error> {
     let mut next = || p.usize_max(MAX_DIM, "window parameter too large");
     let stride = Hw::new(next()?, next()?);
     let dilation = Hw::new(next()?, next()?);
@@ -367,11 +367,11 @@ pub(crate) fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
     let x = ctx.input(0)?;
     let w = ctx.input(1)?;
     let y = ctx.output()?;
-    let filter: &'m [i8] = ctx.const_of(&w, DType::I8)?;
+    let filter: &'m [i8] = ctx.const_of(&w, ElementType::I8)?;
     let bias = ctx.opt_input(2)?;
     let oc = y.dims().last().copied().unwrap_or(0) as usize;
-    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, DType::I32)?;
-    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, DType::I32)?;
+    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, ElementType::I32)?;
+    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, ElementType::I32)?;
     if multiplier.len() != oc || shift.len() != oc {
         return Err(ctx.bad("multipliers and shifts must have one entry per output channel"));
     }
@@ -380,8 +380,8 @@ pub(crate) fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
     }
     let ok_dtypes = matches!(
         (x.dtype, y.dtype, bias.map(|b| b.dtype)),
-        (DType::I8, DType::I8, None | Some(DType::I32))
-            | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+        (ElementType::I8, ElementType::I8, None | Some(ElementType::I32))
+            | (ElementType::I16, ElementType::I16, None | Some(ElementType::I32 | ElementType::I64))
     );
     if !ok_dtypes {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
@@ -425,9 +425,9 @@ pub(crate) fn check_output(
 pub(crate) struct ConvLikeOp<'m, P> {
     pub(crate) params: P,
     pub(crate) x: Src<'m>,
-    pub(crate) dtype: DType,
+    pub(crate) dtype: ElementType,
     pub(crate) filter: &'m [i8],
-    pub(crate) bias: Option<(DType, Src<'m>)>,
+    pub(crate) bias: Option<(ElementType, Src<'m>)>,
     pub(crate) quant: PerChannelQuant<'m>,
 }
 
@@ -446,8 +446,10 @@ macro_rules! run_conv {
         let bias = Src::bytes_opt(o.bias, &ro, idx)?;
         let q = &o.quant;
         match (o.dtype, bias) {
-            (DType::I8, None) => $s8(&o.params, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch),
-            (DType::I8, Some((_, b))) => $s8(
+            (ElementType::I8, None) => {
+                $s8(&o.params, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch)
+            }
+            (ElementType::I8, Some((_, b))) => $s8(
                 &o.params,
                 q,
                 as_i8(x),
@@ -456,7 +458,7 @@ macro_rules! run_conv {
                 bytemuck::cast_slice_mut(out),
                 scratch,
             ),
-            (_, Some((DType::I32, b))) => $s16::<i32>(
+            (_, Some((ElementType::I32, b))) => $s16::<i32>(
                 &o.params,
                 q,
                 as_pod(x, idx)?,

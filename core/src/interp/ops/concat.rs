@@ -8,7 +8,7 @@ use super::regions;
 use crate::Error;
 use crate::interp::arena::carve;
 use crate::kernels::concat::{ConcatInput, ConcatParams, Requantize, concat_s8};
-use crate::model::DType;
+use crate::model::ElementType;
 use crate::model::words::MAX_CONCAT_INPUTS;
 
 fn concat_inputs(ctx: &Ctx, inputs: &mut [ConcatInput; MAX_CONCAT_INPUTS]) -> Result<(usize, i32), Error> {
@@ -17,7 +17,7 @@ fn concat_inputs(ctx: &Ctx, inputs: &mut [ConcatInput; MAX_CONCAT_INPUTS]) -> Re
         return Err(ctx.bad("concatenation needs 1 to 16 inputs and one output"));
     }
     let y = ctx.output()?;
-    if y.dtype != DType::I8 {
+    if y.dtype != ElementType::I8 {
         return Err(ctx.bad("concatenation supports int8"));
     }
     let rank = y.dims().len() as i32;
@@ -29,7 +29,7 @@ fn concat_inputs(ctx: &Ctx, inputs: &mut [ConcatInput; MAX_CONCAT_INPUTS]) -> Re
     }
     for (k, slot) in inputs.iter_mut().enumerate().take(n) {
         let t = ctx.input(k)?;
-        if t.dtype != DType::I8 || t.dims().len() != y.dims().len() {
+        if t.dtype != ElementType::I8 || t.dims().len() != y.dims().len() {
             return Err(ctx.bad("concatenation inputs must be int8 of the output's rank"));
         }
         let axis_len = t.dims().get(ax as usize).copied().unwrap_or(0) as usize;

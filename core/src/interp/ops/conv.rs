@@ -9,7 +9,7 @@ use super::common::{
 };
 use crate::Error;
 use crate::kernels::conv::{ConvParams, conv_s8, conv_s16};
-use crate::model::DType;
+use crate::model::ElementType;
 
 /// A CONV_2D, prepared.
 pub(crate) type ConvOp<'m> = ConvLikeOp<'m, ConvParams>;

@@ -10,7 +10,7 @@ use super::common::{
 use crate::Error;
 use crate::kernels::common::Hw;
 use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s16};
-use crate::model::DType;
+use crate::model::ElementType;
 
 /// A DEPTHWISE_CONV_2D, prepared.
 pub(crate) type DepthwiseConvOp<'m> = ConvLikeOp<'m, DepthwiseConvParams>;

@@ -13,7 +13,7 @@ use crate::kernels::fully_connected::{
     fully_connected_per_channel_s8, fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s16,
 };
 use crate::kernels::{PerChannelQuant, Rounding};
-use crate::model::{DType, TensorInfo};
+use crate::model::{ElementType, TensorInfo};
 use crate::requant::QuantizedMultiplier;
 
 enum Quant<'m> {
@@ -36,7 +36,7 @@ fn check<'m>(ctx: &Ctx<'_, 'm>) -> Result<Checked<'m>, Error> {
     let w = ctx.input(1)?;
     let y = ctx.output()?;
     let bias = ctx.opt_input(2)?;
-    let filter: &'m [i8] = ctx.const_of(&w, DType::I8)?;
+    let filter: &'m [i8] = ctx.const_of(&w, ElementType::I8)?;
     let (out_depth, in_depth) = match w.dims() {
         &[o, i] if o > 0 && i > 0 => (o as usize, i as usize),
         _ => return Err(ctx.bad("weights must be [out, in] with both > 0")),
@@ -50,8 +50,8 @@ fn check<'m>(ctx: &Ctx<'_, 'm>) -> Result<Checked<'m>, Error> {
     }
     let ok = matches!(
         (x.dtype, y.dtype, bias.map(|b| b.dtype)),
-        (DType::I8, DType::I8, None | Some(DType::I32))
-            | (DType::I16, DType::I16, None | Some(DType::I32 | DType::I64))
+        (ElementType::I8, ElementType::I8, None | Some(ElementType::I32))
+            | (ElementType::I16, ElementType::I16, None | Some(ElementType::I32 | ElementType::I64))
     );
     if !ok {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
@@ -61,8 +61,8 @@ fn check<'m>(ctx: &Ctx<'_, 'm>) -> Result<Checked<'m>, Error> {
             return Err(ctx.bad("bias must be a constant with one value per output"));
         }
     }
-    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, DType::I32)?;
-    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, DType::I32)?;
+    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, ElementType::I32)?;
+    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, ElementType::I32)?;
     if multiplier.len() != shift.len() || !(multiplier.len() == 1 || multiplier.len() == out_depth) {
         return Err(ctx.bad("multipliers must be one per output or one for the tensor"));
     }
@@ -70,7 +70,7 @@ fn check<'m>(ctx: &Ctx<'_, 'm>) -> Result<Checked<'m>, Error> {
         return Err(ctx.bad("a requantization shift or multiplier is out of range"));
     }
     let exact: &'m [ExactMultiplier] = match ctx.opt_input(5)? {
-        Some(e) => bytemuck::try_cast_slice(ctx.const_of::<i64>(&e, DType::I64)?)
+        Some(e) => bytemuck::try_cast_slice(ctx.const_of::<i64>(&e, ElementType::I64)?)
             .map_err(|_| ctx.bad("exact multipliers must be (mantissa, exponent) pairs"))?,
         None => &[],
     };
@@ -105,9 +105,9 @@ pub(crate) struct FullyConnectedOp<'m> {
     params: FullyConnectedParams,
     quant: Quant<'m>,
     x: Src<'m>,
-    dtype: DType,
+    dtype: ElementType,
     filter: &'m [i8],
-    bias: Option<(DType, Src<'m>)>,
+    bias: Option<(ElementType, Src<'m>)>,
 }
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<FullyConnectedOp<'m>, Error> {
@@ -129,14 +129,14 @@ pub(crate) fn run(p: &FullyConnectedOp, carved: Carved, idx: u32) -> Result<(), 
     let bias = Src::bytes_opt(p.bias, &ro, idx)?;
     let prm = &p.params;
     match (&p.quant, p.dtype) {
-        (Quant::Tensor(q), DType::I8) => {
+        (Quant::Tensor(q), ElementType::I8) => {
             let b = match bias {
                 Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
                 None => None,
             };
             fully_connected_s8(prm, q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
         }
-        (Quant::Channel(fixed, exact), DType::I8) => {
+        (Quant::Channel(fixed, exact), ElementType::I8) => {
             let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
             let b = match bias {
                 Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
@@ -145,7 +145,7 @@ pub(crate) fn run(p: &FullyConnectedOp, carved: Carved, idx: u32) -> Result<(), 
             fully_connected_per_channel_s8(prm, &q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
         }
         (Quant::Tensor(q), _) => match bias {
-            Some((DType::I32, b)) => fully_connected_s16::<i32>(
+            Some((ElementType::I32, b)) => fully_connected_s16::<i32>(
                 prm,
                 q,
                 as_pod(x, idx)?,
@@ -166,7 +166,7 @@ pub(crate) fn run(p: &FullyConnectedOp, carved: Carved, idx: u32) -> Result<(), 
         (Quant::Channel(fixed, exact), _) => {
             let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
             match bias {
-                Some((DType::I32, b)) => fully_connected_per_channel_s16::<i32>(
+                Some((ElementType::I32, b)) => fully_connected_per_channel_s16::<i32>(
                     prm,
                     &q,
                     as_pod(x, idx)?,

@@ -7,15 +7,15 @@
 use super::common::{Carved, Ctx, Src, as_i8};
 use crate::Error;
 use crate::kernels::lut::{LutS8, lut_lookup_s8};
-use crate::model::DType;
+use crate::model::ElementType;
 
 fn table<'m>(ctx: &Ctx<'_, 'm>) -> Result<&'m LutS8, Error> {
     ctx.counts(2..=2, 1)?;
     let (x, y) = (ctx.input(0)?, ctx.output()?);
-    if x.dtype != DType::I8 || y.dtype != DType::I8 || x.len() != y.len() {
+    if x.dtype != ElementType::I8 || y.dtype != ElementType::I8 || x.len() != y.len() {
         return Err(ctx.bad("table lookups need int8 input and output of the same size"));
     }
-    let lut: &'m [i8] = ctx.const_of(&ctx.input(1)?, DType::I8)?;
+    let lut: &'m [i8] = ctx.const_of(&ctx.input(1)?, ElementType::I8)?;
     <&LutS8>::try_from(lut).map_err(|_| ctx.bad("the lookup table must have 256 entries"))
 }
 

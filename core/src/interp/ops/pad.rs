@@ -5,12 +5,12 @@ use super::common::{Carved, Ctx, Src, as_pod, as_pod_mut, read_list, shape_of};
 use crate::Error;
 use crate::kernels::pad::{PadParams, pad_s8, pad_s16};
 use crate::kernels::tensor::MAX_DIMS;
-use crate::model::DType;
+use crate::model::ElementType;
 
 fn pad_params(ctx: &Ctx) -> Result<PadParams, Error> {
     ctx.counts(1..=1, 1)?;
     let (x, y) = (ctx.input(0)?, ctx.output()?);
-    if x.dtype != y.dtype || !matches!(x.dtype, DType::I8 | DType::I16) {
+    if x.dtype != y.dtype || !matches!(x.dtype, ElementType::I8 | ElementType::I16) {
         return Err(ctx.bad("pad supports int8 and int16"));
     }
     let (v, rank) = read_list(ctx, true)?;
@@ -35,7 +35,7 @@ fn pad_params(ctx: &Ctx) -> Result<PadParams, Error> {
 pub(crate) struct PadOp<'m> {
     params: PadParams,
     x: Src<'m>,
-    dtype: DType,
+    dtype: ElementType,
 }
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<PadOp<'m>, Error> {
@@ -48,7 +48,7 @@ pub(crate) fn run(o: &PadOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {
-        DType::I8 => pad_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
+        ElementType::I8 => pad_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
         _ => pad_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }

@@ -6,13 +6,13 @@ use crate::Error;
 use crate::kernels::Dims4;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
 use crate::kernels::pooling::{PoolParams, avg_pool_s8, avg_pool_s16, max_pool_s8, max_pool_s16};
-use crate::model::{DType, OpKind};
+use crate::model::{ElementType, OpKind};
 
 fn pool_params(ctx: &Ctx) -> Result<PoolParams, Error> {
     ctx.counts(1..=1, 1)?;
     let x = ctx.input(0)?;
     let y = ctx.output()?;
-    if x.dtype != y.dtype || !matches!(x.dtype, DType::I8 | DType::I16) {
+    if x.dtype != y.dtype || !matches!(x.dtype, ElementType::I8 | ElementType::I16) {
         return Err(ctx.bad("pooling needs int8 or int16 input and output of the same type"));
     }
     if x.per_tensor() != y.per_tensor() {
@@ -38,7 +38,7 @@ pub(crate) struct PoolOp<'m> {
     params: PoolParams,
     max: bool,
     x: Src<'m>,
-    dtype: DType,
+    dtype: ElementType,
 }
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<PoolOp<'m>, Error> {
@@ -52,9 +52,9 @@ pub(crate) fn run(p: &PoolOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let xb = p.x.bytes(&ro, idx)?;
     let params = &p.params;
     match (p.max, p.dtype) {
-        (true, DType::I8) => max_pool_s8(params, as_i8(xb), bytemuck::cast_slice_mut(out)),
+        (true, ElementType::I8) => max_pool_s8(params, as_i8(xb), bytemuck::cast_slice_mut(out)),
         (true, _) => max_pool_s16(params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
-        (false, DType::I8) => avg_pool_s8(params, as_i8(xb), bytemuck::cast_slice_mut(out)),
+        (false, ElementType::I8) => avg_pool_s8(params, as_i8(xb), bytemuck::cast_slice_mut(out)),
         (false, _) => avg_pool_s16(params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }

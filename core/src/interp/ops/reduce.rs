@@ -4,7 +4,7 @@
 use super::common::{Carved, Ctx, UnaryOp, as_i8, as_pod, as_pod_mut, shape_of, tensor_quant, unary_op};
 use crate::Error;
 use crate::kernels::reduce::{MeanParams, mean_s8, mean_s16};
-use crate::model::DType;
+use crate::model::ElementType;
 
 /// A MEAN, prepared.
 pub(crate) type MeanOp<'m> = UnaryOp<'m, MeanParams>;
@@ -15,7 +15,7 @@ const MAX_AXES: usize = 6;
 fn mean_params(ctx: &Ctx) -> Result<MeanParams, Error> {
     ctx.counts(1..=1, 1)?;
     let (x, y) = (ctx.input(0)?, ctx.output()?);
-    if x.dtype != y.dtype || !matches!(x.dtype, DType::I8 | DType::I16) {
+    if x.dtype != y.dtype || !matches!(x.dtype, ElementType::I8 | ElementType::I16) {
         return Err(ctx.bad("mean supports int8 or int16 input and output of the same type"));
     }
     let mut p = ctx.params();
@@ -28,7 +28,7 @@ fn mean_params(ctx: &Ctx) -> Result<MeanParams, Error> {
     let (qi, qo) = (tensor_quant(ctx, &x)?, tensor_quant(ctx, &y)?);
     let axes = axes.get(..n).unwrap_or(&[]);
     let params = match x.dtype {
-        DType::I8 => MeanParams::prepare_s8(&sx[..rx], axes, qi, qo, ctx.rounding)?,
+        ElementType::I8 => MeanParams::prepare_s8(&sx[..rx], axes, qi, qo, ctx.rounding)?,
         _ => MeanParams::prepare_s16(&sx[..rx], axes, qi, qo, ctx.rounding)?,
     };
     if params.output_len() != y.len() {
@@ -52,7 +52,7 @@ pub(crate) fn run(o: &MeanOp, carved: Carved, idx: u32) -> Result<(), Error> {
         .get_mut(..o.params.output_len())
         .ok_or(Error::BadOp { index: idx, reason: "mean scratch too small" })?;
     match o.x_dtype {
-        DType::I8 => mean_s8(&o.params, as_i8(xb), bytemuck::cast_slice_mut(out), scratch),
+        ElementType::I8 => mean_s8(&o.params, as_i8(xb), bytemuck::cast_slice_mut(out), scratch),
         _ => mean_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?, scratch),
     }
 }

@@ -11,13 +11,13 @@ use crate::Error;
 use crate::kernels::requantize::{
     IntType, RequantizeParams, requantize_s8_s8, requantize_s8_s16, requantize_s16_s8, requantize_s16_s16,
 };
-use crate::model::DType;
+use crate::model::ElementType;
 use crate::requant::QuantizedMultiplier;
 
-fn int_type(ctx: &Ctx, d: DType) -> Result<IntType, Error> {
+fn int_type(ctx: &Ctx, d: ElementType) -> Result<IntType, Error> {
     match d {
-        DType::I8 => Ok(IntType::I8),
-        DType::I16 => Ok(IntType::I16),
+        ElementType::I8 => Ok(IntType::I8),
+        ElementType::I16 => Ok(IntType::I16),
         _ => Err(ctx.bad("quantize converts between int8 and int16")),
     }
 }

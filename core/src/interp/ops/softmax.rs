@@ -4,12 +4,12 @@
 use super::common::{Carved, Ctx, UnaryOp, as_i8, as_pod_mut, unary_op};
 use crate::Error;
 use crate::kernels::softmax::{SoftmaxParams, softmax_s8, softmax_s8_s16};
-use crate::model::DType;
+use crate::model::ElementType;
 
 fn softmax_params(ctx: &Ctx) -> Result<SoftmaxParams, Error> {
     ctx.counts(1..=1, 1)?;
     let (x, y) = (ctx.input(0)?, ctx.output()?);
-    if x.dtype != DType::I8 || !matches!(y.dtype, DType::I8 | DType::I16) {
+    if x.dtype != ElementType::I8 || !matches!(y.dtype, ElementType::I8 | ElementType::I16) {
         return Err(ctx.bad("softmax supports int8 input with int8 or int16 output"));
     }
     if x.dims() != y.dims() {
@@ -38,7 +38,7 @@ pub(crate) fn run(o: &SoftmaxOp, carved: Carved, idx: u32) -> Result<(), Error> 
     let (out, _, ro) = carved;
     let xb = as_i8(o.x.bytes(&ro, idx)?);
     match o.y_dtype {
-        DType::I8 => softmax_s8(&o.params, xb, bytemuck::cast_slice_mut(out)),
+        ElementType::I8 => softmax_s8(&o.params, xb, bytemuck::cast_slice_mut(out)),
         _ => softmax_s8_s16(&o.params, xb, as_pod_mut(out, idx)?),
     }
 }

@@ -57,7 +57,7 @@ mod tests {
         use crate::kernels::ActivationRange;
         use crate::kernels::Rounding;
         use crate::kernels::add::{AddParams, add_s8_reference};
-        use crate::kernels::tensor::TensorQuant;
+        use crate::kernels::tensor::PerTensorQuant;
         let mut rng = Rng(0xadd5);
         let mut checked = 0;
         let cases = crate::test_support::cases(400);
@@ -65,11 +65,11 @@ mod tests {
             let scale = |r: &mut Rng| 0.001 + (r.next() % 10_000) as f32 * 1e-4;
             let zp = |r: &mut Rng| (r.next() % 256) as i32 - 128;
             let (q1, q2, qo) = (
-                TensorQuant::new(scale(&mut rng), zp(&mut rng)),
-                TensorQuant::new(if case % 5 == 0 { 0.0 } else { scale(&mut rng) }, zp(&mut rng)),
-                TensorQuant::new(scale(&mut rng) * 2.0, zp(&mut rng)),
+                PerTensorQuant::new(scale(&mut rng), zp(&mut rng)),
+                PerTensorQuant::new(if case % 5 == 0 { 0.0 } else { scale(&mut rng) }, zp(&mut rng)),
+                PerTensorQuant::new(scale(&mut rng) * 2.0, zp(&mut rng)),
             );
-            let q2 = if case % 5 == 0 { TensorQuant::new(q1.scale, q2.zero_point) } else { q2 };
+            let q2 = if case % 5 == 0 { PerTensorQuant::new(q1.scale, q2.zero_point) } else { q2 };
             let (a, b) = ((rng.next() % 256) as i32 - 128, (rng.next() % 256) as i32 - 128);
             let act =
                 if case % 3 == 0 { ActivationRange::INT8 } else { ActivationRange { min: a.min(b), max: a.max(b) } };

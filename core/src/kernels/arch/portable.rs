@@ -271,7 +271,7 @@ const POOL_BLOCK: usize = 64;
 /// (the maximum; the wrapping sum's `average`). The same values as the reference, which reads
 /// one channel at a time across the window. Shapes validated by the caller.
 #[cfg(mq_wasm_simd)]
-pub(crate) fn pool_channels_inner<X: crate::kernels::common::Activation, const AVG: bool>(
+pub(crate) fn pool_channels_inner<X: crate::kernels::common::ActivationElement, const AVG: bool>(
     p: &crate::kernels::params::PoolParams,
     input: &[X],
     output: &mut [X],

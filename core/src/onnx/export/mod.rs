@@ -49,7 +49,8 @@ use super::IoInfo;
 use super::pb;
 use super::tensor::{dt, le_f32, le16, le32, le64};
 use crate::graph::{
-    Activation, ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Node, Op, Padding, Tensor, TensorId,
+    ConstData, ConvertError, ConvertErrorKind as Kind, DType, FusedActivation, Graph, Node, Op, Padding, Tensor,
+    TensorId,
 };
 use crate::layout;
 use crate::vecmap::VecMap;

@@ -5,16 +5,16 @@ use super::*;
 
 impl<'g> Exporter<'g> {
     /// Applies a fused activation to `x`; returns the result's name.
-    pub(super) fn activation(&mut self, a: Activation, x: String, base: &str) -> String {
+    pub(super) fn activation(&mut self, a: FusedActivation, x: String, base: &str) -> String {
         let (lo, hi) = match a {
-            Activation::None => return x,
-            Activation::Relu => {
+            FusedActivation::None => return x,
+            FusedActivation::Relu => {
                 let out = self.fresh(&format!("{base}/relu"));
                 self.node("Relu", &out.clone(), vec![x], vec![out.clone()], vec![]);
                 return out;
             }
-            Activation::Relu6 => (0.0, 6.0),
-            Activation::ReluN1To1 => (-1.0, 1.0),
+            FusedActivation::Relu6 => (0.0, 6.0),
+            FusedActivation::ReluN1To1 => (-1.0, 1.0),
         };
         let lo = self.f32_scalar(&format!("{base}/clip_min"), lo);
         let hi = self.f32_scalar(&format!("{base}/clip_max"), hi);

@@ -55,10 +55,10 @@ impl Builder {
             "MatMul" => self.matmul(ctx),
             "Add" | "Sub" | "Mul" | "Div" => {
                 let op_g = match op {
-                    "Add" => Op::Add { activation: Activation::None },
-                    "Sub" => Op::Sub { activation: Activation::None },
-                    "Mul" => Op::Mul { activation: Activation::None },
-                    _ => Op::Div { activation: Activation::None },
+                    "Add" => Op::Add { activation: FusedActivation::None },
+                    "Sub" => Op::Sub { activation: FusedActivation::None },
+                    "Mul" => Op::Mul { activation: FusedActivation::None },
+                    _ => Op::Div { activation: FusedActivation::None },
                 };
                 let a = self.input(ctx, 0)?.ok_or_else(|| ctx.err(Kind::Malformed, "input 0 is missing"))?;
                 let b = self.input(ctx, 1)?.ok_or_else(|| ctx.err(Kind::Malformed, "input 1 is missing"))?;

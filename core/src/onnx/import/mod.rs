@@ -25,7 +25,7 @@ use super::fold::{self, KData, Konst, norm_axis};
 use super::tensor::{dt, dtype_name, konst_from_proto};
 use super::{ImportOptions, Imported, IoInfo, MAX_OPSET, MIN_OPSET, pb};
 use crate::graph::{
-    Activation, ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected,
+    ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected, FusedActivation,
     Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId,
 };
 use crate::layout;

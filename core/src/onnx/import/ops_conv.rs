@@ -1,6 +1,7 @@
 //! Conv, Gemm/MatMul (fully connected), BatchNormalization and pooling.
 
 use super::*;
+use crate::graph::PaddingValues;
 
 /// How a `Pad`/conv/pool pads, from ONNX `auto_pad` and `pads` (2-D: `[top, left, bottom, right]`).
 pub(super) fn resolve_padding(
@@ -24,7 +25,7 @@ pub(super) fn resolve_padding(
             Ok(if p.iter().all(|&x| x == 0) {
                 Padding::Valid
             } else {
-                Padding::Explicit { top: p[0], left: p[1], bottom: p[2], right: p[3] }
+                Padding::Explicit(PaddingValues { top: p[0], left: p[1], bottom: p[2], right: p[3] })
             })
         }
         "VALID" => Ok(Padding::Valid),
@@ -39,7 +40,7 @@ pub(super) fn resolve_padding(
                 pad[a] = total - total / 2;
                 pad[a + 2] = total / 2;
             }
-            Ok(Padding::Explicit { top: pad[0], left: pad[1], bottom: pad[2], right: pad[3] })
+            Ok(Padding::Explicit(PaddingValues { top: pad[0], left: pad[1], bottom: pad[2], right: pad[3] }))
         }
         other => Err(ctx.unsupported(format!("auto_pad {other:?}"))),
     }
@@ -106,7 +107,7 @@ impl Builder {
                 dilation_h: dilation[0],
                 dilation_w: dilation[1],
                 padding,
-                activation: Activation::None,
+                activation: FusedActivation::None,
             })
         } else if group as usize == c && cg == 1 && m % c == 0 {
             Op::DepthwiseConv2d(DepthwiseConv2d {
@@ -116,7 +117,7 @@ impl Builder {
                 dilation_w: dilation[1],
                 depth_multiplier: m / c,
                 padding,
-                activation: Activation::None,
+                activation: FusedActivation::None,
             })
         } else {
             return Err(ctx.unsupported(format!(
@@ -149,7 +150,7 @@ impl Builder {
         self.emit(
             ctx,
             ctx.name(),
-            Op::FullyConnected(FullyConnected { activation: Activation::None, keep_num_dims }),
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims }),
             vec![Some(xid), Some(wid), bid],
             out,
         )
@@ -204,9 +205,9 @@ impl Builder {
                 c
             } else {
                 let k = Value::Const(Konst::f32(vec![1], vec![beta]));
-                self.binary(ctx, Op::Mul { activation: Activation::None }, &c, &k, &format!("{out}/beta_c"))?
+                self.binary(ctx, Op::Mul { activation: FusedActivation::None }, &c, &k, &format!("{out}/beta_c"))?
             };
-            v = self.binary(ctx, Op::Add { activation: Activation::None }, &v, &c, &out)?;
+            v = self.binary(ctx, Op::Add { activation: FusedActivation::None }, &v, &c, &out)?;
         }
         self.set(ctx, 0, v);
         Ok(())
@@ -282,14 +283,14 @@ impl Builder {
         let out = ctx.out_name(0);
         let y = self.binary(
             ctx,
-            Op::Mul { activation: Activation::None },
+            Op::Mul { activation: FusedActivation::None },
             &Value::Act(x),
             &Value::Const(Konst::f32(kshape.clone(), scale)),
             &format!("{out}/scale"),
         )?;
         let y = self.binary(
             ctx,
-            Op::Add { activation: Activation::None },
+            Op::Add { activation: FusedActivation::None },
             &y,
             &Value::Const(Konst::f32(kshape, shift)),
             &out,
@@ -331,7 +332,7 @@ impl Builder {
         let mut xid = self.in_order(&x, &layout::channels_last(4), &out)?;
         if include_pad {
             // Average over the padded window: pad with zeros explicitly, then pool unpadded.
-            if let Padding::Explicit { top, bottom, left, right } = padding {
+            if let Padding::Explicit(PaddingValues { top, bottom, left, right }) = padding {
                 let name = format!("{out}/pad");
                 xid = self.emit(
                     ctx,
@@ -349,7 +350,7 @@ impl Builder {
             // Ceil mode: extra padding at the end (ignored by max and by the unpadded average).
             let gs = self.shape(xid);
             let (mut t, mut b, mut l, mut r) = match padding {
-                Padding::Explicit { top, bottom, left, right } => (top, bottom, left, right),
+                Padding::Explicit(PaddingValues { top, bottom, left, right }) => (top, bottom, left, right),
                 Padding::Valid => (0, 0, 0, 0),
                 Padding::Same => return Err(ctx.unsupported("ceil_mode with auto_pad SAME")),
             };
@@ -371,7 +372,7 @@ impl Builder {
             padding = if t + b + l + r == 0 {
                 Padding::Valid
             } else {
-                Padding::Explicit { top: t, bottom: b, left: l, right: r }
+                Padding::Explicit(PaddingValues { top: t, bottom: b, left: l, right: r })
             };
         }
         let p = Pool2d {
@@ -380,7 +381,7 @@ impl Builder {
             stride_h: stride[0],
             stride_w: stride[1],
             padding,
-            activation: Activation::None,
+            activation: FusedActivation::None,
         };
         let op = if max { Op::MaxPool2d(p) } else { Op::AvgPool2d(p) };
         let id = self.emit(ctx, ctx.name(), op, vec![Some(xid)], &out)?;
@@ -408,7 +409,7 @@ impl Builder {
                 stride_h: 1,
                 stride_w: 1,
                 padding: Padding::Valid,
-                activation: Activation::None,
+                activation: FusedActivation::None,
             })
         } else {
             Op::Mean { axes: (1..r - 1).collect(), keep_dims: true }

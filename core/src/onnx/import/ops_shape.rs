@@ -97,8 +97,13 @@ impl Builder {
             }));
         }
         let gaxis = target.iter().position(|&p| p == axis).unwrap_or(0);
-        let id =
-            self.emit(ctx, ctx.name(), Op::Concatenation { axis: gaxis, activation: Activation::None }, ids, &out)?;
+        let id = self.emit(
+            ctx,
+            ctx.name(),
+            Op::Concatenation { axis: gaxis, activation: FusedActivation::None },
+            ids,
+            &out,
+        )?;
         self.set(ctx, 0, Value::Act(Act { id, perm: target }));
         Ok(())
     }

@@ -18,7 +18,7 @@ use planus::ReadAsRoot;
 use super::schema_generated::tflite as fb;
 use super::{FILE_IDENTIFIER, Imported, SCHEMA_VERSION, builtin_operator_name};
 use crate::graph::{
-    Activation, ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected,
+    ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected, FusedActivation,
     Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId, TensorQuant, num_elements,
 };
 
@@ -164,12 +164,12 @@ fn positive(v: i32, what: &str) -> Result<usize, ConvertError> {
     if v >= 1 { Ok(v as usize) } else { Err(malformed(format!("{what} is {v}, must be >= 1"))) }
 }
 
-fn activation(a: fb::ActivationFunctionType) -> Result<Activation, ConvertError> {
+fn activation(a: fb::ActivationFunctionType) -> Result<FusedActivation, ConvertError> {
     match a {
-        fb::ActivationFunctionType::None => Ok(Activation::None),
-        fb::ActivationFunctionType::Relu => Ok(Activation::Relu),
-        fb::ActivationFunctionType::Relu6 => Ok(Activation::Relu6),
-        fb::ActivationFunctionType::ReluN1To1 => Ok(Activation::ReluN1To1),
+        fb::ActivationFunctionType::None => Ok(FusedActivation::None),
+        fb::ActivationFunctionType::Relu => Ok(FusedActivation::Relu),
+        fb::ActivationFunctionType::Relu6 => Ok(FusedActivation::Relu6),
+        fb::ActivationFunctionType::ReluN1To1 => Ok(FusedActivation::ReluN1To1),
         other => Err(err(Kind::Unsupported, format!("fused activation {other:?} is not supported"))),
     }
 }

@@ -48,7 +48,7 @@ impl<'a> Importer<'a> {
                         }
                         (activation(o.fused_activation_function().fb()?)?, o.keep_num_dims().fb()?)
                     }
-                    None => (Activation::None, false),
+                    None => (FusedActivation::None, false),
                 };
                 Op::FullyConnected(FullyConnected { activation: act, keep_num_dims: keep })
             }
@@ -91,7 +91,7 @@ impl<'a> Importer<'a> {
             MUL => {
                 let act = match options!(raw, MulOptions) {
                     Some(o) => activation(o.fused_activation_function().fb()?)?,
-                    None => Activation::None,
+                    None => FusedActivation::None,
                 };
                 Op::Mul { activation: act }
             }
