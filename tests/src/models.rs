@@ -212,7 +212,7 @@ pub fn mlperf_tiny() -> MlperfTinyGolden {
 }
 
 /// The folder holding the MLPerf Tiny `.tflite` files: `$MQ_MODELS_DIR` if set, else
-/// `<repo>/../shared/models/mlperf-tiny`.
+/// `models/mlperf-tiny` of the repository.
 pub fn mlperf_tiny_dir() -> PathBuf {
     match std::env::var_os("MQ_MODELS_DIR") {
         Some(d) => PathBuf::from(d),
