@@ -45,7 +45,7 @@ for n in "${names[@]}"; do
     firmware-too-big)
       (cd firmware && MQ_MODEL=../models/mlperf-tiny/vww_96_int8.tflite \
         cargo build -q --release --target thumbv6m-none-eabi --config "env.MQ_BOARD='microbit'" 2>&1 || true) > "$T/big.log"
-      sed -n '/^microquant-firmware: the model/,/^ *RAM:/p' "$T/big.log" > "$T/big.out"
+      sed -n '/microquant-firmware: the model/,/RAM:/p' "$T/big.log" | sed 's/^  //' > "$T/big.out"
       [ -s "$T/big.out" ] || { cat "$T/big.log"; echo "no 'does not fit' message" >&2; exit 1; }
       replace firmware/README.md firmware-too-big "$T/big.out" ;;
     *) echo "unknown output block: $n" >&2; exit 2 ;;
