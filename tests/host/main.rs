@@ -18,6 +18,7 @@ mod kernels_fc;
 mod kernels_pool;
 mod kernels_shape;
 mod kernels_softmax;
+mod kernels_spatial;
 mod layer_debug;
 mod mlperf;
 mod onnx_golden;

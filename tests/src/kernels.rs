@@ -429,7 +429,32 @@ pub struct TransposeCase {
     pub expected_tflite_ref: Tensor,
 }
 
+/// RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR of an NHWC input to `size` (`[out_h, out_w]`);
+/// input and output share scale and zero point.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResizeCase {
+    /// Case name.
+    pub name: String,
+    /// Input, int8 or int16, NHWC.
+    pub input: Tensor,
+    /// Output height and width.
+    pub size: [usize; 2],
+    /// TFLite's `align_corners`.
+    pub align_corners: bool,
+    /// TFLite's `half_pixel_centers`.
+    pub half_pixel_centers: bool,
+    /// Scale of input and output.
+    pub scale: f32,
+    /// Zero point of input and output.
+    pub zero_point: i32,
+    /// TFLite Micro's output.
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output.
+    pub expected_tflite_ref: Tensor,
+}
+
 kernel_case!(
+    ResizeCase,
     FullyConnectedCase,
     ConvCase,
     DepthwiseConvCase,
@@ -504,4 +529,19 @@ golden_file!(
     (MEAN_JSON, mean_file, mean_cases, MeanCase, "mean.json"),
     (RESHAPE_JSON, reshape_file, reshape_cases, ReshapeCase, "reshape.json"),
     (TRANSPOSE_JSON, transpose_file, transpose_cases, TransposeCase, "transpose.json"),
+    (
+        RESIZE_NEAREST_NEIGHBOR_JSON,
+        resize_nearest_neighbor_file,
+        resize_nearest_neighbor_cases,
+        ResizeCase,
+        "resize_nearest_neighbor.json"
+    ),
+    (
+        RESIZE_NEAREST_NEIGHBOR_16X8_JSON,
+        resize_nearest_neighbor_16x8_file,
+        resize_nearest_neighbor_16x8_cases,
+        ResizeCase,
+        "resize_nearest_neighbor_16x8.json"
+    ),
+    (RESIZE_BILINEAR_JSON, resize_bilinear_file, resize_bilinear_cases, ResizeCase, "resize_bilinear.json"),
 );

@@ -13,9 +13,11 @@ use super::fully_connected::FullyConnectedCase;
 use super::pooling::{Pool, PoolCase};
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use super::softmax::SoftmaxCase;
+use super::spatial::ResizeCase;
 use super::{Bias, Expected, File, Values};
 use crate::golden::Tensor;
 use crate::kernels::{self, KernelFile};
+use microquant::kernels::resize::ResizeMethod;
 
 fn leak<T>(v: Vec<T>) -> &'static [T] {
     Vec::leak(v)
@@ -273,4 +275,26 @@ files! {
         perm: &c.perm,
         expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
     };
+}
+
+fn resize(method: ResizeMethod, c: &'static kernels::ResizeCase) -> ResizeCase<'static> {
+    ResizeCase {
+        name: &c.name,
+        method,
+        input: values(&c.input),
+        input_shape: &c.input.shape,
+        size: c.size,
+        align_corners: c.align_corners,
+        half_pixel_centers: c.half_pixel_centers,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
+
+files! {
+    resize_nearest_neighbor: ResizeCase<'static> =
+        resize_nearest_neighbor_file, "resize_nearest_neighbor.json", |c| resize(ResizeMethod::NearestNeighbor, c);
+    resize_nearest_neighbor_16x8: ResizeCase<'static> = resize_nearest_neighbor_16x8_file,
+        "resize_nearest_neighbor_16x8.json", |c| resize(ResizeMethod::NearestNeighbor, c);
+    resize_bilinear: ResizeCase<'static> =
+        resize_bilinear_file, "resize_bilinear.json", |c| resize(ResizeMethod::Bilinear, c);
 }

@@ -15,6 +15,7 @@
 //! | softmax | [`softmax::SoftmaxCase`] | [`softmax_golden_tests!`](crate::softmax_golden_tests) |
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
+//! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
 //!
 //! A target instantiates a macro with its test attribute, the module that holds the golden files
 //! (`golden` on the host and in wasm: the JSON files decoded once; on the device the constants
@@ -44,6 +45,7 @@ pub mod golden;
 pub mod pooling;
 pub mod shape;
 pub mod softmax;
+pub mod spatial;
 
 /// Which oracle's output to compare against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
