@@ -221,6 +221,15 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::ResizeNearestNeighbor, OpKind::ResizeBilinear],
+        op: "resize (nearest neighbour, bilinear)",
+        dtypes: "int8 (nearest also int16)",
+        reference: "`resize_nearest_neighbor_s{8,16}`, `resize_bilinear_s8`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

@@ -172,4 +172,8 @@ op_kinds! {
     Relu = 20, "RELU";
     /// Leaky ReLU.
     LeakyRelu = 21, "LEAKY_RELU";
+    /// Nearest-neighbour resize (NHWC).
+    ResizeNearestNeighbor = 50, "RESIZE_NEAREST_NEIGHBOR";
+    /// Bilinear resize (NHWC).
+    ResizeBilinear = 51, "RESIZE_BILINEAR";
 }

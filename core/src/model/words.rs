@@ -205,6 +205,25 @@ impl ConcatInputWords {
     }
 }
 
+/// Parameter words of RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR: TFLite's two options, each 0
+/// or 1 (the output size is the output tensor's height and width).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResizeWords {
+    /// TFLite's `align_corners`.
+    pub align_corners: bool,
+    /// TFLite's `half_pixel_centers`.
+    pub half_pixel_centers: bool,
+}
+
+impl ResizeWords {
+    /// Number of words.
+    pub const LEN: usize = 2;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        [u32::from(self.align_corners), u32::from(self.half_pixel_centers)]
+    }
+}
+
 /// A cursor over an op's parameter words.
 pub(crate) struct WordReader<'a> {
     bytes: &'a [u8],

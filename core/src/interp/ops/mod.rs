@@ -18,6 +18,7 @@ mod pooling;
 mod reduce;
 mod requantize;
 mod reshape;
+mod resize;
 mod softmax;
 mod transpose;
 
@@ -137,6 +138,7 @@ op_kinds! {
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
+    ResizeNearestNeighbor | ResizeBilinear => Resize(resize::ResizeOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.
