@@ -31,5 +31,6 @@ mod qdq_requantize;
 mod quant;
 mod quant_observers;
 mod smoke;
+mod spatial_models;
 mod support_matrix;
 mod tflite_import;

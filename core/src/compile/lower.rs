@@ -568,6 +568,31 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params = vec![p.multiplier.multiplier as u32, p.multiplier.shift as u32];
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
+        Op::Resize { method, size, align_corners, half_pixel_centers } => {
+            let (xid, x) = l.input(c, 0)?;
+            if l.q(c, x)? != l.q(c, y)? || x.dtype != y.dtype {
+                return Err(c.err(K::UnsupportedQuantization, "resize input and output must share their quantization"));
+            }
+            let bilinear = *method == crate::graph::ResizeMethod::Bilinear;
+            if bilinear && x.dtype != graph::DType::I8 {
+                return Err(
+                    c.err(K::UnsupportedDType, "bilinear resize runs int8 only (TFLite Micro has no int16 one)")
+                );
+            }
+            let input = match *x.shape {
+                [n, h, w, ch] => [n, h, w, ch],
+                _ => return Err(c.err(K::InvalidGraph, "resize input must be 4-D NHWC")),
+            };
+            crate::kernels::resize::ResizeParams::prepare(*method, input, *size, *align_corners, *half_pixel_centers)
+                .map_err(|e| c.kernel(e))?;
+            spec.kind = if bilinear { OpKind::ResizeBilinear } else { OpKind::ResizeNearestNeighbor };
+            let words = crate::model::words::ResizeWords {
+                align_corners: *align_corners,
+                half_pixel_centers: *half_pixel_centers,
+            };
+            spec.params.extend_from_slice(&words.to_words());
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not supported by the int8 runtime yet", other.name())));
         }

@@ -56,6 +56,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 pub use error::{ConvertError, ConvertErrorKind};
+pub use op::ResizeMethod;
 pub use op::{
     Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,
 };

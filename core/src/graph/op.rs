@@ -7,6 +7,8 @@ pub use crate::kernels::common::FusedActivation;
 /// How a convolution or pooling window is padded: the kernels' type (`Explicit` in elements, e.g.
 /// ONNX `pads`).
 pub use crate::kernels::params::{Padding, PaddingValues};
+/// Nearest-neighbour or bilinear interpolation of [`Op::Resize`].
+pub use crate::kernels::resize::ResizeMethod;
 
 /// Output extent and padding along one spatial axis, from [`Padding::resolve_h`] or
 /// [`Padding::resolve_w`].
@@ -300,6 +302,19 @@ pub enum Op {
     Quantize,
     /// Dequantizes `x` (integer with quantization, or f16) to f32. Same shape.
     Dequantize,
+    /// Spatial resize of `x [n, h, w, c]` to `[n, size[0], size[1], c]` with TFLite's
+    /// coordinate rules (`RESIZE_NEAREST_NEIGHBOR` / `RESIZE_BILINEAR`, see
+    /// [`crate::kernels::resize`]); ONNX `Resize` / `Upsample` map onto them where they agree.
+    Resize {
+        /// Nearest neighbour or bilinear.
+        method: ResizeMethod,
+        /// Output height and width.
+        size: [usize; 2],
+        /// TFLite's `align_corners`.
+        align_corners: bool,
+        /// TFLite's `half_pixel_centers`.
+        half_pixel_centers: bool,
+    },
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -345,6 +360,7 @@ impl Op {
             Op::Squeeze { .. } => "Squeeze",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
+            Op::Resize { .. } => "Resize",
         }
     }
 
@@ -481,6 +497,17 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
+            Op::Resize { method, size, align_corners, half_pixel_centers } => {
+                let m = if *method == ResizeMethod::Bilinear { "bilinear" } else { "nearest" };
+                write!(f, "({m}, size {}x{}", size[0], size[1])?;
+                if *align_corners {
+                    f.write_str(", align_corners")?;
+                }
+                if *half_pixel_centers {
+                    f.write_str(", half_pixel_centers")?;
+                }
+                f.write_str(")")
+            }
         }
     }
 }

@@ -280,6 +280,13 @@ impl Op {
                 }
                 o
             }
+            Op::Resize { size, .. } => {
+                let xs = nhwc(x, "resize input")?;
+                if size.contains(&0) || xs[1] == 0 || xs[2] == 0 {
+                    return Err(err(format!("resize of {} to {}x{}: empty extent", shape_str(x), size[0], size[1])));
+                }
+                vec![xs[0], size[0], size[1], xs[3]]
+            }
             Op::Mean { axes, keep_dims } => {
                 check_axes_unique_sorted(axes, x.len(), "mean")?;
                 let reduced = axis_mask(axes, x.len());

@@ -73,6 +73,30 @@ fn round_non_negative(x: f32) -> i32 {
     if x - t as f32 >= 0.5 { t.saturating_add(1) } else { t }
 }
 
+/// TFLite's `GetNearestNeighbor` with the axis scale already computed.
+#[inline]
+fn nearest_source(v: usize, scale: f32, in_size: usize, align_corners: bool, half_pixel_centers: bool) -> usize {
+    let offset = if half_pixel_centers { 0.5f32 } else { 0.0 };
+    let src = (v as f32 + offset) * scale;
+    let i = if align_corners { round_non_negative(src) } else { src as i32 };
+    (i.max(0) as usize).min(in_size.saturating_sub(1))
+}
+
+/// The input index nearest-neighbour resizing reads for output index `v` of an axis resized
+/// from `in_size` to `out_size` (TFLite's `GetNearestNeighbor`, f32 for f32): what the kernels
+/// use, for importers and float execution that must pick the same pixels.
+pub fn nearest_neighbor_source(
+    v: usize,
+    in_size: usize,
+    out_size: usize,
+    align_corners: bool,
+    half_pixel_centers: bool,
+) -> usize {
+    let (fi, fo) = (in_size as f32, out_size as f32);
+    let scale = if align_corners && out_size > 1 { (fi - 1.0) / (fo - 1.0) } else { fi / fo };
+    nearest_source(v, scale, in_size, align_corners, half_pixel_centers)
+}
+
 impl ResizeParams {
     /// Prepares a resize of `input` (`[n, h, w, c]`) to `output_size` (`[h, w]`).
     ///
@@ -145,10 +169,7 @@ impl ResizeParams {
     #[inline]
     fn nearest(&self, a: usize, v: usize, in_size: usize) -> usize {
         let scale = self.scale.get(a).copied().unwrap_or(1.0);
-        let offset = if self.half_pixel_centers { 0.5f32 } else { 0.0 };
-        let src = (v as f32 + offset) * scale;
-        let i = if self.align_corners { round_non_negative(src) } else { src as i32 };
-        (i.max(0) as usize).min(in_size.saturating_sub(1))
+        nearest_source(v, scale, in_size, self.align_corners, self.half_pixel_centers)
     }
 
     /// TFLite's `ComputeInterpolationValuesInteger`: (scaled value, lower, upper) of output

@@ -20,6 +20,7 @@
 //! | `Flatten`, `Reshape`, `Squeeze`, `Unsqueeze` | [`Op::Reshape`] / [`Op::Squeeze`] (a [`Op::Transpose`] first when the data order must change) |
 //! | `Transpose` | nothing: the importer tracks each tensor's axis order and transposes only when a consumer needs it |
 //! | `Concat`, `Pad` (constant mode), `ReduceMean` | [`Op::Concatenation`], [`Op::Pad`], [`Op::Mean`] |
+//! | `Resize` (4-D, nearest / linear; every `coordinate_transformation_mode` and `nearest_mode` TFLite's flags express, see `import/ops_spatial.rs`), `Upsample` | [`Op::Resize`] |
 //! | `Identity`, `Dropout` (inference) | a no-op [`Op::Reshape`] that `passes` removes |
 //! | `Constant`, and `Shape`, `Gather`, `Concat`, `Unsqueeze`, `Squeeze`, `Slice`, `Cast`, `Reshape`, `Flatten`, `Transpose`, `Identity`, `ConstantOfShape`, `Range`, `Expand`, `Equal`, `Where`, `Neg`, `Sqrt`, `Reciprocal`, arithmetic on constants | folded at import into constants (e.g. the `Shape → Gather → Unsqueeze → Concat → Reshape` chains that compute static shapes) |
 //!

@@ -147,6 +147,7 @@ impl Writer {
         self.opt_str(1, a.name.as_ref());
         self.opt_float(2, a.f);
         self.opt_int(3, a.i);
+        self.opt_bytes(4, a.s.as_deref());
         for &v in &a.ints {
             self.int(8, v);
         }
@@ -243,6 +244,7 @@ mod tests {
                             pb::AttributeProto { ints: vec![0, -1, 300, i64::MIN], ..attr("pads", At::Ints) },
                             pb::AttributeProto { f: Some(-0.5), ..attr("alpha", At::Float) },
                             pb::AttributeProto { ints: vec![], ..attr("empty", At::Ints) },
+                            pb::AttributeProto { s: Some(b"half_pixel".to_vec()), ..attr("mode", At::String) },
                         ],
                         ..Default::default()
                     },

@@ -298,6 +298,44 @@ impl<'g> Exporter<'g> {
                 self.node("Transpose", &nname, vec![x.name], vec![out.clone()], vec![attr_ints("perm", &p)]);
                 self.finish(y, out, layout::identity(yt.shape.len()))
             }
+            Op::Resize { method, size, align_corners, half_pixel_centers } => {
+                // The ONNX spelling of TFLite's two flags (the importer's mapping, reversed).
+                let (mode, coord, nearest) = match (method, align_corners, half_pixel_centers) {
+                    (crate::graph::ResizeMethod::Bilinear, false, false) => ("linear", "asymmetric", None),
+                    (crate::graph::ResizeMethod::Bilinear, true, false) => ("linear", "align_corners", None),
+                    (crate::graph::ResizeMethod::Bilinear, false, true) => ("linear", "half_pixel", None),
+                    (crate::graph::ResizeMethod::NearestNeighbor, false, false) => {
+                        ("nearest", "asymmetric", Some("floor"))
+                    }
+                    (crate::graph::ResizeMethod::NearestNeighbor, true, false) => {
+                        ("nearest", "align_corners", Some("round_prefer_ceil"))
+                    }
+                    (crate::graph::ResizeMethod::NearestNeighbor, false, true) => {
+                        ("nearest", "tf_half_pixel_for_nn", Some("floor"))
+                    }
+                    _ => return Err(err(format!("{} has no ONNX Resize equivalent", node.op))),
+                };
+                let xid = input(self, 0)?;
+                let xt = self.tensor(xid)?;
+                let x = self.act(xid)?;
+                let x = self.in_order(&x, &NCHW);
+                let (n, c) = (xt.shape.first().copied().unwrap_or(1), xt.shape.get(3).copied().unwrap_or(1));
+                let sizes = self.i64s(&format!("{base}/sizes"), &[n as i64, c as i64, size[0] as i64, size[1] as i64]);
+                let text = |name: &str, v: &str| pb::AttributeProto {
+                    name: Some(name.to_string()),
+                    r#type: Some(pb::attribute_proto::AttributeType::String as i32),
+                    s: Some(v.as_bytes().to_vec()),
+                    ..Default::default()
+                };
+                let mut attrs = vec![text("mode", mode), text("coordinate_transformation_mode", coord)];
+                if let Some(nm) = nearest {
+                    attrs.push(text("nearest_mode", nm));
+                }
+                let out = float_name(self);
+                let ins = vec![x.name, String::new(), String::new(), sizes];
+                self.node("Resize", &nname, ins, vec![out.clone()], attrs);
+                self.finish(y, out, NCHW.to_vec())
+            }
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }

@@ -123,6 +123,7 @@ impl Builder {
             "Concat" => self.concat(ctx),
             "Pad" => self.pad(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
+            "Resize" | "Upsample" => self.resize(ctx),
             "Identity" | "Dropout" => {
                 if op == "Dropout" {
                     self.check_unused_output(ctx, 1, "the dropout mask")?;

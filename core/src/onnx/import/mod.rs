@@ -12,6 +12,7 @@ mod dispatch;
 mod ops_conv;
 mod ops_elementwise;
 mod ops_shape;
+mod ops_spatial;
 
 use alloc::format;
 use alloc::string::{String, ToString};

@@ -42,6 +42,8 @@ const QUANTIZE: i32 = fb::BuiltinOperator::Quantize as i32;
 const RELU: i32 = fb::BuiltinOperator::Relu as i32;
 const RELU6: i32 = fb::BuiltinOperator::Relu6 as i32;
 const RESHAPE: i32 = fb::BuiltinOperator::Reshape as i32;
+const RESIZE_BILINEAR: i32 = fb::BuiltinOperator::ResizeBilinear as i32;
+const RESIZE_NEAREST_NEIGHBOR: i32 = fb::BuiltinOperator::ResizeNearestNeighbor as i32;
 const SOFTMAX: i32 = fb::BuiltinOperator::Softmax as i32;
 const SQUEEZE: i32 = fb::BuiltinOperator::Squeeze as i32;
 const SUB: i32 = fb::BuiltinOperator::Sub as i32;
@@ -49,7 +51,9 @@ const TANH: i32 = fb::BuiltinOperator::Tanh as i32;
 const TRANSPOSE: i32 = fb::BuiltinOperator::Transpose as i32;
 const CUSTOM: i32 = fb::BuiltinOperator::Custom as i32;
 
-const SUPPORTED: [i32; 24] = [
+const SUPPORTED: &[i32] = &[
+    RESIZE_BILINEAR,
+    RESIZE_NEAREST_NEIGHBOR,
     ADD,
     AVERAGE_POOL_2D,
     CONCATENATION,
@@ -221,6 +225,7 @@ impl RawOp<'_> {
     fn data_input_positions(&self) -> Vec<usize> {
         match self.code {
             RESHAPE | PAD | MEAN | TRANSPOSE => vec![0],
+            RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => vec![0],
             PADV2 => vec![0, 2],
             _ => (0..self.inputs.len()).collect(),
         }

@@ -197,6 +197,7 @@ impl<'a> Importer<'a> {
             }
             QUANTIZE => Op::Quantize,
             DEQUANTIZE => Op::Dequantize,
+            RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => self.resize(raw)?,
             _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),
         };
 
@@ -215,6 +216,57 @@ impl<'a> Importer<'a> {
         let outputs = raw.outputs.iter().map(|&o| self.id(o)).collect::<Result<Vec<_>, _>>()?;
         let name = raw.outputs.first().map(|&o| self.tensor_name(o)).unwrap_or_default();
         Ok(Node::new(name, op, inputs, outputs))
+    }
+}
+
+impl Importer<'_> {
+    /// RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: the size operand (constant, or the output
+    /// tensor's height and width when it is computed) and the two options.
+    fn resize(&self, raw: &RawOp<'_>) -> Result<Op, ConvertError> {
+        let bilinear = raw.code == RESIZE_BILINEAR;
+        let (align_corners, half_pixel_centers) = if bilinear {
+            match options!(raw, ResizeBilinearOptions) {
+                Some(o) => (o.align_corners().fb()?, o.half_pixel_centers().fb()?),
+                None => (false, false),
+            }
+        } else {
+            match options!(raw, ResizeNearestNeighborOptions) {
+                Some(o) => (o.align_corners().fb()?, o.half_pixel_centers().fb()?),
+                None => (false, false),
+            }
+        };
+        let out = raw.outputs.first().copied().ok_or_else(|| malformed(format!("{} has no output", raw.name)))?;
+        let out_shape = self.shape(out)?.to_vec();
+        let size = match raw.input(1) {
+            Some(s) if self.buffer_bytes(s, &self.tensor_ref(s)?)?.is_some() => {
+                let v = self.const_ints(s, "size")?;
+                match *v {
+                    [h, w] if h > 0 && w > 0 => [h as usize, w as usize],
+                    _ => return Err(malformed(format!("{} size {v:?} is not two positive extents", raw.name))),
+                }
+            }
+            _ => match *out_shape {
+                [_, h, w, _] => [h, w],
+                _ => return Err(malformed(format!("{} output {out_shape:?} is not 4-D", raw.name))),
+            },
+        };
+        if let [_, h, w, _] = *out_shape {
+            if [h, w] != size {
+                return Err(malformed(format!("{} size {size:?} does not match its output {out_shape:?}", raw.name)));
+            }
+        }
+        if bilinear && align_corners && half_pixel_centers {
+            return Err(err(
+                Kind::Unsupported,
+                format!(
+                    "{}: RESIZE_BILINEAR with both align_corners and half_pixel_centers (TFLite refuses it)",
+                    raw.name
+                ),
+            ));
+        }
+        let method =
+            if bilinear { crate::graph::ResizeMethod::Bilinear } else { crate::graph::ResizeMethod::NearestNeighbor };
+        Ok(Op::Resize { method, size, align_corners, half_pixel_centers })
     }
 }
 
