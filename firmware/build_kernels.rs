@@ -12,6 +12,7 @@ use microquant_tests::oracle::golden;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
 use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use microquant_tests::oracle::softmax::SoftmaxCase;
+use microquant_tests::oracle::spatial::ResizeCase;
 use microquant_tests::oracle::{Activation, Bias, Expected, File, Padding, Values};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -463,6 +464,36 @@ pub fn write(board: &str, path: &Path) {
     let transpose_need =
         |c: &TransposeCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
     g.file(("transpose", "TransposeCase"), golden::transpose(), other, transpose_need, |c| &c.expected, transpose_lit);
+
+    g.src.push_str(
+        "use microquant::kernels::resize::ResizeMethod;\nuse microquant_tests::oracle::spatial::ResizeCase;\n",
+    );
+    let resize_lit = |c: &ResizeCase| {
+        format!(
+            "ResizeCase {{ name: {:?}, method: ResizeMethod::{:?}, input: {}, input_shape: &{:?}, size: {:?}, \
+             align_corners: {}, half_pixel_centers: {}, expected: {} }}",
+            c.name,
+            c.method,
+            values(&c.input),
+            c.input_shape,
+            c.size,
+            c.align_corners,
+            c.half_pixel_centers,
+            expected(&c.expected)
+        )
+    };
+    let resize_need = |c: &ResizeCase| {
+        let o = out_need(&c.expected);
+        let input = c.input.len() * if matches!(c.input, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: input + o.bytes, ..o }
+    };
+    for (func, file) in [
+        ("resize_nearest_neighbor", golden::resize_nearest_neighbor()),
+        ("resize_nearest_neighbor_16x8", golden::resize_nearest_neighbor_16x8()),
+        ("resize_bilinear", golden::resize_bilinear()),
+    ] {
+        g.file((func, "ResizeCase"), file, other, resize_need, |c| &c.expected, resize_lit);
+    }
 
     let m = g.max;
     writeln!(

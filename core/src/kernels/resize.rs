@@ -128,7 +128,7 @@ impl ResizeParams {
             let s = if align_corners && o > 1 { (fi - 1.0) / (fo - 1.0) } else { fi / fo };
             // ((1 << 10) * in + out / 2) / out, or with (in - 1, out - 1) when aligning corners.
             let (ii, oo) = if align_corners && o > 1 { (i as i64 - 1, o as i64 - 1) } else { (i as i64, o as i64) };
-            let s10 = ((1i64 << 10) * ii + oo / 2) / oo;
+            let s10 = ((1i64 << 10) * ii + oo / 2).checked_div(oo).unwrap_or(0);
             if let (Some(sf), Some(si)) = (scale.get_mut(a), scale_10.get_mut(a)) {
                 *sf = s;
                 *si = s10 as i32;
@@ -202,6 +202,9 @@ fn nearest<T: Copy>(kernel: &'static str, p: &ResizeParams, input: &[T], output:
     }
     let row = in_w * depth;
     let image = in_h * row;
+    if image == 0 {
+        return Ok(());
+    }
     // Dispatch point: an optimized variant (kernels/arch/) slots in here.
     let mut pixels = output.chunks_exact_mut(depth);
     for batch in input.chunks_exact(image) {
@@ -210,8 +213,10 @@ fn nearest<T: Copy>(kernel: &'static str, p: &ResizeParams, input: &[T], output:
             for x in 0..out_w {
                 let ix = p.nearest(1, x, in_w);
                 let start = iy * row + ix * depth;
-                if let (Some(o), Some(src)) = (pixels.next(), batch.get(start..start + depth)) {
-                    o.copy_from_slice(src);
+                if let (Some(o), Some(src)) = (pixels.next(), batch.get(start..)) {
+                    for (d, v) in o.iter_mut().zip(src) {
+                        *d = *v;
+                    }
                 }
             }
         }
@@ -233,6 +238,9 @@ fn bilinear<T: ActivationElement>(
     }
     let row = in_w * depth;
     let image = in_h * row;
+    if image == 0 {
+        return Ok(());
+    }
     let r = T::RANGE;
     let at = |b: &[T], i: usize| -> i64 { b.get(i).map_or(0, |v| i64::from(v.to_i32())) };
     let mut pixels = output.chunks_exact_mut(depth);

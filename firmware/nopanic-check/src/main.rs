@@ -36,6 +36,7 @@ fn main() -> ! {
     ));
     conv_fc_pool_kernels();
     elementwise_activation_shape_kernels();
+    spatial_kernels();
     quant_core();
     interpreter();
     loop {
@@ -328,6 +329,24 @@ fn interpreter() {
         let _ = black_box(it.tensor_bytes(black_box(1)).map(|b| b.len()));
         let _ = black_box(it.output_info(0).map(|t| t.len()));
     }
+}
+
+/// Resize (nearest neighbour int8 / int16, bilinear int8) and its prepare.
+#[inline(never)]
+fn spatial_kernels() {
+    use microquant::kernels::resize::{ResizeMethod, ResizeParams, resize_s8, resize_s16};
+    let input = [bb(1), bb(3), bb(4), bb(2)];
+    let size = [bb(5), bb(7)];
+    let (a, a16): (&[i8], &[i16]) = (black_box(&[7; 24]), black_box(&[-300; 24]));
+    let (mut out, mut out16) = ([0i8; 70], [0i16; 70]);
+    for method in [ResizeMethod::NearestNeighbor, ResizeMethod::Bilinear] {
+        let m = black_box(method);
+        if let Ok(p) = ResizeParams::prepare(m, input, size, black_box(false), black_box(true)) {
+            let _ = black_box(resize_s8(&p, a, &mut out));
+            let _ = black_box(resize_s16(&p, a16, &mut out16));
+        }
+    }
+    black_box((&out, &out16));
 }
 
 fn bb(x: usize) -> usize {
