@@ -429,7 +429,29 @@ pub struct TransposeCase {
     pub expected_tflite_ref: Tensor,
 }
 
+/// A data-movement op (SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, ...): one input, the output with
+/// the input's quantization, the op's integer operands flattened in `params` (the order each
+/// file's note gives).
+#[derive(Debug, Clone, Deserialize)]
+pub struct MovementCase {
+    /// Case name.
+    pub name: String,
+    /// Input, int8 or int16.
+    pub input: Tensor,
+    /// The op's integer operands and options, flattened.
+    pub params: Vec<i32>,
+    /// Input (= output) scale.
+    pub input_scale: f32,
+    /// Input (= output) zero point.
+    pub input_zero_point: i32,
+    /// TFLite Micro's output.
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output.
+    pub expected_tflite_ref: Tensor,
+}
+
 kernel_case!(
+    MovementCase,
     FullyConnectedCase,
     ConvCase,
     DepthwiseConvCase,
@@ -504,4 +526,8 @@ golden_file!(
     (MEAN_JSON, mean_file, mean_cases, MeanCase, "mean.json"),
     (RESHAPE_JSON, reshape_file, reshape_cases, ReshapeCase, "reshape.json"),
     (TRANSPOSE_JSON, transpose_file, transpose_cases, TransposeCase, "transpose.json"),
+    (SLICE_JSON, slice_file, slice_cases, MovementCase, "slice.json"),
+    (SLICE_16_JSON, slice_16_file, slice_16_cases, MovementCase, "slice_16.json"),
+    (STRIDED_SLICE_JSON, strided_slice_file, strided_slice_cases, MovementCase, "strided_slice.json"),
+    (STRIDED_SLICE_16_JSON, strided_slice_16_file, strided_slice_16_cases, MovementCase, "strided_slice_16.json"),
 );

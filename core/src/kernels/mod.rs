@@ -43,6 +43,7 @@ pub mod pad;
 pub mod reduce;
 pub mod requantize;
 pub mod reshape;
+pub mod slice;
 pub mod softmax;
 pub mod tanh;
 pub mod tensor;
