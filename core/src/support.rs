@@ -221,6 +221,15 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::StridedSlice],
+        op: "strided slice (slice, split)",
+        dtypes: "int8, int16",
+        reference: "`slice_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

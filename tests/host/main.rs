@@ -21,6 +21,7 @@ mod kernels_shape;
 mod kernels_softmax;
 mod layer_debug;
 mod mlperf;
+mod movement_models;
 mod onnx_golden;
 mod onnx_import;
 mod peers;

@@ -23,6 +23,7 @@ mod conv;
 mod dynamic;
 mod elementwise;
 mod fully_connected;
+mod movement;
 mod pool;
 pub(crate) mod shape;
 mod softmax;
@@ -161,6 +162,7 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Mean { axes, .. } => shape::mean(x.data, x.shape, axes).map_err(kerr)?,
         Op::Reshape { .. } | Op::Squeeze { .. } | Op::Dequantize => x.data.to_vec(),
         Op::Transpose { perm } => shape::transpose(x.data, x.shape, perm).map_err(kerr)?,
+        Op::StridedSlice(s) => movement::strided_slice(x.data, x.shape, s).map_err(kerr)?,
         other => {
             return Err(ConvertError::new(
                 Kind::UnsupportedOp,
@@ -486,6 +488,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::Reshape { .. }
             | Op::Transpose { .. }
             | Op::Squeeze { .. }
+            | Op::StridedSlice(_)
             | Op::Dequantize
     )
 }

@@ -295,6 +295,9 @@ pub enum Op {
         /// every axis of extent 1" explicit).
         axes: Vec<usize>,
     },
+    /// Strided slice of `x` (ONNX `Slice`, each output of a `Split`; TFLite `SLICE`,
+    /// `STRIDED_SLICE`, `SPLIT`, `SPLIT_V`): see [`StridedSlice`](super::StridedSlice).
+    StridedSlice(super::StridedSlice),
     /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
     /// integer tensor to other parameters or another integer type. Same shape.
     Quantize,
@@ -343,6 +346,7 @@ impl Op {
             Op::Reshape { .. } => "Reshape",
             Op::Transpose { .. } => "Transpose",
             Op::Squeeze { .. } => "Squeeze",
+            Op::StridedSlice(_) => "StridedSlice",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
         }
@@ -480,6 +484,7 @@ impl fmt::Display for Op {
                 write_list(f, axes)?;
                 f.write_str(")")
             }
+            Op::StridedSlice(_) => super::movement::fmt_attrs(self, f),
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
         }
     }

@@ -325,6 +325,7 @@ impl Op {
                 }
                 o
             }
+            Op::StridedSlice(_) => super::movement::output_shape(self, x)?,
             Op::Squeeze { axes } => {
                 check_axes_unique_sorted(axes, x.len(), "squeeze")?;
                 let removed = axis_mask(axes, x.len());

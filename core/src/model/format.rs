@@ -172,4 +172,6 @@ op_kinds! {
     Relu = 20, "RELU";
     /// Leaky ReLU.
     LeakyRelu = 21, "LEAKY_RELU";
+    /// Strided slice (TFLite SLICE, STRIDED_SLICE; ONNX Slice, Split).
+    StridedSlice = 40, "STRIDED_SLICE";
 }

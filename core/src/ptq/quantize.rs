@@ -302,6 +302,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Reshape { .. }
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
+            | Op::StridedSlice(_)
     )
 }
 
@@ -315,6 +316,7 @@ fn same_as_input(op: &Op) -> bool {
             | Op::Reshape { .. }
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
+            | Op::StridedSlice(_)
     )
 }
 

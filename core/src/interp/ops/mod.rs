@@ -18,6 +18,7 @@ mod pooling;
 mod reduce;
 mod requantize;
 mod reshape;
+mod slice;
 mod softmax;
 mod transpose;
 
@@ -137,6 +138,7 @@ op_kinds! {
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
+    StridedSlice => Slice(slice::SliceOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

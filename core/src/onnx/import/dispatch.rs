@@ -122,6 +122,8 @@ impl Builder {
             "Unsqueeze" => self.unsqueeze(ctx),
             "Concat" => self.concat(ctx),
             "Pad" => self.pad(ctx),
+            "Slice" => self.slice(ctx),
+            "Split" => self.split(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Identity" | "Dropout" => {
                 if op == "Dropout" {

@@ -195,6 +195,7 @@ impl<'a> Importer<'a> {
                 axes.dedup();
                 Op::Squeeze { axes }
             }
+            SLICE | STRIDED_SLICE => self.convert_slice(raw)?,
             QUANTIZE => Op::Quantize,
             DEQUANTIZE => Op::Dequantize,
             _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),
