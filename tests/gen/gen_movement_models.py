@@ -107,7 +107,23 @@ def slice_rank3_opset11():
                 inits, 11)
 
 
-ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11]
+def depth_space_opset13():
+    """NCHW [1, 8, 3, 4]: DepthToSpace in DCR and CRD modes (block 2), SpaceToDepth of the DCR
+    result (block 2, back to the input), and a SpaceToDepth of block 3 after a Slice."""
+    nodes = [
+        helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2, mode="DCR", name="d2s_dcr"),
+        helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD", name="d2s_crd"),
+        helper.make_node("SpaceToDepth", ["dcr"], ["back"], blocksize=2, name="s2d"),
+        helper.make_node("Slice", ["dcr", "starts", "ends", "axes"], ["cut"], name="cut"),
+        helper.make_node("SpaceToDepth", ["cut"], ["s3"], blocksize=3, name="s2d3"),
+    ]
+    inits = [ints("starts", [0, 2]), ints("ends", [6, 8]), ints("axes", [2, 3])]
+    return make("depth_space_opset13", nodes, [vi("x", [1, 8, 3, 4])],
+                [vi("dcr", [1, 2, 6, 8]), vi("crd", [1, 2, 6, 8]), vi("back", [1, 8, 3, 4]), vi("s3", [1, 18, 2, 2])],
+                inits, 13)
+
+
+ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13]
 
 
 def onnx_entry(build):
@@ -172,7 +188,23 @@ def tflite_split():
     return "tflite_split", mb.build([x], outs + hs), [x], ([1, 4, 4, 6],)
 
 
-TFLITE_MODELS = [tflite_strided_masks, tflite_split]
+def tflite_depth_space():
+    """[1, 2, 3, 8] int8: DEPTH_TO_SPACE (block 2), then SPACE_TO_DEPTH back (block 2)."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.02), -100
+    x = mb.tensor("x", [1, 2, 3, 8], np.int8, [s], [zp])
+    y = mb.tensor("y", [1, 4, 6, 2], np.int8, [s], [zp])
+    z = mb.tensor("z", [1, 2, 3, 8], np.int8, [s], [zp])
+    o = S.DepthToSpaceOptionsT()
+    o.blockSize = 2
+    mb.operator(BO.DEPTH_TO_SPACE, 1, [x], [y], OPT.DepthToSpaceOptions, o)
+    o = S.SpaceToDepthOptionsT()
+    o.blockSize = 2
+    mb.operator(BO.SPACE_TO_DEPTH, 2, [y], [z], OPT.SpaceToDepthOptions, o)
+    return "tflite_depth_space", mb.build([x], [y, z]), [x], ([1, 2, 3, 8],)
+
+
+TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space]
 
 
 def tflite_entry(build):

@@ -530,4 +530,6 @@ golden_file!(
     (SLICE_16_JSON, slice_16_file, slice_16_cases, MovementCase, "slice_16.json"),
     (STRIDED_SLICE_JSON, strided_slice_file, strided_slice_cases, MovementCase, "strided_slice.json"),
     (STRIDED_SLICE_16_JSON, strided_slice_16_file, strided_slice_16_cases, MovementCase, "strided_slice_16.json"),
+    (DEPTH_TO_SPACE_JSON, depth_to_space_file, depth_to_space_cases, MovementCase, "depth_to_space.json"),
+    (SPACE_TO_DEPTH_JSON, space_to_depth_file, space_to_depth_cases, MovementCase, "space_to_depth.json"),
 );

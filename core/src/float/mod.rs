@@ -163,6 +163,9 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Reshape { .. } | Op::Squeeze { .. } | Op::Dequantize => x.data.to_vec(),
         Op::Transpose { perm } => shape::transpose(x.data, x.shape, perm).map_err(kerr)?,
         Op::StridedSlice(s) => movement::strided_slice(x.data, x.shape, s).map_err(kerr)?,
+        Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
+            movement::space_depth(x.data, x.shape, op).map_err(kerr)?
+        }
         other => {
             return Err(ConvertError::new(
                 Kind::UnsupportedOp,
@@ -489,6 +492,8 @@ fn is_supported(op: &Op) -> bool {
             | Op::Transpose { .. }
             | Op::Squeeze { .. }
             | Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
             | Op::Dequantize
     )
 }

@@ -2,6 +2,7 @@
 //! ...): they keep their input's values (and, quantized, its scale and zero point).
 
 use alloc::format;
+use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -88,6 +89,27 @@ impl StridedSlice {
 pub(super) fn output_shape(op: &Op, x: &[usize]) -> Result<Vec<usize>, ConvertError> {
     match op {
         Op::StridedSlice(s) => s.output_shape(x),
+        Op::DepthToSpace { block, .. } | Op::SpaceToDepth { block } => {
+            let &[n, h, w, c] = x else {
+                return Err(err(format!("{} needs a 4-D NHWC input, got {x:?}", op.name())));
+            };
+            let b = *block;
+            let bb = b.checked_mul(b).filter(|&v| v > 0).ok_or_else(|| err(format!("block size {b}")))?;
+            if matches!(op, Op::SpaceToDepth { .. }) {
+                if h % b != 0 || w % b != 0 {
+                    return Err(err(format!("space to depth of {x:?}: height and width are not multiples of {b}")));
+                }
+                let c = c.checked_mul(bb).ok_or_else(|| err("output channels overflow".into()))?;
+                Ok(vec![n, h / b, w / b, c])
+            } else {
+                if c % bb != 0 {
+                    return Err(err(format!("depth to space of {x:?}: channels are not a multiple of {bb}")));
+                }
+                let h = h.checked_mul(b).ok_or_else(|| err("output height overflows".into()))?;
+                let w = w.checked_mul(b).ok_or_else(|| err("output width overflows".into()))?;
+                Ok(vec![n, h, w, c / bb])
+            }
+        }
         other => Err(err(format!("{} is not a data-movement op", other.name()))),
     }
 }
@@ -119,6 +141,8 @@ pub(super) fn fmt_attrs(op: &Op, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             }
             f.write_str(")")
         }
+        Op::DepthToSpace { block, crd } => write!(f, "(block {block}{})", if *crd { ", CRD" } else { "" }),
+        Op::SpaceToDepth { block } => write!(f, "(block {block})"),
         _ => Ok(()),
     }
 }

@@ -303,6 +303,8 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
             | Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
     )
 }
 
@@ -317,6 +319,8 @@ fn same_as_input(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
             | Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
     )
 }
 

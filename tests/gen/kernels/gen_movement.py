@@ -141,5 +141,46 @@ def gen_strided_slice_16():
     return gen_strided_slice(np.int16, "strided_slice_16.json")
 
 
-GENERATORS = {"slice": gen_slice, "strided_slice": gen_strided_slice}
+# ---------------------------------------------------------------------------------------------
+# DEPTH_TO_SPACE / SPACE_TO_DEPTH: params = [block_size]
+
+D2S_CASES = [([1, 1, 1, 4], 2), ([1, 2, 3, 8], 2), ([2, 3, 2, 12], 2), ([1, 2, 2, 18], 3), ([1, 4, 4, 16], 2),
+             ([1, 2, 2, 32], 4), ([1, 3, 3, 27], 3), ([1, 5, 4, 4], 1)]
+S2D_CASES = [([1, 2, 2, 1], 2), ([1, 4, 6, 2], 2), ([2, 4, 4, 3], 2), ([1, 6, 6, 2], 3), ([1, 8, 8, 4], 2),
+             ([1, 8, 4, 1], 4), ([1, 3, 3, 5], 1)]
+
+
+def gen_depth_to_space(dtype=np.int8, file="depth_to_space.json"):
+    fam = Family(file, "DEPTH_TO_SPACE", GEN, f"{np.dtype(dtype).name}; NHWC; params = [block_size]; "
+                 "input and output share quantization")
+    for shape, b in D2S_CASES:
+        n, h, w, c = shape
+        out = [n, h * b, w * b, c // (b * b)]
+
+        def build(mb, ti, to, b=b):
+            o = S.DepthToSpaceOptionsT()
+            o.blockSize = b
+            mb.operator(BO.DEPTH_TO_SPACE, 1, [ti], [to], OPT.DepthToSpaceOptions, o)
+        _case(fam, f"depth_to_space_{_s(shape)}_b{b}", dtype, shape, out, [b], build)
+    return fam
+
+
+def gen_space_to_depth(dtype=np.int8, file="space_to_depth.json"):
+    fam = Family(file, "SPACE_TO_DEPTH", GEN, f"{np.dtype(dtype).name}; NHWC; params = [block_size]; "
+                 "input and output share quantization")
+    for shape, b in S2D_CASES:
+        n, h, w, c = shape
+        out = [n, h // b, w // b, c * b * b]
+
+        def build(mb, ti, to, b=b):
+            o = S.SpaceToDepthOptionsT()
+            o.blockSize = b
+            mb.operator(BO.SPACE_TO_DEPTH, 2, [ti], [to], OPT.SpaceToDepthOptions, o)
+        _case(fam, f"space_to_depth_{_s(shape)}_b{b}", dtype, shape, out, [b], build)
+    return fam
+
+
+GENERATORS = {"slice": gen_slice, "strided_slice": gen_strided_slice, "depth_to_space": gen_depth_to_space,
+              "space_to_depth": gen_space_to_depth}
+# TFLite Micro's DEPTH_TO_SPACE and SPACE_TO_DEPTH take float32 and int8 only.
 GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16}

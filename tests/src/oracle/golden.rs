@@ -284,6 +284,10 @@ files! {
         strided_slice_file, "strided_slice.json", |c| movement(MoveOp::StridedSlice, c);
     strided_slice_16: MovementCase<'static> =
         strided_slice_16_file, "strided_slice_16.json", |c| movement(MoveOp::StridedSlice, c);
+    depth_to_space: MovementCase<'static> =
+        depth_to_space_file, "depth_to_space.json", |c| movement(MoveOp::DepthToSpace, c);
+    space_to_depth: MovementCase<'static> =
+        space_to_depth_file, "space_to_depth.json", |c| movement(MoveOp::SpaceToDepth, c);
     transpose: TransposeCase<'static> = transpose_file, "transpose.json", |c| TransposeCase {
         name: &c.name,
         input: i8s(&c.input),

@@ -1,10 +1,12 @@
-//! Data movement (int8 and int16): SLICE and STRIDED_SLICE against TFLite Micro and the TFLite
-//! interpreter's reference kernels (`tests/golden/kernels/{slice,strided_slice}{,_16}.json`).
+//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE and SPACE_TO_DEPTH against
+//! TFLite Micro and the TFLite interpreter's reference kernels (`tests/golden/kernels/`).
 //! Pure data movement: both rounding modes run the same kernel and must match both oracles.
 //!
 //! The TFLite quantization spec, as these cases follow it: "SLICE / STRIDED_SLICE: ...
 //! restriction: input and outputs must all have same scale/zero_point".
 
+use microquant::kernels::Dims4;
+use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth_s8, space_depth_s16};
 use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
@@ -17,6 +19,10 @@ pub enum MoveOp {
     /// STRIDED_SLICE: `params = begin ++ end ++ strides ++ [begin_mask, end_mask,
     /// shrink_axis_mask, offset]`.
     StridedSlice,
+    /// DEPTH_TO_SPACE (NHWC): `params = [block_size]`.
+    DepthToSpace,
+    /// SPACE_TO_DEPTH (NHWC): `params = [block_size]`.
+    SpaceToDepth,
 }
 
 /// A data-movement case: one input, the output quantized like it.
@@ -39,6 +45,28 @@ pub struct MovementCase<'a> {
 /// The prepared kernel of one case.
 enum Prepared {
     Slice(SliceParams),
+    SpaceDepth(SpaceDepthParams),
+}
+
+impl Prepared {
+    fn output_len(&self) -> usize {
+        match self {
+            Prepared::Slice(p) => p.output_len(),
+            Prepared::SpaceDepth(p) => p.output().checked_len().unwrap_or(0),
+        }
+    }
+    fn run_s8(&self, x: &[i8], out: &mut [i8]) -> Result<(), microquant::Error> {
+        match self {
+            Prepared::Slice(p) => slice_s8(p, x, out),
+            Prepared::SpaceDepth(p) => space_depth_s8(p, x, out),
+        }
+    }
+    fn run_s16(&self, x: &[i16], out: &mut [i16]) -> Result<(), microquant::Error> {
+        match self {
+            Prepared::Slice(p) => slice_s16(p, x, out),
+            Prepared::SpaceDepth(p) => space_depth_s16(p, x, out),
+        }
+    }
 }
 
 fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
@@ -61,6 +89,18 @@ fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
             let p = SliceParams::tflite_strided_slice(c.input_shape, part(0)?, part(1)?, part(2)?, masks);
             Prepared::Slice(kernel(c.name, "prepare", p)?)
         }
+        MoveOp::DepthToSpace | MoveOp::SpaceToDepth => {
+            let (&[n, h, w, ch], &[b]) = (c.input_shape, c.params) else {
+                return Err(bad("a 4-D input and one parameter (the block size)"));
+            };
+            let mode = if c.op == MoveOp::SpaceToDepth {
+                SpaceDepthMode::SpaceToDepth
+            } else {
+                SpaceDepthMode::DepthToSpaceDcr
+            };
+            let p = SpaceDepthParams::new(Dims4::new(n, h, w, ch), b as usize, mode);
+            Prepared::SpaceDepth(kernel(c.name, "prepare", p)?)
+        }
     })
 }
 
@@ -68,8 +108,7 @@ fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
 pub fn check<'a>(c: &'a MovementCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
     let p = prepare(c)?;
     let out_len = c.expected.len();
-    let Prepared::Slice(sp) = &p;
-    if sp.output_len() != out_len {
+    if p.output_len() != out_len {
         return Err(Failure::Shape { case: c.name });
     }
     let mut tally = Tally { cases: 1, elements: [0; 2] };
@@ -79,16 +118,12 @@ pub fn check<'a>(c: &'a MovementCase<'a>, ws: &mut Workspace<'_>) -> Result<Tall
         tally.elements[i] += match c.input {
             Values::I8(x) => {
                 let out = take(c.name, "int8 output", ws.out_i8, out_len)?;
-                match &p {
-                    Prepared::Slice(sp) => kernel(c.name, "slice_s8", slice_s8(sp, x, out))?,
-                }
+                kernel(c.name, "run_s8", p.run_s8(x, out))?;
                 compare_values(at, e, Values::I8(out))?
             }
             Values::I16(x) => {
                 let out = take(c.name, "int16 output", ws.out_i16, out_len)?;
-                match &p {
-                    Prepared::Slice(sp) => kernel(c.name, "slice_s16", slice_s16(sp, x, out))?,
-                }
+                kernel(c.name, "run_s16", p.run_s16(x, out))?;
                 compare_values(at, e, Values::I16(out))?
             }
         };
@@ -106,6 +141,8 @@ macro_rules! movement_golden_tests {
             slice_s16_matches_both_oracles => (slice_16, $crate::oracle::movement::check),
             strided_slice_s8_matches_both_oracles => (strided_slice, $crate::oracle::movement::check),
             strided_slice_s16_matches_both_oracles => (strided_slice_16, $crate::oracle::movement::check),
+            depth_to_space_s8_matches_both_oracles => (depth_to_space, $crate::oracle::movement::check),
+            space_to_depth_s8_matches_both_oracles => (space_to_depth, $crate::oracle::movement::check),
         );
     };
 }

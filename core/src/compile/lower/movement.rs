@@ -35,6 +35,14 @@ pub(super) fn lower(
                 spec.params.extend_from_slice(&[st as u32, sp as u32, n as u32]);
             }
         }
+        Op::DepthToSpace { block, crd } => {
+            spec.kind = OpKind::DepthToSpace;
+            spec.params = vec![*block as u32, u32::from(*crd)];
+        }
+        Op::SpaceToDepth { block } => {
+            spec.kind = OpKind::SpaceToDepth;
+            spec.params = vec![*block as u32];
+        }
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not a data-movement op", other.name())));
         }

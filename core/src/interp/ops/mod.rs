@@ -9,6 +9,7 @@ mod add;
 mod common;
 mod concat;
 mod conv;
+mod depth_to_space;
 mod depthwise_conv;
 mod fully_connected;
 mod lut;
@@ -139,6 +140,7 @@ op_kinds! {
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
     StridedSlice => Slice(slice::SliceOp), scratch: false;
+    DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

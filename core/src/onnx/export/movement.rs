@@ -1,7 +1,17 @@
 //! QDQ export of the data-movement ops: [`Op::StridedSlice`] as `Slice` (and a `Reshape` when
-//! the output shape drops or adds extent-1 axes).
+//! the output shape drops or adds extent-1 axes), [`Op::DepthToSpace`] and [`Op::SpaceToDepth`]
+//! as themselves (NCHW).
 
 use super::*;
+
+fn attr_str(name: &str, v: &str) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: Some(name.to_string()),
+        r#type: Some(pb::attribute_proto::AttributeType::String as i32),
+        s: Some(v.as_bytes().to_vec()),
+        ..Default::default()
+    }
+}
 
 impl Exporter<'_> {
     /// Writes a data-movement node whose input is `x` (our order) into `y`.
@@ -10,6 +20,32 @@ impl Exporter<'_> {
         let y = node.output(0).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "a node without output"))?;
         let (xt, yt) = (self.tensor(xid)?, self.tensor(y)?);
         let x = self.act(xid)?;
+        if let Op::DepthToSpace { block, crd } = &node.op {
+            // NCHW, as ONNX defines them.
+            let x = self.in_order(&x, &NCHW);
+            let out = self.fresh(&format!("{base}/float"));
+            let mode = attr_str("mode", if *crd { "CRD" } else { "DCR" });
+            self.node(
+                "DepthToSpace",
+                nname,
+                vec![x.name],
+                vec![out.clone()],
+                vec![attr_int("blocksize", *block as i64), mode],
+            );
+            return self.finish(y, out, NCHW.to_vec());
+        }
+        if let Op::SpaceToDepth { block } = &node.op {
+            let x = self.in_order(&x, &NCHW);
+            let out = self.fresh(&format!("{base}/float"));
+            self.node(
+                "SpaceToDepth",
+                nname,
+                vec![x.name],
+                vec![out.clone()],
+                vec![attr_int("blocksize", *block as i64)],
+            );
+            return self.finish(y, out, NCHW.to_vec());
+        }
         let x = self.in_order(&x, &layout::identity(xt.shape.len()));
         match &node.op {
             Op::StridedSlice(s) => {

@@ -124,6 +124,7 @@ impl Builder {
             "Pad" => self.pad(ctx),
             "Slice" => self.slice(ctx),
             "Split" => self.split(ctx),
+            "DepthToSpace" | "SpaceToDepth" => self.space_depth(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Identity" | "Dropout" => {
                 if op == "Dropout" {

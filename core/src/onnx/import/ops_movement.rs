@@ -150,4 +150,34 @@ impl Builder {
         }
         Ok(())
     }
+
+    /// ONNX `DepthToSpace` (`DCR` or `CRD`) / `SpaceToDepth` of a 4-D NCHW activation: the graph
+    /// op runs NHWC.
+    pub(super) fn space_depth(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let x = self.act_input(ctx, 0)?;
+        if x.perm.len() != 4 {
+            return Err(ctx.unsupported(format!("{} of a rank-{} tensor (4-D NCHW only)", ctx.op, x.perm.len())));
+        }
+        let block = ctx.a(ctx.attrs().int("blocksize"))?.ok_or_else(|| ctx.err(Kind::Malformed, "no blocksize"))?;
+        let block = usize::try_from(block)
+            .ok()
+            .filter(|&b| b > 0)
+            .ok_or_else(|| ctx.err(Kind::Malformed, format!("blocksize {block}")))?;
+        let op = if ctx.op == "SpaceToDepth" {
+            Op::SpaceToDepth { block }
+        } else {
+            let mode = ctx.a(ctx.attrs().string("mode"))?.unwrap_or_else(|| "DCR".to_string());
+            match mode.as_str() {
+                "DCR" => Op::DepthToSpace { block, crd: false },
+                "CRD" => Op::DepthToSpace { block, crd: true },
+                m => return Err(ctx.err(Kind::Malformed, format!("DepthToSpace mode {m:?}"))),
+            }
+        };
+        const NHWC: [usize; 4] = [0, 2, 3, 1];
+        let out = ctx.out_name(0);
+        let src = self.in_order(&x, &NHWC, &out)?;
+        let id = self.emit(ctx, ctx.name(), op, vec![Some(src)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm: NHWC.to_vec() }));
+        Ok(())
+    }
 }

@@ -52,6 +52,8 @@ const SLICE: i32 = fb::BuiltinOperator::Slice as i32;
 const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
 const SPLIT: i32 = fb::BuiltinOperator::Split as i32;
 const SPLIT_V: i32 = fb::BuiltinOperator::SplitV as i32;
+const DEPTH_TO_SPACE: i32 = fb::BuiltinOperator::DepthToSpace as i32;
+const SPACE_TO_DEPTH: i32 = fb::BuiltinOperator::SpaceToDepth as i32;
 
 const SUPPORTED: [i32; 24] = [
     ADD,

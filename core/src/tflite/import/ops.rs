@@ -196,6 +196,13 @@ impl<'a> Importer<'a> {
                 Op::Squeeze { axes }
             }
             SLICE | STRIDED_SLICE => self.convert_slice(raw)?,
+            DEPTH_TO_SPACE => {
+                let block = positive(required_options!(raw, DepthToSpaceOptions).block_size().fb()?, "block_size")?;
+                Op::DepthToSpace { block, crd: false }
+            }
+            SPACE_TO_DEPTH => Op::SpaceToDepth {
+                block: positive(required_options!(raw, SpaceToDepthOptions).block_size().fb()?, "block_size")?,
+            },
             QUANTIZE => Op::Quantize,
             DEQUANTIZE => Op::Dequantize,
             _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),

@@ -7,7 +7,7 @@ use crate::graph::StridedSlice;
 use crate::kernels::slice::{SliceParams, StridedSliceMasks};
 
 /// The builtin codes converted here.
-pub(super) const SUPPORTED: [i32; 4] = [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V];
+pub(super) const SUPPORTED: [i32; 6] = [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH];
 
 fn i32s(v: &[i64], what: &str) -> Result<Vec<i32>, ConvertError> {
     v.iter().map(|&x| i32::try_from(x).map_err(|_| malformed(format!("{what} value {x} out of range")))).collect()
