@@ -9,6 +9,7 @@ use microquant_tests::oracle::conv::ConvCase;
 use microquant_tests::oracle::depthwise::DepthwiseConvCase;
 use microquant_tests::oracle::fully_connected::FullyConnectedCase;
 use microquant_tests::oracle::golden;
+use microquant_tests::oracle::movement::MovementCase;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
 use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use microquant_tests::oracle::softmax::SoftmaxCase;
@@ -168,6 +169,7 @@ pub fn write(board: &str, path: &Path) {
              use microquant_tests::oracle::conv::ConvCase;\n\
              use microquant_tests::oracle::depthwise::DepthwiseConvCase;\n\
              use microquant_tests::oracle::fully_connected::FullyConnectedCase;\n\
+             use microquant_tests::oracle::movement::{MoveOp, MovementCase};\n\
              use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
              use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
              use microquant_tests::oracle::softmax::SoftmaxCase;\n\
@@ -464,6 +466,7 @@ pub fn write(board: &str, path: &Path) {
     let transpose_need =
         |c: &TransposeCase| Need { bytes: c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };
     g.file(("transpose", "TransposeCase"), golden::transpose(), other, transpose_need, |c| &c.expected, transpose_lit);
+    movement_files(&mut g, other);
 
     g.src.push_str(
         "use microquant::kernels::resize::ResizeMethod;\nuse microquant_tests::oracle::spatial::ResizeCase;\n",
@@ -510,4 +513,36 @@ pub fn write(board: &str, path: &Path) {
         println!("cargo:rerun-if-changed=../tests/golden/kernels/{f}");
     }
     println!("cargo:rerun-if-changed=build_kernels.rs");
+}
+
+/// The data-movement files (`oracle::movement`): one case view for all of them.
+fn movement_files(g: &mut Gen, other: Option<usize>) {
+    let lit = |c: &MovementCase| {
+        format!(
+            "MovementCase {{ name: {:?}, op: MoveOp::{:?}, input: {}, input_shape: &{:?}, params: &{:?}, expected: {} }}",
+            c.name,
+            c.op,
+            values(&c.input),
+            c.input_shape,
+            c.params,
+            expected(&c.expected)
+        )
+    };
+    let need = |c: &MovementCase| {
+        let o = out_need(&c.expected);
+        let w = if matches!(c.input, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: c.input.len() * w + o.bytes, ..o }
+    };
+    type Loader = fn() -> File<MovementCase<'static>>;
+    let files: [(&str, Loader); 6] = [
+        ("slice", golden::slice),
+        ("slice_16", golden::slice_16),
+        ("strided_slice", golden::strided_slice),
+        ("strided_slice_16", golden::strided_slice_16),
+        ("depth_to_space", golden::depth_to_space),
+        ("space_to_depth", golden::space_to_depth),
+    ];
+    for (func, load) in files {
+        g.file((func, "MovementCase"), load(), other, need, |c| &c.expected, lit);
+    }
 }

@@ -230,6 +230,24 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::StridedSlice],
+        op: "strided slice (slice, split)",
+        dtypes: "int8, int16",
+        reference: "`slice_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::DepthToSpace, OpKind::SpaceToDepth],
+        op: "depth to space, space to depth",
+        dtypes: "int8, int16",
+        reference: "`space_depth_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

@@ -70,6 +70,7 @@ microquant_tests::softmax_golden_tests!(mod softmax; target Device; files kg);
 microquant_tests::activation_golden_tests!(mod activation; target Device; files kg);
 microquant_tests::shape_golden_tests!(mod shape; target Device; files kg);
 microquant_tests::spatial_golden_tests!(mod spatial; target Device; files kg);
+microquant_tests::movement_golden_tests!(mod movement; target Device; files kg);
 
 /// Runs the golden tests of one family, each named in the log. (defmt-test's attribute sees only
 /// the tests written in its module, not those a macro emits there: one test per family calls
@@ -234,6 +235,11 @@ mod tests {
     #[test]
     fn resize_matches_tflite_micro_and_interpreter() {
         golden(super::spatial::TESTS);
+    }
+
+    #[test]
+    fn data_movement_matches_tflite_micro_and_interpreter() {
+        golden(super::movement::TESTS);
     }
 
     /// Random shapes through the dispatched kernels (fast paths) and the reference kernels.

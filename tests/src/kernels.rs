@@ -452,9 +452,30 @@ pub struct ResizeCase {
     /// TFLite interpreter (reference kernels) output.
     pub expected_tflite_ref: Tensor,
 }
+/// A data-movement op (SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, ...): one input, the output with
+/// the input's quantization, the op's integer operands flattened in `params` (the order each
+/// file's note gives).
+#[derive(Debug, Clone, Deserialize)]
+pub struct MovementCase {
+    /// Case name.
+    pub name: String,
+    /// Input, int8 or int16.
+    pub input: Tensor,
+    /// The op's integer operands and options, flattened.
+    pub params: Vec<i32>,
+    /// Input (= output) scale.
+    pub input_scale: f32,
+    /// Input (= output) zero point.
+    pub input_zero_point: i32,
+    /// TFLite Micro's output.
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output.
+    pub expected_tflite_ref: Tensor,
+}
 
 kernel_case!(
     ResizeCase,
+    MovementCase,
     FullyConnectedCase,
     ConvCase,
     DepthwiseConvCase,
@@ -544,4 +565,10 @@ golden_file!(
         "resize_nearest_neighbor_16x8.json"
     ),
     (RESIZE_BILINEAR_JSON, resize_bilinear_file, resize_bilinear_cases, ResizeCase, "resize_bilinear.json"),
+    (SLICE_JSON, slice_file, slice_cases, MovementCase, "slice.json"),
+    (SLICE_16_JSON, slice_16_file, slice_16_cases, MovementCase, "slice_16.json"),
+    (STRIDED_SLICE_JSON, strided_slice_file, strided_slice_cases, MovementCase, "strided_slice.json"),
+    (STRIDED_SLICE_16_JSON, strided_slice_16_file, strided_slice_16_cases, MovementCase, "strided_slice_16.json"),
+    (DEPTH_TO_SPACE_JSON, depth_to_space_file, depth_to_space_cases, MovementCase, "depth_to_space.json"),
+    (SPACE_TO_DEPTH_JSON, space_to_depth_file, space_to_depth_cases, MovementCase, "space_to_depth.json"),
 );

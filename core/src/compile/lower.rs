@@ -27,6 +27,8 @@ use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::words::*;
 use crate::model::{ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
+mod movement;
+
 /// Maps graph tensors to model tensors while lowering.
 pub(crate) struct Lowering<'g> {
     g: &'g Graph,
@@ -548,6 +550,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params.extend(perm.iter().map(|&p| p as u32));
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
+        Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => movement::lower(l, c, b, &mut spec)?,
         Op::Quantize => {
             // Integer to integer (int8 <-> int16 between 16x8 and int8 layers): words
             // [multiplier, shift] of s_in / s_out (interp/ops/requantize.rs).

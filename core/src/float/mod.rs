@@ -23,6 +23,7 @@ mod conv;
 mod dynamic;
 mod elementwise;
 mod fully_connected;
+mod movement;
 mod pool;
 mod resize;
 pub(crate) mod shape;
@@ -165,6 +166,10 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Resize { method, size, align_corners, half_pixel_centers } => {
             resize::resize_f32(x.data, nhwc(x.shape)?, *size, *method, *align_corners, *half_pixel_centers)
                 .map_err(kerr)?
+        }
+        Op::StridedSlice(s) => movement::strided_slice(x.data, x.shape, s).map_err(kerr)?,
+        Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
+            movement::space_depth(x.data, x.shape, op).map_err(kerr)?
         }
         other => {
             return Err(ConvertError::new(
@@ -491,6 +496,9 @@ fn is_supported(op: &Op) -> bool {
             | Op::Reshape { .. }
             | Op::Transpose { .. }
             | Op::Squeeze { .. }
+            | Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
             | Op::Dequantize
             | Op::Resize { .. }
     )

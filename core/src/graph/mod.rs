@@ -46,6 +46,7 @@
 
 mod dequantize;
 pub mod error;
+mod movement;
 mod op;
 mod shape;
 mod validate;
@@ -56,6 +57,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 pub use error::{ConvertError, ConvertErrorKind};
+pub use movement::StridedSlice;
 pub use op::ResizeMethod;
 pub use op::{
     Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,

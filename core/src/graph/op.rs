@@ -297,6 +297,24 @@ pub enum Op {
         /// every axis of extent 1" explicit).
         axes: Vec<usize>,
     },
+    /// Strided slice of `x` (ONNX `Slice`, each output of a `Split`; TFLite `SLICE`,
+    /// `STRIDED_SLICE`, `SPLIT`, `SPLIT_V`): see [`StridedSlice`](super::StridedSlice).
+    StridedSlice(super::StridedSlice),
+    /// Depth to space of an NHWC `x`: output `[n, h·b, w·b, c / b²]`, output pixel
+    /// `(h·b + i, w·b + j)` taking channel group `(i, j)` (TFLite and ONNX `DCR`: channel
+    /// `(i·b + j)·C + c`; ONNX `CRD`: channel `c·b² + i·b + j`).
+    DepthToSpace {
+        /// Block size `b`.
+        block: usize,
+        /// ONNX's `CRD` channel order.
+        crd: bool,
+    },
+    /// Space to depth of an NHWC `x`: output `[n, h / b, w / b, c·b²]` (the inverse of
+    /// [`Op::DepthToSpace`] in `DCR` order).
+    SpaceToDepth {
+        /// Block size `b`.
+        block: usize,
+    },
     /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
     /// integer tensor to other parameters or another integer type. Same shape.
     Quantize,
@@ -358,6 +376,9 @@ impl Op {
             Op::Reshape { .. } => "Reshape",
             Op::Transpose { .. } => "Transpose",
             Op::Squeeze { .. } => "Squeeze",
+            Op::StridedSlice(_) => "StridedSlice",
+            Op::DepthToSpace { .. } => "DepthToSpace",
+            Op::SpaceToDepth { .. } => "SpaceToDepth",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
             Op::Resize { .. } => "Resize",
@@ -495,6 +516,9 @@ impl fmt::Display for Op {
                 f.write_str("(axes ")?;
                 write_list(f, axes)?;
                 f.write_str(")")
+            }
+            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
+                super::movement::fmt_attrs(self, f)
             }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
             Op::Resize { method, size, align_corners, half_pixel_centers } => {

@@ -332,6 +332,9 @@ impl Op {
                 }
                 o
             }
+            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
+                super::movement::output_shape(self, x)?
+            }
             Op::Squeeze { axes } => {
                 check_axes_unique_sorted(axes, x.len(), "squeeze")?;
                 let removed = axis_mask(axes, x.len());

@@ -34,6 +34,7 @@ pub(crate) mod window;
 // Elementwise, activation and data-movement kernels.
 pub mod add;
 pub mod concat;
+pub mod depth_to_space;
 pub mod fixedpoint;
 pub mod hard_swish;
 pub mod logistic;
@@ -44,6 +45,7 @@ pub mod reduce;
 pub mod requantize;
 pub mod reshape;
 pub mod resize;
+pub mod slice;
 pub mod softmax;
 pub mod tanh;
 pub mod tensor;

@@ -176,4 +176,10 @@ op_kinds! {
     ResizeNearestNeighbor = 50, "RESIZE_NEAREST_NEIGHBOR";
     /// Bilinear resize (NHWC).
     ResizeBilinear = 51, "RESIZE_BILINEAR";
+    /// Strided slice (TFLite SLICE, STRIDED_SLICE; ONNX Slice, Split).
+    StridedSlice = 40, "STRIDED_SLICE";
+    /// Depth to space (NHWC; TFLite DEPTH_TO_SPACE, ONNX DepthToSpace DCR and CRD).
+    DepthToSpace = 41, "DEPTH_TO_SPACE";
+    /// Space to depth (NHWC).
+    SpaceToDepth = 42, "SPACE_TO_DEPTH";
 }

@@ -7,6 +7,9 @@
 //! CONCATENATION has `[axis]` then one [`ConcatInputWords`] per input; PAD has `[rank, before_0,
 //! after_0, ...]`; TRANSPOSE `[rank, perm_0, ...]`; MEAN `[n_axes, axis_0, ...]`; QUANTIZE
 //! `[multiplier, shift]`.
+//!
+//! STRIDED_SLICE has `[rank, start_0, step_0, count_0, ...]` (the step an `i32`); DEPTH_TO_SPACE
+//! `[block_size, mode]` (0: DCR, 1: CRD); SPACE_TO_DEPTH `[block_size]`.
 
 use crate::Error;
 

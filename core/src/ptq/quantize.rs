@@ -303,6 +303,9 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
             | Op::Resize { method: crate::graph::ResizeMethod::NearestNeighbor, .. }
+            | Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
     )
 }
 
@@ -317,6 +320,9 @@ fn same_as_input(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
             | Op::Resize { .. }
+            | Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
     )
 }
 

@@ -37,6 +37,7 @@ fn main() -> ! {
     conv_fc_pool_kernels();
     elementwise_activation_shape_kernels();
     spatial_kernels();
+    movement_kernels();
     quant_core();
     interpreter();
     loop {
@@ -293,6 +294,32 @@ fn elementwise_activation_shape_kernels() {
     let _ = black_box(reshape_output_shape(bb(24), black_box(&[-1, 6][..])));
     let _ = black_box(reshape_s8(a, &mut out[..24]));
     black_box((&out, &out16, &out32));
+}
+
+/// The data-movement kernels (strided slice, ...) on opaque shapes and parameters.
+#[inline(never)]
+fn movement_kernels() {
+    use microquant::kernels::Dims4;
+    use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth_s8, space_depth_s16};
+    use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
+    let shape: &[usize] = black_box(&[2, 3, 4]);
+    let a: &[i8] = black_box(&[3; 24]);
+    let a16: &[i16] = black_box(&[300; 24]);
+    let mut out = [0i8; 64];
+    let mut out16 = [0i16; 64];
+    let masks = StridedSliceMasks { begin: black_box(1), ..StridedSliceMasks::default() };
+    let p = SliceParams::tflite_strided_slice(shape, black_box(&[1, -1, 0]), &[2, 0, 4], &[1, -1, 2], masks);
+    if let Ok(p) = p.or_else(|_| SliceParams::tflite_slice(shape, black_box(&[0, 1, 1]), black_box(&[2, 2, -1]))) {
+        let n = p.output_len().min(64);
+        let _ = black_box(slice_s8(&p, a, &mut out[..n]));
+        let _ = black_box(slice_s16(&p, a16, &mut out16[..n]));
+    }
+    let mode = if black_box(true) { SpaceDepthMode::DepthToSpaceCrd } else { SpaceDepthMode::SpaceToDepth };
+    if let Ok(p) = SpaceDepthParams::new(Dims4::new(bb(1), bb(2), bb(3), bb(4)), bb(2), mode) {
+        let _ = black_box(space_depth_s8(&p, a, &mut out[..24]));
+        let _ = black_box(space_depth_s16(&p, a16, &mut out16[..24]));
+    }
+    black_box((&out, &out16));
 }
 
 /// The interpreter on a real model (the tiny M0 test model, embedded by build.rs) seen through

@@ -21,8 +21,17 @@ import common
 GENERATORS = {}
 
 
-MODULES = ["gen_fc", "gen_conv", "gen_depthwise", "gen_pool", "gen_elementwise", "gen_activations", "gen_shape",
-           "gen_spatial"]
+MODULES = [
+    "gen_fc",
+    "gen_conv",
+    "gen_depthwise",
+    "gen_pool",
+    "gen_elementwise",
+    "gen_activations",
+    "gen_shape",
+    "gen_spatial",
+    "gen_movement",
+]
 
 
 def _register():

@@ -10,6 +10,7 @@ use super::binary::{BinaryCase, BinaryOp};
 use super::conv::ConvCase;
 use super::depthwise::DepthwiseConvCase;
 use super::fully_connected::FullyConnectedCase;
+use super::movement::{MoveOp, MovementCase};
 use super::pooling::{Pool, PoolCase};
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use super::softmax::SoftmaxCase;
@@ -78,6 +79,17 @@ macro_rules! files {
             *FILE.get_or_init(|| decode($json, kernels::$load(), |$c| $body, |v| &v.expected))
         }
     )*};
+}
+
+fn movement(op: MoveOp, c: &'static kernels::MovementCase) -> MovementCase<'static> {
+    MovementCase {
+        name: &c.name,
+        op,
+        input: values(&c.input),
+        input_shape: &c.input.shape,
+        params: &c.params,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
 }
 
 fn conv(c: &'static kernels::ConvCase) -> ConvCase<'static> {
@@ -268,6 +280,16 @@ files! {
         new_shape: &c.new_shape,
         expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
     };
+    slice: MovementCase<'static> = slice_file, "slice.json", |c| movement(MoveOp::Slice, c);
+    slice_16: MovementCase<'static> = slice_16_file, "slice_16.json", |c| movement(MoveOp::Slice, c);
+    strided_slice: MovementCase<'static> =
+        strided_slice_file, "strided_slice.json", |c| movement(MoveOp::StridedSlice, c);
+    strided_slice_16: MovementCase<'static> =
+        strided_slice_16_file, "strided_slice_16.json", |c| movement(MoveOp::StridedSlice, c);
+    depth_to_space: MovementCase<'static> =
+        depth_to_space_file, "depth_to_space.json", |c| movement(MoveOp::DepthToSpace, c);
+    space_to_depth: MovementCase<'static> =
+        space_to_depth_file, "space_to_depth.json", |c| movement(MoveOp::SpaceToDepth, c);
     transpose: TransposeCase<'static> = transpose_file, "transpose.json", |c| TransposeCase {
         name: &c.name,
         input: i8s(&c.input),

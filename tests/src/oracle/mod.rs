@@ -16,6 +16,7 @@
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
+//! | slice, strided slice, depth to space, space to depth | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
 //!
 //! A target instantiates a macro with its test attribute, the module that holds the golden files
 //! (`golden` on the host and in wasm: the JSON files decoded once; on the device the constants
@@ -42,6 +43,7 @@ pub mod depthwise;
 pub mod fully_connected;
 #[cfg(feature = "std")]
 pub mod golden;
+pub mod movement;
 pub mod pooling;
 pub mod shape;
 pub mod softmax;

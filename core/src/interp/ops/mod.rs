@@ -9,6 +9,7 @@ mod add;
 mod common;
 mod concat;
 mod conv;
+mod depth_to_space;
 mod depthwise_conv;
 mod fully_connected;
 mod lut;
@@ -19,6 +20,7 @@ mod reduce;
 mod requantize;
 mod reshape;
 mod resize;
+mod slice;
 mod softmax;
 mod transpose;
 
@@ -139,6 +141,8 @@ op_kinds! {
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
     ResizeNearestNeighbor | ResizeBilinear => Resize(resize::ResizeOp), scratch: false;
+    StridedSlice => Slice(slice::SliceOp), scratch: false;
+    DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

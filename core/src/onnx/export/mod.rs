@@ -36,6 +36,7 @@
 //! built with the generated ONNX types and encoded by `write.rs` (the bytes prost would write,
 //! without prost's encoders for every ONNX message in the `.wasm`).
 
+mod movement;
 mod nodes;
 mod proto;
 mod quant;

@@ -122,6 +122,9 @@ impl Builder {
             "Unsqueeze" => self.unsqueeze(ctx),
             "Concat" => self.concat(ctx),
             "Pad" => self.pad(ctx),
+            "Slice" => self.slice(ctx),
+            "Split" => self.split(ctx),
+            "DepthToSpace" | "SpaceToDepth" => self.space_depth(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Resize" | "Upsample" => self.resize(ctx),
             "Identity" | "Dropout" => {

@@ -11,6 +11,7 @@
 mod dispatch;
 mod ops_conv;
 mod ops_elementwise;
+mod ops_movement;
 mod ops_shape;
 mod ops_spatial;
 

@@ -50,6 +50,12 @@ const SUB: i32 = fb::BuiltinOperator::Sub as i32;
 const TANH: i32 = fb::BuiltinOperator::Tanh as i32;
 const TRANSPOSE: i32 = fb::BuiltinOperator::Transpose as i32;
 const CUSTOM: i32 = fb::BuiltinOperator::Custom as i32;
+const SLICE: i32 = fb::BuiltinOperator::Slice as i32;
+const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
+const SPLIT: i32 = fb::BuiltinOperator::Split as i32;
+const SPLIT_V: i32 = fb::BuiltinOperator::SplitV as i32;
+const DEPTH_TO_SPACE: i32 = fb::BuiltinOperator::DepthToSpace as i32;
+const SPACE_TO_DEPTH: i32 = fb::BuiltinOperator::SpaceToDepth as i32;
 
 const SUPPORTED: &[i32] = &[
     RESIZE_BILINEAR,
@@ -224,7 +230,7 @@ impl RawOp<'_> {
     /// Positions of the operands that are graph edges (the others are attributes).
     fn data_input_positions(&self) -> Vec<usize> {
         match self.code {
-            RESHAPE | PAD | MEAN | TRANSPOSE => vec![0],
+            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE => vec![0],
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => vec![0],
             PADV2 => vec![0, 2],
             _ => (0..self.inputs.len()).collect(),
@@ -310,7 +316,7 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
         for (index, op) in ops.iter().enumerate() {
             let op = op.fb().map_err(|e| e.or_at_node(index, "?"))?;
             let raw = read_raw_op(index, op, &codes, n_tensors)?;
-            if !SUPPORTED.contains(&raw.code) {
+            if !SUPPORTED.contains(&raw.code) && !ops_movement::SUPPORTED.contains(&raw.code) {
                 return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name)).at_node(index, raw.name));
             }
             raw_ops.push(raw);
@@ -380,18 +386,24 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
     }
 
     // Pass 3: nodes.
+    // The operator of each node (a split gives one node per output).
+    let mut origin = Vec::with_capacity(raw_ops.len());
     for (index, raw) in raw_ops.iter().enumerate() {
-        let node = im.convert_op(raw).map_err(|e| e.or_at_node(index, &raw.name))?;
-        check_quantization(&im.graph, &node, raw.code).map_err(|e| e.or_at_node(index, &raw.name))?;
-        im.graph.add_node(node);
+        for node in im.convert_op_nodes(raw).map_err(|e| e.or_at_node(index, &raw.name))? {
+            check_quantization(&im.graph, &node, raw.code).map_err(|e| e.or_at_node(index, &raw.name))?;
+            im.graph.add_node(node);
+            origin.push(index);
+        }
     }
     im.graph.inputs = graph_inputs.iter().filter_map(|&i| im.map.get(i).copied().flatten()).collect();
     im.graph.outputs = graph_outputs.iter().filter_map(|&i| im.map.get(i).copied().flatten()).collect();
 
-    // Node i is operator i: validation errors name the TFLite operator.
-    im.graph.validate().map_err(|e| match e.node_index().and_then(|i| raw_ops.get(i)) {
-        Some(raw) => e.with_op(raw.name.as_str()),
-        None => e,
+    // Validation errors name the TFLite operator of the node.
+    im.graph.validate().map_err(|e| {
+        match e.node_index().and_then(|i| origin.get(i)).and_then(|&i| raw_ops.get(i)) {
+            Some(raw) => e.with_op(raw.name.as_str()),
+            None => e,
+        }
     })?;
     Ok(Imported { graph: im.graph, tensor_map: im.map })
 }
@@ -450,6 +462,7 @@ macro_rules! required_options {
 
 // After the macros above: the submodules use them.
 mod ops;
+mod ops_movement;
 mod quantization;
 mod tensors;
 

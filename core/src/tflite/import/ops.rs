@@ -195,6 +195,14 @@ impl<'a> Importer<'a> {
                 axes.dedup();
                 Op::Squeeze { axes }
             }
+            SLICE | STRIDED_SLICE => self.convert_slice(raw)?,
+            DEPTH_TO_SPACE => {
+                let block = positive(required_options!(raw, DepthToSpaceOptions).block_size().fb()?, "block_size")?;
+                Op::DepthToSpace { block, crd: false }
+            }
+            SPACE_TO_DEPTH => Op::SpaceToDepth {
+                block: positive(required_options!(raw, SpaceToDepthOptions).block_size().fb()?, "block_size")?,
+            },
             QUANTIZE => Op::Quantize,
             DEQUANTIZE => Op::Dequantize,
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => self.resize(raw)?,

@@ -1,0 +1,42 @@
+//! Float data movement: strided slice, ... (the int8 kernels' generic code on `f32`, so the
+//! float graph and the quantized model move the same elements).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::KernelError;
+use crate::graph::{Op, StridedSlice};
+use crate::kernels::Dims4;
+use crate::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth as space_depth_kernel};
+use crate::kernels::slice::{SliceParams, slice};
+
+fn kernel_error(e: crate::Error) -> KernelError {
+    KernelError(match e {
+        crate::Error::BadKernelArgument { reason, .. } => reason,
+        _ => "data movement arguments do not fit the input",
+    })
+}
+
+/// The strided slice of `data` (of `shape`).
+pub(crate) fn strided_slice(data: &[f32], shape: &[usize], s: &StridedSlice) -> Result<Vec<f32>, KernelError> {
+    let steps = s.steps_i32().map_err(|_| KernelError("strided slice step is zero or too large"))?;
+    let p = SliceParams::new(shape, &s.starts, &steps, &s.counts).map_err(kernel_error)?;
+    let mut out = vec![0.0f32; p.output_len()];
+    slice(&p, data, &mut out).map_err(kernel_error)?;
+    Ok(out)
+}
+
+/// Depth to space / space to depth of NHWC `data` (of `shape`).
+pub(crate) fn space_depth(data: &[f32], shape: &[usize], op: &Op) -> Result<Vec<f32>, KernelError> {
+    let &[n, h, w, c] = shape else { return Err(KernelError("depth to space needs a 4-D NHWC input")) };
+    let (block, mode) = match op {
+        Op::DepthToSpace { block, crd: false } => (*block, SpaceDepthMode::DepthToSpaceDcr),
+        Op::DepthToSpace { block, crd: true } => (*block, SpaceDepthMode::DepthToSpaceCrd),
+        Op::SpaceToDepth { block } => (*block, SpaceDepthMode::SpaceToDepth),
+        _ => return Err(KernelError("not a depth to space op")),
+    };
+    let p = SpaceDepthParams::new(Dims4::new(n, h, w, c), block, mode).map_err(kernel_error)?;
+    let mut out = vec![0.0f32; p.output().checked_len().unwrap_or(0)];
+    space_depth_kernel(&p, data, &mut out).map_err(kernel_error)?;
+    Ok(out)
+}

@@ -1,0 +1,82 @@
+//! QDQ export of the data-movement ops: [`Op::StridedSlice`] as `Slice` (and a `Reshape` when
+//! the output shape drops or adds extent-1 axes), [`Op::DepthToSpace`] and [`Op::SpaceToDepth`]
+//! as themselves (NCHW).
+
+use super::*;
+
+fn attr_str(name: &str, v: &str) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: Some(name.to_string()),
+        r#type: Some(pb::attribute_proto::AttributeType::String as i32),
+        s: Some(v.as_bytes().to_vec()),
+        ..Default::default()
+    }
+}
+
+impl Exporter<'_> {
+    /// Writes a data-movement node whose input is `x` (our order) into `y`.
+    pub(super) fn export_movement(&mut self, node: &Node, nname: &str, base: &str) -> Result<(), ConvertError> {
+        let xid = node.input(0).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "input 0 is missing"))?;
+        let y = node.output(0).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "a node without output"))?;
+        let (xt, yt) = (self.tensor(xid)?, self.tensor(y)?);
+        let x = self.act(xid)?;
+        if let Op::DepthToSpace { block, crd } = &node.op {
+            // NCHW, as ONNX defines them.
+            let x = self.in_order(&x, &NCHW);
+            let out = self.fresh(&format!("{base}/float"));
+            let mode = attr_str("mode", if *crd { "CRD" } else { "DCR" });
+            self.node(
+                "DepthToSpace",
+                nname,
+                vec![x.name],
+                vec![out.clone()],
+                vec![attr_int("blocksize", *block as i64), mode],
+            );
+            return self.finish(y, out, NCHW.to_vec());
+        }
+        if let Op::SpaceToDepth { block } = &node.op {
+            let x = self.in_order(&x, &NCHW);
+            let out = self.fresh(&format!("{base}/float"));
+            self.node(
+                "SpaceToDepth",
+                nname,
+                vec![x.name],
+                vec![out.clone()],
+                vec![attr_int("blocksize", *block as i64)],
+            );
+            return self.finish(y, out, NCHW.to_vec());
+        }
+        let x = self.in_order(&x, &layout::identity(xt.shape.len()));
+        match &node.op {
+            Op::StridedSlice(s) => {
+                let (mut starts, mut ends) = (Vec::new(), Vec::new());
+                for (d, ((&st, &sp), &c)) in s.starts.iter().zip(&s.steps).zip(&s.counts).enumerate() {
+                    let n = xt.shape.get(d).copied().unwrap_or(0) as i64;
+                    let end = st as i64 + c as i64 * sp;
+                    starts.push(st as i64);
+                    // Before the first element (a negative end counts from the back in ONNX).
+                    ends.push(if end < 0 { -n - 1 } else { end });
+                }
+                let axes: Vec<i64> = (0..s.starts.len() as i64).collect();
+                let ins = vec![
+                    x.name,
+                    self.i64s(&format!("{base}/starts"), &starts),
+                    self.i64s(&format!("{base}/ends"), &ends),
+                    self.i64s(&format!("{base}/axes"), &axes),
+                    self.i64s(&format!("{base}/steps"), &s.steps),
+                ];
+                let mut out = self.fresh(&format!("{base}/float"));
+                self.node("Slice", nname, ins, vec![out.clone()], vec![]);
+                if s.shape != s.counts {
+                    let shape: Vec<i64> = yt.shape.iter().map(|&d| d as i64).collect();
+                    let sn = self.i64s(&format!("{base}/shape"), &shape);
+                    let r = self.fresh(&format!("{base}/reshaped"));
+                    self.node("Reshape", &r.clone(), vec![out, sn], vec![r.clone()], vec![]);
+                    out = r;
+                }
+                self.finish(y, out, layout::identity(yt.shape.len()))
+            }
+            other => Err(ConvertError::new(Kind::Unsupported, format!("{} is not a data-movement op", other.name()))),
+        }
+    }
+}
