@@ -18,9 +18,11 @@ use crate::kernels::fully_connected::{
 };
 use crate::kernels::hard_swish::HardSwishParams;
 use crate::kernels::logistic::LogisticParams;
+use crate::kernels::minimum_maximum::{MinMaxOp, MinMaxParams};
 use crate::kernels::mul::MulParams;
 use crate::kernels::reduce::mean_scratch_len;
 use crate::kernels::softmax::SoftmaxParams;
+use crate::kernels::sub::SubParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::PerTensorQuant;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
@@ -435,6 +437,41 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 .to_words()
                 .to_vec();
             }
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Sub { activation } => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let act = l.activation_range(c, *activation, y)?;
+            let SubParams(p) = if y.dtype == graph::DType::I16 {
+                SubParams::prepare_s16(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+            } else {
+                SubParams::prepare_s8(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Sub;
+            let mw = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
+            spec.params = AddWords {
+                offsets: [p.input1_offset, p.input2_offset, p.output_offset],
+                left_shift: p.left_shift,
+                multipliers: [mw(p.input1_multiplier), mw(p.input2_multiplier), mw(p.output_multiplier)],
+                activation: [p.activation.min, p.activation.max],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Minimum | Op::Maximum => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let (kind, op) = match node.op {
+                Op::Minimum => (OpKind::Minimum, MinMaxOp::Minimum),
+                _ => (OpKind::Maximum, MinMaxOp::Maximum),
+            };
+            MinMaxParams::prepare(op, qa, qb, qy, &a.shape, &bt.shape).map_err(|e| c.kernel(e))?;
+            spec.kind = kind;
             spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
         }
         Op::Softmax { beta } => {

@@ -13,6 +13,8 @@ pub(crate) enum BinaryOp {
     Sub,
     Mul,
     Div,
+    Min,
+    Max,
 }
 
 /// `a op b` with NumPy broadcasting; returns the output (of the broadcast shape).
@@ -29,6 +31,8 @@ pub(crate) fn binary_f32(
         BinaryOp::Sub => x - y,
         BinaryOp::Mul => x * y,
         BinaryOp::Div => x / y,
+        BinaryOp::Min => x.min(y),
+        BinaryOp::Max => x.max(y),
     };
     let n: usize = out_shape.iter().product();
     if a.len() != a_shape.iter().product::<usize>() || b.len() != b_shape.iter().product::<usize>() {

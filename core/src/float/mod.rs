@@ -138,6 +138,11 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             }
             y
         }
+        Op::Minimum | Op::Maximum => {
+            let bop = if matches!(op, Op::Minimum) { BinaryOp::Min } else { BinaryOp::Max };
+            let b = input(1)?;
+            elementwise::binary_f32(bop, x.data, x.shape, b.data, b.shape).map_err(kerr)?
+        }
         Op::Softmax { beta } => {
             softmax::softmax_f32(x.data, x.shape.last().copied().unwrap_or(1), *beta).map_err(kerr)?
         }
@@ -487,5 +492,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::Transpose { .. }
             | Op::Squeeze { .. }
             | Op::Dequantize
+            | Op::Minimum
+            | Op::Maximum
     )
 }

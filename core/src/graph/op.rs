@@ -300,6 +300,12 @@ pub enum Op {
     Quantize,
     /// Dequantizes `x` (integer with quantization, or f16) to f32. Same shape.
     Dequantize,
+    /// Elementwise `min(a, b)` with NumPy broadcasting (ONNX `Min` of two inputs, TFLite
+    /// `MINIMUM`). Quantized, both inputs and the output share one quantization.
+    Minimum,
+    /// Elementwise `max(a, b)` with NumPy broadcasting (ONNX `Max` of two inputs, TFLite
+    /// `MAXIMUM`). Quantized, both inputs and the output share one quantization.
+    Maximum,
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -345,6 +351,8 @@ impl Op {
             Op::Squeeze { .. } => "Squeeze",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
+            Op::Minimum => "Minimum",
+            Op::Maximum => "Maximum",
         }
     }
 
@@ -353,6 +361,7 @@ impl Op {
         let (min_inputs, max_inputs, optional_from) = match self {
             Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => (2, 3, 2),
             Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => (2, 2, usize::MAX),
+            Op::Minimum | Op::Maximum => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
             _ => (1, 1, usize::MAX),
@@ -481,6 +490,7 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
+            Op::Minimum | Op::Maximum => Ok(()),
         }
     }
 }

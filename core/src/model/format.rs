@@ -172,4 +172,8 @@ op_kinds! {
     Relu = 20, "RELU";
     /// Leaky ReLU.
     LeakyRelu = 21, "LEAKY_RELU";
+    /// Elementwise minimum (inputs and output share one quantization).
+    Minimum = 30, "MINIMUM";
+    /// Elementwise maximum (inputs and output share one quantization).
+    Maximum = 31, "MAXIMUM";
 }

@@ -12,6 +12,7 @@ mod conv;
 mod depthwise_conv;
 mod fully_connected;
 mod lut;
+mod minimum_maximum;
 mod mul;
 mod pad;
 mod pooling;
@@ -19,6 +20,7 @@ mod reduce;
 mod requantize;
 mod reshape;
 mod softmax;
+mod sub;
 mod transpose;
 
 use super::arena::{Pieces, carve};
@@ -137,6 +139,8 @@ op_kinds! {
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
+    Sub => Sub(sub::SubOp), scratch: false;
+    Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

@@ -67,6 +67,8 @@ impl Builder {
                 self.set(ctx, 0, v);
                 Ok(())
             }
+            "Min" => self.min_max(ctx, Op::Minimum),
+            "Max" => self.min_max(ctx, Op::Maximum),
             "BatchNormalization" => self.batch_norm(ctx),
             "Relu" => self.unary(ctx, Op::Relu),
             "Sigmoid" => self.unary(ctx, Op::Logistic),

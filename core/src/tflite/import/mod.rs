@@ -48,8 +48,10 @@ const SUB: i32 = fb::BuiltinOperator::Sub as i32;
 const TANH: i32 = fb::BuiltinOperator::Tanh as i32;
 const TRANSPOSE: i32 = fb::BuiltinOperator::Transpose as i32;
 const CUSTOM: i32 = fb::BuiltinOperator::Custom as i32;
+const MINIMUM: i32 = fb::BuiltinOperator::Minimum as i32;
+const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
 
-const SUPPORTED: [i32; 24] = [
+const SUPPORTED: [i32; 26] = [
     ADD,
     AVERAGE_POOL_2D,
     CONCATENATION,
@@ -74,6 +76,8 @@ const SUPPORTED: [i32; 24] = [
     SUB,
     TANH,
     TRANSPOSE,
+    MINIMUM,
+    MAXIMUM,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {

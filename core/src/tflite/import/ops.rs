@@ -95,6 +95,8 @@ impl<'a> Importer<'a> {
                 };
                 Op::Mul { activation: act }
             }
+            MINIMUM => Op::Minimum,
+            MAXIMUM => Op::Maximum,
             SOFTMAX => Op::Softmax { beta: required_options!(raw, SoftmaxOptions).beta().fb()? },
             LOGISTIC => Op::Logistic,
             TANH => Op::Tanh,
