@@ -340,6 +340,8 @@ pub fn write(board: &str, path: &Path) {
     g.file(("sub_16x8", "BinaryCase"), golden::sub_16x8(), other, bin_need, |c| &c.expected, bin_lit);
     g.file(("minimum", "BinaryCase"), golden::minimum(), other, bin_need, |c| &c.expected, bin_lit);
     g.file(("maximum", "BinaryCase"), golden::maximum(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("prelu", "BinaryCase"), golden::prelu(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("prelu_16x8", "BinaryCase"), golden::prelu_16x8(), other, bin_need, |c| &c.expected, bin_lit);
 
     let sm_need =
         |c: &SoftmaxCase| Need { bytes: 2 * c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };

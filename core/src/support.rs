@@ -195,6 +195,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::Prelu],
+        op: "PReLU (slope tensor, broadcasting)",
+        dtypes: "int8, 16x8 (int16 act., int8 slope)",
+        reference: "`prelu_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::Softmax],
         op: "softmax",
         dtypes: "int8, int8→int16, int16",

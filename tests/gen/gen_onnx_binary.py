@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Small float ONNX models of the two-input elementwise ops (Sub of two activations, Min, Max,
-a constant broadcast per channel in NCHW) and their ONNX Runtime outputs, for the end-to-end test
+a constant broadcast per channel in NCHW, PRelu with a per-channel and a shared slope) and their ONNX Runtime outputs, for the end-to-end test
 tests/host/binary_ops.rs (import, float execution, quantization, the int8 interpreter).
 
     .venv/bin/python tests/gen/gen_onnx_binary.py
@@ -49,11 +49,29 @@ def sub_min_max_model(opset):
     return make(name, nodes, [vi("x", [1, 3, 6, 6]), vi("y", [1, 3, 6, 6])], [vi("z", [1, 4, 6, 6])], inits, opset)
 
 
+def prelu_model(opset):
+    """PRelu as PyTorch exports nn.PReLU(C) (slope [C, 1, 1]) after a conv, and PRelu with one
+    shared slope ([1]) after a second conv."""
+    name = f"prelu_opset{opset}"
+    r = rng_for(name)
+    w1 = f32(r.standard_normal((6, 3, 3, 3)) * 0.3)
+    w2 = f32(r.standard_normal((4, 6, 1, 1)) * 0.3)
+    s1 = f32(r.uniform(0.05, 0.4, (6, 1, 1)))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1], kernel_shape=[3, 3], name="conv1"),
+        helper.make_node("PRelu", ["a", "s1"], ["p1"], name="prelu_channel"),
+        helper.make_node("Conv", ["p1", "w2"], ["b"], kernel_shape=[1, 1], name="conv2"),
+        helper.make_node("PRelu", ["b", "s2"], ["z"], name="prelu_shared"),
+    ]
+    inits = [const("w1", w1), const("w2", w2), const("s1", s1), const("s2", f32([0.25]))]
+    return make(name, nodes, [vi("x", [1, 3, 6, 6])], [vi("z", [1, 4, 6, 6])], inits, opset)
+
+
 def main():
     goldenio.check_pins(PINNED)
     (OUT / "binary").mkdir(parents=True, exist_ok=True)
     entries = []
-    for m in [sub_min_max_model(13), sub_min_max_model(17)]:
+    for m in [sub_min_max_model(13), sub_min_max_model(17), prelu_model(13), prelu_model(17)]:
         rel = f"binary/{m.graph.name}.onnx"
         onnx.save(m, str(OUT / rel))
         entries.append(golden_entry(m.graph.name, rel, m, None))

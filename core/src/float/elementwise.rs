@@ -15,6 +15,7 @@ pub(crate) enum BinaryOp {
     Div,
     Min,
     Max,
+    Prelu,
 }
 
 /// `a op b` with NumPy broadcasting; returns the output (of the broadcast shape).
@@ -33,6 +34,13 @@ pub(crate) fn binary_f32(
         BinaryOp::Div => x / y,
         BinaryOp::Min => x.min(y),
         BinaryOp::Max => x.max(y),
+        BinaryOp::Prelu => {
+            if x >= 0.0 {
+                x
+            } else {
+                x * y
+            }
+        }
     };
     let n: usize = out_shape.iter().product();
     if a.len() != a_shape.iter().product::<usize>() || b.len() != b_shape.iter().product::<usize>() {

@@ -138,8 +138,12 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             }
             y
         }
-        Op::Minimum | Op::Maximum => {
-            let bop = if matches!(op, Op::Minimum) { BinaryOp::Min } else { BinaryOp::Max };
+        Op::Minimum | Op::Maximum | Op::Prelu => {
+            let bop = match op {
+                Op::Minimum => BinaryOp::Min,
+                Op::Maximum => BinaryOp::Max,
+                _ => BinaryOp::Prelu,
+            };
             let b = input(1)?;
             elementwise::binary_f32(bop, x.data, x.shape, b.data, b.shape).map_err(kerr)?
         }
@@ -494,5 +498,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::Dequantize
             | Op::Minimum
             | Op::Maximum
+            | Op::Prelu
     )
 }

@@ -306,6 +306,10 @@ pub enum Op {
     /// Elementwise `max(a, b)` with NumPy broadcasting (ONNX `Max` of two inputs, TFLite
     /// `MAXIMUM`). Quantized, both inputs and the output share one quantization.
     Maximum,
+    /// Parametric ReLU: `x` if `x >= 0` else `alpha * x`, `alpha` broadcast NumPy-style against
+    /// `x` (a per-channel constant `[c]` in ONNX `PRelu` and TFLite `PRELU`). Inputs `x`,
+    /// `alpha`; output `x`'s shape. Quantized: `alpha` int8 per tensor.
+    Prelu,
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -353,6 +357,7 @@ impl Op {
             Op::Dequantize => "Dequantize",
             Op::Minimum => "Minimum",
             Op::Maximum => "Maximum",
+            Op::Prelu => "Prelu",
         }
     }
 
@@ -361,7 +366,7 @@ impl Op {
         let (min_inputs, max_inputs, optional_from) = match self {
             Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => (2, 3, 2),
             Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => (2, 2, usize::MAX),
-            Op::Minimum | Op::Maximum => (2, 2, usize::MAX),
+            Op::Minimum | Op::Maximum | Op::Prelu => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
             _ => (1, 1, usize::MAX),
@@ -490,7 +495,7 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
-            Op::Minimum | Op::Maximum => Ok(()),
+            Op::Minimum | Op::Maximum | Op::Prelu => Ok(()),
         }
     }
 }

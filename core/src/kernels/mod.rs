@@ -41,6 +41,7 @@ pub mod lut;
 pub mod minimum_maximum;
 pub mod mul;
 pub mod pad;
+pub mod prelu;
 pub mod reduce;
 pub mod requantize;
 pub mod reshape;

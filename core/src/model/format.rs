@@ -176,4 +176,6 @@ op_kinds! {
     Minimum = 30, "MINIMUM";
     /// Elementwise maximum (inputs and output share one quantization).
     Maximum = 31, "MAXIMUM";
+    /// Parametric ReLU (slope tensor, broadcasting).
+    Prelu = 32, "PRELU";
 }

@@ -1,5 +1,9 @@
 """Two-input elementwise goldens beyond ADD / MUL: sub.json (int8), sub_16x8.json (int16, zero point
-0, general scales), minimum.json / maximum.json (int8 and int16).
+0, general scales), minimum.json / maximum.json (int8 and int16), prelu.json (int8), prelu_16x8.json
+(int16 input and output, int8 alpha).
+
+    .venv/bin/python tests/gen/kernels/gen_all.py sub sub16x8 minimum maximum prelu prelu16x8
+    .venv/bin/python tests/gen/kernels/gen_binary.py models   # tests/golden/tflite_import/binary_ops.json
 
 SUB: each input and the output with its own scale and zero point; shapes broadcast NumPy-style
 (the shapes of gen_elementwise.py). The oracles agree on every case (the files' stats); the
@@ -154,8 +158,76 @@ def gen_maximum():
     return minmax_family("maximum", BO.MAXIMUM)
 
 
-GENERATORS = {"sub": gen_sub, "minimum": gen_minimum, "maximum": gen_maximum}
-GENERATORS_16X8 = {"sub16x8": gen_sub_16x8}
+# ---------------------------------------------------------------------------------------------
+# PRELU: input (int8 or int16) and a constant alpha (int8), each with its own scale and zero point;
+# alpha broadcasts against the input (per channel, as converters write it, or any NumPy shape).
+
+PRELU_SHAPES = [([1, 4, 4, 3], [3]), ([1, 4, 4, 3], [1, 1, 3]), ([1, 5, 5, 8], [1, 1, 1, 8]), ([2, 7], [7]),
+                ([1, 3, 4, 5], [1, 3, 4, 5]), ([6], [1]), ([1, 2, 3, 4], [2, 1, 4])]
+
+
+def prelu_model(shape, alpha, s_in, zp_in, s_a, zp_a, s_out, zp_out, dtype):
+    out_shape = list(np.broadcast_shapes(tuple(shape), alpha.shape))
+    mb = ModelBuilder()
+    t1 = mb.tensor("input", shape, dtype, [s_in], [zp_in])
+    t2 = mb.tensor("alpha", list(alpha.shape), np.int8, [s_a], [zp_a], data=alpha)
+    to = mb.tensor("output", out_shape, dtype, [s_out], [zp_out])
+    mb.operator(BO.PRELU, 1, [t1, t2], [to])
+    return mb.build([t1], [to])
+
+
+def prelu_case(fam, name, shape, ashape, s_in, zp_in, s_a, zp_a, s_out, zp_out, dtype=np.int8, alpha_range=None):
+    rng = case_rng(name)
+    info = np.iinfo(dtype)
+    x = uniform_int(rng, int(info.min), int(info.max), shape, dtype)
+    lo, hi = alpha_range if alpha_range else (-128, 127)
+    alpha = uniform_int(rng, lo, hi, ashape, np.int8)
+    model = prelu_model(shape, alpha, s_in, zp_in, s_a, zp_a, s_out, zp_out, dtype)
+    fields = {"input1": tensor_json(x), "input1_scale": f32(s_in), "input1_zero_point": zp_in,
+              "input2": tensor_json(alpha), "input2_scale": f32(s_a), "input2_zero_point": zp_a,
+              "output_scale": f32(s_out), "output_zero_point": zp_out, "activation": "NONE"}
+    return fam.run(name, model, [x], fields)
+
+
+def gen_prelu():
+    fam = Family("prelu.json", "PRELU", "tests/gen/kernels/gen_binary.py",
+                 "int8 input and output, int8 constant alpha, each with its own scale and zero point; broadcasting")
+    zps = [(0, 0, 0), (-128, 0, -20), (17, -5, 3), (127, 100, -128), (-3, -128, 40)]
+    for i, (sh, ash) in enumerate(PRELU_SHAPES):
+        zp_in, zp_a, zp_out = zps[i % len(zps)]
+        rng = case_rng(f"prelu-scales-{i}")
+        s_in = np.float32(np.exp(rng.uniform(np.log(0.01), np.log(0.2))))
+        s_a = np.float32(np.exp(rng.uniform(np.log(0.001), np.log(0.01))))
+        s_out = np.float32(s_in * np.exp(rng.uniform(np.log(0.5), np.log(1.5))))
+        prelu_case(fam, f"prelu_{_shape_str(sh)}_{_shape_str(ash)}_zp{zp_in}_{zp_a}_{zp_out}", sh, ash, s_in, zp_in,
+                   s_a, zp_a, s_out, zp_out)
+    # Multiplier regimes: output much finer / coarser than the input (shifts > 0 and < 0 for
+    # both the identity and the alpha branch); alpha magnitudes above 1 (a learned slope can be).
+    regimes = [("out_fine", 0.1, 0.01, 0.01), ("out_coarse", 0.01, 0.005, 0.5), ("alpha_big", 0.05, 0.05, 0.1),
+               ("alpha_tiny", 0.05, 1e-5, 0.05), ("equal", 0.02, 0.02, 0.02)]
+    for tag, s_in, s_a, s_out in regimes:
+        for zp_in, zp_a, zp_out in [(0, 0, 0), (-128, 7, -100)]:
+            prelu_case(fam, f"prelu_{tag}_zp{zp_in}_{zp_a}_{zp_out}", [1, 3, 4, 5], [5], np.float32(s_in), zp_in,
+                       np.float32(s_a), zp_a, np.float32(s_out), zp_out)
+    return fam
+
+
+def gen_prelu_16x8():
+    fam = Family("prelu_16x8.json", "PRELU", "tests/gen/kernels/gen_binary.py",
+                 "int16 input and output (zero point 0), int8 constant alpha; broadcasting")
+    for i, (sh, ash) in enumerate(PRELU_SHAPES):
+        rng = case_rng(f"prelu16-scales-{i}")
+        s_in = np.float32(np.exp(rng.uniform(np.log(1e-4), np.log(1e-3))))
+        s_a = np.float32(np.exp(rng.uniform(np.log(0.001), np.log(0.01))))
+        s_out = np.float32(s_in * np.exp(rng.uniform(np.log(0.5), np.log(1.5))))
+        zp_a = [0, -10, 100][i % 3]
+        prelu_case(fam, f"prelu16_{_shape_str(sh)}_{_shape_str(ash)}_azp{zp_a}", sh, ash, s_in, 0, s_a, zp_a, s_out,
+                   0, dtype=np.int16)
+    return fam
+
+
+GENERATORS = {"sub": gen_sub, "minimum": gen_minimum, "maximum": gen_maximum, "prelu": gen_prelu}
+GENERATORS_16X8 = {"sub16x8": gen_sub_16x8, "prelu16x8": gen_prelu_16x8}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,6 +250,12 @@ def tflite_models():
         ("maximum_s16", minmax_model(BO.MAXIMUM, [1, 6], [1, 6], np.float32(1e-4), 0, np.int16), np.int16,
          ([1, 6], [1, 6])),
     ]
+    alpha = uniform_int(rng, -128, 127, [1, 1, 3], np.int8)
+    specs.append(("prelu_s8", prelu_model([1, 2, 2, 3], alpha, np.float32(0.05), 4, np.float32(0.004), -2,
+                                          np.float32(0.04), -10, np.int8), np.int8, ([1, 2, 2, 3],)))
+    alpha = uniform_int(rng, -128, 127, [5], np.int8)
+    specs.append(("prelu_s16", prelu_model([2, 5], alpha, np.float32(3e-4), 0, np.float32(0.01), 3,
+                                           np.float32(2e-4), 0, np.int16), np.int16, ([2, 5],)))
     for name, model, dtype, shapes in specs:
         info = np.iinfo(dtype)
         xs = [uniform_int(rng, int(info.min), int(info.max), s, dtype) for s in shapes]

@@ -16,6 +16,7 @@ mod minimum_maximum;
 mod mul;
 mod pad;
 mod pooling;
+mod prelu;
 mod reduce;
 mod requantize;
 mod reshape;
@@ -141,6 +142,7 @@ op_kinds! {
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
     Sub => Sub(sub::SubOp), scratch: false;
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
+    Prelu => Prelu(prelu::PreluOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

@@ -154,7 +154,7 @@ impl<'g> Exporter<'g> {
                 let out = self.activation(p.activation, out, &base);
                 self.finish(y, out, NCHW.to_vec())
             }
-            Op::Minimum | Op::Maximum => {
+            Op::Minimum | Op::Maximum | Op::Prelu => {
                 let rank = yt.shape.len();
                 let target = Self::inner_perm(rank);
                 let mut ins = Vec::with_capacity(2);
@@ -162,7 +162,11 @@ impl<'g> Exporter<'g> {
                     let id = input(self, k)?;
                     ins.push(self.operand(id, rank, &target, &base)?);
                 }
-                let op = if matches!(node.op, Op::Minimum) { "Min" } else { "Max" };
+                let op = match node.op {
+                    Op::Minimum => "Min",
+                    Op::Maximum => "Max",
+                    _ => "PRelu",
+                };
                 let out = float_name(self);
                 self.node(op, &nname, ins, vec![out.clone()], vec![]);
                 self.finish(y, out, target)

@@ -50,8 +50,9 @@ const TRANSPOSE: i32 = fb::BuiltinOperator::Transpose as i32;
 const CUSTOM: i32 = fb::BuiltinOperator::Custom as i32;
 const MINIMUM: i32 = fb::BuiltinOperator::Minimum as i32;
 const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
+const PRELU: i32 = fb::BuiltinOperator::Prelu as i32;
 
-const SUPPORTED: [i32; 26] = [
+const SUPPORTED: [i32; 27] = [
     ADD,
     AVERAGE_POOL_2D,
     CONCATENATION,
@@ -78,6 +79,7 @@ const SUPPORTED: [i32; 26] = [
     TRANSPOSE,
     MINIMUM,
     MAXIMUM,
+    PRELU,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {

@@ -97,6 +97,7 @@ impl<'a> Importer<'a> {
             }
             MINIMUM => Op::Minimum,
             MAXIMUM => Op::Maximum,
+            PRELU => Op::Prelu,
             SOFTMAX => Op::Softmax { beta: required_options!(raw, SoftmaxOptions).beta().fb()? },
             LOGISTIC => Op::Logistic,
             TANH => Op::Tanh,
