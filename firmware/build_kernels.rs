@@ -321,7 +321,7 @@ pub fn write(board: &str, path: &Path) {
              input1_zero_point: {}, input2: {}, input2_shape: &{:?}, input2_scale: {}, input2_zero_point: {}, \
              output_scale: {}, output_zero_point: {}, activation: {}, expected: {} }}",
             c.name,
-            if c.op == BinaryOp::Add { "Add" } else { "Mul" },
+            format!("{:?}", c.op),
             values(&c.input1),
             c.input1_shape,
             f(c.input1_scale),
@@ -339,6 +339,12 @@ pub fn write(board: &str, path: &Path) {
     g.file(("add", "BinaryCase"), golden::add(), other, bin_need, |c| &c.expected, bin_lit);
     g.file(("add_16x8", "BinaryCase"), golden::add_16x8(), other, bin_need, |c| &c.expected, bin_lit);
     g.file(("mul", "BinaryCase"), golden::mul(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("sub", "BinaryCase"), golden::sub(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("sub_16x8", "BinaryCase"), golden::sub_16x8(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("minimum", "BinaryCase"), golden::minimum(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("maximum", "BinaryCase"), golden::maximum(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("prelu", "BinaryCase"), golden::prelu(), other, bin_need, |c| &c.expected, bin_lit);
+    g.file(("prelu_16x8", "BinaryCase"), golden::prelu_16x8(), other, bin_need, |c| &c.expected, bin_lit);
 
     let sm_need =
         |c: &SoftmaxCase| Need { bytes: 2 * c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) };

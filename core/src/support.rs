@@ -76,8 +76,8 @@ impl KernelSupport {
 
 /// Op kinds of the `.mq` format that no interpreter of this version runs yet (loading a model
 /// with one fails with [`Error::UnsupportedOp`](crate::Error::UnsupportedOp)); the converter
-/// never writes them (it folds SUB into ADD, and fuses RELU into the op before).
-pub const RESERVED: &[OpKind] = &[OpKind::Dequantize, OpKind::Sub, OpKind::Relu, OpKind::LeakyRelu];
+/// never writes them (it fuses RELU into the op before).
+pub const RESERVED: &[OpKind] = &[OpKind::Dequantize, OpKind::Relu, OpKind::LeakyRelu];
 
 /// The support matrix: every op kind the interpreter runs.
 pub const KERNELS: &[KernelSupport] = &[
@@ -172,6 +172,33 @@ pub const KERNELS: &[KernelSupport] = &[
         op: "add, mul (broadcasting)",
         dtypes: "add int16; mul int8, int16",
         reference: "`add_s16`, `mul_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Sub],
+        op: "sub (broadcasting)",
+        dtypes: "int8, int16",
+        reference: "`sub_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Minimum, OpKind::Maximum],
+        op: "minimum, maximum (broadcasting; shared quantization)",
+        dtypes: "int8, int16",
+        reference: "`min_max_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Prelu],
+        op: "PReLU (slope tensor, broadcasting)",
+        dtypes: "int8, 16x8 (int16 act., int8 slope)",
+        reference: "`prelu_s{8,16}`",
         arm_dsp: None,
         wasm_simd: None,
         portable: None,

@@ -4,6 +4,7 @@
 //! with a filter, e.g. `cargo test -p microquant-tests --test host kernels_fc::`.
 
 mod bad_input;
+mod binary_ops;
 mod float_exec;
 mod fuzz_regressions;
 mod golden_format;

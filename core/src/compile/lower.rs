@@ -18,9 +18,12 @@ use crate::kernels::fully_connected::{
 };
 use crate::kernels::hard_swish::HardSwishParams;
 use crate::kernels::logistic::LogisticParams;
+use crate::kernels::minimum_maximum::{MinMaxOp, MinMaxParams};
 use crate::kernels::mul::MulParams;
+use crate::kernels::prelu::PreluParams;
 use crate::kernels::reduce::mean_scratch_len;
 use crate::kernels::softmax::SoftmaxParams;
+use crate::kernels::sub::SubParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::PerTensorQuant;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
@@ -438,6 +441,68 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 .to_vec();
             }
             spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Sub { activation } => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let act = l.activation_range(c, *activation, y)?;
+            let SubParams(p) = if y.dtype == graph::DType::I16 {
+                SubParams::prepare_s16(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+            } else {
+                SubParams::prepare_s8(qa, qb, qy, act, &a.shape, &bt.shape, rounding)
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Sub;
+            let mw = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
+            spec.params = AddWords {
+                offsets: [p.input1_offset, p.input2_offset, p.output_offset],
+                left_shift: p.left_shift,
+                multipliers: [mw(p.input1_multiplier), mw(p.input2_multiplier), mw(p.output_multiplier)],
+                activation: [p.activation.min, p.activation.max],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Minimum | Op::Maximum => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let (kind, op) = match node.op {
+                Op::Minimum => (OpKind::Minimum, MinMaxOp::Minimum),
+                _ => (OpKind::Maximum, MinMaxOp::Maximum),
+            };
+            MinMaxParams::prepare(op, qa, qb, qy, &a.shape, &bt.shape).map_err(|e| c.kernel(e))?;
+            spec.kind = kind;
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Prelu => {
+            let (xid, x) = l.input(c, 0)?;
+            let (aid, a) = l.input(c, 1)?;
+            let (qx, qa, qy) = (l.q(c, x)?, l.q(c, a)?, l.q(c, y)?);
+            if a.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, format!("prelu slope '{}' must be int8", a.name)));
+            }
+            let p = match (x.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8) => {
+                    PreluParams::prepare_s8(qx, qa, qy, &x.shape, &a.shape, rounding)
+                }
+                (graph::DType::I16, graph::DType::I16) => {
+                    PreluParams::prepare_s16(qx, qa, qy, &x.shape, &a.shape, rounding)
+                }
+                _ => return Err(c.err(K::UnsupportedDType, "prelu runs int8 or int16 (16x8) activations")),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Prelu;
+            let mw = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
+            spec.params = PreluWords {
+                offsets: [p.input_offset, p.alpha_offset, p.output_offset],
+                multipliers: [mw(p.identity_multiplier), mw(p.alpha_multiplier)],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(l.model_tensor(c, b, aid)?)];
         }
         Op::Softmax { beta } => {
             let (xid, x) = l.input(c, 0)?;

@@ -13,6 +13,9 @@ pub(crate) enum BinaryOp {
     Sub,
     Mul,
     Div,
+    Min,
+    Max,
+    Prelu,
 }
 
 /// `a op b` with NumPy broadcasting; returns the output (of the broadcast shape).
@@ -29,6 +32,15 @@ pub(crate) fn binary_f32(
         BinaryOp::Sub => x - y,
         BinaryOp::Mul => x * y,
         BinaryOp::Div => x / y,
+        BinaryOp::Min => x.min(y),
+        BinaryOp::Max => x.max(y),
+        BinaryOp::Prelu => {
+            if x >= 0.0 {
+                x
+            } else {
+                x * y
+            }
+        }
     };
     let n: usize = out_shape.iter().product();
     if a.len() != a_shape.iter().product::<usize>() || b.len() != b_shape.iter().product::<usize>() {

@@ -140,6 +140,15 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             }
             y
         }
+        Op::Minimum | Op::Maximum | Op::Prelu => {
+            let bop = match op {
+                Op::Minimum => BinaryOp::Min,
+                Op::Maximum => BinaryOp::Max,
+                _ => BinaryOp::Prelu,
+            };
+            let b = input(1)?;
+            elementwise::binary_f32(bop, x.data, x.shape, b.data, b.shape).map_err(kerr)?
+        }
         Op::Softmax { beta } => {
             softmax::softmax_f32(x.data, x.shape.last().copied().unwrap_or(1), *beta).map_err(kerr)?
         }
@@ -501,5 +510,8 @@ fn is_supported(op: &Op) -> bool {
             | Op::SpaceToDepth { .. }
             | Op::Dequantize
             | Op::Resize { .. }
+            | Op::Minimum
+            | Op::Maximum
+            | Op::Prelu
     )
 }

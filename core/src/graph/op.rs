@@ -333,6 +333,16 @@ pub enum Op {
         /// TFLite's `half_pixel_centers`.
         half_pixel_centers: bool,
     },
+    /// Elementwise `min(a, b)` with NumPy broadcasting (ONNX `Min` of two inputs, TFLite
+    /// `MINIMUM`). Quantized, both inputs and the output share one quantization.
+    Minimum,
+    /// Elementwise `max(a, b)` with NumPy broadcasting (ONNX `Max` of two inputs, TFLite
+    /// `MAXIMUM`). Quantized, both inputs and the output share one quantization.
+    Maximum,
+    /// Parametric ReLU: `x` if `x >= 0` else `alpha * x`, `alpha` broadcast NumPy-style against
+    /// `x` (a per-channel constant `[c]` in ONNX `PRelu` and TFLite `PRELU`). Inputs `x`,
+    /// `alpha`; output `x`'s shape. Quantized: `alpha` int8 per tensor.
+    Prelu,
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -382,6 +392,9 @@ impl Op {
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
             Op::Resize { .. } => "Resize",
+            Op::Minimum => "Minimum",
+            Op::Maximum => "Maximum",
+            Op::Prelu => "Prelu",
         }
     }
 
@@ -390,6 +403,7 @@ impl Op {
         let (min_inputs, max_inputs, optional_from) = match self {
             Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => (2, 3, 2),
             Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => (2, 2, usize::MAX),
+            Op::Minimum | Op::Maximum | Op::Prelu => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
             _ => (1, 1, usize::MAX),
@@ -532,6 +546,7 @@ impl fmt::Display for Op {
                 }
                 f.write_str(")")
             }
+            Op::Minimum | Op::Maximum | Op::Prelu => Ok(()),
         }
     }
 }

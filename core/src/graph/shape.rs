@@ -221,7 +221,13 @@ impl Op {
                 let (oh, ow) = window(p.padding, xs, (p.filter_h, p.filter_w), (p.stride_h, p.stride_w), (1, 1))?;
                 vec![xs[0], oh, ow, xs[3]]
             }
-            Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => {
+            Op::Add { .. }
+            | Op::Sub { .. }
+            | Op::Mul { .. }
+            | Op::Div { .. }
+            | Op::Minimum
+            | Op::Maximum
+            | Op::Prelu => {
                 let y = input(1).unwrap_or(&[]);
                 broadcast_shapes(x, y)
                     .ok_or_else(|| err(format!("shapes {} and {} do not broadcast", shape_str(x), shape_str(y))))?

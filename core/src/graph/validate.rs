@@ -252,6 +252,11 @@ fn check_dtypes(node: &Node, inputs: &[Option<&Tensor>], outputs: &[&Tensor]) ->
                 ));
             }
         }
+        Op::Prelu if x == DType::I16 => {
+            if y != x || dtype_of(1) != Some(DType::I8) {
+                return fail(format!("a 16x8 prelu has an i16 input and output and an i8 slope, got output {y}"));
+            }
+        }
         _ => {
             if y != x {
                 return fail(format!("output is {y}, input 0 is {x}"));

@@ -45,7 +45,7 @@ impl AddParams {
     fn prepare(
         kernel: &'static str,
         left_shift: i32,
-        (qmin, qmax): (i32, i32),
+        range: (i32, i32),
         input1: PerTensorQuant,
         input2: PerTensorQuant,
         output: PerTensorQuant,
@@ -54,16 +54,41 @@ impl AddParams {
         shape2: &[usize],
         rounding: Rounding,
     ) -> Result<Self, Error> {
-        input1.check(qmin, qmax)?;
-        input2.check(qmin, qmax)?;
-        output.check(qmin, qmax)?;
-        let broadcast = Broadcast::new(shape1, shape2)?;
         // As TFLite: the larger scale is picked in f32, then doubled in f64.
         let twice_max_input_scale =
             2.0 * (if input1.scale > input2.scale { input1.scale } else { input2.scale }) as f64;
         let real1 = input1.scale as f64 / twice_max_input_scale;
         let real2 = input2.scale as f64 / twice_max_input_scale;
         let real_out = twice_max_input_scale / ((1i64 << left_shift) as f64 * output.scale as f64);
+        Self::prepare_with_multipliers(
+            kernel,
+            left_shift,
+            range,
+            [input1, input2, output],
+            [real1, real2, real_out],
+            activation,
+            (shape1, shape2),
+            rounding,
+        )
+    }
+
+    /// The parameters of ADD and SUB (which share them) from the three real multipliers
+    /// `[real1, real2, real_out]`, each of which must be in (0, 1).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prepare_with_multipliers(
+        kernel: &'static str,
+        left_shift: i32,
+        (qmin, qmax): (i32, i32),
+        [input1, input2, output]: [PerTensorQuant; 3],
+        [real1, real2, real_out]: [f64; 3],
+        activation: ActivationRange,
+        (shape1, shape2): (&[usize], &[usize]),
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
+        input1.check(qmin, qmax)?;
+        input2.check(qmin, qmax)?;
+        output.check(qmin, qmax)?;
+        let broadcast = Broadcast::new(shape1, shape2)?;
         let activation = ActivationRange { min: activation.min.max(qmin), max: activation.max.min(qmax) };
         if activation.min > activation.max {
             return Err(Error::BadKernelArgument { kernel, reason: "activation min > max" });
@@ -138,7 +163,7 @@ impl AddParams {
         self.activation.apply(raw_out)
     }
 
-    fn check(&self, kernel: &'static str, len1: usize, len2: usize, out: usize) -> Result<(), Error> {
+    pub(crate) fn check(&self, kernel: &'static str, len1: usize, len2: usize, out: usize) -> Result<(), Error> {
         check_same_len(kernel, "input1 length != its shape", len1, self.broadcast.input1_len())?;
         check_same_len(kernel, "input2 length != its shape", len2, self.broadcast.input2_len())?;
         check_same_len(kernel, "output length != broadcast shape", out, self.broadcast.output_len())

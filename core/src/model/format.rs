@@ -182,4 +182,10 @@ op_kinds! {
     DepthToSpace = 41, "DEPTH_TO_SPACE";
     /// Space to depth (NHWC).
     SpaceToDepth = 42, "SPACE_TO_DEPTH";
+    /// Elementwise minimum (inputs and output share one quantization).
+    Minimum = 30, "MINIMUM";
+    /// Elementwise maximum (inputs and output share one quantization).
+    Maximum = 31, "MAXIMUM";
+    /// Parametric ReLU (slope tensor, broadcasting).
+    Prelu = 32, "PRELU";
 }

@@ -163,6 +163,26 @@ impl MulWords {
     }
 }
 
+/// Parameter words of PRELU: offsets and the two multipliers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreluWords {
+    /// `-zero_point` of the input and of alpha, then `output_zero_point`.
+    pub offsets: [i32; 3],
+    /// (multiplier, shift) of `s_in / s_out` (identity branch) and of `s_in · s_a / s_out`.
+    pub multipliers: [[i32; 2]; 2],
+}
+
+impl PreluWords {
+    /// Number of words.
+    pub const LEN: usize = 7;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [o1, o2, oo] = self.offsets;
+        let [[m1, s1], [m2, s2]] = self.multipliers;
+        [o1, o2, oo, m1, s1, m2, s2].map(|v| v as u32)
+    }
+}
+
 /// Parameter words of SOFTMAX (int8 input).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SoftmaxWords {

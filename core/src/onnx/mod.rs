@@ -13,6 +13,8 @@
 //! | `Gemm` (`transA` 0, constant B) | [`Op::FullyConnected`] with `alpha·B` as `[out, in]` weights (transposed when `transB` is 0) and `beta·C` as bias |
 //! | `MatMul` (constant 2-D B) | [`Op::FullyConnected`] with Bᵀ, no bias (`passes` folds a following `Add` into it), `keep_num_dims` for rank > 2 |
 //! | `Add`, `Sub`, `Mul`, `Div` | [`Op::Add`], [`Op::Sub`], [`Op::Mul`], [`Op::Div`] (`passes` turns Sub/Div by a constant into Add/Mul) |
+//! | `Min`, `Max` (any number of inputs) | a chain of two-input [`Op::Minimum`] / [`Op::Maximum`] |
+//! | `PRelu` | [`Op::Prelu`] (the slope broadcast unidirectionally, in the activation's layout) |
 //! | `BatchNormalization` (inference) | [`Op::Mul`] by `scale / sqrt(var + eps)` and [`Op::Add`] of `B - mean · that` (`passes` folds both into a preceding conv/FC) |
 //! | `Relu`, `LeakyRelu`, `Sigmoid`, `Tanh`, `HardSigmoid`, `HardSwish`, `Softmax` | [`Op::Relu`], [`Op::LeakyRelu`], [`Op::Logistic`], [`Op::Tanh`], [`Op::HardSigmoid`], [`Op::HardSwish`], [`Op::Softmax`] |
 //! | `Clip` with range [0, 6] or [0, ∞) | [`Op::Relu6`] or [`Op::Relu`] (other ranges are an error) |

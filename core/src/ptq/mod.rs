@@ -58,6 +58,7 @@ mod pipeline;
 mod prepare;
 mod quantize;
 mod report;
+mod shared_quant;
 
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};

@@ -166,7 +166,7 @@ fn params_for(lo: f32, hi: f32, dtype: DType) -> Result<(f32, i32), ConvertError
 
 /// Quantizes `v` with `(scale, zero_point)`, rounding half away from zero (TFLite), clamped to
 /// `[lo, hi]`.
-fn quantize_values(v: &[f32], scale: f32, zero_point: i32, lo: i64, hi: i64) -> Vec<i64> {
+pub(super) fn quantize_values(v: &[f32], scale: f32, zero_point: i32, lo: i64, hi: i64) -> Vec<i64> {
     v.iter()
         .map(|&x| {
             let q = libm::round(f64::from(x) / f64::from(scale)) as i64 + i64::from(zero_point);
@@ -294,7 +294,10 @@ fn runs_int16(op: &Op) -> bool {
             | Op::DepthwiseConv2d(_)
             | Op::FullyConnected(_)
             | Op::Add { .. }
+            | Op::Sub { .. }
             | Op::Mul { .. }
+            | Op::Minimum
+            | Op::Maximum
             | Op::MaxPool2d(_)
             | Op::AvgPool2d(_)
             | Op::Pad { .. }
@@ -661,6 +664,7 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
     if !converted.is_empty() {
         insert_conversions(g, &mut q, &layer, &converted, &mut node_map)?;
     }
+    super::shared_quant::tie_inputs_to_output(g, &mut q, &mut node_map)?;
 
     let tensor_map = q.prune_unused_tensors();
     q.metadata.producer = format!("microquant {} post-training quantization", env!("CARGO_PKG_VERSION"));

@@ -38,6 +38,7 @@ fn main() -> ! {
     elementwise_activation_shape_kernels();
     spatial_kernels();
     movement_kernels();
+    binary_kernels();
     quant_core();
     interpreter();
     loop {
@@ -195,6 +196,48 @@ fn conv_fc_pool_kernels() {
     let _ = black_box(avg_pool_s8(&pool, input, &mut out));
     let _ = black_box(max_pool_s16(&pool, input16, &mut out16));
     let _ = black_box(avg_pool_s16(&pool, input16, &mut out16));
+    black_box((&out, &out16));
+}
+
+/// The two-input elementwise kernels beyond ADD / MUL (SUB, MINIMUM, MAXIMUM, PRELU) and their prepare
+/// functions.
+#[inline(never)]
+fn binary_kernels() {
+    use microquant::kernels::minimum_maximum::{MinMaxOp, MinMaxParams, min_max_s8, min_max_s16};
+    use microquant::kernels::prelu::{PreluParams, prelu_s8, prelu_s16};
+    use microquant::kernels::sub::{SubParams, sub_s8, sub_s16};
+    use microquant::kernels::tensor::PerTensorQuant;
+    use microquant::kernels::{ActivationRange, Rounding};
+    let r = if black_box(true) { Rounding::Double } else { Rounding::Single };
+    let q = |s: f32, z: i32| PerTensorQuant::new(black_box(s), black_box(z));
+    let shape_a: &[usize] = black_box(&[2, 3, 4]);
+    let shape_b: &[usize] = black_box(&[3, 1]);
+    let a: &[i8] = black_box(&[3; 24]);
+    let b: &[i8] = black_box(&[-5; 3]);
+    let a16: &[i16] = black_box(&[300; 24]);
+    let b16: &[i16] = black_box(&[-500; 3]);
+    let mut out = [0i8; 64];
+    let mut out16 = [0i16; 64];
+    let act = black_box(ActivationRange::INT8);
+    if let Ok(p) = SubParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), act, shape_a, shape_b, r) {
+        let _ = black_box(sub_s8(&p, a, b, &mut out[..24]));
+    }
+    if let Ok(p) =
+        SubParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.003, 0), ActivationRange::INT16, shape_a, shape_b, r)
+    {
+        let _ = black_box(sub_s16(&p, a16, b16, &mut out16[..24]));
+    }
+    let op = if black_box(true) { MinMaxOp::Minimum } else { MinMaxOp::Maximum };
+    if let Ok(p) = MinMaxParams::prepare(op, q(0.1, 3), q(0.1, 3), q(0.1, 3), shape_a, shape_b) {
+        let _ = black_box(min_max_s8(&p, a, b, &mut out[..24]));
+        let _ = black_box(min_max_s16(&p, a16, b16, &mut out16[..24]));
+    }
+    if let Ok(p) = PreluParams::prepare_s8(q(0.1, 3), q(0.01, -7), q(0.08, 1), shape_a, shape_b, r) {
+        let _ = black_box(prelu_s8(&p, a, b, &mut out[..24]));
+    }
+    if let Ok(p) = PreluParams::prepare_s16(q(0.001, 0), q(0.01, 2), q(0.002, 0), shape_a, shape_b, r) {
+        let _ = black_box(prelu_s16(&p, a16, b, &mut out16[..24]));
+    }
     black_box((&out, &out16));
 }
 

@@ -31,6 +31,7 @@ MODULES = [
     "gen_shape",
     "gen_spatial",
     "gen_movement",
+    "gen_binary",
 ]
 
 

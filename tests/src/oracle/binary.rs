@@ -1,5 +1,7 @@
-//! ADD (int8 and 16x8) and MUL (int8) against TFLite Micro and the TFLite interpreter's reference
-//! kernels (`tests/golden/kernels/{add,add_16x8,mul}.json`), in both rounding modes:
+//! ADD (int8 and 16x8), MUL (int8), SUB (int8 and 16x8), MINIMUM and MAXIMUM (int8, int16), PRELU
+//! (int8 and 16x8)
+//! against TFLite Micro and the TFLite interpreter's reference kernels
+//! (`tests/golden/kernels/{add,add_16x8,mul,sub,sub_16x8,minimum,maximum,prelu,prelu_16x8}.json`), in both rounding modes:
 //! `Rounding::Double` against TFLite Micro, `Rounding::Single` against the interpreter.
 //!
 //! The TFLite int8 quantization spec, as these cases follow it: "ADD / MUL: Input 0 and Input 1:
@@ -12,7 +14,10 @@
 
 use microquant::kernels::ActivationRange;
 use microquant::kernels::add::{AddParams, add_s8, add_s16};
+use microquant::kernels::minimum_maximum::{MinMaxOp, MinMaxParams, min_max_s8, min_max_s16};
 use microquant::kernels::mul::{MulParams, mul_s8};
+use microquant::kernels::prelu::{PreluParams, prelu_s8, prelu_s16};
+use microquant::kernels::sub::{SubParams, sub_s8, sub_s16};
 use microquant::kernels::tensor::PerTensorQuant;
 
 use super::{Activation, At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
@@ -24,6 +29,14 @@ pub enum BinaryOp {
     Add,
     /// MUL.
     Mul,
+    /// SUB.
+    Sub,
+    /// MINIMUM.
+    Minimum,
+    /// MAXIMUM.
+    Maximum,
+    /// PRELU (input 2 is alpha, int8 in both modes).
+    Prelu,
 }
 
 /// An ADD / MUL case with per-input quantization and NumPy-style broadcasting.
@@ -103,6 +116,62 @@ pub fn check<'a>(c: &'a BinaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally,
                 kernel(c.name, "mul_s8", mul_s8(&p, x1, x2, out))?;
                 Values::I8(out)
             }
+            (BinaryOp::Sub, Values::I8(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", SubParams::prepare_s8(q1, q2, qo, act, s1, s2, rounding))?;
+                if p.0.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                kernel(c.name, "sub_s8", sub_s8(&p, x1, x2, out))?;
+                Values::I8(out)
+            }
+            (BinaryOp::Sub, Values::I16(x1), Values::I16(x2)) => {
+                let p = kernel(c.name, "prepare", SubParams::prepare_s16(q1, q2, qo, act, s1, s2, rounding))?;
+                if p.0.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int16 output", ws.out_i16, expected.len())?;
+                kernel(c.name, "sub_s16", sub_s16(&p, x1, x2, out))?;
+                Values::I16(out)
+            }
+            (BinaryOp::Prelu, Values::I8(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", PreluParams::prepare_s8(q1, q2, qo, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                kernel(c.name, "prelu_s8", prelu_s8(&p, x1, x2, out))?;
+                Values::I8(out)
+            }
+            (BinaryOp::Prelu, Values::I16(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", PreluParams::prepare_s16(q1, q2, qo, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int16 output", ws.out_i16, expected.len())?;
+                kernel(c.name, "prelu_s16", prelu_s16(&p, x1, x2, out))?;
+                Values::I16(out)
+            }
+            (BinaryOp::Minimum | BinaryOp::Maximum, x1, x2) => {
+                let op = if c.op == BinaryOp::Minimum { MinMaxOp::Minimum } else { MinMaxOp::Maximum };
+                let p = kernel(c.name, "prepare", MinMaxParams::prepare(op, q1, q2, qo, s1, s2))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                match (x1, x2) {
+                    (Values::I8(x1), Values::I8(x2)) => {
+                        let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                        kernel(c.name, "min_max_s8", min_max_s8(&p, x1, x2, out))?;
+                        Values::I8(out)
+                    }
+                    (Values::I16(x1), Values::I16(x2)) => {
+                        let out = take(c.name, "int16 output", ws.out_i16, expected.len())?;
+                        kernel(c.name, "min_max_s16", min_max_s16(&p, x1, x2, out))?;
+                        Values::I16(out)
+                    }
+                    _ => return Err(Failure::BadCase { case: c.name, reason: "input types not supported" }),
+                }
+            }
             _ => return Err(Failure::BadCase { case: c.name, reason: "input types not supported" }),
         };
         tally.elements[i] += compare_values(at, expected, out)?;
@@ -110,9 +179,12 @@ pub fn check<'a>(c: &'a BinaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally,
     Ok(tally)
 }
 
-/// The ADD and MUL golden tests for one target, in module `$m`: `add_s8_matches_both_oracles`
-/// (`add.json`), `add_s16_matches_both_oracles` (`add_16x8.json`) and
-/// `mul_s8_matches_both_oracles` (`mul.json`). Same arguments as
+/// The ADD, MUL, SUB, MINIMUM and MAXIMUM golden tests for one target, in module `$m`:
+/// `add_s8_matches_both_oracles` (`add.json`), `add_s16_matches_both_oracles` (`add_16x8.json`),
+/// `mul_s8_matches_both_oracles` (`mul.json`), `sub_s8_...` / `sub_s16_...` (`sub.json`,
+/// `sub_16x8.json`), `minimum_...` / `maximum_matches_both_oracles` (`minimum.json`,
+/// `maximum.json`, int8 and int16 cases), `prelu_s8_...` / `prelu_s16_matches_both_oracles`
+/// (`prelu.json`, `prelu_16x8.json`). Same arguments as
 /// [`conv_golden_tests!`](crate::conv_golden_tests).
 #[macro_export]
 macro_rules! binary_golden_tests {
@@ -121,6 +193,12 @@ macro_rules! binary_golden_tests {
             add_s8_matches_both_oracles => (add, $crate::oracle::binary::check),
             add_s16_matches_both_oracles => (add_16x8, $crate::oracle::binary::check),
             mul_s8_matches_both_oracles => (mul, $crate::oracle::binary::check),
+            sub_s8_matches_both_oracles => (sub, $crate::oracle::binary::check),
+            sub_s16_matches_both_oracles => (sub_16x8, $crate::oracle::binary::check),
+            minimum_matches_both_oracles => (minimum, $crate::oracle::binary::check),
+            maximum_matches_both_oracles => (maximum, $crate::oracle::binary::check),
+            prelu_s8_matches_both_oracles => (prelu, $crate::oracle::binary::check),
+            prelu_s16_matches_both_oracles => (prelu_16x8, $crate::oracle::binary::check),
         );
     };
 }

@@ -248,6 +248,12 @@ files! {
     add: BinaryCase<'static> = add_file, "add.json", |c| binary(BinaryOp::Add, c);
     add_16x8: BinaryCase<'static> = add_16x8_file, "add_16x8.json", |c| binary(BinaryOp::Add, c);
     mul: BinaryCase<'static> = mul_file, "mul.json", |c| binary(BinaryOp::Mul, c);
+    sub: BinaryCase<'static> = sub_file, "sub.json", |c| binary(BinaryOp::Sub, c);
+    sub_16x8: BinaryCase<'static> = sub_16x8_file, "sub_16x8.json", |c| binary(BinaryOp::Sub, c);
+    minimum: BinaryCase<'static> = minimum_file, "minimum.json", |c| binary(BinaryOp::Minimum, c);
+    maximum: BinaryCase<'static> = maximum_file, "maximum.json", |c| binary(BinaryOp::Maximum, c);
+    prelu: BinaryCase<'static> = prelu_file, "prelu.json", |c| binary(BinaryOp::Prelu, c);
+    prelu_16x8: BinaryCase<'static> = prelu_16x8_file, "prelu_16x8.json", |c| binary(BinaryOp::Prelu, c);
     softmax: SoftmaxCase<'static> = softmax_file, "softmax.json", |c| softmax_case(c);
     softmax_16x8: SoftmaxCase<'static> = softmax_16x8_file, "softmax_16x8.json", |c| softmax_case(c);
     logistic: UnaryCase<'static> = logistic_file, "logistic.json", |c| unary(UnaryOp::Logistic, c);

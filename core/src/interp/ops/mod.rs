@@ -13,15 +13,18 @@ mod depth_to_space;
 mod depthwise_conv;
 mod fully_connected;
 mod lut;
+mod minimum_maximum;
 mod mul;
 mod pad;
 mod pooling;
+mod prelu;
 mod reduce;
 mod requantize;
 mod reshape;
 mod resize;
 mod slice;
 mod softmax;
+mod sub;
 mod transpose;
 
 use super::arena::{Pieces, carve};
@@ -143,6 +146,9 @@ op_kinds! {
     ResizeNearestNeighbor | ResizeBilinear => Resize(resize::ResizeOp), scratch: false;
     StridedSlice => Slice(slice::SliceOp), scratch: false;
     DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
+    Sub => Sub(sub::SubOp), scratch: false;
+    Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
+    Prelu => Prelu(prelu::PreluOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

@@ -20,6 +20,7 @@
 //! | `FullyConnected` | `Gemm` (`transB` 1; a `Reshape` first for inputs of rank ≠ 2), or `MatMul` + `Add` with `keep_num_dims` |
 //! | `MaxPool2d`, `AvgPool2d` | `MaxPool`, `AveragePool` (`count_include_pad` 0, as TFLite) |
 //! | `Add`, `Sub`, `Mul`, `Div` | the same (constant operands as int8 initializers + `DequantizeLinear`) |
+//! | `Minimum`, `Maximum`, `Prelu` | `Min`, `Max`, `PRelu` |
 //! | `Softmax`, `Logistic`, `Tanh`, `HardSwish`, `Relu`, `Relu6`, `LeakyRelu` | `Softmax`, `Sigmoid`, `Tanh`, `HardSwish`, `Relu`, `Clip`, `LeakyRelu` |
 //! | `Concatenation`, `Pad`, `Mean` | `Concat`, `Pad` (constant 0), `ReduceMean` |
 //! | `Reshape`, `Squeeze`, `Transpose` | `Reshape`, `Reshape`, `Transpose` |

@@ -154,6 +154,23 @@ impl<'g> Exporter<'g> {
                 let out = self.activation(p.activation, out, &base);
                 self.finish(y, out, NCHW.to_vec())
             }
+            Op::Minimum | Op::Maximum | Op::Prelu => {
+                let rank = yt.shape.len();
+                let target = Self::inner_perm(rank);
+                let mut ins = Vec::with_capacity(2);
+                for k in 0..2 {
+                    let id = input(self, k)?;
+                    ins.push(self.operand(id, rank, &target, &base)?);
+                }
+                let op = match node.op {
+                    Op::Minimum => "Min",
+                    Op::Maximum => "Max",
+                    _ => "PRelu",
+                };
+                let out = float_name(self);
+                self.node(op, &nname, ins, vec![out.clone()], vec![]);
+                self.finish(y, out, target)
+            }
             Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
                 let rank = yt.shape.len();
                 let target = Self::inner_perm(rank);

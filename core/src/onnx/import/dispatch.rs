@@ -67,6 +67,9 @@ impl Builder {
                 self.set(ctx, 0, v);
                 Ok(())
             }
+            "Min" => self.min_max(ctx, Op::Minimum),
+            "Max" => self.min_max(ctx, Op::Maximum),
+            "PRelu" => self.prelu(ctx),
             "BatchNormalization" => self.batch_norm(ctx),
             "Relu" => self.unary(ctx, Op::Relu),
             "Sigmoid" => self.unary(ctx, Op::Logistic),

@@ -56,6 +56,9 @@ const SPLIT: i32 = fb::BuiltinOperator::Split as i32;
 const SPLIT_V: i32 = fb::BuiltinOperator::SplitV as i32;
 const DEPTH_TO_SPACE: i32 = fb::BuiltinOperator::DepthToSpace as i32;
 const SPACE_TO_DEPTH: i32 = fb::BuiltinOperator::SpaceToDepth as i32;
+const MINIMUM: i32 = fb::BuiltinOperator::Minimum as i32;
+const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
+const PRELU: i32 = fb::BuiltinOperator::Prelu as i32;
 
 const SUPPORTED: &[i32] = &[
     RESIZE_BILINEAR,
@@ -84,6 +87,9 @@ const SUPPORTED: &[i32] = &[
     SUB,
     TANH,
     TRANSPOSE,
+    MINIMUM,
+    MAXIMUM,
+    PRELU,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {

@@ -95,6 +95,9 @@ impl<'a> Importer<'a> {
                 };
                 Op::Mul { activation: act }
             }
+            MINIMUM => Op::Minimum,
+            MAXIMUM => Op::Maximum,
+            PRELU => Op::Prelu,
             SOFTMAX => Op::Softmax { beta: required_options!(raw, SoftmaxOptions).beta().fb()? },
             LOGISTIC => Op::Logistic,
             TANH => Op::Tanh,
