@@ -22,6 +22,7 @@ mod layer_debug;
 mod mlperf;
 mod onnx_golden;
 mod onnx_import;
+mod onnx_shapes;
 mod peers;
 mod peers_common;
 mod ptq;
