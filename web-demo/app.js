@@ -133,10 +133,129 @@ function showMode() {
   $('quantize-model').disabled = !canQuantize();
 }
 
-async function loadModelBytes(bytes, name) {
+// ---- inputs with dynamic extents or non-float types (ONNX) ----
+
+/** A first guess for a dynamic extent from its dim_param name (the user edits it). */
+function defaultExtent(name, axis) {
+  const n = (name ?? '').toLowerCase();
+  if (axis === 0 || /batch|^n$/.test(n)) return 1;
+  if (/height|width|^h$|^w$|size|img|image/.test(n)) return 224;
+  if (/sample|audio|wave/.test(n)) return 16000;
+  if (/seq|len|time|token|frame|step|^t$/.test(n)) return 128;
+  return 1;
+}
+
+/** A first guess for a non-float input's value from its name. */
+const defaultValue = (name, dtype) => (/sr|rate/i.test(name) ? '16000' : dtype === 'bool' ? '1' : '');
+
+/** Shows the form asking for the extents of dynamic axes and the values of non-float inputs of
+ *  `inputs` (modelInputs), prefilled with the model's dim_param names and common defaults;
+ *  submitting it loads the model with them. */
+function askInputs(inputs, pending) {
+  state.pendingModel = pending;
+  const box = $('input-fields');
+  box.replaceChildren();
+  for (const i of inputs.filter((x) => x.needsShape || x.needsValue)) {
+    const fs = document.createElement('fieldset');
+    fs.dataset.input = i.name;
+    const legend = document.createElement('legend');
+    const dims = i.dims ? `[${i.dims.map((d) => (d === null ? '?' : d)).join(', ')}]` : 'no declared shape';
+    legend.textContent = `${i.name} (${i.dtype}, ${dims})`;
+    fs.append(legend);
+    if (i.needsValue) {
+      const label = document.createElement('label');
+      label.textContent = 'value (comma-separated for several) ';
+      const input = document.createElement('input');
+      input.type = 'text';
+      input.dataset.value = i.name;
+      input.value = defaultValue(i.name, i.dtype);
+      input.placeholder = i.dtype === 'bool' ? 'true / false' : 'e.g. 16000';
+      label.append(input);
+      fs.append(label);
+    } else {
+      (i.dims ?? []).forEach((d, axis) => {
+        const label = document.createElement('label');
+        const input = document.createElement('input');
+        input.type = 'number';
+        input.min = '1';
+        input.dataset.input = i.name;
+        input.dataset.axis = String(axis);
+        if (typeof d === 'number') {
+          label.textContent = `axis ${axis} `;
+          input.value = String(d);
+          input.disabled = true;
+        } else {
+          label.textContent = `${d ?? `axis ${axis}`} `;
+          input.value = String(defaultExtent(d, axis));
+          input.dataset.dim = d ?? '';
+        }
+        label.append(input);
+        fs.append(label);
+      });
+    }
+    box.append(fs);
+  }
+  $('input-form').hidden = false;
+  setStatus(`${pending.name} has dynamic inputs: give their sizes (and values) above, then load it.`);
+}
+
+/** The loadModel options the input form holds. */
+function inputOptions() {
+  const inputShapes = {};
+  const inputValues = {};
+  for (const fs of $('input-fields').querySelectorAll('fieldset')) {
+    const name = fs.dataset.input;
+    const value = fs.querySelector('input[data-value]');
+    if (value) {
+      const parts = value.value.split(/[\s,]+/).filter((s) => s.length);
+      if (!parts.length) throw new Error(`give a value for input '${name}'`);
+      inputValues[name] = parts.map((t, k) => {
+        const v = t === 'true' ? 1 : t === 'false' ? 0 : Number(t);
+        if (!Number.isFinite(v)) throw new Error(`input '${name}': value ${k + 1} ("${t}") is not a number`);
+        return v;
+      });
+      continue;
+    }
+    inputShapes[name] = [...fs.querySelectorAll('input[data-axis]')].map((e) => {
+      const v = Number(e.value);
+      if (!Number.isInteger(v) || v < 1) throw new Error(`input '${name}': ${e.dataset.dim || `axis ${e.dataset.axis}`} must be a positive integer, got "${e.value}"`);
+      return v;
+    });
+  }
+  return { inputShapes, inputValues };
+}
+
+async function loadWithInputs(ev) {
+  ev.preventDefault();
+  const p = state.pendingModel;
+  if (!p) return;
   clearError();
+  const options = inputOptions();
+  await loadModelBytes(p.bytes.slice(), p.name, options);
+  $('input-form').hidden = true;
+  state.pendingModel = null;
+  if (p.rest.length) await takeFiles(p.rest);
+}
+
+/** Loads a model in the worker. An ONNX model whose inputs need sizes or values (and no
+ *  `loadOptions` yet) first asks for them: returns false then (the files in `rest` wait). */
+async function loadModelBytes(bytes, name, loadOptions, rest = []) {
+  clearError();
+  if (!loadOptions && bytes.length >= 8 && String.fromCharCode(...bytes.subarray(4, 8)) !== 'TFL3') {
+    let inputs = [];
+    try {
+      inputs = mq.modelInputs(bytes);
+    } catch {
+      // Not a readable ONNX model: the worker's loadModel names the problem.
+    }
+    if (inputs.some((i) => i.needsShape || i.needsValue)) {
+      askInputs(inputs, { bytes: bytes.slice(), name, rest });
+      return false;
+    }
+  }
+  $('input-form').hidden = true;
   setStatus(`Loading ${name}…`);
-  const r = await call({ type: 'load', model: bytes, name }, [bytes.buffer]);
+  const r = await call({ type: 'load', model: bytes, name, loadOptions }, [bytes.buffer]);
   state.info = r.info;
   state.name = name;
   state.samples = null;
@@ -145,6 +264,7 @@ async function loadModelBytes(bytes, name) {
   $('results').hidden = true;
   showModel();
   setStatus(`${name} loaded. Add calibration data.`);
+  return true;
 }
 
 function npyInfo(bytes, what) {
@@ -198,7 +318,11 @@ async function takeFiles(files) {
   const npys = list.filter((f) => /\.npy$/i.test(f.name));
   const others = list.filter((f) => f !== model && !images.includes(f) && !npys.includes(f));
   if (others.length) throw new Error(`${others.map((f) => f.name).join(', ')}: not a model (.onnx, .tflite), an .npy or an image`);
-  if (model) await loadModelBytes(new Uint8Array(await model.arrayBuffer()), model.name);
+  if (model) {
+    const rest = list.filter((f) => f !== model);
+    // A model with dynamic inputs asks for them first; the other files wait for it.
+    if (!(await loadModelBytes(new Uint8Array(await model.arrayBuffer()), model.name, undefined, rest))) return;
+  }
   if (!state.info) throw new Error('load a model first (.onnx or .tflite)');
   for (const f of npys) {
     const bytes = new Uint8Array(await f.arrayBuffer());
@@ -488,6 +612,7 @@ try {
   $('mode').addEventListener('change', showMode);
   $('cancel').addEventListener('click', () => worker.postMessage({ type: 'cancel' }));
   $('use-example').addEventListener('click', guard(useExample));
+  $('input-form').addEventListener('submit', guard(loadWithInputs));
   $('model-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));
   $('calib-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));
   $('labels-file').addEventListener('change', guard((e) => takeFiles(e.target.files)));

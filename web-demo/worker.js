@@ -2,7 +2,8 @@
 // stays responsive. The package loads its wasm with a top-level await: the message handler is
 // registered first and waits for it.
 //
-//   -> {type: 'load', id, model: Uint8Array, name}                     <- {type: 'model', id, info}
+//   -> {type: 'load', id, model: Uint8Array, name, loadOptions}        <- {type: 'model', id, info}
+//      loadOptions: ONNX inputShapes / inputValues (dynamic axes, non-float inputs), or absent
 //   -> {type: 'quantize', id, samples, labels, options}                <- {type: 'progress', id, ...}
 //                                                                       <- {type: 'result', id, ...}
 //      options.mode "static": calibrateAndQuantize (the .mq, QDQ ONNX, C and Rust arrays);
@@ -23,7 +24,7 @@ async function handle(msg) {
   const mq = await microquant;
   switch (msg.type) {
     case 'load': {
-      const m = mq.loadModel(msg.model, { name: msg.name });
+      const m = mq.loadModel(msg.model, { name: msg.name, ...(msg.loadOptions ?? {}) });
       if (!(m instanceof mq.FloatModel)) {
         m.free();
         throw new Error(`${msg.name} is already quantized (a .mq or int8 model): drop the float ONNX or TFLite model to quantize it`);

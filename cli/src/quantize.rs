@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use microquant::compile::CompileOptions;
 use microquant::graph::Graph;
 use microquant::kernels::Rounding;
-use microquant::onnx::{IoInfo, QdqExportOptions};
+use microquant::onnx::{ImportOptions, IoInfo, QdqExportOptions};
 use microquant::ptq::{
     ActivationType, CalibrationOptions, HybridOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, convert,
 };
@@ -62,6 +62,18 @@ pub struct QuantizeArgs {
     /// mean error its weights' quantization causes on the calibration samples).
     #[arg(long)]
     pub no_bias_correction: bool,
+    /// The shape of an ONNX input whose extents are dynamic (`dim_param`s such as `height`),
+    /// in the model's axis order: `NAME=1x3x320x320`; repeatable. Static extents must be given
+    /// as the model declares them; a dynamic batch is 1 unless given here. Shape computations
+    /// that become constant fold away.
+    #[arg(long = "input-shape", value_name = "NAME=DIMS", value_parser = parse_input_shape)]
+    pub input_shapes: Vec<(String, Vec<usize>)>,
+    /// The value of an ONNX input fixed at conversion: `NAME=16000`, comma-separated values
+    /// (row-major) for a tensor of several elements; repeatable. The input becomes a constant
+    /// and what depends only on it folds away: the way to convert a model with a non-float
+    /// input (an int64 sample rate, a bool flag).
+    #[arg(long = "input-value", value_name = "NAME=V[,V...]", value_parser = parse_input_value, allow_hyphen_values = true)]
+    pub input_values: Vec<(String, Vec<f64>)>,
     /// Where to write the `.mq` (`--mode weight-only`: the ONNX model).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -118,6 +130,39 @@ fn parse_layer_observer(s: &str) -> Result<(String, ObserverKind), String> {
     Ok((layer.to_string(), parse_observer(kind)?))
 }
 
+/// `NAME=1x3x320x320` (the name may itself contain `=`: the last one splits).
+fn parse_input_shape(s: &str) -> Result<(String, Vec<usize>), String> {
+    let (name, dims) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected NAME=DIMS, e.g. x=1x3x320x320"))?;
+    let dims = dims
+        .split(['x', 'X', ','])
+        .map(|d| match d.trim().parse::<usize>() {
+            Ok(v) if v > 0 => Ok(v),
+            _ => Err(format!("{s:?}: extent {d:?} is not a positive integer (expected NAME=DIMS, e.g. x=1x3x320x320)")),
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    if name.is_empty() {
+        return Err(format!("{s:?}: the input name is empty"));
+    }
+    Ok((name.to_string(), dims))
+}
+
+/// `NAME=16000` or `NAME=1,2,3`.
+fn parse_input_value(s: &str) -> Result<(String, Vec<f64>), String> {
+    let (name, values) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected NAME=VALUE, e.g. sr=16000"))?;
+    let values = values
+        .split(',')
+        .map(|v| match v.trim() {
+            "true" => Ok(1.0),
+            "false" => Ok(0.0),
+            t => t.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| format!("{s:?}: {t:?} is not a number")),
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    if name.is_empty() {
+        return Err(format!("{s:?}: the input name is empty"));
+    }
+    Ok((name.to_string(), values))
+}
+
 /// The imported model: its float graph and the layout of its inputs and outputs.
 struct Source {
     graph: Graph,
@@ -126,15 +171,26 @@ struct Source {
     kind: &'static str,
 }
 
-fn load(path: &Path) -> Result<Source, CliError> {
+fn load(path: &Path, a: &QuantizeArgs) -> Result<Source, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
     let at = |e| CliError::convert(path, e);
     if bytes.get(4..8) == Some(b"TFL3") {
+        if !a.input_shapes.is_empty() || !a.input_values.is_empty() {
+            return Err(CliError::Invalid(format!(
+                "{}: --input-shape and --input-value apply to ONNX models; a TFLite model's shapes are static",
+                path.display()
+            )));
+        }
         let graph = microquant::tflite::import(&bytes).map_err(at)?;
         let (inputs, outputs) = (IoInfo::of_graph(&graph, &graph.inputs), IoInfo::of_graph(&graph, &graph.outputs));
         Ok(Source { graph, inputs, outputs, kind: "TFLite" })
     } else {
-        let imported = microquant::onnx::import(&bytes).map_err(at)?;
+        let options = ImportOptions {
+            input_shapes: a.input_shapes.clone(),
+            input_values: a.input_values.clone(),
+            ..Default::default()
+        };
+        let imported = microquant::onnx::import_with_options(&bytes, &options).map_err(at)?;
         Ok(Source { graph: imported.graph, inputs: imported.inputs, outputs: imported.outputs, kind: "ONNX" })
     }
 }
@@ -178,7 +234,7 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         .calib
         .as_ref()
         .ok_or_else(|| CliError::Invalid("--mode static needs calibration samples: --calib samples.npy".into()))?;
-    let src = load(&a.model)?;
+    let src = load(&a.model, a)?;
     if src.graph.inputs.len() != 1 {
         return Err(CliError::Invalid(format!(
             "{}: the model has {} inputs; `quantize` takes models with one input",
@@ -306,7 +362,7 @@ fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
             a.output.display()
         )));
     }
-    let src = load(&a.model)?;
+    let src = load(&a.model, a)?;
     let mut float = src.graph.clone();
     let at = |e| CliError::convert(&a.model, e);
     microquant::ptq::prepare(&mut float).map_err(at)?;
@@ -384,5 +440,18 @@ mod tests {
         assert!(parse_observer("percentile:10").is_err());
         assert!(parse_observer("max").is_err());
         assert_eq!(parse_layer_observer("a=b=minmax"), Ok(("a=b".into(), ObserverKind::MinMax)));
+    }
+
+    #[test]
+    fn input_shapes_and_values() {
+        assert_eq!(parse_input_shape("x=1x3x320x320"), Ok(("x".into(), vec![1, 3, 320, 320])));
+        assert_eq!(parse_input_shape("a=b=2,5"), Ok(("a=b".into(), vec![2, 5])));
+        assert!(parse_input_shape("x=1x0").is_err());
+        assert!(parse_input_shape("x=1xh").unwrap_err().contains("\"h\""));
+        assert!(parse_input_shape("1x3").is_err());
+        assert_eq!(parse_input_value("sr=16000"), Ok(("sr".into(), vec![16000.0])));
+        assert_eq!(parse_input_value("v=-1,2.5,true"), Ok(("v".into(), vec![-1.0, 2.5, 1.0])));
+        assert!(parse_input_value("sr=abc").is_err());
+        assert!(parse_input_value("=1").is_err());
     }
 }

@@ -84,7 +84,7 @@ fn io_layout_is_recorded_or_kept() {
             .any(|n| matches!(n.op, Op::Transpose { .. }) && n.input(0) == Some(imported.graph.inputs[0]))
     );
     // keep_io_layout: the graph takes NCHW itself (a transpose inside the graph).
-    let options = ImportOptions { outputs: None, keep_io_layout: true };
+    let options = ImportOptions { keep_io_layout: true, ..Default::default() };
     let kept = microquant::onnx::import_with_options(&m.bytes(), &options).unwrap();
     assert!(kept.inputs[0].is_identity());
     assert_eq!(kept.graph.tensor(kept.graph.inputs[0]).unwrap().shape, [1, 3, 8, 8]);

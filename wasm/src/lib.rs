@@ -7,7 +7,8 @@
 //!
 //! | JS | Rust |
 //! |---|---|
-//! | `loadModel(bytes)` | [`load_model`]: `.mq`, int8 TFLite, float TFLite, float ONNX |
+//! | `loadModel(bytes, options)` | [`load_model`]: `.mq`, int8 TFLite, float TFLite, float ONNX (`inputShapes`, `inputValues`) |
+//! | `modelInputs(bytes)` | [`model_inputs`]: the declared inputs, dynamic extents with their names |
 //! | `FloatModel` | [`FloatModel`]: `run`, `createCalibration`, `quantize`, `calibrateAndQuantize` |
 //! | `Calibration` | [`Calibration`]: `calibrate`/`observe` (Promises, progress, `AbortSignal`), `toState`/`merge` |
 //! | `QuantizedModel` | [`QuantizedModel`]: `run`, sizes, `report`, `toBytes`, `toCHeader`, `toRustSource`, `toQdqOnnx` |
@@ -39,7 +40,7 @@ mod runtime;
 mod tensor;
 
 #[cfg(feature = "converter")]
-pub use converter::{Calibration, FloatModel, HybridModel};
+pub use converter::{Calibration, FloatModel, HybridModel, model_inputs};
 pub use runtime::QuantizedModel;
 pub use tensor::QTensor;
 
@@ -181,6 +182,20 @@ export interface HybridOptions extends ProgressOptions {
 export interface LoadOptions {
   /** "auto" (default) detects .mq, TFLite and ONNX from the bytes. */
   format?: "auto" | "onnx" | "tflite" | "mq";
+  /**
+   * ONNX: the shapes of inputs with dynamic extents, in the model's axis order, e.g.
+   * `{ images: [1, 3, 320, 320] }` (see modelInputs). Static extents must be given as declared;
+   * a dynamic batch is 1 unless given. Shape computations that become constant fold away.
+   * Without it, a dynamic extent other than the batch throws an Error whose `input` property
+   * names the input.
+   */
+  inputShapes?: Record<string, number[]>;
+  /**
+   * ONNX: values of inputs fixed at conversion, e.g. `{ sr: 16000 }` or `{ mask: [1, 0, 1] }`
+   * (row-major; booleans as true/false or 1/0): the input becomes a constant and what depends on
+   * it folds away. Needed for every non-float input (an Error whose `input` names it otherwise).
+   */
+  inputValues?: Record<string, number | boolean | number[] | ArrayLike<number>>;
   /** The file name: the .mq metadata's source_file and the exports' identifier. */
   name?: string;
   /** When an int8 TFLite model is compiled (default "double"). */
@@ -348,7 +363,10 @@ fn detect(bytes: &[u8], requested: Option<&str>) -> Result<Format, JsValue> {
 /// (`"auto"` default, `"onnx"`, `"tflite"`, `"mq"`), `name` (for exports), `rounding`
 /// (`"double"` default or `"single"`, when an int8 TFLite model is compiled). Throws an
 /// `Error` that names the problem: the unsupported op with its node, the byte offset of
-/// damage, the shape that does not fit.
+/// damage, the shape that does not fit. ONNX models: `inputShapes` (`{name: [extents]}`) fixes
+/// dynamic input extents, `inputValues` (`{name: value or [values]}`) fixes inputs at
+/// conversion (every non-float input needs one); an error about an input (a dynamic extent
+/// left unspecified, a missing value) carries its name in `error.input` (see `modelInputs`).
 #[wasm_bindgen(js_name = loadModel, unchecked_return_type = "FloatModel | QuantizedModel")]
 pub fn load_model(
     #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
@@ -423,6 +441,14 @@ mod loaders {
     pub(super) fn load(b: Vec<u8>, format: Format, name: String, options: &JsValue) -> Result<JsValue, JsValue> {
         match format {
             Format::Tflite => {
+                for key in ["inputShapes", "inputValues"] {
+                    let v = js::get(options, key);
+                    if !(v.is_undefined() || v.is_null()) {
+                        return Err(error(format!(
+                            "options.{key} applies to ONNX models: a TFLite model's input shapes are static"
+                        )));
+                    }
+                }
                 let g = microquant::tflite::import(&b).ctx("reading the TFLite model")?;
                 if is_quantized(&g) {
                     return compiled(g, "tflite", name, &b, options, None);
@@ -431,15 +457,21 @@ mod loaders {
                 Ok(FloatModel { inner: Rc::new(fg) }.into())
             }
             _ => {
-                let imported = microquant::onnx::import(&b).map_err(|e| {
-                    use microquant::graph::ConvertErrorKind as K;
+                let import_options = crate::converter::onnx_import_options(options)?;
+                let imported = microquant::onnx::import_with_options(&b, &import_options).map_err(|e| {
                     // Bytes that do not decode as ONNX may be another format altogether.
-                    let hint = if matches!(e.kind(), K::Truncated | K::Malformed) {
+                    let hint = if microquant::onnx::model_inputs(&b).is_err() {
                         " (microquant reads .mq, TFLite and ONNX models: this file has neither the .mq magic MQNT nor TFLite's TFL3 at byte 4, and is not a valid ONNX file)"
                     } else {
                         ""
                     };
-                    error(format!("reading the ONNX model: {e}{hint}"))
+                    let err = js_sys::Error::new(&format!("reading the ONNX model: {e}{hint}"));
+                    // An error about a model input (a dynamic extent without a shape, a
+                    // non-float input without a value): `error.input` names it.
+                    if let Some(input) = e.tensor_name() {
+                        js::set(&err, "input", input);
+                    }
+                    JsValue::from(err)
                 })?;
                 let io = (io_of(&imported.inputs), io_of(&imported.outputs));
                 let fg = FloatGraph::new(imported.graph, Some(io), "onnx", name)?;

@@ -11,6 +11,8 @@
 //    stays responsive while the worker calibrates, and Cancel stops it. A folder of PNG images
 //    resized to the model input is quantized too. Weight-only and dynamic modes on the example:
 //    the page's numbers equal the CLI's report, the ONNX download is the CLI's file.
+//    An ONNX model with dynamic axes: the page asks for the extents (prefilled with the
+//    model's dim_param names and defaults), loads and quantizes it; a bool input's value.
 // 3. Bad input: a corrupted model, an unsupported op, calibration data of the wrong shape, an
 //    unknown file: each shows a readable message on the page.
 // 4. The tensor panel: the golden ONNX QuantizeLinear cases (onnx's reference evaluator).
@@ -304,7 +306,6 @@ try {
   expect(await page.isDisabled('#quantize-model'), 'static mode without calibration data: Quantize is enabled');
   expect(!(await page.isDisabled('#observer')), 'static mode: the observer select is disabled');
 
-  // 3. Bad input: readable messages on the page.
   const errorAfter = async (action, pattern, what) => {
     await action();
     await page.waitForSelector('#error:not([hidden])', { timeout: 30000 });
@@ -312,6 +313,47 @@ try {
     expect(pattern.test(text), `${what}: the page shows "${text}"`);
     return text;
   };
+
+  // 2b. An ONNX model with dynamic axes (dim_params batch, height, width): the page asks for the
+  //     extents, prefilled with the model's names and defaults, then loads and quantizes it; a
+  //     bool input is asked for its value.
+  const shapesDir = path.join(repo, 'tests/golden/onnx/shapes');
+  await page.setInputFiles('#model-file', path.join(shapesDir, 'dyn_conv_opset13.onnx'));
+  await page.waitForSelector('#input-form:not([hidden])', { timeout: 30000 });
+  const asked = await page.$$eval('#input-fields input', (es) => es.map((e) => [e.dataset.dim ?? '', e.value, e.disabled]));
+  expect(JSON.stringify(asked) === JSON.stringify([['batch', '1', false], ['', '3', true], ['height', '224', false], ['width', '224', false]]),
+    `dynamic axes: the form asks ${JSON.stringify(asked)}`);
+  const labels = await page.textContent('#input-fields');
+  expect(/height/.test(labels) && /width/.test(labels) && /x \(float32/.test(labels), `dynamic axes: the form shows "${labels}"`);
+  await page.screenshot({ path: path.join(shots, 'input-shapes.png'), fullPage: false });
+  await page.fill('#input-fields input[data-dim=height]', '0');
+  await errorAfter(() => page.click('#load-with-inputs'), /input 'x': height must be a positive integer/, 'extent 0');
+  await page.fill('#input-fields input[data-dim=height]', '12');
+  await page.fill('#input-fields input[data-dim=width]', '10');
+  await page.click('#load-with-inputs');
+  await page.waitForFunction(() => /dyn_conv_opset13\.onnx loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
+  const info = await page.textContent('#model-info');
+  expect(/x \[1, 3, 12, 10\]/.test(info) && /y \[1, 5\]/.test(info), `dynamic axes: the loaded model shows "${info}"`);
+  expect(await page.isHidden('#input-form'), 'dynamic axes: the form stays after loading');
+  const dynSamples = 8 * 3 * 12 * 10;
+  await page.setInputFiles('#calib-file', { name: 'dyn_calib.npy', mimeType: 'application/octet-stream',
+    buffer: npy([8, 3, 12, 10], Float32Array.from({ length: dynSamples }, (_, i) => Math.sin(i * 0.37) * 2)) });
+  await page.waitForFunction(() => /Ready/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
+  status = await quantizeAndWait(page);
+  expect(/Quantized in/.test(status), `dynamic axes: status "${status}"`);
+  const dynSqnr = valueOf(await page.$eval('#accuracy tr[data-key=output-sqnr] td:nth-child(2)', (c) => c.dataset.value));
+  expect(dynSqnr !== null && dynSqnr > 30, `dynamic axes: output SQNR ${dynSqnr} dB`);
+  await page.setInputFiles('#model-file', path.join(shapesDir, 'if_flag.onnx'));
+  await page.waitForSelector('#input-form:not([hidden])', { timeout: 30000 });
+  const flag = await page.$eval('#input-fields input[data-value=flag]', (e) => e.value);
+  expect(flag === '1', `bool input: prefilled "${flag}"`);
+  await page.click('#load-with-inputs');
+  await page.waitForFunction(() => /if_flag\.onnx loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
+  const flagInfo = await page.textContent('#model-info');
+  expect(/x \[1, 6\]/.test(flagInfo) && !/flag \[/.test(flagInfo), `bool input fixed: the model shows "${flagInfo}"`);
+  console.log(`dynamic axes: asked ${JSON.stringify(asked)}, loaded [1, 3, 12, 10], quantized (SQNR ${dynSqnr?.toFixed(1)} dB)`);
+
+  // 3. Bad input: readable messages on the page.
   const digits = await readFile(path.join(demo, 'examples/digits_cnn.onnx'));
   const corrupt = Buffer.from(digits.subarray(0, 2000));
   const shown = await errorAfter(() => page.setInputFiles('#model-file', { name: 'corrupted.onnx', mimeType: 'application/octet-stream', buffer: corrupt }),

@@ -111,4 +111,15 @@ impl<'a> Attrs<'a> {
             },
         }
     }
+
+    /// A `GRAPH` attribute (an `If` branch).
+    pub(crate) fn graph(&self, name: &str) -> Result<Option<&'a pb::GraphProto>, ConvertError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(a) => match (Self::kind(a), &a.g) {
+                (Some(At::Graph) | None, Some(g)) => Ok(Some(g)),
+                _ => Err(bad(name, "a graph")),
+            },
+        }
+    }
 }

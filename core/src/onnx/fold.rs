@@ -263,11 +263,29 @@ fn where_(c: &Konst, x: &Konst, y: &Konst) -> Result<Konst, ConvertError> {
 fn unary_f32(op: &str, x: &Konst) -> Result<Konst, ConvertError> {
     let data = match (&x.data, op) {
         (KData::I64(v), "Neg") => KData::I64(v.iter().map(|p| p.wrapping_neg()).collect()),
+        (KData::I64(v), "Abs") => KData::I64(v.iter().map(|p| p.wrapping_abs()).collect()),
+        (KData::I64(v), "Sign") => KData::I64(v.iter().map(|p| p.signum()).collect()),
+        (KData::I64(v), "Floor" | "Ceil" | "Round") => KData::I64(v.clone()),
+        (KData::Bool(v), "Not") => KData::Bool(v.iter().map(|p| !p).collect()),
         (KData::F32(v), _) => {
             let f: fn(f32) -> f32 = match op {
                 "Neg" => |p| -p,
                 "Sqrt" => libm::sqrtf,
                 "Reciprocal" => |p| 1.0 / p,
+                "Abs" => libm::fabsf,
+                "Floor" => libm::floorf,
+                "Ceil" => libm::ceilf,
+                // Halves to even, as ONNX's Round (and numpy's).
+                "Round" => libm::rintf,
+                "Sign" => |p| {
+                    if p > 0.0 {
+                        1.0
+                    } else if p < 0.0 {
+                        -1.0
+                    } else {
+                        p
+                    }
+                },
                 _ => return Err(invalid(format!("{op} is not a unary op"))),
             };
             KData::F32(v.iter().map(|&p| f(p)).collect())
@@ -536,6 +554,254 @@ fn range(start: &Konst, limit: &Konst, delta: &Konst) -> Result<Konst, ConvertEr
     }
 }
 
+/// `Less`, `Greater`, `LessOrEqual`, `GreaterOrEqual` (numbers) and `And`, `Or`, `Xor` (bools).
+fn compare(op: &str, a: &Konst, b: &Konst) -> Result<Konst, ConvertError> {
+    let shape = broadcast_shape(&a.shape, &b.shape)?;
+    let (a, b) = (a.broadcast_to(&shape)?, b.broadcast_to(&shape)?);
+    fn cmp<T: PartialOrd>(op: &str, p: T, q: T) -> Option<bool> {
+        Some(match op {
+            "Less" => p < q,
+            "Greater" => p > q,
+            "LessOrEqual" => p <= q,
+            "GreaterOrEqual" => p >= q,
+            _ => return None,
+        })
+    }
+    let bad = || invalid(format!("{op} of {} and {} constants", a.data.kind(), b.data.kind()));
+    let data: Option<Vec<bool>> = match (&a.data, &b.data) {
+        (KData::F32(x), KData::F32(y)) => x.iter().zip(y).map(|(&p, &q)| cmp(op, p, q)).collect(),
+        (KData::I64(x), KData::I64(y)) => x.iter().zip(y).map(|(&p, &q)| cmp(op, p, q)).collect(),
+        (KData::Bool(x), KData::Bool(y)) => x
+            .iter()
+            .zip(y)
+            .map(|(&p, &q)| match op {
+                "And" => Some(p && q),
+                "Or" => Some(p || q),
+                "Xor" => Some(p != q),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    };
+    Ok(Konst { shape, data: KData::Bool(data.ok_or_else(bad)?) })
+}
+
+/// ONNX `Mod`: `fmod` 0 takes the divisor's sign (Python's `%`), 1 the dividend's (C's `fmod`).
+fn modulo(a: &Konst, b: &Konst, fmod: bool) -> Result<Konst, ConvertError> {
+    let shape = broadcast_shape(&a.shape, &b.shape)?;
+    let (a, b) = (a.broadcast_to(&shape)?, b.broadcast_to(&shape)?);
+    let data = match (&a.data, &b.data) {
+        (KData::I64(x), KData::I64(y)) => {
+            let mut out = Vec::with_capacity(x.len());
+            for (&p, &q) in x.iter().zip(y) {
+                let r = p.checked_rem(q).ok_or_else(|| invalid(format!("Mod {p} % {q}")))?;
+                out.push(if !fmod && r != 0 && (r < 0) != (q < 0) { r + q } else { r });
+            }
+            KData::I64(out)
+        }
+        (KData::F32(x), KData::F32(y)) => KData::F32(
+            x.iter()
+                .zip(y)
+                .map(|(&p, &q)| {
+                    let r = libm::fmodf(p, q);
+                    if !fmod && r != 0.0 && (r < 0.0) != (q < 0.0) { r + q } else { r }
+                })
+                .collect(),
+        ),
+        (x, y) => return Err(invalid(format!("Mod of {} and {} constants", x.kind(), y.kind()))),
+    };
+    Ok(Konst { shape, data })
+}
+
+/// `ReduceSum`, `ReduceProd`, `ReduceMax`, `ReduceMin`, `ReduceMean` of a constant over `axes`
+/// (all when `None`).
+fn reduce(op: &str, x: &Konst, axes: Option<&[i64]>, keepdims: bool) -> Result<Konst, ConvertError> {
+    let r = x.shape.len();
+    let axes: Vec<usize> = match axes {
+        Some(list) => norm_axes(list, r)?,
+        None => (0..r).collect(),
+    };
+    let out_full: Vec<usize> = (0..r).map(|a| if axes.contains(&a) { 1 } else { x.shape[a] }).collect();
+    let n_out = checked_len(&out_full)?;
+    let out_strides = layout::strides(&out_full);
+    // For each input element, the output element it reduces into.
+    let mut dst = Vec::with_capacity(x.data.len());
+    let mut mi = vec![0usize; r];
+    for _ in 0..x.data.len() {
+        dst.push((0..r).map(|a| if axes.contains(&a) { 0 } else { mi[a] * out_strides[a] }).sum::<usize>());
+        for a in (0..r).rev() {
+            mi[a] += 1;
+            if mi[a] < x.shape[a] {
+                break;
+            }
+            mi[a] = 0;
+        }
+    }
+    let count = (x.data.len() / n_out.max(1)).max(1);
+    let data = match &x.data {
+        KData::F32(v) => {
+            let init = match op {
+                "ReduceProd" => 1.0,
+                "ReduceMax" => f32::NEG_INFINITY,
+                "ReduceMin" => f32::INFINITY,
+                _ => 0.0,
+            };
+            let mut out = vec![init; n_out];
+            for (&p, &d) in v.iter().zip(&dst) {
+                let o = &mut out[d];
+                *o = match op {
+                    "ReduceProd" => *o * p,
+                    "ReduceMax" => o.max(p),
+                    "ReduceMin" => o.min(p),
+                    _ => *o + p,
+                };
+            }
+            if op == "ReduceMean" {
+                out.iter_mut().for_each(|o| *o /= count as f32);
+            }
+            KData::F32(out)
+        }
+        KData::I64(v) => {
+            let init = match op {
+                "ReduceProd" => 1,
+                "ReduceMax" => i64::MIN,
+                "ReduceMin" => i64::MAX,
+                _ => 0,
+            };
+            let mut out = vec![init; n_out];
+            for (&p, &d) in v.iter().zip(&dst) {
+                let o = &mut out[d];
+                *o = match op {
+                    "ReduceProd" => o.wrapping_mul(p),
+                    "ReduceMax" => (*o).max(p),
+                    "ReduceMin" => (*o).min(p),
+                    _ => o.wrapping_add(p),
+                };
+            }
+            if op == "ReduceMean" {
+                out.iter_mut().for_each(|o| *o /= count as i64);
+            }
+            KData::I64(out)
+        }
+        KData::Bool(_) => return Err(invalid(format!("{op} of a bool constant"))),
+    };
+    let shape = if keepdims {
+        out_full
+    } else {
+        x.shape.iter().enumerate().filter(|(a, _)| !axes.contains(a)).map(|(_, &d)| d).collect()
+    };
+    Ok(Konst { shape, data })
+}
+
+/// ONNX `Tile`.
+fn tile(x: &Konst, repeats: &[i64]) -> Result<Konst, ConvertError> {
+    let r = x.shape.len();
+    if repeats.len() != r {
+        return Err(invalid(format!("Tile repeats {repeats:?} for rank {r}")));
+    }
+    let mut shape = Vec::with_capacity(r);
+    for (&d, &k) in x.shape.iter().zip(repeats) {
+        let k = usize::try_from(k).map_err(|_| invalid(format!("Tile repeat {k}")))?;
+        shape.push(d.checked_mul(k).ok_or_else(|| invalid(format!("Tile repeats {repeats:?} overflow")))?);
+    }
+    let n = checked_len(&shape)?;
+    let in_strides = layout::strides(&x.shape);
+    let mut src = Vec::with_capacity(n);
+    let mut mi = vec![0usize; r];
+    for _ in 0..n {
+        src.push((0..r).map(|a| (mi[a] % x.shape[a].max(1)) * in_strides[a]).sum());
+        for a in (0..r).rev() {
+            mi[a] += 1;
+            if mi[a] < shape[a] {
+                break;
+            }
+            mi[a] = 0;
+        }
+    }
+    Ok(Konst { shape, data: x.data.map_index(&src) })
+}
+
+/// ONNX `Clip` of a constant (bounds from inputs 1 and 2, absent = unbounded).
+fn clip(x: &Konst, lo: Option<&Konst>, hi: Option<&Konst>) -> Result<Konst, ConvertError> {
+    let data = match &x.data {
+        KData::F32(v) => {
+            let lo = lo.map(Konst::scalar_f32).transpose()?.unwrap_or(f32::NEG_INFINITY);
+            let hi = hi.map(Konst::scalar_f32).transpose()?.unwrap_or(f32::INFINITY);
+            KData::F32(v.iter().map(|&p| p.max(lo).min(hi)).collect())
+        }
+        KData::I64(v) => {
+            let one = |k: Option<&Konst>, d: i64| -> Result<i64, ConvertError> {
+                match k {
+                    None => Ok(d),
+                    Some(k) => k.as_i64()?.first().copied().ok_or_else(|| invalid("Clip bound is empty".into())),
+                }
+            };
+            let (lo, hi) = (one(lo, i64::MIN)?, one(hi, i64::MAX)?);
+            KData::I64(v.iter().map(|&p| p.max(lo).min(hi)).collect())
+        }
+        KData::Bool(_) => return Err(invalid("Clip of a bool constant".into())),
+    };
+    Ok(Konst { shape: x.shape.clone(), data })
+}
+
+/// The ops [`fold`] evaluates when all their inputs are constants.
+pub(crate) const FOLDED_OPS: &[&str] = &[
+    "Identity",
+    "Dropout",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Max",
+    "Min",
+    "Sum",
+    "Mean",
+    "Neg",
+    "Sqrt",
+    "Reciprocal",
+    "Abs",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "Not",
+    "Equal",
+    "Less",
+    "Greater",
+    "LessOrEqual",
+    "GreaterOrEqual",
+    "And",
+    "Or",
+    "Xor",
+    "Mod",
+    "Where",
+    "Gather",
+    "Concat",
+    "Unsqueeze",
+    "Squeeze",
+    "Reshape",
+    "Flatten",
+    "Transpose",
+    "Cast",
+    "Slice",
+    "ConstantOfShape",
+    "Expand",
+    "Range",
+    "ReduceSum",
+    "ReduceProd",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceMean",
+    "Tile",
+    "Clip",
+];
+
+/// True if [`fold`] evaluates `op` on constants.
+pub(crate) fn is_foldable(op: &str) -> bool {
+    FOLDED_OPS.contains(&op)
+}
+
 fn required<'k>(inputs: &[Option<&'k Konst>], i: usize, op: &str) -> Result<&'k Konst, ConvertError> {
     inputs.get(i).copied().flatten().ok_or_else(|| invalid(format!("{op} input {i} is missing")))
 }
@@ -551,8 +817,45 @@ pub(crate) fn fold(
     let opt = |i: usize| inputs.get(i).copied().flatten();
     let out = match op {
         "Identity" | "Dropout" => x(0)?.clone(),
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Max" | "Min" if inputs.len() == 2 => binary(op, x(0)?, x(1)?)?,
-        "Neg" | "Sqrt" | "Reciprocal" => unary_f32(op, x(0)?)?,
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" => binary(op, x(0)?, x(1)?)?,
+        // Variadic.
+        "Max" | "Min" | "Sum" | "Mean" => {
+            let parts: Vec<&Konst> = inputs.iter().flatten().copied().collect();
+            let (first, rest) = parts.split_first().ok_or_else(|| invalid(format!("{op} of nothing")))?;
+            let pairwise = match op {
+                "Max" | "Min" => op,
+                _ => "Add",
+            };
+            let mut acc = (*first).clone();
+            for p in rest {
+                acc = binary(pairwise, &acc, p)?;
+            }
+            if op == "Mean" {
+                acc = binary("Div", &acc, &Konst::f32(Vec::new(), vec![parts.len() as f32]))?;
+            }
+            acc
+        }
+        "Neg" | "Sqrt" | "Reciprocal" | "Abs" | "Floor" | "Ceil" | "Round" | "Sign" | "Not" => unary_f32(op, x(0)?)?,
+        "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" => compare(op, x(0)?, x(1)?)?,
+        "Mod" => modulo(x(0)?, x(1)?, attrs.int_or("fmod", 0)? != 0)?,
+        "ReduceSum" | "ReduceProd" | "ReduceMax" | "ReduceMin" | "ReduceMean" => {
+            // Axes: an input from opset 13 (ReduceSum) or 18 (the others), an attribute before.
+            let axes = match opt(1) {
+                Some(k) => Some(k.as_i64()?.to_vec()),
+                None => attrs.ints("axes")?,
+            };
+            let axes = match axes {
+                Some(a) if a.is_empty() => None,
+                a => a,
+            };
+            if axes.is_none() && attrs.int_or("noop_with_empty_axes", 0)? != 0 {
+                x(0)?.clone()
+            } else {
+                reduce(op, x(0)?, axes.as_deref(), attrs.int_or("keepdims", 1)? != 0)?
+            }
+        }
+        "Tile" => tile(x(0)?, x(1)?.as_i64()?)?,
+        "Clip" => clip(x(0)?, opt(1), opt(2))?,
         "Equal" => equal(x(0)?, x(1)?)?,
         "Where" => where_(x(0)?, x(1)?, x(2)?)?,
         "Gather" => gather(x(0)?, x(1)?, attrs.int_or("axis", 0)?)?,
@@ -680,5 +983,47 @@ mod tests {
         assert_eq!(c.shape, [2, 3]);
         assert_eq!(c.data, KData::F32(vec![10.0, 20.0, 30.0, 20.0, 40.0, 60.0]));
         assert!(binary("Div", &k(&[1], &[1]), &k(&[1], &[0])).is_err());
+    }
+
+    #[test]
+    fn comparisons_mod_reductions_tile() -> Result<(), ConvertError> {
+        // numpy: np.less([1, 5], 3) == [True, False]
+        assert_eq!(compare("Less", &k(&[2], &[1, 5]), &k(&[], &[3]))?.data, KData::Bool(vec![true, false]));
+        let t = Konst { shape: vec![2], data: KData::Bool(vec![true, false]) };
+        assert_eq!(compare("Xor", &t, &t.clone())?.data, KData::Bool(vec![false, false]));
+        // numpy: np.mod([-7, 7], [3, -3]) == [2, -2]; np.fmod([-7, 7], [3, -3]) == [-1, 1]
+        assert_eq!(modulo(&k(&[2], &[-7, 7]), &k(&[2], &[3, -3]), false)?.data, KData::I64(vec![2, -2]));
+        assert_eq!(modulo(&k(&[2], &[-7, 7]), &k(&[2], &[3, -3]), true)?.data, KData::I64(vec![-1, 1]));
+        let x = Konst::f32(vec![2], vec![-7.5, 7.5]);
+        assert_eq!(modulo(&x, &Konst::f32(vec![], vec![2.0]), false)?.data, KData::F32(vec![0.5, 1.5]));
+        // numpy: np.prod([[1,2,3],[4,5,6]], axis=1) == [6, 120]; .max(axis=0, keepdims=True)
+        let m = k(&[2, 3], &[1, 2, 3, 4, 5, 6]);
+        let p = reduce("ReduceProd", &m, Some(&[1]), false)?;
+        assert_eq!((p.shape.as_slice(), p.data), (&[2usize][..], KData::I64(vec![6, 120])));
+        let p = reduce("ReduceMax", &m, Some(&[0]), true)?;
+        assert_eq!((p.shape.as_slice(), p.data), (&[1usize, 3][..], KData::I64(vec![4, 5, 6])));
+        let p = reduce("ReduceMean", &Konst::f32(vec![2, 2], vec![1.0, 2.0, 3.0, 5.0]), None, false)?;
+        assert_eq!((p.shape.len(), p.data), (0, KData::F32(vec![2.75])));
+        // numpy: np.tile([[1, 2]], (2, 2)) == [[1, 2, 1, 2], [1, 2, 1, 2]]
+        let t = tile(&k(&[1, 2], &[1, 2]), &[2, 2])?;
+        assert_eq!((t.shape.as_slice(), t.data), (&[2usize, 4][..], KData::I64(vec![1, 2, 1, 2, 1, 2, 1, 2])));
+        // numpy: np.round([2.5, -0.5, 1.5]) == [2., -0., 2.]
+        let r = unary_f32("Round", &Konst::f32(vec![3], vec![2.5, -0.5, 1.5]))?;
+        assert_eq!(r.data, KData::F32(vec![2.0, -0.0, 2.0]));
+        let c = clip(&k(&[3], &[-5, 2, 9]), Some(&k(&[], &[0])), Some(&k(&[], &[4])))?;
+        assert_eq!(c.data, KData::I64(vec![0, 2, 4]));
+        Ok(())
+    }
+
+    #[test]
+    fn folded_ops_list_matches_fold() {
+        // Every listed op is one `fold` evaluates (without inputs it is an error, not `None`),
+        // and an unlisted one is not.
+        let node = crate::onnx::pb::NodeProto::default();
+        let attrs = Attrs::new(&node);
+        for op in FOLDED_OPS {
+            assert!(!matches!(fold(op, &[], &attrs, 17), Ok(None)), "{op}");
+        }
+        assert!(matches!(fold("Erf", &[], &attrs, 17), Ok(None)));
     }
 }

@@ -24,7 +24,8 @@
 //! | `Concat`, `Pad` (constant mode), `ReduceMean` | [`Op::Concatenation`], [`Op::Pad`], [`Op::Mean`] |
 //! | `Resize` (4-D, nearest / linear; every `coordinate_transformation_mode` and `nearest_mode` TFLite's flags express, see `import/ops_spatial.rs`), `Upsample` | [`Op::Resize`] |
 //! | `Identity`, `Dropout` (inference) | a no-op [`Op::Reshape`] that `passes` removes |
-//! | `Constant`, and `Shape`, `Gather`, `Concat`, `Unsqueeze`, `Squeeze`, `Slice`, `Cast`, `Reshape`, `Flatten`, `Transpose`, `Identity`, `ConstantOfShape`, `Range`, `Expand`, `Equal`, `Where`, `Neg`, `Sqrt`, `Reciprocal`, arithmetic on constants | folded at import into constants (e.g. the `Shape → Gather → Unsqueeze → Concat → Reshape` chains that compute static shapes) |
+//! | `If` (condition constant at import) | the taken branch's nodes, converted in place (they read the outer graph's tensors) |
+//! | `Constant`, and `Shape`, `Gather`, `Concat`, `Unsqueeze`, `Squeeze`, `Slice`, `Cast`, `Reshape`, `Flatten`, `Transpose`, `Identity`, `ConstantOfShape`, `Range`, `Expand`, `Tile`, `Equal`, `Less`/`Greater`(`OrEqual`), `And`/`Or`/`Xor`/`Not`, `Where`, `Neg`, `Abs`, `Sign`, `Sqrt`, `Reciprocal`, `Floor`/`Ceil`/`Round`, `Mod`, `Clip`, `Max`/`Min`/`Sum`/`Mean`, `ReduceSum`/`Prod`/`Max`/`Min`/`Mean`, arithmetic on constants | folded at import into constants (e.g. the `Shape → Gather → Unsqueeze → Concat → Reshape` chains that compute static shapes) |
 //!
 //! # Layout
 //! ONNX convolutions are NCHW; our graph is NHWC with TFLite weight layouts (see [`Op`]). The
@@ -45,7 +46,13 @@
 //!
 //! # Shapes
 //! Every shape is static. A dynamic first axis of a graph input (`dim_param`, e.g. `"batch"`)
-//! becomes 1; any other dynamic extent is an error naming the input and the axis.
+//! becomes 1; any other dynamic extent must be given in [`ImportOptions::input_shapes`] (else an
+//! error names the input, the axis and its `dim_param`). A non-float input (an int64 sample
+//! rate) must be given a value ([`ImportOptions::input_values`]): it becomes a constant. Once
+//! the shapes are fixed, shape computations fold into constants (the table's last row, and
+//! `If` whose condition is then a constant: the taken branch is inlined). A node that still
+//! needs a value computed at run time where we need a constant (a reshape target, an `If`
+//! condition) is an error naming the node and the tensor.
 //!
 //! # Errors
 //! Never a panic, whatever the bytes. A [`ConvertError`] of kind:
@@ -91,7 +98,7 @@ pub const MIN_OPSET: i64 = 11;
 pub const MAX_OPSET: i64 = 21;
 
 /// Options of [`import_with_options`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportOptions {
     /// Names of the model outputs to import, in this order (default: all, in the model's
     /// order). Only the nodes these outputs need are converted, so an output computed by ops
@@ -101,6 +108,58 @@ pub struct ImportOptions {
     /// Make the graph take and return the model's own layout (e.g. NCHW), with transposes
     /// inside the graph, instead of recording the permutation in [`IoInfo`].
     pub keep_io_layout: bool,
+    /// Shapes of graph inputs, by name, in the model's axis order: each fixes the input's
+    /// dynamic extents (a `dim_param` such as `"height"`, or an unknown extent), the batch axis
+    /// included (by default a dynamic batch becomes 1, and any other dynamic extent is an
+    /// error). Static extents the model declares must be given as they are. What the CLI's
+    /// `--input-shape NAME=1x3x320x320` sets.
+    pub input_shapes: Vec<(String, Vec<usize>)>,
+    /// Values of graph inputs fixed at conversion, by name (row-major, converted to the input's
+    /// element type: integers must be whole numbers, booleans 0 or 1): the input becomes a
+    /// constant, and everything that depends only on constants is folded away. The way to
+    /// import a model with a non-float input (an int64 sample rate, a sequence length). The
+    /// shape is the model's, with dynamic extents fixed by [`ImportOptions::input_shapes`] or,
+    /// when only one is dynamic, by the number of values. What the CLI's
+    /// `--input-value NAME=16000` sets.
+    pub input_values: Vec<(String, Vec<f64>)>,
+}
+
+/// An extent of a model input as the model declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dim {
+    /// A static extent.
+    Fixed(usize),
+    /// A dynamic extent, with its `dim_param` name if the model gives one (e.g. `"batch"`,
+    /// `"height"`).
+    Dynamic(Option<String>),
+}
+
+/// A model input as the model declares it (see [`model_inputs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputSpec {
+    /// The ONNX name.
+    pub name: String,
+    /// The ONNX element type name (`"FLOAT"`, `"INT64"`, ...).
+    pub dtype: String,
+    /// The declared extents in the model's axis order (`None` if the model declares no shape).
+    pub dims: Option<Vec<Dim>>,
+}
+
+impl InputSpec {
+    /// True if the graph can take this input as data (float32); any other input needs a value
+    /// ([`ImportOptions::input_values`]).
+    pub fn is_float(&self) -> bool {
+        self.dtype == "FLOAT"
+    }
+
+    /// True if an extent other than the first (batch) axis is dynamic, or the shape is unknown:
+    /// importing needs [`ImportOptions::input_shapes`] (or a value) for this input.
+    pub fn needs_shape(&self) -> bool {
+        match &self.dims {
+            None => true,
+            Some(d) => d.iter().skip(1).any(|d| matches!(d, Dim::Dynamic(_))),
+        }
+    }
 }
 
 /// A model input or output and how its data is laid out in the graph.
@@ -208,10 +267,23 @@ pub fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
     import::import(bytes, &ImportOptions::default())
 }
 
+/// The inputs of an `.onnx` model (graph inputs that are not initializers), as declared: the
+/// element type and the extents, dynamic ones with their `dim_param` names. What a front end
+/// asks the user about before [`import_with_options`] (the shapes to fix, the values of
+/// non-float inputs).
+///
+/// # Errors
+/// `Truncated` / `Malformed` for bytes that are not an ONNX model.
+pub fn model_inputs(bytes: &[u8]) -> Result<Vec<InputSpec>, ConvertError> {
+    import::model_inputs(bytes)
+}
+
 /// Reads an `.onnx` model with options.
 ///
 /// # Errors
-/// As [`import`], and `Malformed` for an output name the model does not have.
+/// As [`import`], and `Malformed` for an output or input name the model does not have;
+/// `Unsupported` for an input shape that contradicts the model's static extents or a value
+/// whose count does not fit the input's shape.
 pub fn import_with_options(bytes: &[u8], options: &ImportOptions) -> Result<Imported, ConvertError> {
     import::import(bytes, options)
 }

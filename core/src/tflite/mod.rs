@@ -3,7 +3,8 @@
 //! Int8 models (TFLite's int8 spec: asymmetric int8 activations, symmetric per-channel int8
 //! weights, int32 biases), 16x8 models (symmetric int16 activations, int8 weights, int64 or
 //! int32 biases) and float32 models are read into the same [`Graph`] type; operators map one to
-//! one to nodes, in the model's execution order, so node `i` is TFLite operator `i`.
+//! one to nodes, in the model's execution order (shape computations, folded, make no node: see
+//! below).
 //!
 //! Supported builtin operators: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`, `MAX_POOL_2D`,
 //! `AVERAGE_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `LOGISTIC`, `TANH`, `HARD_SWISH`, `RELU`,
@@ -22,7 +23,14 @@
 //! - constant operands that are really attributes (reshape shape, pad paddings, mean axes,
 //!   transpose permutation) become op attributes and are left out of the graph, as are tensors
 //!   no node uses; [`Imported::tensor_map`] maps TFLite tensor indices to graph ids;
-//! - a dynamic batch axis (`shape_signature[0] == -1`) becomes 1; `depth_multiplier` is taken
+//! - shape computations (what models converted with a dynamic batch or `tf.shape`-based
+//!   reshapes carry): `SHAPE`, `STRIDED_SLICE`, `PACK`, `GATHER`, `REDUCE_PROD`, `CAST`,
+//!   `EXPAND_DIMS`, integer `ADD`/`SUB`/`MUL`/`DIV`/`FLOOR_DIV` and `CONCATENATION`/`RESHAPE`/
+//!   `SQUEEZE` of integer constants are evaluated at import (every graph shape is static), so a
+//!   `RESHAPE` whose shape operand is computed gets a static shape, and tensors an operator
+//!   writes with dynamic extents (`shape_signature` -1) take the shapes the graph infers; one
+//!   of those operators on a value known only at run time is an error naming it and the tensor;
+//! - a dynamic batch axis of a graph input (`shape_signature[0] == -1`) becomes 1; `depth_multiplier` is taken
 //!   from the shapes (filter channels / input channels), as TFLite's kernels do, not from the
 //!   (redundant, sometimes stale) option.
 //!
@@ -39,7 +47,7 @@
 //!   on an integer activation, per-channel activations, int16 activations with a non-zero zero
 //!   point, hybrid ops (float activations with int8 weights), uint8 (legacy) quantized ops;
 //! - [`Unsupported`]: more than one subgraph (control flow), a schema version other than 3,
-//!   dynamic extents other than the batch axis, sparse tensors, unsupported attribute values
+//!   dynamic extents of a graph input other than the batch axis, sparse tensors, unsupported attribute values
 //!   (fused tanh, shuffled fully-connected weights);
 //! - [`UnsupportedDType`]: element types other than those of [`DType`](crate::graph::DType);
 //! - [`InvalidGraph`]: anything [`Graph::validate`] rejects (shapes that do not agree, ...).

@@ -17,12 +17,14 @@
 //! | `quantize.rs` | static quantization into a `QuantizedModel`; its report and QDQ export |
 //! | `hybrid.rs` | `HybridModel` (JS class): weight-only and dynamic quantization |
 //! | `float_model.rs` | `FloatModel` (JS class): the entry points of all of the above |
+//! | `inputs.rs` | `modelInputs`: a model's declared inputs (dynamic extents, element types) before loading |
 
 mod calibration;
 mod control;
 mod float_graph;
 mod float_model;
 mod hybrid;
+mod inputs;
 mod metadata;
 mod options;
 mod quantize;
@@ -32,4 +34,6 @@ pub use calibration::Calibration;
 pub(crate) use float_graph::{FloatGraph, io_infos, is_quantized};
 pub use float_model::FloatModel;
 pub use hybrid::HybridModel;
+pub use inputs::model_inputs;
 pub(crate) use metadata::{crc32, metadata, producer};
+pub(crate) use options::onnx_import_options;

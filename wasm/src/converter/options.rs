@@ -136,3 +136,57 @@ pub(super) fn labels(options: &JsValue) -> Result<Option<Vec<usize>>, JsValue> {
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
 }
+
+/// `options.inputShapes` (`{name: [extents]}`) and `options.inputValues` (`{name: number |
+/// boolean | number[]}`) of `loadModel`: ONNX inputs with dynamic extents fixed, non-float (or
+/// any) inputs fixed at conversion.
+pub(crate) fn onnx_import_options(options: &JsValue) -> Result<microquant::onnx::ImportOptions, JsValue> {
+    let mut out = microquant::onnx::ImportOptions::default();
+    for (name, v) in js_record(options, "inputShapes", "{inputName: [1, 3, 320, 320]}")? {
+        out.input_shapes.push((name.clone(), js::shape(&v, &format!("options.inputShapes[{name:?}]"))?));
+    }
+    for (name, v) in js_record(options, "inputValues", "{inputName: 16000 or [values]}")? {
+        let what = format!("options.inputValues[{name:?}]");
+        let one = |x: &JsValue, what: &str| -> Result<f64, JsValue> {
+            if let Some(b) = x.as_bool() {
+                return Ok(if b { 1.0 } else { 0.0 });
+            }
+            match x.as_f64() {
+                Some(f) if f.is_finite() => Ok(f),
+                Some(f) => Err(range_error(format!("{what} must be finite, got {f}"))),
+                None => Err(type_error(format!("{what} must be a number, got {}", describe(x)))),
+            }
+        };
+        // An array or a typed array (Float32Array, Int32Array...), or one value.
+        let values =
+            if Array::is_array(&v) || (js_sys::ArrayBuffer::is_view(&v) && !v.is_instance_of::<js_sys::DataView>()) {
+                Array::from(&v)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| one(&x, &format!("{what}[{i}]")))
+                    .collect::<Result<_, _>>()?
+            } else {
+                alloc::vec![one(&v, &what)?]
+            };
+        out.input_values.push((name, values));
+    }
+    Ok(out)
+}
+
+/// The entries of the object `options[key]` (none when absent).
+fn js_record(options: &JsValue, key: &str, example: &str) -> Result<Vec<(alloc::string::String, JsValue)>, JsValue> {
+    let o = get(options, key);
+    if o.is_undefined() || o.is_null() {
+        return Ok(Vec::new());
+    }
+    if !o.is_object() || Array::is_array(&o) {
+        return Err(type_error(format!("options.{key} must be an object {example}, got {}", describe(&o))));
+    }
+    Ok(Object::entries(&Object::from(o))
+        .iter()
+        .map(|entry| {
+            let pair = Array::from(&entry);
+            (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+        })
+        .collect())
+}

@@ -146,15 +146,22 @@ impl Builder {
                 self.set(ctx, 0, Value::Act(Act { id, perm: a.perm }));
                 Ok(())
             }
+            "If" => self.if_node(ctx),
             "Cast" => {
                 let to = ctx.a(ctx.attrs().int("to"))?.unwrap_or(0);
                 if to != i64::from(dt::FLOAT) {
-                    return Err(ctx.unsupported(format!("Cast of an activation to {}", dtype_name(to as i32))));
+                    return Err(ctx.unsupported(format!(
+                        "Cast of an activation ({:?}) to {}: a value computed at run time used as integers \
+                         (a shape or an index that depends on the data?)",
+                        ctx.node.input.first().map_or("", String::as_str),
+                        dtype_name(to as i32)
+                    )));
                 }
                 let a = self.act_input(ctx, 0)?;
                 self.set(ctx, 0, Value::Act(a));
                 Ok(())
             }
+            _ if fold::is_foldable(op) => Err(self.needs_constants(ctx)),
             _ => Err(ctx.err(
                 Kind::UnsupportedOp,
                 format!(

@@ -9,12 +9,16 @@
 //! 4. Outputs, the input/output layouts ([`IoInfo`]), unused tensors pruned, [`Graph::validate`].
 
 mod dispatch;
+mod inputs;
 mod ops_binary;
+mod ops_control;
 mod ops_conv;
 mod ops_elementwise;
 mod ops_movement;
 mod ops_shape;
 mod ops_spatial;
+
+pub(crate) use inputs::model_inputs;
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -175,14 +179,22 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Imported, 
         }
     }
 
-    // Graph inputs (those that are not initializers and are used).
+    // Graph inputs (those that are not initializers and are used): float data, or constants
+    // when given a value.
+    inputs::check_option_names(graph, options)?;
     let mut inputs: Vec<IoInfo> = Vec::new();
     for (k, vi) in graph.input.iter().enumerate() {
         let name = vi.name.clone().unwrap_or_default();
         if b.values.contains_key(&name) || !b.used.contains_key(&name) {
             continue;
         }
-        let shape = input_shape(vi, &name, k)?;
+        let shape = match inputs::resolve_input(vi, &name, k, options)? {
+            inputs::InputKind::Data(shape) => shape,
+            inputs::InputKind::Const(konst) => {
+                b.values.insert(name, Value::Const(konst));
+                continue;
+            }
+        };
         let id = b.g.add_tensor(Tensor::new(name.clone(), shape.clone(), DType::F32))?;
         b.g.inputs.push(id);
         b.values.insert(name.clone(), Value::Act(Act { id, perm: layout::identity(shape.len()) }));
@@ -278,57 +290,32 @@ fn needed_nodes(graph: &pb::GraphProto, outputs: &[String], used: &mut VecSet<St
             for s in node.input.iter().filter(|s| !s.is_empty()) {
                 used.add(s.clone());
             }
+            for a in &node.attribute {
+                for g in a.g.iter().chain(&a.graphs) {
+                    subgraph_reads(g, used);
+                }
+            }
         }
     }
     needed
 }
 
-/// A graph input's static shape (dynamic batch → 1).
-fn input_shape(vi: &pb::ValueInfoProto, name: &str, index: usize) -> Result<Vec<usize>, ConvertError> {
-    let unsupported = |m: String| ConvertError::new(Kind::Unsupported, m);
-    let tt = match vi.r#type.as_ref().and_then(|t| t.value.as_ref()) {
-        Some(pb::type_proto::Value::TensorType(t)) => t,
-        _ => return Err(unsupported(format!("input {name:?} is not a tensor"))),
-    };
-    let elem = tt.elem_type.unwrap_or(0);
-    if elem != dt::FLOAT {
-        return Err(ConvertError::new(
-            Kind::UnsupportedDType,
-            format!("input {name:?} is {}: the importer takes float32 inputs", dtype_name(elem)),
-        ));
+/// Adds every name the nodes of a subgraph (an `If` branch) read, and its outputs: the branch
+/// may read the outer graph's tensors (initializers among them) without naming them as inputs.
+fn subgraph_reads(graph: &pb::GraphProto, used: &mut VecSet<String>) {
+    for o in &graph.output {
+        used.add(o.name.clone().unwrap_or_default());
     }
-    let shape = tt
-        .shape
-        .as_ref()
-        .ok_or_else(|| unsupported(format!("input {name:?} has no shape: give it a static shape when exporting")))?;
-    let mut out = Vec::with_capacity(shape.dim.len());
-    for (axis, d) in shape.dim.iter().enumerate() {
-        use pb::tensor_shape_proto::dimension::Value as D;
-        match &d.value {
-            Some(D::DimValue(v)) if *v > 0 => out.push(*v as usize),
-            Some(D::DimValue(v)) if axis == 0 && *v <= 0 => out.push(1),
-            other if axis == 0 && !matches!(other, Some(D::DimValue(_))) => out.push(1),
-            other => {
-                let what = match other {
-                    Some(D::DimParam(p)) => format!("dynamic ({p:?})"),
-                    Some(D::DimValue(v)) => format!("{v}"),
-                    None => "unknown".to_string(),
-                };
-                return Err(unsupported(format!(
-                    "input {name:?} has a {what} extent on axis {axis} (only the batch axis 0 may be dynamic): \
-                     fix it to a static size, e.g. export without dynamic_axes for it or use \
-                     onnx.tools.update_model_dims.update_inputs_outputs_dims"
-                ))
-                .with_tensor(index, name));
+    for node in &graph.node {
+        for s in node.input.iter().chain(&node.output).filter(|s| !s.is_empty()) {
+            used.add(s.clone());
+        }
+        for a in &node.attribute {
+            for g in a.g.iter().chain(&a.graphs) {
+                subgraph_reads(g, used);
             }
         }
     }
-    // Refused before the graph allocates anything for it.
-    if crate::graph::num_elements(&out).is_none_or(|n| n > crate::float::MAX_TENSOR_ELEMENTS) {
-        return Err(unsupported(format!("input {name:?} of shape {out:?} has more than 2^26 elements"))
-            .with_tensor(index, name));
-    }
-    Ok(out)
 }
 
 impl Builder {
@@ -362,8 +349,12 @@ impl Builder {
     fn const_input(&self, ctx: &Ctx, i: usize, what: &str) -> Result<Option<Konst>, ConvertError> {
         match self.input(ctx, i)? {
             Some(Value::Const(k)) => Ok(Some(k)),
-            Some(Value::Act(_)) => Err(ctx
-                .unsupported(format!("{what} (input {i}) is computed at run time; only constant {what} is supported"))),
+            Some(Value::Act(_)) => Err(ctx.unsupported(format!(
+                "{what} (input {i}, {:?}) is computed at run time; only constant {what} is supported \
+                 (if it depends on a dynamic input shape or a non-float input, fix those at conversion: \
+                 --input-shape / --input-value)",
+                ctx.node.input.get(i).map_or("", String::as_str)
+            ))),
             None => Ok(None),
         }
     }

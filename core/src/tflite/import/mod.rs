@@ -253,6 +253,12 @@ struct Importer<'a> {
     buffers: Option<planus::Vector<'a, planus::Result<fb::BufferRef<'a>>>>,
     graph: Graph,
     map: Vec<Option<TensorId>>,
+    /// Per TFLite tensor: the value folded at import (shape computations, see `fold`).
+    known: Vec<Option<fold::Folded>>,
+    /// Per TFLite tensor: written by an operator (its dynamic extents are inferred).
+    produced: Vec<bool>,
+    /// Per TFLite tensor: declared with a dynamic extent other than the batch.
+    dynamic: Vec<bool>,
 }
 
 pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
@@ -322,7 +328,10 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
         for (index, op) in ops.iter().enumerate() {
             let op = op.fb().map_err(|e| e.or_at_node(index, "?"))?;
             let raw = read_raw_op(index, op, &codes, n_tensors)?;
-            if !SUPPORTED.contains(&raw.code) && !ops_movement::SUPPORTED.contains(&raw.code) {
+            if !SUPPORTED.contains(&raw.code)
+                && !ops_movement::SUPPORTED.contains(&raw.code)
+                && !fold::FOLD_ONLY.contains(&raw.code)
+            {
                 return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name)).at_node(index, raw.name));
             }
             raw_ops.push(raw);
@@ -345,7 +354,17 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
 
     // Pass 2: the tensors used as data, in index order.
     let mut used = vec![false; n_tensors];
+    let mut produced = vec![false; n_tensors];
     for raw in &raw_ops {
+        for &o in &raw.outputs {
+            if let Some(p) = produced.get_mut(o) {
+                *p = true;
+            }
+        }
+        // Shape computations (folded) make no graph tensors of their own.
+        if fold::FOLD_ONLY.contains(&raw.code) {
+            continue;
+        }
         for k in raw.data_input_positions() {
             if let Some(u) = raw.input(k).and_then(|i| used.get_mut(i)) {
                 *u = true;
@@ -380,10 +399,17 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
         buffers: model.buffers().fb()?,
         graph: Graph::new(metadata),
         map: vec![None; n_tensors],
+        known: vec![None; n_tensors],
+        produced,
+        dynamic: vec![false; n_tensors],
     };
     for (i, &u) in used.iter().enumerate() {
         if u {
             let t = im.convert_tensor(i)?;
+            let dynamic = im.has_dynamic_extent(i)?;
+            if let Some(d) = im.dynamic.get_mut(i) {
+                *d = dynamic;
+            }
             let id = im.graph.add_tensor(t)?;
             if let Some(m) = im.map.get_mut(i) {
                 *m = Some(id);
@@ -391,12 +417,19 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
         }
     }
 
-    // Pass 3: nodes.
-    // The operator of each node (a split gives one node per output).
+    // Pass 3: nodes (shape computations folded into constants first; a split gives one node per
+    // output).
     let mut origin = Vec::with_capacity(raw_ops.len());
     for (index, raw) in raw_ops.iter().enumerate() {
-        for node in im.convert_op_nodes(raw).map_err(|e| e.or_at_node(index, &raw.name))? {
-            check_quantization(&im.graph, &node, raw.code).map_err(|e| e.or_at_node(index, &raw.name))?;
+        let at = |e: ConvertError| e.or_at_node(index, &raw.name);
+        if let Some(k) = im.try_fold(raw).map_err(at)? {
+            im.set_folded(raw, k).map_err(at)?;
+            continue;
+        }
+        im.fix_reshape_output(raw).map_err(at)?;
+        for node in im.convert_op_nodes(raw).map_err(at)? {
+            check_quantization(&im.graph, &node, raw.code).map_err(at)?;
+            im.fix_dynamic_outputs(raw, &node).map_err(at)?;
             im.graph.add_node(node);
             origin.push(index);
         }
@@ -467,6 +500,7 @@ macro_rules! required_options {
 }
 
 // After the macros above: the submodules use them.
+mod fold;
 mod ops;
 mod ops_movement;
 mod quantization;

@@ -56,6 +56,18 @@ impl<'a> Importer<'a> {
         }
     }
 
+    /// True if tensor `i` declares a dynamic extent (the batch axis included: an operator's
+    /// output batch need not be the model's, e.g. a fully-connected layer on reshaped rows).
+    pub(super) fn has_dynamic_extent(&self, i: usize) -> Result<bool, ConvertError> {
+        let t = self.tensor_ref(i)?;
+        let dims: Vec<i32> = t.shape().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        let signature: Vec<i32> = t.shape_signature().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        Ok(dims
+            .iter()
+            .enumerate()
+            .any(|(a, &d)| d < 0 || (signature.len() == dims.len() && signature.get(a).is_some_and(|&s| s < 0))))
+    }
+
     pub(super) fn convert_tensor(&self, i: usize) -> Result<Tensor, ConvertError> {
         let name = self.tensor_name(i);
         self.convert_tensor_inner(i, &name)
@@ -70,8 +82,14 @@ impl<'a> Importer<'a> {
         for (a, &d) in dims.iter().enumerate() {
             let dynamic = d < 0 || (signature.len() == dims.len() && signature.get(a).is_some_and(|&s| s < 0));
             if dynamic {
-                if a == 0 {
+                if self.produced.get(i).copied().unwrap_or(false) {
+                    // Written by an operator: the extent is inferred in pass 3 (`fold`).
+                    shape.push(usize::try_from(d).ok().filter(|&d| d > 0).unwrap_or(1));
+                } else if a == 0 {
                     shape.push(1); // dynamic batch
+                } else if self.produced.get(i).copied().unwrap_or(false) {
+                    // Written by an operator: the extent is inferred in pass 3 (`fold`).
+                    shape.push(usize::try_from(d).ok().filter(|&d| d > 0).unwrap_or(1));
                 } else {
                     return Err(err(
                         Kind::Unsupported,
@@ -172,6 +190,11 @@ impl<'a> Importer<'a> {
 
     /// The integer values of a constant operand that the graph takes as an attribute.
     pub(super) fn const_ints(&self, i: usize, what: &str) -> Result<Vec<i64>, ConvertError> {
+        if let Some(Some(k)) = self.known.get(i) {
+            if let Some(v) = &k.ints {
+                return Ok(v.clone());
+            }
+        }
         let name = self.tensor_name(i);
         let t = self.tensor_ref(i)?;
         let bytes = self.buffer_bytes(i, &t)?;
@@ -203,5 +226,69 @@ impl<'a> Importer<'a> {
     pub(super) fn input_rank(&self, raw: &RawOp<'_>) -> Result<usize, ConvertError> {
         let x = raw.input(0).ok_or_else(|| malformed(format!("{} has no input 0", raw.name)))?;
         Ok(self.shape(x)?.len())
+    }
+
+    /// Records the folded value of `raw`'s output; a graph tensor made for it becomes that
+    /// constant.
+    pub(super) fn set_folded(&mut self, raw: &RawOp<'_>, k: fold::Folded) -> Result<(), ConvertError> {
+        let o = raw.outputs.first().copied().ok_or_else(|| malformed(format!("{} has no output", raw.name)))?;
+        if let Some(id) = self.map.get(o).copied().flatten() {
+            let t = self.graph.tensor_mut(id).ok_or_else(|| malformed(format!("tensor {o} missing")))?;
+            t.data = Some(k.data(t.dtype).ok_or_else(|| {
+                err(Kind::UnsupportedDType, format!("a folded value of {} stored as {}", raw.name, t.dtype))
+            })?);
+            t.shape = k.shape.clone();
+        }
+        if let Some(slot) = self.known.get_mut(o) {
+            *slot = Some(k);
+        }
+        Ok(())
+    }
+
+    /// A RESHAPE whose output extents are dynamic and whose shape operand was folded: the
+    /// output tensor takes the folded target.
+    pub(super) fn fix_reshape_output(&mut self, raw: &RawOp<'_>) -> Result<(), ConvertError> {
+        let (Some(&out), Some(s), Some(x)) = (raw.outputs.first(), raw.input(1), raw.input(0)) else { return Ok(()) };
+        if raw.code != RESHAPE || !self.dynamic.get(out).copied().unwrap_or(false) {
+            return Ok(());
+        }
+        let Some(target) = self.folded(s)? else {
+            return Err(err(
+                Kind::Unsupported,
+                format!(
+                    "the shape operand {:?} of RESHAPE is computed at run time and the output {:?} has dynamic extents",
+                    self.tensor_name(s),
+                    self.tensor_name(out)
+                ),
+            )
+            .with_tensor(s, self.tensor_name(s)));
+        };
+        let shape = fold::reshape_target(self.shape(x)?, target.ints.as_deref().unwrap_or(&[]))?;
+        let id = self.id(out)?;
+        if let Some(t) = self.graph.tensor_mut(id) {
+            t.shape = shape;
+        }
+        Ok(())
+    }
+
+    /// Outputs of `node` declared with dynamic extents take the shapes the graph infers.
+    pub(super) fn fix_dynamic_outputs(&mut self, raw: &RawOp<'_>, node: &Node) -> Result<(), ConvertError> {
+        if !raw.outputs.iter().any(|&o| self.dynamic.get(o).copied().unwrap_or(false)) {
+            return Ok(());
+        }
+        let shapes = self.graph.infer_output_shapes(node)?;
+        // By graph id: a split's nodes each write one of the operator's outputs.
+        for (&id, shape) in node.outputs.iter().zip(shapes) {
+            let dynamic = raw
+                .outputs
+                .iter()
+                .any(|&o| self.dynamic.get(o).copied().unwrap_or(false) && self.id(o).ok() == Some(id));
+            if dynamic {
+                if let Some(t) = self.graph.tensor_mut(id) {
+                    t.shape = shape;
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,90 @@
+//! TFLite models converted with a dynamic batch whose reshapes compute their shapes at run time
+//! (`tests/golden/tflite_import/shapes/`, written by `tests/gen/gen_tflite_shapes.py`): the
+//! importer folds SHAPE / STRIDED_SLICE / PACK / GATHER / REDUCE_PROD / CONCATENATION into
+//! constants, gives the reshapes static shapes, and the float graph matches the TFLite
+//! interpreter's outputs (reference kernels): each element within 1e-5 relative of
+//! `max(|ref|, 1e-2 * max|ref|)` (`close`: the 5-wide dense layer sums products of both signs,
+//! and its smallest outputs differ from the interpreter's summation order by ~3e-8 absolute,
+//! 1e-5 of themselves but 2e-8 of the tensor's largest value).
+
+use std::path::PathBuf;
+
+use microquant::float::FloatExecutor;
+use microquant_tests::golden::Tensor;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Sample {
+    input: Tensor,
+    output: Tensor,
+}
+
+#[derive(Debug, Deserialize)]
+struct Model {
+    name: String,
+    file: String,
+    ops: Vec<String>,
+    input_signature: Vec<i64>,
+    samples: Vec<Sample>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Cases {
+    models: Vec<Model>,
+}
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden/tflite_import/shapes")
+}
+
+fn close(case: &str, reference: &[f32], ours: &[f32]) {
+    assert_eq!(reference.len(), ours.len(), "{case}");
+    let max = reference.iter().fold(0f32, |m, v| m.max(v.abs()));
+    for (i, (&r, &o)) in reference.iter().zip(ours).enumerate() {
+        let bound = 1e-5 * r.abs().max(1e-2 * max);
+        assert!((o - r).abs() <= bound, "{case}: element {i}: {o} vs TFLite {r} (bound {bound:e})");
+    }
+}
+
+#[test]
+fn shape_paths_fold_and_the_graph_matches_tflite() {
+    let cases: Cases =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("cases.json")).unwrap()).expect("cases.json");
+    assert!(!cases.models.is_empty());
+    for m in &cases.models {
+        // The model really computes shapes at run time from a dynamic batch.
+        assert_eq!(m.input_signature.first(), Some(&-1), "{}", m.name);
+        for op in ["SHAPE", "STRIDED_SLICE", "PACK", "GATHER", "REDUCE_PROD"] {
+            assert!(m.ops.iter().any(|o| o == op), "{}: {op} not in {:?}", m.name, m.ops);
+        }
+        let bytes = std::fs::read(dir().join(&m.file)).unwrap();
+        let g = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("{}: import: {e}", m.name));
+        let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.name()).collect();
+        assert_eq!(kinds, ["Conv2d", "Reshape", "Reshape", "FullyConnected", "Reshape", "Reshape"], "{}", m.name);
+        let out = g.tensor(g.outputs[0]).unwrap();
+        assert_eq!(out.shape, [1, 320], "{}", m.name);
+        let mut opt = g.clone();
+        microquant::passes::optimize(&mut opt).unwrap();
+        for (graph, what) in [(&g, "imported"), (&opt, "optimized")] {
+            let ex = FloatExecutor::new(graph).unwrap_or_else(|e| panic!("{} ({what}): {e}", m.name));
+            for (s, sample) in m.samples.iter().enumerate() {
+                let x = sample.input.f32();
+                let y = ex.run(&[x.as_slice()]).unwrap_or_else(|e| panic!("{} ({what}): run: {e}", m.name));
+                assert_eq!(sample.output.shape, [1, 320]);
+                close(&format!("{} ({what}) sample {s}", m.name), &sample.output.f32(), &y[0]);
+            }
+        }
+        println!("{}: {kinds:?} -> optimized {:?}", m.name, opt.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_shape_operator_on_a_run_time_value_is_named() {
+    let bytes = std::fs::read(dir().join("reduce_prod_activation.tflite")).unwrap();
+    let e = microquant::tflite::import(&bytes).unwrap_err();
+    println!("{e}");
+    assert_eq!(e.kind(), microquant::graph::ConvertErrorKind::Unsupported, "{e}");
+    assert_eq!(e.op(), Some("REDUCE_PROD"), "{e}");
+    assert!(e.tensor_name().is_some_and(|n| n.contains('x')), "{e}");
+    assert!(e.message().contains("computed at run time"), "{e}");
+}
