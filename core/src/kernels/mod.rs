@@ -36,6 +36,7 @@ pub mod add;
 pub mod concat;
 pub mod fixedpoint;
 pub mod hard_swish;
+pub mod leaky_relu;
 pub mod logistic;
 pub mod lut;
 pub mod mul;
