@@ -15,6 +15,7 @@ mod kernels_conv;
 mod kernels_depthwise;
 mod kernels_elementwise;
 mod kernels_fc;
+mod kernels_leaky_relu;
 mod kernels_pool;
 mod kernels_shape;
 mod kernels_softmax;
