@@ -17,6 +17,7 @@ use crate::kernels::fully_connected::{
     fully_connected_s8_scratch_len,
 };
 use crate::kernels::hard_swish::HardSwishParams;
+use crate::kernels::leaky_relu::LeakyReluParams;
 use crate::kernels::logistic::LogisticParams;
 use crate::kernels::mul::MulParams;
 use crate::kernels::reduce::mean_scratch_len;
@@ -472,6 +473,24 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.kind = kind;
             let ti = b.add_tensor(TensorSpec::const_i8(&format!("{name}/table"), &[256], &lut));
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];
+        }
+        Op::LeakyRelu { alpha } => {
+            let (xid, x) = l.input(c, 0)?;
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let p = match (x.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8) => LeakyReluParams::prepare_s8(qx, qy, *alpha, rounding),
+                (graph::DType::I16, graph::DType::I16) => LeakyReluParams::prepare_s16(qx, qy, *alpha, rounding),
+                _ => return Err(c.err(K::UnsupportedDType, "leaky relu runs int8 or int16 (input and output alike)")),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::LeakyRelu;
+            spec.params = LeakyReluWords {
+                identity: [p.identity.multiplier, p.identity.shift],
+                alpha: [p.alpha.multiplier, p.alpha.shift],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
         Op::Concatenation { axis, activation } => {
             if *activation != FusedActivation::None {

@@ -11,6 +11,7 @@ mod concat;
 mod conv;
 mod depthwise_conv;
 mod fully_connected;
+mod leaky_relu;
 mod lut;
 mod mul;
 mod pad;
@@ -137,6 +138,7 @@ op_kinds! {
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
+    LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.
