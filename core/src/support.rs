@@ -186,8 +186,8 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
-        kinds: &[OpKind::Logistic, OpKind::Tanh, OpKind::HardSwish],
-        op: "logistic, tanh, hard-swish",
+        kinds: &[OpKind::Logistic, OpKind::Tanh, OpKind::HardSwish, OpKind::Lut],
+        op: "logistic, tanh, hard-swish, table (exp, sqrt, erf, GELU, SiLU, ...)",
         dtypes: "int8",
         reference: "lookup tables (`lut_lookup_s8`)",
         arm_dsp: None,

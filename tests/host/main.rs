@@ -33,3 +33,4 @@ mod quant_observers;
 mod smoke;
 mod support_matrix;
 mod tflite_import;
+mod unary_lut;

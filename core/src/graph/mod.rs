@@ -48,6 +48,7 @@ mod dequantize;
 pub mod error;
 mod op;
 mod shape;
+mod unary;
 mod validate;
 
 use alloc::string::String;
@@ -60,6 +61,7 @@ pub use op::{
     Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,
 };
 pub use shape::{broadcast_shapes, num_elements};
+pub use unary::UnaryFn;
 
 /// The most nodes an importer accepts, checked on the count the file declares before anything
 /// is converted: far above any model for a microcontroller, far below what would exhaust memory.

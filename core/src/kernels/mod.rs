@@ -48,5 +48,6 @@ pub mod softmax;
 pub mod tanh;
 pub mod tensor;
 pub mod transpose;
+pub mod unary_lut;
 
 pub use params::{ActivationRange, Dims4, PerChannelQuant};

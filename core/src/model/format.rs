@@ -172,4 +172,7 @@ op_kinds! {
     Relu = 20, "RELU";
     /// Leaky ReLU.
     LeakyRelu = 21, "LEAKY_RELU";
+    /// An elementwise function as a 256-entry int8 table (`kernels::unary_lut`): exp, sqrt,
+    /// erf, GELU, SiLU, ... (the functions TFLite Micro has no int8 kernel for).
+    Lut = 22, "LUT";
 }

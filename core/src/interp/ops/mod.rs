@@ -134,7 +134,7 @@ op_kinds! {
     Mul => Mul(mul::MulOp), scratch: false;
     Softmax => Softmax(softmax::SoftmaxOp), scratch: false;
     Mean => Mean(reduce::MeanOp), scratch: true;
-    Logistic | Tanh | HardSwish => Lut(lut::LutOp), scratch: false;
+    Logistic | Tanh | HardSwish | Lut => Lut(lut::LutOp), scratch: false;
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;

@@ -9,6 +9,7 @@
 //! 4. Outputs, the input/output layouts ([`IoInfo`]), unused tensors pruned, [`Graph::validate`].
 
 mod dispatch;
+mod ops_activation;
 mod ops_conv;
 mod ops_elementwise;
 mod ops_shape;
