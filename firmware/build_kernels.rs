@@ -4,12 +4,13 @@
 //! megabytes of flash, on the micro:bit (256 KB flash, 16 KB RAM) a spread-out subset of the
 //! small cases of each file.
 use microquant_tests::oracle::activation::{UnaryCase, UnaryOp};
-use microquant_tests::oracle::binary::{BinaryCase, BinaryOp};
+use microquant_tests::oracle::binary::BinaryCase;
 use microquant_tests::oracle::conv::ConvCase;
 use microquant_tests::oracle::depthwise::DepthwiseConvCase;
 use microquant_tests::oracle::fully_connected::FullyConnectedCase;
 use microquant_tests::oracle::golden;
 use microquant_tests::oracle::movement::MovementCase;
+use microquant_tests::oracle::leaky_relu::LeakyReluCase;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
 use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use microquant_tests::oracle::softmax::SoftmaxCase;
@@ -170,6 +171,7 @@ pub fn write(board: &str, path: &Path) {
              use microquant_tests::oracle::depthwise::DepthwiseConvCase;\n\
              use microquant_tests::oracle::fully_connected::FullyConnectedCase;\n\
              use microquant_tests::oracle::movement::{MoveOp, MovementCase};\n\
+             use microquant_tests::oracle::leaky_relu::LeakyReluCase;\n\
              use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
              use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
              use microquant_tests::oracle::softmax::SoftmaxCase;\n\
@@ -317,11 +319,11 @@ pub fn write(board: &str, path: &Path) {
     };
     let bin_lit = |c: &BinaryCase| {
         format!(
-            "BinaryCase {{ name: {:?}, op: BinaryOp::{}, input1: {}, input1_shape: &{:?}, input1_scale: {}, \
+            "BinaryCase {{ name: {:?}, op: BinaryOp::{:?}, input1: {}, input1_shape: &{:?}, input1_scale: {}, \
              input1_zero_point: {}, input2: {}, input2_shape: &{:?}, input2_scale: {}, input2_zero_point: {}, \
              output_scale: {}, output_zero_point: {}, activation: {}, expected: {} }}",
             c.name,
-            format!("{:?}", c.op),
+            c.op,
             values(&c.input1),
             c.input1_shape,
             f(c.input1_scale),
@@ -388,6 +390,27 @@ pub fn write(board: &str, path: &Path) {
     g.file(("logistic", "UnaryCase"), golden::logistic(), other, un_need, |c| &c.expected, un_lit);
     g.file(("tanh", "UnaryCase"), golden::tanh(), other, un_need, |c| &c.expected, un_lit);
     g.file(("hard_swish", "UnaryCase"), golden::hard_swish(), other, un_need, |c| &c.expected, un_lit);
+
+    let lr_need = |c: &LeakyReluCase| {
+        let w = if matches!(c.input, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: w * c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) }
+    };
+    let lr_lit = |c: &LeakyReluCase| {
+        format!(
+            "LeakyReluCase {{ name: {:?}, input: {}, input_scale: {}, input_zero_point: {}, alpha: {}, \
+             output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            values(&c.input),
+            f(c.input_scale),
+            c.input_zero_point,
+            f(c.alpha),
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    g.file(("leaky_relu", "LeakyReluCase"), golden::leaky_relu(), other, lr_need, |c| &c.expected, lr_lit);
+    g.file(("leaky_relu_16x8", "LeakyReluCase"), golden::leaky_relu_16x8(), other, lr_need, |c| &c.expected, lr_lit);
 
     let concat_need = |c: &ConcatCase| Need {
         bytes: c.inputs.iter().map(|v| v.len()).sum::<usize>() + out_need(&c.expected).bytes,

@@ -77,7 +77,7 @@ impl KernelSupport {
 /// Op kinds of the `.mq` format that no interpreter of this version runs yet (loading a model
 /// with one fails with [`Error::UnsupportedOp`](crate::Error::UnsupportedOp)); the converter
 /// never writes them (it fuses RELU into the op before).
-pub const RESERVED: &[OpKind] = &[OpKind::Dequantize, OpKind::Relu, OpKind::LeakyRelu];
+pub const RESERVED: &[OpKind] = &[OpKind::Dequantize, OpKind::Relu];
 
 /// The support matrix: every op kind the interpreter runs.
 pub const KERNELS: &[KernelSupport] = &[
@@ -213,10 +213,19 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
-        kinds: &[OpKind::Logistic, OpKind::Tanh, OpKind::HardSwish],
-        op: "logistic, tanh, hard-swish",
+        kinds: &[OpKind::Logistic, OpKind::Tanh, OpKind::HardSwish, OpKind::Lut],
+        op: "logistic, tanh, hard-swish, table (exp, sqrt, erf, GELU, SiLU, ...)",
         dtypes: "int8",
         reference: "lookup tables (`lut_lookup_s8`)",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::LeakyRelu],
+        op: "leaky relu",
+        dtypes: "int8, int16",
+        reference: "`leaky_relu_s8`, `leaky_relu_s16`",
         arm_dsp: None,
         wasm_simd: None,
         portable: None,

@@ -3,7 +3,8 @@
 //! every case of every file on the mps2 boards, a spread-out subset of the small ones on the
 //! micro:bit), bit for bit: the golden tests of `microquant_tests::oracle` (conv, depthwise conv,
 //! fully connected, pooling, add, mul, softmax, logistic, tanh, hard-swish, concatenation, pad,
-//! mean, reshape, transpose, resize; int8 and 16x8; both rounding modes) instantiated for the device.
+//! mean, reshape, transpose, resize, slices, depth/space, sub, min/max, prelu, leaky relu; int8
+//! and 16x8; both rounding modes) instantiated for the device.
 //! conv, depthwise and fully connected int8 run through the dispatched kernels (the Arm DSP fast
 //! paths where `mq_dsp` is on: mps2-an386/an500, and mps2-an505 built with
 //! `-C target-cpu=cortex-m33`; the portable paths on the micro:bit) and the reference kernels.
@@ -71,6 +72,7 @@ microquant_tests::activation_golden_tests!(mod activation; target Device; files 
 microquant_tests::shape_golden_tests!(mod shape; target Device; files kg);
 microquant_tests::spatial_golden_tests!(mod spatial; target Device; files kg);
 microquant_tests::movement_golden_tests!(mod movement; target Device; files kg);
+microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; target Device; files kg);
 
 /// Runs the golden tests of one family, each named in the log. (defmt-test's attribute sees only
 /// the tests written in its module, not those a macro emits there: one test per family calls
@@ -225,6 +227,11 @@ mod tests {
     #[test]
     fn logistic_tanh_hard_swish_match_tflite_micro_and_interpreter() {
         golden(super::activation::TESTS);
+    }
+
+    #[test]
+    fn leaky_relu_matches_tflite_micro_and_interpreter() {
+        golden(super::leaky_relu::TESTS);
     }
 
     #[test]

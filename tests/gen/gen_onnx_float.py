@@ -220,7 +220,7 @@ def error_models():
     models = {}
     models["unsupported_op"] = make("unsupported_op", [
         helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
-        helper.make_node("Erf", ["c"], ["y"], name="my_erf")], [x], [vi("y", [1, 4, 3, 3])], [w], 13)
+        helper.make_node("Hardmax", ["c"], ["y"], name="my_hardmax")], [x], [vi("y", [1, 4, 3, 3])], [w], 13)
     models["dynamic_dims"] = make("dynamic_dims", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
                                   [vi("x", ["batch", 4, "height", 5])], [vi("y", ["batch", 4, "height", 5])], [], 13)
     models["grouped_conv"] = make("grouped_conv", [

@@ -111,7 +111,7 @@ fn import_error(file: &str) -> microquant::graph::ConvertError {
 fn unsupported_models_are_named_errors() {
     let e = import_error("unsupported_op.onnx");
     assert_eq!(e.kind(), ConvertErrorKind::UnsupportedOp);
-    assert_eq!((e.op(), e.node_name(), e.node_index()), (Some("Erf"), Some("my_erf"), Some(1)));
+    assert_eq!((e.op(), e.node_name(), e.node_index()), (Some("Hardmax"), Some("my_hardmax"), Some(1)));
     assert!(e.message().contains("opset 13"), "{e}");
 
     let e = import_error("dynamic_dims.onnx");

@@ -309,6 +309,30 @@ pub struct UnaryCase {
     pub expected_tflite_ref: Tensor,
 }
 
+/// LEAKY_RELU: `x ≥ 0 ? x : alpha · x` (int8 inputs hold each value once; int16 inputs are
+/// random with the extremes, zero points 0).
+#[derive(Debug, Clone, Deserialize)]
+pub struct LeakyReluCase {
+    /// Case name.
+    pub name: String,
+    /// Input, int8 or int16.
+    pub input: Tensor,
+    /// Input scale.
+    pub input_scale: f32,
+    /// Input zero point.
+    pub input_zero_point: i32,
+    /// The slope below zero (TFLite's `LeakyReluOptions.alpha`).
+    pub alpha: f32,
+    /// Output scale.
+    pub output_scale: f32,
+    /// Output zero point.
+    pub output_zero_point: i32,
+    /// TFLite Micro's output.
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output.
+    pub expected_tflite_ref: Tensor,
+}
+
 /// CONCATENATION along `axis` (all inputs and the output share quantization here: TFLite Micro
 /// refuses anything else).
 #[derive(Debug, Clone, Deserialize)]
@@ -483,6 +507,7 @@ kernel_case!(
     BinaryCase,
     SoftmaxCase,
     UnaryCase,
+    LeakyReluCase,
     ConcatCase,
     PadCase,
     MeanCase,
@@ -551,6 +576,8 @@ golden_file!(
     (LOGISTIC_JSON, logistic_file, logistic_cases, UnaryCase, "logistic.json"),
     (TANH_JSON, tanh_file, tanh_cases, UnaryCase, "tanh.json"),
     (HARD_SWISH_JSON, hard_swish_file, hard_swish_cases, UnaryCase, "hard_swish.json"),
+    (LEAKY_RELU_JSON, leaky_relu_file, leaky_relu_cases, LeakyReluCase, "leaky_relu.json"),
+    (LEAKY_RELU_16X8_JSON, leaky_relu_16x8_file, leaky_relu_16x8_cases, LeakyReluCase, "leaky_relu_16x8.json"),
     (CONCATENATION_JSON, concatenation_file, concatenation_cases, ConcatCase, "concatenation.json"),
     (PAD_JSON, pad_file, pad_cases, PadCase, "pad.json"),
     (MEAN_JSON, mean_file, mean_cases, MeanCase, "mean.json"),

@@ -43,6 +43,7 @@ microquant_tests::pool_golden_tests!(mod pooling; #[wasm_bindgen_test] target St
 microquant_tests::binary_golden_tests!(mod binary; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::softmax_golden_tests!(mod softmax; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::activation_golden_tests!(mod activation; #[wasm_bindgen_test] target Std; files golden);
+microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::shape_golden_tests!(mod shape; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::spatial_golden_tests!(mod spatial; #[wasm_bindgen_test] target Std; files golden);
 

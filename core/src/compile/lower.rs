@@ -17,6 +17,7 @@ use crate::kernels::fully_connected::{
     fully_connected_s8_scratch_len,
 };
 use crate::kernels::hard_swish::HardSwishParams;
+use crate::kernels::leaky_relu::LeakyReluParams;
 use crate::kernels::logistic::LogisticParams;
 use crate::kernels::minimum_maximum::{MinMaxOp, MinMaxParams};
 use crate::kernels::mul::MulParams;
@@ -26,6 +27,7 @@ use crate::kernels::softmax::SoftmaxParams;
 use crate::kernels::sub::SubParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::PerTensorQuant;
+use crate::kernels::unary_lut::table_s8;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::words::*;
 use crate::model::{ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
@@ -539,6 +541,43 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.kind = kind;
             let ti = b.add_tensor(TensorSpec::const_i8(&format!("{name}/table"), &[256], &lut));
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];
+        }
+        Op::Unary(_) | Op::HardSigmoid { .. } => {
+            // A table built from the float function as ONNX Runtime's QDQ computes it
+            // (kernels/unary_lut.rs); HardSigmoid here is one the passes did not fuse.
+            let (xid, x) = l.input(c, 0)?;
+            if x.dtype != graph::DType::I8 || y.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, format!("{} runs int8 (a 256-entry table)", node.op.name())));
+            }
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let lut = match node.op {
+                Op::Unary(f) => table_s8(qx, qy, |v| f.eval(v)),
+                // In f32, as ONNX Runtime.
+                Op::HardSigmoid { alpha, beta } => table_s8(qx, qy, |v| (alpha * v + beta).clamp(0.0, 1.0)),
+                _ => return unreachable_op(c),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Lut;
+            let ti = b.add_tensor(TensorSpec::const_i8(&format!("{name}/table"), &[256], &lut));
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];
+        }
+        Op::LeakyRelu { alpha } => {
+            let (xid, x) = l.input(c, 0)?;
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let p = match (x.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8) => LeakyReluParams::prepare_s8(qx, qy, *alpha, rounding),
+                (graph::DType::I16, graph::DType::I16) => LeakyReluParams::prepare_s16(qx, qy, *alpha, rounding),
+                _ => return Err(c.err(K::UnsupportedDType, "leaky relu runs int8 or int16 (input and output alike)")),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::LeakyRelu;
+            spec.params = LeakyReluWords {
+                identity: [p.identity.multiplier, p.identity.shift],
+                alpha: [p.alpha.multiplier, p.alpha.shift],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
         Op::Concatenation { axis, activation } => {
             if *activation != FusedActivation::None {

@@ -67,7 +67,7 @@ pub(crate) fn plan(_g: &Graph, _map: &[Option<u32>], b: &mut ModelBuilder) -> Re
         }
         let alias = match op.kind {
             OpKind::Reshape => true,
-            OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish => {
+            OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish | OpKind::Lut => {
                 // The input (and everything sharing its bytes) must die here, and must not be a
                 // model input the caller may want to read again.
                 let rx = find(&mut parent, x);

@@ -159,6 +159,7 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Relu => map(&|v| v.max(0.0)),
         Op::Relu6 => map(&|v| v.clamp(0.0, 6.0)),
         Op::LeakyRelu { alpha } => map(&|v| elementwise::leaky_relu(v, *alpha)),
+        Op::Unary(f) => map(&|v| f.eval(v)),
         Op::Concatenation { axis, activation } => {
             let parts: Vec<(&[f32], &[usize])> = inputs.iter().flatten().map(|t| (t.data, t.shape)).collect();
             let mut y = shape::concat(&parts, *axis).map_err(kerr)?;
@@ -499,6 +500,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::Relu
             | Op::Relu6
             | Op::LeakyRelu { .. }
+            | Op::Unary(_)
             | Op::Concatenation { .. }
             | Op::Pad { .. }
             | Op::Mean { .. }

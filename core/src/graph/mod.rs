@@ -49,6 +49,7 @@ pub mod error;
 mod movement;
 mod op;
 mod shape;
+mod unary;
 mod validate;
 
 use alloc::string::String;
@@ -63,6 +64,7 @@ pub use op::{
     Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,
 };
 pub use shape::{broadcast_shapes, num_elements};
+pub use unary::UnaryFn;
 
 /// The most nodes an importer accepts, checked on the count the file declares before anything
 /// is converted: far above any model for a microcontroller, far below what would exhaust memory.

@@ -254,6 +254,9 @@ pub enum Op {
         /// Slope for negative inputs.
         alpha: f32,
     },
+    /// A float function of each element ([`UnaryFn`](super::UnaryFn): exp, sqrt, erf, GELU,
+    /// SiLU, ...), same shape; int8 as a 256-entry table (`.mq` kind `LUT`).
+    Unary(super::UnaryFn),
     /// Concatenation of all inputs (at least one) along `axis`; all other extents must agree.
     Concatenation {
         /// The axis, in `0..rank` (negative source axes are normalised by the importer).
@@ -380,6 +383,7 @@ impl Op {
             Op::Relu => "Relu",
             Op::Relu6 => "Relu6",
             Op::LeakyRelu { .. } => "LeakyRelu",
+            Op::Unary(f) => f.name(),
             Op::Concatenation { .. } => "Concatenation",
             Op::Pad { .. } => "Pad",
             Op::Mean { .. } => "Mean",
@@ -495,6 +499,8 @@ impl fmt::Display for Op {
             }
             Op::Softmax { beta } => write!(f, "(beta {beta})"),
             Op::LeakyRelu { alpha } => write!(f, "(alpha {alpha})"),
+            Op::Unary(super::UnaryFn::Pow(e)) => write!(f, "(exponent {e})"),
+            Op::Unary(_) => Ok(()),
             Op::HardSigmoid { alpha, beta } => write!(f, "(alpha {alpha}, beta {beta})"),
             Op::Concatenation { axis, activation } => {
                 write!(f, "(axis {axis}")?;

@@ -240,6 +240,7 @@ impl Op {
             | Op::Relu
             | Op::Relu6
             | Op::LeakyRelu { .. }
+            | Op::Unary(_)
             | Op::Quantize
             | Op::Dequantize => x.to_vec(),
             Op::Concatenation { axis, .. } => {

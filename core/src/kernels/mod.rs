@@ -37,6 +37,7 @@ pub mod concat;
 pub mod depth_to_space;
 pub mod fixedpoint;
 pub mod hard_swish;
+pub mod leaky_relu;
 pub mod logistic;
 pub mod lut;
 pub mod minimum_maximum;
@@ -53,5 +54,6 @@ pub mod sub;
 pub mod tanh;
 pub mod tensor;
 pub mod transpose;
+pub mod unary_lut;
 
 pub use params::{ActivationRange, Dims4, PerChannelQuant};

@@ -188,4 +188,7 @@ op_kinds! {
     Maximum = 31, "MAXIMUM";
     /// Parametric ReLU (slope tensor, broadcasting).
     Prelu = 32, "PRELU";
+    /// An elementwise function as a 256-entry int8 table (`kernels::unary_lut`): exp, sqrt,
+    /// erf, GELU, SiLU, ... (the functions TFLite Micro has no int8 kernel for).
+    Lut = 22, "LUT";
 }

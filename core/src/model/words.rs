@@ -203,6 +203,27 @@ impl SoftmaxWords {
     }
 }
 
+/// Parameter words of LEAKY_RELU (int8 or int16 input and output of the same type; the zero
+/// points are the tensors'): the quantized `s_in / s_out` and `s_in · alpha / s_out`
+/// ([`crate::kernels::leaky_relu::LeakyReluParams`], prepared for the file's rounding mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeakyReluWords {
+    /// (multiplier, shift) for inputs at or above the zero point.
+    pub identity: [i32; 2],
+    /// (multiplier, shift) for inputs below it; the multiplier is negative for a negative alpha.
+    pub alpha: [i32; 2],
+}
+
+impl LeakyReluWords {
+    /// Number of words.
+    pub const LEN: usize = 4;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let ([im, is], [am, ashift]) = (self.identity, self.alpha);
+        [im as u32, is as u32, am as u32, ashift as u32]
+    }
+}
+
 /// Most inputs a CONCATENATION may have.
 pub const MAX_CONCAT_INPUTS: usize = 16;
 

@@ -39,6 +39,7 @@ fn main() -> ! {
     spatial_kernels();
     movement_kernels();
     binary_kernels();
+    unary_activation_kernels();
     quant_core();
     interpreter();
     loop {
@@ -577,4 +578,27 @@ fn quant_core() {
         127,
         &mut o8,
     ));
+}
+
+/// LEAKY_RELU (int8, int16) in both rounding modes, alpha positive and negative.
+#[inline(never)]
+fn unary_activation_kernels() {
+    use microquant::kernels::Rounding;
+    use microquant::kernels::leaky_relu::{LeakyReluParams, leaky_relu_s8, leaky_relu_s16};
+    use microquant::kernels::tensor::PerTensorQuant;
+    let q = |s: f32, z: i32| PerTensorQuant::new(black_box(s), black_box(z));
+    let a: &[i8] = black_box(&[3, -7, 0, 127, -128, 5]);
+    let a16: &[i16] = black_box(&[300, -32768, 32767, 0, -1, 5]);
+    let mut out = [0i8; 6];
+    let mut out16 = [0i16; 6];
+    for r in [Rounding::Double, Rounding::Single] {
+        for alpha in [black_box(0.1f32), black_box(-0.3f32)] {
+            if let Ok(p) = LeakyReluParams::prepare_s8(q(0.1, 3), q(0.05, -10), alpha, r) {
+                let _ = black_box(leaky_relu_s8(&p, a, &mut out));
+            }
+            if let Ok(p) = LeakyReluParams::prepare_s16(q(0.001, 0), q(0.002, 0), alpha, r) {
+                let _ = black_box(leaky_relu_s16(&p, a16, &mut out16));
+            }
+        }
+    }
 }

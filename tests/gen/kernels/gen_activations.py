@@ -1,5 +1,5 @@
-"""SOFTMAX (softmax.json, softmax_16x8.json), LOGISTIC (logistic.json), TANH (tanh.json) and
-HARD_SWISH (hard_swish.json) goldens.
+"""SOFTMAX (softmax.json, softmax_16x8.json), LOGISTIC (logistic.json), TANH (tanh.json),
+HARD_SWISH (hard_swish.json) and LEAKY_RELU (leaky_relu.json, leaky_relu_16x8.json) goldens.
 
 The elementwise ones (LOGISTIC, TANH, HARD_SWISH) are exhaustive: every case's input holds each of
 the 256 int8 values (shuffled, in a few shapes), so a case checks the whole function for its
@@ -177,6 +177,65 @@ def gen_softmax_16x8():
     return fam
 
 
+def _calibrated_output(fn, s, zp):
+    """Output (scale, zero point) calibrated on the real-valued result of every int8 input
+    (min/max including 0), as a converter would."""
+    real = fn(s * (np.arange(-128, 128) - zp))
+    lo, hi = min(0.0, real.min()), max(0.0, real.max())
+    out_s = np.float32((hi - lo) / 255.0)
+    out_zp = int(np.clip(np.rint(-128 - lo / float(out_s)), -128, 127))
+    return out_s, out_zp
+
+
+def leaky_relu_options(alpha):
+    o = S.LeakyReluOptionsT()
+    o.alpha = float(np.float32(alpha))
+    return o
+
+
+LEAKY_ALPHAS = [0.01, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, -0.25]
+
+
+def gen_leaky_relu():
+    fam = Family("leaky_relu.json", "LEAKY_RELU", "tests/gen/kernels/gen_activations.py",
+                 "int8, exhaustive inputs; free input and output scales and zero points, alpha from 0.01 to 2 "
+                 "and one negative")
+
+    def case(alpha, s, zp, out_s, out_zp, shape=(1, 256)):
+        name = f"leaky_relu_a{_fmt(alpha)}_in_s{_fmt(s)}_zp{zp}_out_s{_fmt(out_s)}_zp{out_zp}"
+        unary_case(fam, BO.LEAKY_RELU, 1, name, all_int8(case_rng(name), shape), np.float32(s), zp,
+                   np.float32(out_s), out_zp, OPT.LeakyReluOptions, leaky_relu_options(alpha),
+                   extra={"alpha": f32(alpha)})
+
+    i = 0
+    for alpha in LEAKY_ALPHAS:
+        for s, zp in [(0.02, 0), (0.1, -128), (0.05, 37), (0.3, 127)]:
+            out_s, out_zp = _calibrated_output(lambda r: np.where(r > 0, r, alpha * r), s, zp)
+            case(alpha, s, zp, out_s, out_zp, SHAPES_256[i % len(SHAPES_256)])
+            i += 1
+    # Output scales much finer / coarser than the input's, zero points at the extremes, scales
+    # that are not round numbers.
+    for alpha, s, zp, out_s, out_zp in [(0.1, 0.05, 0, 0.0005, 0), (0.1, 0.05, 0, 0.5, 0), (0.2, 0.1, -20, 0.002, -128),
+                                        (0.01, 0.02, 50, 2.0, 127), (0.3, 0.1, 0, 0.05, 127),
+                                        (0.3, 0.1, 0, 0.05, -128), (0.125, 0.0371, 11, 0.0293, -77)]:
+        case(alpha, s, zp, out_s, out_zp)
+    return fam
+
+
+def gen_leaky_relu_16x8():
+    # LEAKY_RELU version 2 (int16): the interpreter's BUILTIN_REF resolver has no later version.
+    fam = Family("leaky_relu_16x8.json", "LEAKY_RELU", "tests/gen/kernels/gen_activations.py",
+                 "int16 input and output, zero points 0 (TFLite requires it); random inputs with the extremes")
+    for alpha in [0.01, 0.2, 0.5, 2.0]:
+        for s, out_s in [(1e-4, 1e-4), (3e-4, 1e-4), (1e-3, 5e-3), (2.0 ** -12, 2.0 ** -10)]:
+            name = f"leaky_relu16_a{_fmt(alpha)}_in_s{_fmt(s)}_out_s{_fmt(out_s)}"
+            x = uniform_int(case_rng(name), -32768, 32767, (2, 64), np.int16)
+            x.flat[:4] = [-32768, -1, 0, 32767]
+            unary_case(fam, BO.LEAKY_RELU, 2, name, x, np.float32(s), 0, np.float32(out_s), 0,
+                       OPT.LeakyReluOptions, leaky_relu_options(alpha), extra={"alpha": f32(alpha)})
+    return fam
+
+
 # ---------------------------------------------------------------------------------------------
 # Cases where TFLite Micro and the interpreter differ (``*_split_*``), so the golden files tell
 # the two rounding modes apart. The oracles decide: a configuration is kept only when their
@@ -262,5 +321,6 @@ def _softmax16_splits(fam):
         softmax_case(fam, name, x.shape, s, 0, beta, dtype=np.int16, x=x, must_differ=True)
 
 
-GENERATORS = {"softmax": gen_softmax, "logistic": gen_logistic, "tanh": gen_tanh, "hard_swish": gen_hard_swish}
-GENERATORS_16X8 = {"softmax16x8": gen_softmax_16x8}
+GENERATORS = {"softmax": gen_softmax, "logistic": gen_logistic, "tanh": gen_tanh, "hard_swish": gen_hard_swish,
+              "leaky_relu": gen_leaky_relu}
+GENERATORS_16X8 = {"softmax16x8": gen_softmax_16x8, "leaky_relu16x8": gen_leaky_relu_16x8}

@@ -10,6 +10,7 @@ use super::binary::{BinaryCase, BinaryOp};
 use super::conv::ConvCase;
 use super::depthwise::DepthwiseConvCase;
 use super::fully_connected::FullyConnectedCase;
+use super::leaky_relu::LeakyReluCase;
 use super::movement::{MoveOp, MovementCase};
 use super::pooling::{Pool, PoolCase};
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
@@ -220,6 +221,19 @@ fn unary(op: UnaryOp, c: &'static kernels::UnaryCase) -> UnaryCase<'static> {
     }
 }
 
+fn leaky_relu_case(c: &'static kernels::LeakyReluCase) -> LeakyReluCase<'static> {
+    LeakyReluCase {
+        name: &c.name,
+        input: values(&c.input),
+        input_scale: c.input_scale,
+        input_zero_point: c.input_zero_point,
+        alpha: c.alpha,
+        output_scale: c.output_scale,
+        output_zero_point: c.output_zero_point,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
+
 fn concat(c: &'static kernels::ConcatCase) -> ConcatCase<'static> {
     ConcatCase {
         name: &c.name,
@@ -259,6 +273,8 @@ files! {
     logistic: UnaryCase<'static> = logistic_file, "logistic.json", |c| unary(UnaryOp::Logistic, c);
     tanh: UnaryCase<'static> = tanh_file, "tanh.json", |c| unary(UnaryOp::Tanh, c);
     hard_swish: UnaryCase<'static> = hard_swish_file, "hard_swish.json", |c| unary(UnaryOp::HardSwish, c);
+    leaky_relu: LeakyReluCase<'static> = leaky_relu_file, "leaky_relu.json", |c| leaky_relu_case(c);
+    leaky_relu_16x8: LeakyReluCase<'static> = leaky_relu_16x8_file, "leaky_relu_16x8.json", |c| leaky_relu_case(c);
     concatenation: ConcatCase<'static> = concatenation_file, "concatenation.json", |c| concat(c);
     pad: PadCase<'static> = pad_file, "pad.json", |c| PadCase {
         name: &c.name,

@@ -14,6 +14,7 @@
 //! | add, mul | [`binary::BinaryCase`] | [`binary_golden_tests!`](crate::binary_golden_tests) |
 //! | softmax | [`softmax::SoftmaxCase`] | [`softmax_golden_tests!`](crate::softmax_golden_tests) |
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
+//! | leaky relu (int8, 16x8) | [`leaky_relu::LeakyReluCase`] | [`leaky_relu_golden_tests!`](crate::leaky_relu_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
 //! | slice, strided slice, depth to space, space to depth | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
@@ -43,6 +44,7 @@ pub mod depthwise;
 pub mod fully_connected;
 #[cfg(feature = "std")]
 pub mod golden;
+pub mod leaky_relu;
 pub mod movement;
 pub mod pooling;
 pub mod shape;

@@ -12,6 +12,7 @@ mod conv;
 mod depth_to_space;
 mod depthwise_conv;
 mod fully_connected;
+mod leaky_relu;
 mod lut;
 mod minimum_maximum;
 mod mul;
@@ -139,7 +140,7 @@ op_kinds! {
     Mul => Mul(mul::MulOp), scratch: false;
     Softmax => Softmax(softmax::SoftmaxOp), scratch: false;
     Mean => Mean(reduce::MeanOp), scratch: true;
-    Logistic | Tanh | HardSwish => Lut(lut::LutOp), scratch: false;
+    Logistic | Tanh | HardSwish | Lut => Lut(lut::LutOp), scratch: false;
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
@@ -149,6 +150,7 @@ op_kinds! {
     Sub => Sub(sub::SubOp), scratch: false;
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
+    LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

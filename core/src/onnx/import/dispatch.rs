@@ -85,6 +85,7 @@ impl Builder {
                 self.unary(ctx, Op::HardSigmoid { alpha, beta })
             }
             "Clip" => self.clip(ctx),
+            "Exp" | "Sqrt" | "Erf" | "Neg" | "Softplus" | "Sin" | "Cos" | "Gelu" | "Pow" => self.unary_fn(ctx),
             "Softmax" => self.softmax(ctx),
             "MaxPool" | "AveragePool" => self.pool(ctx),
             "GlobalAveragePool" => self.global_pool(ctx, false),

@@ -10,6 +10,7 @@
 
 mod dispatch;
 mod inputs;
+mod ops_activation;
 mod ops_binary;
 mod ops_control;
 mod ops_conv;
