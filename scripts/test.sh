@@ -122,7 +122,7 @@ firmware_tests() {
   # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
   # (M33 also runs the kernel golden cases on its DSP path); the M55 images with fat LTO, as shipped.
   local models=(--test app --test model_kws --test model_ic --test model_vww --test model_ad --test model_tiny)
-  cargo test-an505 --test kernels "${models[@]}"
+  cargo test-an505 --test kernels --test kernels_ops "${models[@]}"
   cargo test-an500 "${models[@]}"
   env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 "${models[@]}"
   # No reachable panic on the device path: this image only links if none survives optimization.

@@ -1,4 +1,5 @@
-//! A memory map for the link (any board of the target will do: nothing runs).
+//! A memory map for the link (any board of the target will do: nothing runs; on thumbv6m the
+//! micro:bit's map with a larger flash, since this image links every kernel of the crate).
 use std::{env, fs, path::PathBuf};
 fn main() {
     let target = env::var("TARGET").unwrap();
@@ -10,7 +11,10 @@ fn main() {
         "mps2-an386"
     };
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    fs::copy(format!("../memory/{board}.x"), out.join("memory.x")).unwrap();
+    let map = fs::read_to_string(format!("../memory/{board}.x")).unwrap();
+    let map = if board == "microbit" { map.replace("LENGTH = 256K", "LENGTH = 1024K") } else { map };
+    fs::write(out.join("memory.x"), map).unwrap();
+    println!("cargo:rerun-if-changed=../memory/{board}.x");
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed=build.rs");
 

@@ -3,8 +3,8 @@
 //! every case of every file on the mps2 boards, a spread-out subset of the small ones on the
 //! micro:bit), bit for bit: the golden tests of `microquant_tests::oracle` (conv, depthwise conv,
 //! fully connected, pooling, add, mul, softmax, logistic, tanh, hard-swish, concatenation, pad,
-//! mean, reshape, transpose, resize, slices, depth/space, sub, min/max, prelu, leaky relu; int8
-//! and 16x8; both rounding modes) instantiated for the device.
+//! mean, reshape, transpose, sub, min/max, prelu; int8 and 16x8; both rounding modes) instantiated
+//! for the device (the later op families: `kernels_ops.rs`).
 //! conv, depthwise and fully connected int8 run through the dispatched kernels (the Arm DSP fast
 //! paths where `mq_dsp` is on: mps2-an386/an500, and mps2-an505 built with
 //! `-C target-cpu=cortex-m33`; the portable paths on the micro:bit) and the reference kernels.
@@ -17,50 +17,11 @@
 #![no_std]
 #![no_main]
 
-use microquant::kernels::fully_connected::ExactMultiplier;
 use microquant_firmware as _; // logger, panic and fault handlers
-use microquant_tests::oracle::{Failure, Tally, Target, Workspace};
 use microquant_tests::rng::SplitMix64;
 
-#[allow(dead_code, missing_docs)]
-mod kg {
-    include!(concat!(env!("OUT_DIR"), "/kernel_golden.rs"));
-}
-
-/// The device as a golden-test target: a workspace on the stack sized for the embedded cases,
-/// failures and reports through defmt.
-struct Device;
-
-impl Target for Device {
-    fn with_workspace<R>(f: impl FnOnce(&mut Workspace<'_>) -> R) -> R {
-        let (mut out_i8, mut out_i16) = ([0i8; kg::MAX_OUT_I8], [0i16; kg::MAX_OUT_I16]);
-        let (mut scratch, mut acc) = ([0u8; kg::MAX_SCRATCH], [0i32; kg::MAX_ACC]);
-        let (mut multiplier, mut shift) = ([0i32; kg::MAX_CHANNELS], [0i32; kg::MAX_CHANNELS]);
-        let mut exact = [ExactMultiplier::default(); kg::MAX_CHANNELS];
-        f(&mut Workspace {
-            out_i8: &mut out_i8,
-            out_i16: &mut out_i16,
-            scratch: &mut scratch,
-            acc: &mut acc,
-            multiplier: &mut multiplier,
-            shift: &mut shift,
-            exact: &mut exact,
-        })
-    }
-    fn fail(failure: Failure<'_>) -> ! {
-        defmt::panic!("{}", defmt::Display2Format(&failure))
-    }
-    fn report(test: &str, file: &str, tally: Tally) {
-        defmt::info!(
-            "{=str}: {=str}: {=usize} cases, {=usize} elements bit-exact in Rounding::Double, {=usize} in Rounding::Single",
-            test,
-            file,
-            tally.cases,
-            tally.elements[0],
-            tally.elements[1]
-        );
-    }
-}
+mod golden_device;
+use golden_device::{Device, golden, kg};
 
 microquant_tests::conv_golden_tests!(mod conv; target Device; files kg);
 microquant_tests::depthwise_golden_tests!(mod depthwise; target Device; files kg);
@@ -70,19 +31,6 @@ microquant_tests::binary_golden_tests!(mod binary; target Device; files kg);
 microquant_tests::softmax_golden_tests!(mod softmax; target Device; files kg);
 microquant_tests::activation_golden_tests!(mod activation; target Device; files kg);
 microquant_tests::shape_golden_tests!(mod shape; target Device; files kg);
-microquant_tests::spatial_golden_tests!(mod spatial; target Device; files kg);
-microquant_tests::movement_golden_tests!(mod movement; target Device; files kg);
-microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; target Device; files kg);
-
-/// Runs the golden tests of one family, each named in the log. (defmt-test's attribute sees only
-/// the tests written in its module, not those a macro emits there: one test per family calls
-/// the list the macro made.)
-fn golden(tests: &[(&str, fn())]) {
-    for (name, test) in tests {
-        defmt::info!("golden test {=str}", name);
-        test();
-    }
-}
 
 /// Checks `actual` against `expected` (int8 bytes) element by element; on a mismatch, stops with
 /// the case, the path, the first differing position and both values. Returns the count checked.
@@ -230,23 +178,8 @@ mod tests {
     }
 
     #[test]
-    fn leaky_relu_matches_tflite_micro_and_interpreter() {
-        golden(super::leaky_relu::TESTS);
-    }
-
-    #[test]
     fn concat_pad_mean_reshape_transpose_match_tflite_micro_and_interpreter() {
         golden(super::shape::TESTS);
-    }
-
-    #[test]
-    fn resize_matches_tflite_micro_and_interpreter() {
-        golden(super::spatial::TESTS);
-    }
-
-    #[test]
-    fn data_movement_matches_tflite_micro_and_interpreter() {
-        golden(super::movement::TESTS);
     }
 
     /// Random shapes through the dispatched kernels (fast paths) and the reference kernels.

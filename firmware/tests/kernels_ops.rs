@@ -1,0 +1,40 @@
+//! The kernels of the later op families on the device against the golden outputs of TFLite Micro
+//! and the TFLite interpreter's reference kernels, bit for bit, as `kernels.rs` does for the first
+//! ones (a second image: the cases of every family do not fit the micro:bit's flash in one):
+//! resize, slices, depth/space, leaky relu; int8 and 16x8; both rounding modes.
+#![no_std]
+#![no_main]
+
+use microquant_firmware as _; // logger, panic and fault handlers
+
+mod golden_device;
+use golden_device::{Device, golden, kg};
+
+microquant_tests::spatial_golden_tests!(mod spatial; target Device; files kg);
+microquant_tests::movement_golden_tests!(mod movement; target Device; files kg);
+microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; target Device; files kg);
+
+#[defmt_test::tests]
+mod tests {
+    use super::golden;
+
+    #[init]
+    fn init() {
+        defmt::info!("board {=str}: the later op families' golden cases", microquant_firmware::BOARD);
+    }
+
+    #[test]
+    fn resize_matches_tflite_micro_and_interpreter() {
+        golden(super::spatial::TESTS);
+    }
+
+    #[test]
+    fn data_movement_matches_tflite_micro_and_interpreter() {
+        golden(super::movement::TESTS);
+    }
+
+    #[test]
+    fn leaky_relu_matches_tflite_micro_and_interpreter() {
+        golden(super::leaky_relu::TESTS);
+    }
+}
