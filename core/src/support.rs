@@ -204,6 +204,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::Div],
+        op: "div (broadcasting)",
+        dtypes: "int8",
+        reference: "`div_s8`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::Softmax],
         op: "softmax",
         dtypes: "int8, int8→int16, int16",

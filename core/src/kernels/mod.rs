@@ -34,6 +34,7 @@ pub(crate) mod window;
 // Elementwise, activation and data-movement kernels.
 pub mod add;
 pub mod concat;
+pub mod div;
 pub mod fixedpoint;
 pub mod hard_swish;
 pub mod logistic;

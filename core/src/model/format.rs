@@ -178,4 +178,6 @@ op_kinds! {
     Maximum = 31, "MAXIMUM";
     /// Parametric ReLU (slope tensor, broadcasting).
     Prelu = 32, "PRELU";
+    /// Elementwise division (int8).
+    Div = 33, "DIV";
 }

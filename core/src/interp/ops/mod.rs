@@ -10,6 +10,7 @@ mod common;
 mod concat;
 mod conv;
 mod depthwise_conv;
+mod div;
 mod fully_connected;
 mod lut;
 mod minimum_maximum;
@@ -143,6 +144,7 @@ op_kinds! {
     Sub => Sub(sub::SubOp), scratch: false;
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
+    Div => Div(div::DivOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

@@ -51,8 +51,9 @@ const CUSTOM: i32 = fb::BuiltinOperator::Custom as i32;
 const MINIMUM: i32 = fb::BuiltinOperator::Minimum as i32;
 const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
 const PRELU: i32 = fb::BuiltinOperator::Prelu as i32;
+const DIV: i32 = fb::BuiltinOperator::Div as i32;
 
-const SUPPORTED: [i32; 27] = [
+const SUPPORTED: [i32; 28] = [
     ADD,
     AVERAGE_POOL_2D,
     CONCATENATION,
@@ -80,6 +81,7 @@ const SUPPORTED: [i32; 27] = [
     MINIMUM,
     MAXIMUM,
     PRELU,
+    DIV,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {
