@@ -213,6 +213,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::SquaredDifference],
+        op: "squared difference (broadcasting)",
+        dtypes: "int8",
+        reference: "`squared_difference_s8`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::Softmax],
         op: "softmax",
         dtypes: "int8, int8→int16, int16",

@@ -129,18 +129,19 @@ struct TfliteCases {
     models: Vec<TfliteCase>,
 }
 
-/// Quantized TFLite models with one SUB / MINIMUM / MAXIMUM / PRELU / DIV (int8 and int16, written by
+/// Quantized TFLite models with one SUB / MINIMUM / MAXIMUM / PRELU / DIV / SQUARED_DIFFERENCE (int8 and
+/// int16, written by
 /// `tests/gen/kernels/gen_binary.py models`): imported, compiled and run by the interpreter,
 /// bit-exact with TFLite Micro's outputs.
 #[test]
 fn tflite_binary_op_models_run_bit_exact_with_tflite_micro() {
     let path = onnx_golden::repo_dir().join("tests/golden/tflite_import/binary_ops.json");
     let cases: TfliteCases = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    assert_eq!(cases.models.len(), 7);
+    assert_eq!(cases.models.len(), 8);
     for c in &cases.models {
         let g = microquant::tflite::import(&c.model.u8()).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let op = g.nodes[0].op.name();
-        assert!(["Sub", "Minimum", "Maximum", "Prelu", "Div"].contains(&op), "{}: {op}", c.name);
+        assert!(["Sub", "Minimum", "Maximum", "Prelu", "Div", "SquaredDifference"].contains(&op), "{}: {op}", c.name);
         let compiled = microquant::compile::compile(&g, &Default::default()).unwrap();
         let bytes = microquant::model::AlignedBytes::new(&compiled.bytes);
         let mut arena = vec![0u8; compiled.arena_len];

@@ -47,6 +47,7 @@ pub mod reduce;
 pub mod requantize;
 pub mod reshape;
 pub mod softmax;
+pub mod squared_difference;
 pub mod sub;
 pub mod tanh;
 pub mod tensor;

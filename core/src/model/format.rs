@@ -180,4 +180,6 @@ op_kinds! {
     Prelu = 32, "PRELU";
     /// Elementwise division (int8).
     Div = 33, "DIV";
+    /// Elementwise squared difference `(a − b)²` (int8).
+    SquaredDifference = 34, "SQUARED_DIFFERENCE";
 }

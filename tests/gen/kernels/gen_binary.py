@@ -1,8 +1,9 @@
 """Two-input elementwise goldens beyond ADD / MUL: sub.json (int8), sub_16x8.json (int16, zero point
 0, general scales), minimum.json / maximum.json (int8 and int16), prelu.json (int8), prelu_16x8.json
-(int16 input and output, int8 alpha), div.json (int8).
+(int16 input and output, int8 alpha), div.json (int8),
+squared_difference.json (int8).
 
-    .venv/bin/python tests/gen/kernels/gen_all.py sub sub16x8 minimum maximum prelu prelu16x8 div
+    .venv/bin/python tests/gen/kernels/gen_all.py sub sub16x8 minimum maximum prelu prelu16x8 div squared_difference
     .venv/bin/python tests/gen/kernels/gen_binary.py models   # tests/golden/tflite_import/binary_ops.json
 
 SUB: each input and the output with its own scale and zero point; shapes broadcast NumPy-style
@@ -306,7 +307,56 @@ def gen_div():
     return fam
 
 
-GENERATORS = {"sub": gen_sub, "minimum": gen_minimum, "maximum": gen_maximum, "prelu": gen_prelu, "div": gen_div}
+# ---------------------------------------------------------------------------------------------
+# SQUARED_DIFFERENCE (int8; TensorFlow writes it inside LayerNorm / variance computations). The
+# int16 kernel of TFLite Micro squares a difference of up to 65535 in int32 (it overflows), so
+# only int8 is covered.
+
+def sqdiff_model(shape1, shape2, s1, zp1, s2, zp2, so, zpo):
+    out_shape = list(np.broadcast_shapes(tuple(shape1), tuple(shape2)))
+    mb = ModelBuilder()
+    t1 = mb.tensor("input1", shape1, np.int8, [s1], [zp1])
+    t2 = mb.tensor("input2", shape2, np.int8, [s2], [zp2])
+    to = mb.tensor("output", out_shape, np.int8, [so], [zpo])
+    mb.operator(BO.SQUARED_DIFFERENCE, 2, [t1, t2], [to], OPT.SquaredDifferenceOptions, S.SquaredDifferenceOptionsT())
+    return mb.build([t1, t2], [to])
+
+
+def gen_squared_difference():
+    fam = Family("squared_difference.json", "SQUARED_DIFFERENCE", "tests/gen/kernels/gen_binary.py",
+                 "int8, each input and the output with its own scale and zero point; broadcasting")
+    for i, (sh1, sh2) in enumerate(SHAPES):
+        zp1, zp2 = IN_ZPS[i % len(IN_ZPS)]
+        name = f"sqdiff_{_shape_str(sh1)}_{_shape_str(sh2)}_zp{zp1}_{zp2}"
+        rng = case_rng(name + "/q")
+        s1 = np.float32(np.exp(rng.uniform(np.log(0.005), np.log(0.1))))
+        s2 = np.float32(s1 * np.exp(rng.uniform(np.log(0.3), np.log(3))))
+        drng = case_rng(name)
+        x1 = uniform_int(drng, -128, 127, sh1, np.int8)
+        x2 = uniform_int(drng, -128, 127, sh2, np.int8)
+        d = float(s1) * (x1.astype(np.float64) - zp1) - float(s2) * (x2.astype(np.float64) - zp2)
+        hi = float((d * d).max()) * rng.uniform(0.6, 1.1)  # some outputs saturate
+        so = np.float32(max(hi, 1e-6) / 255.0)
+        fields = {"input1": tensor_json(x1), "input1_scale": f32(s1), "input1_zero_point": zp1,
+                  "input2": tensor_json(x2), "input2_scale": f32(s2), "input2_zero_point": zp2,
+                  "output_scale": f32(so), "output_zero_point": -128, "activation": "NONE"}
+        fam.run(name, sqdiff_model(sh1, sh2, s1, zp1, s2, zp2, so, -128), [x1, x2], fields)
+    for tag, s1, s2, so, zpo in [("equal", 0.02, 0.02, 0.01, -128), ("fine_out", 0.05, 0.01, 1e-4, -128),
+                                 ("coarse_out", 0.01, 0.02, 2.0, 0), ("x100", 0.5, 0.005, 1.0, -100)]:
+        name = f"sqdiff_scales_{tag}"
+        drng = case_rng(name)
+        x1 = uniform_int(drng, -128, 127, [2, 3, 7], np.int8)
+        x2 = uniform_int(drng, -128, 127, [2, 3, 7], np.int8)
+        s1, s2, so = np.float32(s1), np.float32(s2), np.float32(so)
+        fields = {"input1": tensor_json(x1), "input1_scale": f32(s1), "input1_zero_point": 3,
+                  "input2": tensor_json(x2), "input2_scale": f32(s2), "input2_zero_point": -9,
+                  "output_scale": f32(so), "output_zero_point": zpo, "activation": "NONE"}
+        fam.run(name, sqdiff_model([2, 3, 7], [2, 3, 7], s1, 3, s2, -9, so, zpo), [x1, x2], fields)
+    return fam
+
+
+GENERATORS = {"sub": gen_sub, "minimum": gen_minimum, "maximum": gen_maximum, "prelu": gen_prelu, "div": gen_div,
+              "squared_difference": gen_squared_difference}
 GENERATORS_16X8 = {"sub16x8": gen_sub_16x8, "prelu16x8": gen_prelu_16x8}
 
 
@@ -335,6 +385,8 @@ def tflite_models():
                                           np.float32(0.04), -10, np.int8), np.int8, ([1, 2, 2, 3],)))
     specs.append(("div_s8_broadcast_relu", div_model([1, 2, 2, 3], [3], np.float32(0.05), 3, np.float32(0.02), -128,
                                                      np.float32(0.1), -128, "RELU"), np.int8, ([1, 2, 2, 3], [3])))
+    specs.append(("squared_difference_s8", sqdiff_model([2, 3, 4], [3, 1], np.float32(0.03), 5, np.float32(0.05), -9,
+                                                        np.float32(0.04), -128), np.int8, ([2, 3, 4], [3, 1])))
     alpha = uniform_int(rng, -128, 127, [5], np.int8)
     specs.append(("prelu_s16", prelu_model([2, 5], alpha, np.float32(3e-4), 0, np.float32(0.01), 3,
                                            np.float32(2e-4), 0, np.int16), np.int16, ([2, 5],)))

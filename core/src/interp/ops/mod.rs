@@ -22,6 +22,7 @@ mod reduce;
 mod requantize;
 mod reshape;
 mod softmax;
+mod squared_difference;
 mod sub;
 mod transpose;
 
@@ -145,6 +146,7 @@ op_kinds! {
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
     Div => Div(div::DivOp), scratch: false;
+    SquaredDifference => SquaredDifference(squared_difference::SquaredDifferenceOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

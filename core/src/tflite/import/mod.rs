@@ -52,8 +52,9 @@ const MINIMUM: i32 = fb::BuiltinOperator::Minimum as i32;
 const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
 const PRELU: i32 = fb::BuiltinOperator::Prelu as i32;
 const DIV: i32 = fb::BuiltinOperator::Div as i32;
+const SQUARED_DIFFERENCE: i32 = fb::BuiltinOperator::SquaredDifference as i32;
 
-const SUPPORTED: [i32; 28] = [
+const SUPPORTED: [i32; 29] = [
     ADD,
     AVERAGE_POOL_2D,
     CONCATENATION,
@@ -82,6 +83,7 @@ const SUPPORTED: [i32; 28] = [
     MAXIMUM,
     PRELU,
     DIV,
+    SQUARED_DIFFERENCE,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {
