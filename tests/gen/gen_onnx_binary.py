@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Small float ONNX models of the two-input elementwise ops (Sub of two activations, Min, Max,
-a constant broadcast per channel in NCHW, PRelu with a per-channel and a shared slope) and their ONNX Runtime outputs, for the end-to-end test
+a constant broadcast per channel in NCHW, PRelu with a per-channel and a shared slope, Div of two activations and of a constant by an
+activation) and their ONNX Runtime outputs, for the end-to-end test
 tests/host/binary_ops.rs (import, float execution, quantization, the int8 interpreter).
 
     .venv/bin/python tests/gen/gen_onnx_binary.py
@@ -67,11 +68,31 @@ def prelu_model(opset):
     return make(name, nodes, [vi("x", [1, 3, 6, 6])], [vi("z", [1, 4, 6, 6])], inits, opset)
 
 
+def div_model(opset):
+    """Div of two computed activations (a conv over a positive divisor: sigmoid + 0.5, as a
+    normalisation divides by a spread) and a constant over an activation (a reciprocal)."""
+    name = f"div_opset{opset}"
+    r = rng_for(name)
+    w1 = f32(r.standard_normal((4, 3, 3, 3)) * 0.3)
+    w2 = f32(r.standard_normal((4, 3, 3, 3)) * 0.3)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1], kernel_shape=[3, 3], name="conv_a"),
+        helper.make_node("Conv", ["y", "w2"], ["b"], pads=[1, 1, 1, 1], kernel_shape=[3, 3], name="conv_b"),
+        helper.make_node("Sigmoid", ["b"], ["sb"], name="sigmoid"),
+        helper.make_node("Add", ["sb", "half"], ["d"], name="spread"),
+        helper.make_node("Div", ["a", "d"], ["q"], name="div_ad"),
+        helper.make_node("Div", ["two", "d"], ["rcp"], name="two_over_d"),
+        helper.make_node("Add", ["q", "rcp"], ["z"], name="sum"),
+    ]
+    inits = [const("w1", w1), const("w2", w2), const("half", f32(0.5)), const("two", f32(2.0))]
+    return make(name, nodes, [vi("x", [1, 3, 6, 6]), vi("y", [1, 3, 6, 6])], [vi("z", [1, 4, 6, 6])], inits, opset)
+
+
 def main():
     goldenio.check_pins(PINNED)
     (OUT / "binary").mkdir(parents=True, exist_ok=True)
     entries = []
-    for m in [sub_min_max_model(13), sub_min_max_model(17), prelu_model(13), prelu_model(17)]:
+    for m in [sub_min_max_model(13), sub_min_max_model(17), prelu_model(13), prelu_model(17), div_model(13), div_model(17)]:
         rel = f"binary/{m.graph.name}.onnx"
         onnx.save(m, str(OUT / rel))
         entries.append(golden_entry(m.graph.name, rel, m, None))

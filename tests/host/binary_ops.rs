@@ -1,9 +1,10 @@
 //! The two-input elementwise ops end to end against ONNX Runtime: the models of
 //! `tests/golden/onnx/binary_models.json` (`tests/gen/gen_onnx_binary.py`: Sub of two computed
 //! activations, Min / Max of two and three operands, a per-channel NCHW constant, a constant
-//! minus an activation; PRelu with a per-channel `[C, 1, 1]` and a shared slope) are imported and run by the float executor (ONNX Runtime's outputs within
+//! minus an activation; PRelu with a per-channel `[C, 1, 1]` and a shared slope; Div of two activations and
+//! of a constant by an activation) are imported and run by the float executor (ONNX Runtime's outputs within
 //! 1e-5 of the output's largest magnitude), then quantized (calibrated on 64 standard-normal samples), compiled
-//! to `.mq` (SUB, MINIMUM, MAXIMUM, PRELU ops) and run by the int8 interpreter on the golden inputs,
+//! to `.mq` (SUB, MINIMUM, MAXIMUM, PRELU, DIV ops) and run by the int8 interpreter on the golden inputs,
 //! whose dequantized outputs are compared with ONNX Runtime's float outputs.
 
 use crate::onnx_golden;
@@ -48,7 +49,7 @@ fn per_tensor(q: Quant) -> (f32, i32) {
 }
 
 #[test]
-fn sub_min_max_prelu_models_quantize_and_match_onnx_runtime() {
+fn binary_op_models_quantize_and_match_onnx_runtime() {
     let models = binary_models();
     assert!(!models.is_empty());
     for m in &models {
@@ -79,9 +80,13 @@ fn sub_min_max_prelu_models_quantize_and_match_onnx_runtime() {
         let mut arena = vec![0u8; out.compiled.arena_len];
         let mut it = Interpreter::new(bytes, &mut arena).unwrap();
         let kinds: Vec<OpKind> = (0..it.model().num_ops()).map(|i| it.model().op(i as u32).unwrap().kind).collect();
-        for (onnx_op, k) in
-            [("Sub", OpKind::Sub), ("Min", OpKind::Minimum), ("Max", OpKind::Maximum), ("PRelu", OpKind::Prelu)]
-        {
+        for (onnx_op, k) in [
+            ("Sub", OpKind::Sub),
+            ("Min", OpKind::Minimum),
+            ("Max", OpKind::Maximum),
+            ("PRelu", OpKind::Prelu),
+            ("Div", OpKind::Div),
+        ] {
             if m.ops.iter().any(|o| o == onnx_op) {
                 assert!(kinds.contains(&k), "{}: no {} in {kinds:?}", m.name, k.name());
             }
@@ -124,18 +129,19 @@ struct TfliteCases {
     models: Vec<TfliteCase>,
 }
 
-/// Quantized TFLite models with one SUB / MINIMUM / MAXIMUM / PRELU (int8 and int16, written by
+/// Quantized TFLite models with one SUB / MINIMUM / MAXIMUM / PRELU / DIV / SQUARED_DIFFERENCE (int8 and
+/// int16, written by
 /// `tests/gen/kernels/gen_binary.py models`): imported, compiled and run by the interpreter,
 /// bit-exact with TFLite Micro's outputs.
 #[test]
-fn tflite_sub_min_max_prelu_models_run_bit_exact_with_tflite_micro() {
+fn tflite_binary_op_models_run_bit_exact_with_tflite_micro() {
     let path = onnx_golden::repo_dir().join("tests/golden/tflite_import/binary_ops.json");
     let cases: TfliteCases = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    assert_eq!(cases.models.len(), 6);
+    assert_eq!(cases.models.len(), 8);
     for c in &cases.models {
         let g = microquant::tflite::import(&c.model.u8()).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let op = g.nodes[0].op.name();
-        assert!(["Sub", "Minimum", "Maximum", "Prelu"].contains(&op), "{}: {op}", c.name);
+        assert!(["Sub", "Minimum", "Maximum", "Prelu", "Div", "SquaredDifference"].contains(&op), "{}: {op}", c.name);
         let compiled = microquant::compile::compile(&g, &Default::default()).unwrap();
         let bytes = microquant::model::AlignedBytes::new(&compiled.bytes);
         let mut arena = vec![0u8; compiled.arena_len];

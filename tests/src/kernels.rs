@@ -571,6 +571,8 @@ golden_file!(
     (MAXIMUM_JSON, maximum_file, maximum_cases, BinaryCase, "maximum.json"),
     (PRELU_JSON, prelu_file, prelu_cases, BinaryCase, "prelu.json"),
     (PRELU_16X8_JSON, prelu_16x8_file, prelu_16x8_cases, BinaryCase, "prelu_16x8.json"),
+    (DIV_JSON, div_file, div_cases, BinaryCase, "div.json"),
+    (SQUARED_DIFFERENCE_JSON, squared_difference_file, squared_difference_cases, BinaryCase, "squared_difference.json"),
     (SOFTMAX_JSON, softmax_file, softmax_cases, SoftmaxCase, "softmax.json"),
     (SOFTMAX_16X8_JSON, softmax_16x8_file, softmax_16x8_cases, SoftmaxCase, "softmax_16x8.json"),
     (LOGISTIC_JSON, logistic_file, logistic_cases, UnaryCase, "logistic.json"),

@@ -12,6 +12,7 @@ use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_mul
 use crate::kernels::concat::Requantize;
 use crate::kernels::conv::{ConvParams, conv_s8_scratch_len};
 use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8_scratch_len};
+use crate::kernels::div::DivParams;
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedParams, fully_connected_multiplier, fully_connected_per_channel_multipliers,
     fully_connected_s8_scratch_len,
@@ -24,6 +25,7 @@ use crate::kernels::mul::MulParams;
 use crate::kernels::prelu::PreluParams;
 use crate::kernels::reduce::mean_scratch_len;
 use crate::kernels::softmax::SoftmaxParams;
+use crate::kernels::squared_difference::SquaredDifferenceParams;
 use crate::kernels::sub::SubParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::PerTensorQuant;
@@ -456,6 +458,46 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             }
             .map_err(|e| c.kernel(e))?;
             spec.kind = OpKind::Sub;
+            let mw = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
+            spec.params = AddWords {
+                offsets: [p.input1_offset, p.input2_offset, p.output_offset],
+                left_shift: p.left_shift,
+                multipliers: [mw(p.input1_multiplier), mw(p.input2_multiplier), mw(p.output_multiplier)],
+                activation: [p.activation.min, p.activation.max],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::Div { activation } => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            if y.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, "div runs int8 only"));
+            }
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let act = l.activation_range(c, *activation, y)?;
+            let p = DivParams::prepare_s8(qa, qb, qy, act, &a.shape, &bt.shape, rounding).map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Div;
+            spec.params = MulWords {
+                offsets: [p.input1_offset, p.input2_offset, p.output_offset],
+                multiplier: [p.output_multiplier.multiplier, p.output_multiplier.shift],
+                activation: [p.activation.min, p.activation.max],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::SquaredDifference => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            if y.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, "squared difference runs int8 only"));
+            }
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let p = SquaredDifferenceParams::prepare_s8(qa, qb, qy, &a.shape, &bt.shape, rounding)
+                .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::SquaredDifference;
             let mw = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
             spec.params = AddWords {
                 offsets: [p.input1_offset, p.input2_offset, p.output_offset],

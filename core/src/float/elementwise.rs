@@ -16,6 +16,7 @@ pub(crate) enum BinaryOp {
     Min,
     Max,
     Prelu,
+    SquaredDifference,
 }
 
 /// `a op b` with NumPy broadcasting; returns the output (of the broadcast shape).
@@ -34,6 +35,7 @@ pub(crate) fn binary_f32(
         BinaryOp::Div => x / y,
         BinaryOp::Min => x.min(y),
         BinaryOp::Max => x.max(y),
+        BinaryOp::SquaredDifference => (x - y) * (x - y),
         BinaryOp::Prelu => {
             if x >= 0.0 {
                 x

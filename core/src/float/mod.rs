@@ -140,10 +140,11 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             }
             y
         }
-        Op::Minimum | Op::Maximum | Op::Prelu => {
+        Op::Minimum | Op::Maximum | Op::Prelu | Op::SquaredDifference => {
             let bop = match op {
                 Op::Minimum => BinaryOp::Min,
                 Op::Maximum => BinaryOp::Max,
+                Op::SquaredDifference => BinaryOp::SquaredDifference,
                 _ => BinaryOp::Prelu,
             };
             let b = input(1)?;
@@ -515,5 +516,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::Minimum
             | Op::Maximum
             | Op::Prelu
+            | Op::SquaredDifference
     )
 }

@@ -346,6 +346,8 @@ pub enum Op {
     /// `x` (a per-channel constant `[c]` in ONNX `PRelu` and TFLite `PRELU`). Inputs `x`,
     /// `alpha`; output `x`'s shape. Quantized: `alpha` int8 per tensor.
     Prelu,
+    /// Elementwise `(a - b)²` with NumPy broadcasting (TFLite `SQUARED_DIFFERENCE`).
+    SquaredDifference,
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -399,6 +401,7 @@ impl Op {
             Op::Minimum => "Minimum",
             Op::Maximum => "Maximum",
             Op::Prelu => "Prelu",
+            Op::SquaredDifference => "SquaredDifference",
         }
     }
 
@@ -407,7 +410,7 @@ impl Op {
         let (min_inputs, max_inputs, optional_from) = match self {
             Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => (2, 3, 2),
             Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => (2, 2, usize::MAX),
-            Op::Minimum | Op::Maximum | Op::Prelu => (2, 2, usize::MAX),
+            Op::Minimum | Op::Maximum | Op::Prelu | Op::SquaredDifference => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
             _ => (1, 1, usize::MAX),
@@ -552,7 +555,7 @@ impl fmt::Display for Op {
                 }
                 f.write_str(")")
             }
-            Op::Minimum | Op::Maximum | Op::Prelu => Ok(()),
+            Op::Minimum | Op::Maximum | Op::Prelu | Op::SquaredDifference => Ok(()),
         }
     }
 }

@@ -227,7 +227,8 @@ impl Op {
             | Op::Div { .. }
             | Op::Minimum
             | Op::Maximum
-            | Op::Prelu => {
+            | Op::Prelu
+            | Op::SquaredDifference => {
                 let y = input(1).unwrap_or(&[]);
                 broadcast_shapes(x, y)
                     .ok_or_else(|| err(format!("shapes {} and {} do not broadcast", shape_str(x), shape_str(y))))?

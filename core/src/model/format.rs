@@ -191,4 +191,8 @@ op_kinds! {
     /// An elementwise function as a 256-entry int8 table (`kernels::unary_lut`): exp, sqrt,
     /// erf, GELU, SiLU, ... (the functions TFLite Micro has no int8 kernel for).
     Lut = 22, "LUT";
+    /// Elementwise division (int8).
+    Div = 33, "DIV";
+    /// Elementwise squared difference `(a − b)²` (int8).
+    SquaredDifference = 34, "SQUARED_DIFFERENCE";
 }

@@ -9,8 +9,9 @@
 //! Supported builtin operators: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`, `MAX_POOL_2D`,
 //! `AVERAGE_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `LOGISTIC`, `TANH`, `HARD_SWISH`, `RELU`,
 //! `RELU6`, `LEAKY_RELU`, `CONCATENATION`, `PAD`, `PADV2`, `MEAN`, `RESHAPE`, `TRANSPOSE`,
-//! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `MINIMUM`, `MAXIMUM`, `PRELU` (see [`Op`](crate::graph::Op) for what each
-//! becomes), `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR` (constant size operand).
+//! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `MINIMUM`, `MAXIMUM`, `PRELU`, `DIV`, `SQUARED_DIFFERENCE` (see
+//! [`Op`](crate::graph::Op) for what each becomes), `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR`
+//! (constant size operand).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

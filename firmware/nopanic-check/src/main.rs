@@ -200,12 +200,15 @@ fn conv_fc_pool_kernels() {
     black_box((&out, &out16));
 }
 
-/// The two-input elementwise kernels beyond ADD / MUL (SUB, MINIMUM, MAXIMUM, PRELU) and their prepare
+/// The two-input elementwise kernels beyond ADD / MUL (SUB, MINIMUM, MAXIMUM, PRELU, DIV,
+/// SQUARED_DIFFERENCE) and their prepare
 /// functions.
 #[inline(never)]
 fn binary_kernels() {
+    use microquant::kernels::div::{DivParams, div_s8};
     use microquant::kernels::minimum_maximum::{MinMaxOp, MinMaxParams, min_max_s8, min_max_s16};
     use microquant::kernels::prelu::{PreluParams, prelu_s8, prelu_s16};
+    use microquant::kernels::squared_difference::{SquaredDifferenceParams, squared_difference_s8};
     use microquant::kernels::sub::{SubParams, sub_s8, sub_s16};
     use microquant::kernels::tensor::PerTensorQuant;
     use microquant::kernels::{ActivationRange, Rounding};
@@ -232,6 +235,12 @@ fn binary_kernels() {
     if let Ok(p) = MinMaxParams::prepare(op, q(0.1, 3), q(0.1, 3), q(0.1, 3), shape_a, shape_b) {
         let _ = black_box(min_max_s8(&p, a, b, &mut out[..24]));
         let _ = black_box(min_max_s16(&p, a16, b16, &mut out16[..24]));
+    }
+    if let Ok(p) = DivParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), act, shape_a, shape_b, r) {
+        let _ = black_box(div_s8(&p, a, b, &mut out[..24]));
+    }
+    if let Ok(p) = SquaredDifferenceParams::prepare_s8(q(0.1, 3), q(0.2, -7), q(0.3, 1), shape_a, shape_b, r) {
+        let _ = black_box(squared_difference_s8(&p, a, b, &mut out[..24]));
     }
     if let Ok(p) = PreluParams::prepare_s8(q(0.1, 3), q(0.01, -7), q(0.08, 1), shape_a, shape_b, r) {
         let _ = black_box(prelu_s8(&p, a, b, &mut out[..24]));

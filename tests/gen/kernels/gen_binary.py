@@ -1,8 +1,9 @@
 """Two-input elementwise goldens beyond ADD / MUL: sub.json (int8), sub_16x8.json (int16, zero point
 0, general scales), minimum.json / maximum.json (int8 and int16), prelu.json (int8), prelu_16x8.json
-(int16 input and output, int8 alpha).
+(int16 input and output, int8 alpha), div.json (int8),
+squared_difference.json (int8).
 
-    .venv/bin/python tests/gen/kernels/gen_all.py sub sub16x8 minimum maximum prelu prelu16x8
+    .venv/bin/python tests/gen/kernels/gen_all.py sub sub16x8 minimum maximum prelu prelu16x8 div squared_difference
     .venv/bin/python tests/gen/kernels/gen_binary.py models   # tests/golden/tflite_import/binary_ops.json
 
 SUB: each input and the output with its own scale and zero point; shapes broadcast NumPy-style
@@ -16,8 +17,8 @@ parameters, as the converter writes them.
 """
 import numpy as np
 
-from common import (ACTIVATIONS, BO, OPT, S, Family, ModelBuilder, case_rng, f32, output_scale_for, tensor_json,
-                    uniform_int)
+from common import (ACTIVATIONS, BO, OPT, S, Family, ModelBuilder, case_rng, f32, output_scale_for,
+                    quantize_multiplier, tensor_json, uniform_int)
 from gen_elementwise import ACT_RANGE, ACTS, IN_ZPS, REAL_ACT, SHAPES, _shape_str
 
 
@@ -226,7 +227,136 @@ def gen_prelu_16x8():
     return fam
 
 
-GENERATORS = {"sub": gen_sub, "minimum": gen_minimum, "maximum": gen_maximum, "prelu": gen_prelu}
+# ---------------------------------------------------------------------------------------------
+# DIV (int8): TFLite Micro's reference_ops::Div: a Newton reciprocal of the divisor (GetReciprocal),
+# normalised by the dividend's headroom, then a rounding shift by
+# headroom(a) + recip_bits(b) - output_shift. That shift is undefined in C++ beyond 31 (it happens
+# for dividends near 0 over large divisors: the exact quotient rounds to 0, x86 TFLM returns
+# garbage), and a divisor equal to its zero point divides by zero (the interpreter refuses it):
+# the cases keep clear of both. ``_div_defined`` (integer emulation of the shift only) picks the
+# inputs; every expected value comes from the oracles. The interpreter's reference kernel differs
+# from TFLite Micro by one step where a quotient lands on a rounding tie (its multiplier is
+# computed in float, TFLite Micro's in double: the file's stats).
+
+def div_model(shape1, shape2, s1, zp1, s2, zp2, so, zpo, act):
+    out_shape = list(np.broadcast_shapes(tuple(shape1), tuple(shape2)))
+    mb = ModelBuilder()
+    t1 = mb.tensor("input1", shape1, np.int8, [s1], [zp1])
+    t2 = mb.tensor("input2", shape2, np.int8, [s2], [zp2])
+    to = mb.tensor("output", out_shape, np.int8, [so], [zpo])
+    o = S.DivOptionsT()
+    o.fusedActivationFunction = ACTIVATIONS[act]
+    mb.operator(BO.DIV, 2, [t1, t2], [to], OPT.DivOptions, o)
+    return mb.build([t1, t2], [to])
+
+
+def _clrsb(v):
+    v = int(v)
+    return 31 - (~v if v < 0 else v).bit_length()
+
+
+def _div_defined(x1, x2, zp1, zp2, shift):
+    a = x1.astype(np.int64) - zp1
+    b = x2.astype(np.int64) - zp2
+    a, b = np.where(b < 0, -a, a), np.abs(b)
+    hr = np.vectorize(_clrsb)(a)
+    recip = np.vectorize(lambda v: int(v).bit_length() - 1)(b)
+    return (b != 0) & (hr + recip - shift <= 31)
+
+
+def div_case(fam, name, sh1, sh2, s1, zp1, s2, zp2, so, zpo, act):
+    rng = case_rng(name)
+    out_shape = list(np.broadcast_shapes(tuple(sh1), tuple(sh2)))
+    assert list(sh1) == out_shape, name  # dividends are moved out of the undefined region
+    x1 = uniform_int(rng, -128, 127, sh1, np.int8)
+    x2 = uniform_int(rng, -128, 127, sh2, np.int8)
+    x2 = np.where(x2 == zp2, np.int8(zp2 + 1 if zp2 < 127 else zp2 - 1), x2).astype(np.int8)
+    _, shift = quantize_multiplier(float(np.float32(s1 / (s2 * so))))
+    ok = _div_defined(x1, np.broadcast_to(x2, out_shape), zp1, zp2, shift)
+    far = np.int8(zp1 - 100 if zp1 >= -28 else zp1 + 100)
+    x1 = np.where(ok, x1, far).astype(np.int8)
+    assert _div_defined(x1, np.broadcast_to(x2, out_shape), zp1, zp2, shift).all(), name
+    model = div_model(sh1, sh2, s1, zp1, s2, zp2, so, zpo, act)
+    fields = {"input1": tensor_json(x1), "input1_scale": f32(s1), "input1_zero_point": zp1,
+              "input2": tensor_json(x2), "input2_scale": f32(s2), "input2_zero_point": zp2,
+              "output_scale": f32(so), "output_zero_point": zpo, "activation": act}
+    return fam.run(name, model, [x1, x2], fields)
+
+
+def gen_div():
+    fam = Family("div.json", "DIV", "tests/gen/kernels/gen_binary.py",
+                 "int8, each input and the output with its own scale and zero point; broadcasting; inputs "
+                 "clear of zero divisors and of TFLite Micro's undefined shifts (see gen_binary.py)")
+    shapes = [([1, 4, 4, 3], [1, 4, 4, 3]), ([2, 5], [2, 5]), ([1, 4, 4, 3], [1, 1, 1, 3]), ([1, 4, 4, 3], [1]),
+              ([2, 3, 4], [3, 1]), ([2, 3, 4, 5], [2, 3, 4, 5])]
+    zps = [(0, 0, 0), (-128, -128, -128), (5, -100, 20), (127, 30, -7), (-20, 0, 100), (60, -128, 0)]
+    # (s1, s2, s_out): quotient multipliers s1 / (s2 s_out) from 1 to 10^4 (LayerNorm-like:
+    # a centred value over a positive spread), all >= 1 so that moved dividends stay defined.
+    scales = [(0.05, 0.02, 0.1), (0.02, 0.01, 0.05), (0.1, 0.004, 0.2), (0.03, 0.05, 0.01), (0.2, 0.001, 1.5),
+              (0.01, 0.01, 0.02)]
+    for i, (sh1, sh2) in enumerate(shapes):
+        for k in range(2):
+            j = (2 * i + k) % len(scales)
+            s1, s2, so = (np.float32(v) for v in scales[j])
+            zp1, zp2, zpo = zps[(i + k) % len(zps)]
+            act = ACTS[(i + k) % 4]
+            if act in ("RELU", "RELU6") and zpo > 64:
+                zpo = -128
+            div_case(fam, f"div_{_shape_str(sh1)}_{_shape_str(sh2)}_{act.lower()}_{j}_zp{zp1}_{zp2}_{zpo}", sh1, sh2,
+                     s1, zp1, s2, zp2, so, zpo, act)
+    return fam
+
+
+# ---------------------------------------------------------------------------------------------
+# SQUARED_DIFFERENCE (int8; TensorFlow writes it inside LayerNorm / variance computations). The
+# int16 kernel of TFLite Micro squares a difference of up to 65535 in int32 (it overflows), so
+# only int8 is covered.
+
+def sqdiff_model(shape1, shape2, s1, zp1, s2, zp2, so, zpo):
+    out_shape = list(np.broadcast_shapes(tuple(shape1), tuple(shape2)))
+    mb = ModelBuilder()
+    t1 = mb.tensor("input1", shape1, np.int8, [s1], [zp1])
+    t2 = mb.tensor("input2", shape2, np.int8, [s2], [zp2])
+    to = mb.tensor("output", out_shape, np.int8, [so], [zpo])
+    mb.operator(BO.SQUARED_DIFFERENCE, 2, [t1, t2], [to], OPT.SquaredDifferenceOptions, S.SquaredDifferenceOptionsT())
+    return mb.build([t1, t2], [to])
+
+
+def gen_squared_difference():
+    fam = Family("squared_difference.json", "SQUARED_DIFFERENCE", "tests/gen/kernels/gen_binary.py",
+                 "int8, each input and the output with its own scale and zero point; broadcasting")
+    for i, (sh1, sh2) in enumerate(SHAPES):
+        zp1, zp2 = IN_ZPS[i % len(IN_ZPS)]
+        name = f"sqdiff_{_shape_str(sh1)}_{_shape_str(sh2)}_zp{zp1}_{zp2}"
+        rng = case_rng(name + "/q")
+        s1 = np.float32(np.exp(rng.uniform(np.log(0.005), np.log(0.1))))
+        s2 = np.float32(s1 * np.exp(rng.uniform(np.log(0.3), np.log(3))))
+        drng = case_rng(name)
+        x1 = uniform_int(drng, -128, 127, sh1, np.int8)
+        x2 = uniform_int(drng, -128, 127, sh2, np.int8)
+        d = float(s1) * (x1.astype(np.float64) - zp1) - float(s2) * (x2.astype(np.float64) - zp2)
+        hi = float((d * d).max()) * rng.uniform(0.6, 1.1)  # some outputs saturate
+        so = np.float32(max(hi, 1e-6) / 255.0)
+        fields = {"input1": tensor_json(x1), "input1_scale": f32(s1), "input1_zero_point": zp1,
+                  "input2": tensor_json(x2), "input2_scale": f32(s2), "input2_zero_point": zp2,
+                  "output_scale": f32(so), "output_zero_point": -128, "activation": "NONE"}
+        fam.run(name, sqdiff_model(sh1, sh2, s1, zp1, s2, zp2, so, -128), [x1, x2], fields)
+    for tag, s1, s2, so, zpo in [("equal", 0.02, 0.02, 0.01, -128), ("fine_out", 0.05, 0.01, 1e-4, -128),
+                                 ("coarse_out", 0.01, 0.02, 2.0, 0), ("x100", 0.5, 0.005, 1.0, -100)]:
+        name = f"sqdiff_scales_{tag}"
+        drng = case_rng(name)
+        x1 = uniform_int(drng, -128, 127, [2, 3, 7], np.int8)
+        x2 = uniform_int(drng, -128, 127, [2, 3, 7], np.int8)
+        s1, s2, so = np.float32(s1), np.float32(s2), np.float32(so)
+        fields = {"input1": tensor_json(x1), "input1_scale": f32(s1), "input1_zero_point": 3,
+                  "input2": tensor_json(x2), "input2_scale": f32(s2), "input2_zero_point": -9,
+                  "output_scale": f32(so), "output_zero_point": zpo, "activation": "NONE"}
+        fam.run(name, sqdiff_model([2, 3, 7], [2, 3, 7], s1, 3, s2, -9, so, zpo), [x1, x2], fields)
+    return fam
+
+
+GENERATORS = {"sub": gen_sub, "minimum": gen_minimum, "maximum": gen_maximum, "prelu": gen_prelu, "div": gen_div,
+              "squared_difference": gen_squared_difference}
 GENERATORS_16X8 = {"sub16x8": gen_sub_16x8, "prelu16x8": gen_prelu_16x8}
 
 
@@ -253,12 +383,20 @@ def tflite_models():
     alpha = uniform_int(rng, -128, 127, [1, 1, 3], np.int8)
     specs.append(("prelu_s8", prelu_model([1, 2, 2, 3], alpha, np.float32(0.05), 4, np.float32(0.004), -2,
                                           np.float32(0.04), -10, np.int8), np.int8, ([1, 2, 2, 3],)))
+    specs.append(("div_s8_broadcast_relu", div_model([1, 2, 2, 3], [3], np.float32(0.05), 3, np.float32(0.02), -128,
+                                                     np.float32(0.1), -128, "RELU"), np.int8, ([1, 2, 2, 3], [3])))
+    specs.append(("squared_difference_s8", sqdiff_model([2, 3, 4], [3, 1], np.float32(0.03), 5, np.float32(0.05), -9,
+                                                        np.float32(0.04), -128), np.int8, ([2, 3, 4], [3, 1])))
     alpha = uniform_int(rng, -128, 127, [5], np.int8)
     specs.append(("prelu_s16", prelu_model([2, 5], alpha, np.float32(3e-4), 0, np.float32(0.01), 3,
                                            np.float32(2e-4), 0, np.int16), np.int16, ([2, 5],)))
     for name, model, dtype, shapes in specs:
         info = np.iinfo(dtype)
         xs = [uniform_int(rng, int(info.min), int(info.max), s, dtype) for s in shapes]
+        if name.startswith("div"):
+            # Divisors above their zero point (-128) by 64 or more, dividends far from theirs:
+            # clear of zero divisors and of TFLite Micro's undefined shifts (see DIV above).
+            xs = [np.clip(xs[0], 40, 127).astype(np.int8), np.clip(xs[1], -64, 127).astype(np.int8)]
         y = run_tflm(model, xs)
         out.append({"name": name, "model": goldenio.tensor(np.frombuffer(model, np.uint8)),
                     "inputs": [goldenio.tensor(x) for x in xs], "expected_tflm": goldenio.tensor(y)})

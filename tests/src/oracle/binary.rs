@@ -1,7 +1,7 @@
 //! ADD (int8 and 16x8), MUL (int8), SUB (int8 and 16x8), MINIMUM and MAXIMUM (int8, int16), PRELU
-//! (int8 and 16x8)
+//! (int8 and 16x8), DIV and SQUARED_DIFFERENCE (int8)
 //! against TFLite Micro and the TFLite interpreter's reference kernels
-//! (`tests/golden/kernels/{add,add_16x8,mul,sub,sub_16x8,minimum,maximum,prelu,prelu_16x8}.json`), in both rounding modes:
+//! (`tests/golden/kernels/{add,add_16x8,mul,sub,sub_16x8,minimum,maximum,prelu,prelu_16x8,div,squared_difference}.json`), in both rounding modes:
 //! `Rounding::Double` against TFLite Micro, `Rounding::Single` against the interpreter.
 //!
 //! The TFLite int8 quantization spec, as these cases follow it: "ADD / MUL: Input 0 and Input 1:
@@ -14,9 +14,11 @@
 
 use microquant::kernels::ActivationRange;
 use microquant::kernels::add::{AddParams, add_s8, add_s16};
+use microquant::kernels::div::{DivParams, div_s8};
 use microquant::kernels::minimum_maximum::{MinMaxOp, MinMaxParams, min_max_s8, min_max_s16};
 use microquant::kernels::mul::{MulParams, mul_s8};
 use microquant::kernels::prelu::{PreluParams, prelu_s8, prelu_s16};
+use microquant::kernels::squared_difference::{SquaredDifferenceParams, squared_difference_s8};
 use microquant::kernels::sub::{SubParams, sub_s8, sub_s16};
 use microquant::kernels::tensor::PerTensorQuant;
 
@@ -37,6 +39,10 @@ pub enum BinaryOp {
     Maximum,
     /// PRELU (input 2 is alpha, int8 in both modes).
     Prelu,
+    /// DIV (int8).
+    Div,
+    /// SQUARED_DIFFERENCE (int8).
+    SquaredDifference,
 }
 
 /// An ADD / MUL case with per-input quantization and NumPy-style broadcasting.
@@ -134,6 +140,24 @@ pub fn check<'a>(c: &'a BinaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally,
                 kernel(c.name, "sub_s16", sub_s16(&p, x1, x2, out))?;
                 Values::I16(out)
             }
+            (BinaryOp::SquaredDifference, Values::I8(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", SquaredDifferenceParams::prepare_s8(q1, q2, qo, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                kernel(c.name, "squared_difference_s8", squared_difference_s8(&p, x1, x2, out))?;
+                Values::I8(out)
+            }
+            (BinaryOp::Div, Values::I8(x1), Values::I8(x2)) => {
+                let p = kernel(c.name, "prepare", DivParams::prepare_s8(q1, q2, qo, act, s1, s2, rounding))?;
+                if p.broadcast.output_shape().dims() != c.expected.shape {
+                    return Err(Failure::Shape { case: c.name });
+                }
+                let out = take(c.name, "int8 output", ws.out_i8, expected.len())?;
+                kernel(c.name, "div_s8", div_s8(&p, x1, x2, out))?;
+                Values::I8(out)
+            }
             (BinaryOp::Prelu, Values::I8(x1), Values::I8(x2)) => {
                 let p = kernel(c.name, "prepare", PreluParams::prepare_s8(q1, q2, qo, s1, s2, rounding))?;
                 if p.broadcast.output_shape().dims() != c.expected.shape {
@@ -184,7 +208,8 @@ pub fn check<'a>(c: &'a BinaryCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally,
 /// `mul_s8_matches_both_oracles` (`mul.json`), `sub_s8_...` / `sub_s16_...` (`sub.json`,
 /// `sub_16x8.json`), `minimum_...` / `maximum_matches_both_oracles` (`minimum.json`,
 /// `maximum.json`, int8 and int16 cases), `prelu_s8_...` / `prelu_s16_matches_both_oracles`
-/// (`prelu.json`, `prelu_16x8.json`). Same arguments as
+/// (`prelu.json`, `prelu_16x8.json`), `div_s8_matches_both_oracles` (`div.json`),
+/// `squared_difference_s8_matches_both_oracles` (`squared_difference.json`). Same arguments as
 /// [`conv_golden_tests!`](crate::conv_golden_tests).
 #[macro_export]
 macro_rules! binary_golden_tests {
@@ -199,6 +224,8 @@ macro_rules! binary_golden_tests {
             maximum_matches_both_oracles => (maximum, $crate::oracle::binary::check),
             prelu_s8_matches_both_oracles => (prelu, $crate::oracle::binary::check),
             prelu_s16_matches_both_oracles => (prelu_16x8, $crate::oracle::binary::check),
+            div_s8_matches_both_oracles => (div, $crate::oracle::binary::check),
+            squared_difference_s8_matches_both_oracles => (squared_difference, $crate::oracle::binary::check),
         );
     };
 }

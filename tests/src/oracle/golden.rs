@@ -268,6 +268,9 @@ files! {
     maximum: BinaryCase<'static> = maximum_file, "maximum.json", |c| binary(BinaryOp::Maximum, c);
     prelu: BinaryCase<'static> = prelu_file, "prelu.json", |c| binary(BinaryOp::Prelu, c);
     prelu_16x8: BinaryCase<'static> = prelu_16x8_file, "prelu_16x8.json", |c| binary(BinaryOp::Prelu, c);
+    div: BinaryCase<'static> = div_file, "div.json", |c| binary(BinaryOp::Div, c);
+    squared_difference: BinaryCase<'static> =
+        squared_difference_file, "squared_difference.json", |c| binary(BinaryOp::SquaredDifference, c);
     softmax: SoftmaxCase<'static> = softmax_file, "softmax.json", |c| softmax_case(c);
     softmax_16x8: SoftmaxCase<'static> = softmax_16x8_file, "softmax_16x8.json", |c| softmax_case(c);
     logistic: UnaryCase<'static> = logistic_file, "logistic.json", |c| unary(UnaryOp::Logistic, c);

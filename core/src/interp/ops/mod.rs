@@ -11,6 +11,7 @@ mod concat;
 mod conv;
 mod depth_to_space;
 mod depthwise_conv;
+mod div;
 mod fully_connected;
 mod leaky_relu;
 mod lut;
@@ -25,6 +26,7 @@ mod reshape;
 mod resize;
 mod slice;
 mod softmax;
+mod squared_difference;
 mod sub;
 mod transpose;
 
@@ -151,6 +153,8 @@ op_kinds! {
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
     LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
+    Div => Div(div::DivOp), scratch: false;
+    SquaredDifference => SquaredDifference(squared_difference::SquaredDifferenceOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

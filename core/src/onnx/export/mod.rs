@@ -21,6 +21,7 @@
 //! | `MaxPool2d`, `AvgPool2d` | `MaxPool`, `AveragePool` (`count_include_pad` 0, as TFLite) |
 //! | `Add`, `Sub`, `Mul`, `Div` | the same (constant operands as int8 initializers + `DequantizeLinear`) |
 //! | `Minimum`, `Maximum`, `Prelu` | `Min`, `Max`, `PRelu` |
+//! | `SquaredDifference` | `Sub` then `Mul` of the difference by itself |
 //! | `Softmax`, `Logistic`, `Tanh`, `HardSwish`, `Relu`, `Relu6`, `LeakyRelu` | `Softmax`, `Sigmoid`, `Tanh`, `HardSwish`, `Relu`, `Clip`, `LeakyRelu` |
 //! | `Concatenation`, `Pad`, `Mean` | `Concat`, `Pad` (constant 0), `ReduceMean` |
 //! | `Reshape`, `Squeeze`, `Transpose` | `Reshape`, `Reshape`, `Transpose` |

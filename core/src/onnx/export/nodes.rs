@@ -154,6 +154,20 @@ impl<'g> Exporter<'g> {
                 let out = self.activation(p.activation, out, &base);
                 self.finish(y, out, NCHW.to_vec())
             }
+            Op::SquaredDifference => {
+                let rank = yt.shape.len();
+                let target = Self::inner_perm(rank);
+                let mut ins = Vec::with_capacity(2);
+                for k in 0..2 {
+                    let id = input(self, k)?;
+                    ins.push(self.operand(id, rank, &target, &base)?);
+                }
+                let d = self.fresh(&format!("{base}/difference"));
+                self.node("Sub", &d.clone(), ins, vec![d.clone()], vec![]);
+                let out = float_name(self);
+                self.node("Mul", &nname, vec![d.clone(), d], vec![out.clone()], vec![]);
+                self.finish(y, out, target)
+            }
             Op::Minimum | Op::Maximum | Op::Prelu => {
                 let rank = yt.shape.len();
                 let target = Self::inner_perm(rank);

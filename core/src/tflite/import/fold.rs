@@ -18,10 +18,16 @@ const REDUCE_PROD: i32 = fb::BuiltinOperator::ReduceProd as i32;
 const SHAPE: i32 = fb::BuiltinOperator::Shape as i32;
 const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
 
-/// Operators converted only by folding (they have no graph op): accepted in pass 1, and an
-/// error in pass 3 if their operands are not constant.
-pub(super) const FOLD_ONLY: [i32; 9] =
-    [CAST, DIV, EXPAND_DIMS, FLOOR_DIV, GATHER, PACK, REDUCE_PROD, SHAPE, STRIDED_SLICE];
+/// Operators converted only by folding (they have no graph op): accepted in pass 1, make no
+/// graph tensors in pass 2, and are an error in pass 3 if an operand is not constant. When one
+/// of them gains a graph op (an arm in `ops.rs` or `ops_movement.rs`), move it to
+/// [`FOLDED_WHEN_CONSTANT`].
+pub(super) const FOLD_ONLY: [i32; 7] = [CAST, EXPAND_DIMS, FLOOR_DIV, GATHER, PACK, REDUCE_PROD, SHAPE];
+
+/// Operators with a graph op that are still folded when every operand is a constant integer
+/// tensor (the shape path); otherwise converted to a node.
+pub(super) const FOLDED_WHEN_CONSTANT: [i32; 8] =
+    [ADD, SUB, MUL, DIV, CONCATENATION, RESHAPE, SQUEEZE, STRIDED_SLICE];
 
 /// A folded constant: integers (the shape path) or floats, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -277,8 +283,7 @@ impl Importer<'_> {
     /// Evaluates `raw` if it is a shape computation on constants: `Ok(None)` if it is not one
     /// (the op is converted to a node); an error for a fold-only operator on a run-time value.
     pub(super) fn try_fold(&self, raw: &RawOp<'_>) -> Result<Option<Folded>, ConvertError> {
-        let foldable =
-            FOLD_ONLY.contains(&raw.code) || matches!(raw.code, ADD | SUB | MUL | CONCATENATION | RESHAPE | SQUEEZE);
+        let foldable = FOLD_ONLY.contains(&raw.code) || FOLDED_WHEN_CONSTANT.contains(&raw.code);
         if !foldable {
             return Ok(None);
         }
@@ -297,7 +302,7 @@ impl Importer<'_> {
                 None => ops.push(None),
                 Some(i) => match self.folded(*i)? {
                     Some(v) => ops.push(Some(v)),
-                    None if FOLD_ONLY.contains(&raw.code) && !super::ops_movement::SUPPORTED.contains(&raw.code) => {
+                    None if FOLD_ONLY.contains(&raw.code) => {
                         return Err(err(
                             Kind::Unsupported,
                             format!(

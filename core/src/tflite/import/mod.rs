@@ -59,6 +59,8 @@ const SPACE_TO_DEPTH: i32 = fb::BuiltinOperator::SpaceToDepth as i32;
 const MINIMUM: i32 = fb::BuiltinOperator::Minimum as i32;
 const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
 const PRELU: i32 = fb::BuiltinOperator::Prelu as i32;
+const DIV: i32 = fb::BuiltinOperator::Div as i32;
+const SQUARED_DIFFERENCE: i32 = fb::BuiltinOperator::SquaredDifference as i32;
 
 const SUPPORTED: &[i32] = &[
     RESIZE_BILINEAR,
@@ -90,6 +92,8 @@ const SUPPORTED: &[i32] = &[
     MINIMUM,
     MAXIMUM,
     PRELU,
+    DIV,
+    SQUARED_DIFFERENCE,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {

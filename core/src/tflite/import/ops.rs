@@ -98,6 +98,13 @@ impl<'a> Importer<'a> {
             MINIMUM => Op::Minimum,
             MAXIMUM => Op::Maximum,
             PRELU => Op::Prelu,
+            SQUARED_DIFFERENCE => Op::SquaredDifference,
+            DIV => Op::Div {
+                activation: match options!(raw, DivOptions) {
+                    Some(o) => activation(o.fused_activation_function().fb()?)?,
+                    None => FusedActivation::None,
+                },
+            },
             SOFTMAX => Op::Softmax { beta: required_options!(raw, SoftmaxOptions).beta().fb()? },
             LOGISTIC => Op::Logistic,
             TANH => Op::Tanh,
