@@ -239,6 +239,15 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::MirrorPad],
+        op: "mirror pad (reflect, symmetric, edge)",
+        dtypes: "int8, int16",
+        reference: "`mirror_pad_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

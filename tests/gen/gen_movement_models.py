@@ -123,7 +123,27 @@ def depth_space_opset13():
                 inits, 13)
 
 
-ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13]
+def pad_modes_opset13():
+    """NCHW [1, 3, 4, 5]: Pad in reflect mode (H and W, up to extent - 1) and in edge mode (every
+    axis, wider than the input)."""
+    nodes = [
+        helper.make_node("Pad", ["x", "r_pads"], ["r"], mode="reflect", name="reflect"),
+        helper.make_node("Pad", ["x", "e_pads"], ["e"], mode="edge", name="edge"),
+    ]
+    inits = [ints("r_pads", [0, 0, 3, 1, 0, 0, 2, 4]), ints("e_pads", [0, 1, 6, 0, 1, 2, 0, 7])]
+    return make("pad_modes_opset13", nodes, [vi("x", [1, 3, 4, 5])], [vi("r", [1, 3, 9, 10]), vi("e", [2, 6, 10, 12])],
+                inits, 13)
+
+
+def pad_axes_opset18():
+    """[2, 5, 6]: Pad in reflect mode on axes [-1, 1] only (opset 18's axes input)."""
+    nodes = [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect", name="reflect_axes")]
+    inits = [ints("pads", [2, 1, 5, 4]), ints("axes", [-1, 1])]
+    return make("pad_axes_opset18", nodes, [vi("x", [2, 5, 6])], [vi("y", [2, 10, 13])], inits, 18)
+
+
+ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13,
+               pad_modes_opset13, pad_axes_opset18]
 
 
 def onnx_entry(build):
@@ -204,7 +224,24 @@ def tflite_depth_space():
     return "tflite_depth_space", mb.build([x], [y, z]), [x], ([1, 2, 3, 8],)
 
 
-TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space]
+def tflite_mirror_pad():
+    """[1, 3, 4, 2] int8: MIRROR_PAD in REFLECT and SYMMETRIC modes."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.03), 17
+    x = mb.tensor("x", [1, 3, 4, 2], np.int8, [s], [zp])
+    y = mb.tensor("y", [1, 7, 6, 2], np.int8, [s], [zp])
+    z = mb.tensor("z", [1, 6, 8, 3], np.int8, [s], [zp])
+    pads_r = np.array([[0, 0], [2, 2], [1, 1], [0, 0]], np.int32)
+    pads_s = np.array([[0, 0], [3, 0], [2, 2], [0, 1]], np.int32)
+    for out, pads, mode in [(y, pads_r, 0), (z, pads_s, 1)]:
+        o = S.MirrorPadOptionsT()
+        o.mode = mode
+        tp = mb.tensor(f"pads{mode}", [4, 2], np.int32, data=pads)
+        mb.operator(BO.MIRROR_PAD, 2, [x, tp], [out], OPT.MirrorPadOptions, o)
+    return "tflite_mirror_pad", mb.build([x], [y, z]), [x], ([1, 3, 4, 2],)
+
+
+TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space, tflite_mirror_pad]
 
 
 def tflite_entry(build):

@@ -166,6 +166,7 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
             movement::space_depth(x.data, x.shape, op).map_err(kerr)?
         }
+        Op::MirrorPad { paddings, mode } => movement::mirror_pad(x.data, x.shape, paddings, *mode).map_err(kerr)?,
         other => {
             return Err(ConvertError::new(
                 Kind::UnsupportedOp,
@@ -494,6 +495,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::StridedSlice(_)
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
             | Op::Dequantize
     )
 }

@@ -110,6 +110,18 @@ pub(super) fn output_shape(op: &Op, x: &[usize]) -> Result<Vec<usize>, ConvertEr
                 Ok(vec![n, h, w, c / bb])
             }
         }
+        Op::MirrorPad { paddings, mode } => {
+            let pairs: Vec<[i32; 2]> = paddings
+                .iter()
+                .map(|&[b, a]| match (i32::try_from(b), i32::try_from(a)) {
+                    (Ok(b), Ok(a)) => Ok([b, a]),
+                    _ => Err(err(format!("mirror padding {b}+{a} too large"))),
+                })
+                .collect::<Result<_, _>>()?;
+            let p = crate::kernels::mirror_pad::MirrorPadParams::new(x, &pairs, *mode)
+                .map_err(|e| err(format!("mirror pad ({mode:?}) of {x:?} by {paddings:?}: {e}")))?;
+            Ok(p.output_shape().dims().to_vec())
+        }
         other => Err(err(format!("{} is not a data-movement op", other.name()))),
     }
 }
@@ -143,6 +155,13 @@ pub(super) fn fmt_attrs(op: &Op, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         Op::DepthToSpace { block, crd } => write!(f, "(block {block}{})", if *crd { ", CRD" } else { "" }),
         Op::SpaceToDepth { block } => write!(f, "(block {block})"),
+        Op::MirrorPad { paddings, mode } => {
+            write!(f, "({mode:?}")?;
+            for [b, a] in paddings {
+                write!(f, ", {b}+{a}")?;
+            }
+            f.write_str(")")
+        }
         _ => Ok(()),
     }
 }

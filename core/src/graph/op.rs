@@ -313,6 +313,15 @@ pub enum Op {
         /// Block size `b`.
         block: usize,
     },
+    /// Mirror or edge padding (TFLite `MIRROR_PAD`, ONNX `Pad` in `reflect` / `edge` mode):
+    /// output extent `i` is `x[i] + paddings[i][0] + paddings[i][1]`, the padding read from `x`
+    /// as [`MirrorPadMode`](crate::kernels::mirror_pad::MirrorPadMode) says.
+    MirrorPad {
+        /// `[before, after]` per axis of `x`.
+        paddings: Vec<[usize; 2]>,
+        /// Reflect, symmetric or edge.
+        mode: crate::kernels::mirror_pad::MirrorPadMode,
+    },
     /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
     /// integer tensor to other parameters or another integer type. Same shape.
     Quantize,
@@ -364,6 +373,7 @@ impl Op {
             Op::StridedSlice(_) => "StridedSlice",
             Op::DepthToSpace { .. } => "DepthToSpace",
             Op::SpaceToDepth { .. } => "SpaceToDepth",
+            Op::MirrorPad { .. } => "MirrorPad",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
         }
@@ -501,7 +511,7 @@ impl fmt::Display for Op {
                 write_list(f, axes)?;
                 f.write_str(")")
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
+            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } | Op::MirrorPad { .. } => {
                 super::movement::fmt_attrs(self, f)
             }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),

@@ -325,7 +325,7 @@ impl Op {
                 }
                 o
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
+            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } | Op::MirrorPad { .. } => {
                 super::movement::output_shape(self, x)?
             }
             Op::Squeeze { axes } => {

@@ -39,6 +39,7 @@ pub mod fixedpoint;
 pub mod hard_swish;
 pub mod logistic;
 pub mod lut;
+pub mod mirror_pad;
 pub mod mul;
 pub mod pad;
 pub mod reduce;

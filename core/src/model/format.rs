@@ -178,4 +178,6 @@ op_kinds! {
     DepthToSpace = 41, "DEPTH_TO_SPACE";
     /// Space to depth (NHWC).
     SpaceToDepth = 42, "SPACE_TO_DEPTH";
+    /// Mirror padding (TFLite MIRROR_PAD reflect and symmetric; ONNX Pad reflect and edge).
+    MirrorPad = 43, "MIRROR_PAD";
 }

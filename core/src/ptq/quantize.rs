@@ -305,6 +305,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::StridedSlice(_)
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
     )
 }
 
@@ -321,6 +322,7 @@ fn same_as_input(op: &Op) -> bool {
             | Op::StridedSlice(_)
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
     )
 }
 

@@ -180,7 +180,36 @@ def gen_space_to_depth(dtype=np.int8, file="space_to_depth.json"):
     return fam
 
 
+# ---------------------------------------------------------------------------------------------
+# MIRROR_PAD: params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ paddings (before, after per dimension)
+
+MP_CASES = [
+    ([5], [[2, 3]]), ([5], [[0, 0]]), ([3, 4], [[1, 2], [3, 0]]), ([2, 3, 4], [[1, 1], [2, 2], [0, 3]]),
+    ([1, 4, 4, 3], [[0, 0], [1, 1], [1, 1], [0, 0]]), ([1, 4, 4, 3], [[0, 0], [3, 2], [2, 3], [0, 0]]),
+    ([2, 5, 3, 2], [[1, 0], [0, 4], [2, 1], [1, 1]]), ([1, 8, 8, 4], [[0, 0], [2, 2], [2, 2], [0, 0]]),
+]
+
+
+def gen_mirror_pad(dtype=np.int8, file="mirror_pad.json"):
+    fam = Family(file, "MIRROR_PAD", GEN, f"{np.dtype(dtype).name}; params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ "
+                 "[before, after] per dimension; input and output share quantization")
+    for mode in [0, 1]:
+        for shape, pads in MP_CASES:
+            if mode == 0 and any(max(p) > n - 1 for n, p in zip(shape, pads)):
+                pads = [[min(b, n - 1), min(a, n - 1)] for n, (b, a) in zip(shape, pads)]
+            out = [n + b + a for n, (b, a) in zip(shape, pads)]
+
+            def build(mb, ti, to, pads=pads, mode=mode):
+                tp = mb.tensor("paddings", [len(pads), 2], np.int32, data=np.array(pads, np.int32))
+                o = S.MirrorPadOptionsT()
+                o.mode = mode
+                mb.operator(BO.MIRROR_PAD, 2 if dtype == np.int8 else 3, [ti, tp], [to], OPT.MirrorPadOptions, o)
+            name = f"mirror_pad_{['reflect', 'symmetric'][mode]}_{_s(shape)}_" + "_".join(f"{b}{a}" for b, a in pads)
+            _case(fam, name, dtype, shape, out, [mode] + [v for p in pads for v in p], build)
+    return fam
+
+
 GENERATORS = {"slice": gen_slice, "strided_slice": gen_strided_slice, "depth_to_space": gen_depth_to_space,
-              "space_to_depth": gen_space_to_depth}
-# TFLite Micro's DEPTH_TO_SPACE and SPACE_TO_DEPTH take float32 and int8 only.
+              "space_to_depth": gen_space_to_depth, "mirror_pad": gen_mirror_pad}
+# TFLite Micro's DEPTH_TO_SPACE, SPACE_TO_DEPTH and MIRROR_PAD take float32 and int8 only.
 GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16}

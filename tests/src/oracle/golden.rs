@@ -288,6 +288,7 @@ files! {
         depth_to_space_file, "depth_to_space.json", |c| movement(MoveOp::DepthToSpace, c);
     space_to_depth: MovementCase<'static> =
         space_to_depth_file, "space_to_depth.json", |c| movement(MoveOp::SpaceToDepth, c);
+    mirror_pad: MovementCase<'static> = mirror_pad_file, "mirror_pad.json", |c| movement(MoveOp::MirrorPad, c);
     transpose: TransposeCase<'static> = transpose_file, "transpose.json", |c| TransposeCase {
         name: &c.name,
         input: i8s(&c.input),

@@ -1,4 +1,4 @@
-//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE and SPACE_TO_DEPTH against
+//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH and MIRROR_PAD against
 //! TFLite Micro and the TFLite interpreter's reference kernels (`tests/golden/kernels/`).
 //! Pure data movement: both rounding modes run the same kernel and must match both oracles.
 //!
@@ -7,6 +7,7 @@
 
 use microquant::kernels::Dims4;
 use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth_s8, space_depth_s16};
+use microquant::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad_s8, mirror_pad_s16};
 use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
@@ -23,6 +24,8 @@ pub enum MoveOp {
     DepthToSpace,
     /// SPACE_TO_DEPTH (NHWC): `params = [block_size]`.
     SpaceToDepth,
+    /// MIRROR_PAD: `params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ [before, after] per dimension`.
+    MirrorPad,
 }
 
 /// A data-movement case: one input, the output quantized like it.
@@ -46,6 +49,7 @@ pub struct MovementCase<'a> {
 enum Prepared {
     Slice(SliceParams),
     SpaceDepth(SpaceDepthParams),
+    MirrorPad(MirrorPadParams),
 }
 
 impl Prepared {
@@ -53,18 +57,21 @@ impl Prepared {
         match self {
             Prepared::Slice(p) => p.output_len(),
             Prepared::SpaceDepth(p) => p.output().checked_len().unwrap_or(0),
+            Prepared::MirrorPad(p) => p.output_shape().len(),
         }
     }
     fn run_s8(&self, x: &[i8], out: &mut [i8]) -> Result<(), microquant::Error> {
         match self {
             Prepared::Slice(p) => slice_s8(p, x, out),
             Prepared::SpaceDepth(p) => space_depth_s8(p, x, out),
+            Prepared::MirrorPad(p) => mirror_pad_s8(p, x, out),
         }
     }
     fn run_s16(&self, x: &[i16], out: &mut [i16]) -> Result<(), microquant::Error> {
         match self {
             Prepared::Slice(p) => slice_s16(p, x, out),
             Prepared::SpaceDepth(p) => space_depth_s16(p, x, out),
+            Prepared::MirrorPad(p) => mirror_pad_s16(p, x, out),
         }
     }
 }
@@ -100,6 +107,21 @@ fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
             };
             let p = SpaceDepthParams::new(Dims4::new(n, h, w, ch), b as usize, mode);
             Prepared::SpaceDepth(kernel(c.name, "prepare", p)?)
+        }
+        MoveOp::MirrorPad => {
+            let (&[mode], pads) = c.params.split_at_checked(1).ok_or(bad("no mode"))? else {
+                return Err(bad("no mode"));
+            };
+            let mode = if mode == 0 { MirrorPadMode::Reflect } else { MirrorPadMode::Symmetric };
+            let mut pairs = [[0i32; 2]; 6];
+            if pads.len() != 2 * r || r > 6 {
+                return Err(bad("not one [before, after] pair per dimension"));
+            }
+            for (k, pair) in pairs.iter_mut().enumerate().take(r) {
+                *pair = [pads[2 * k], pads[2 * k + 1]];
+            }
+            let p = MirrorPadParams::new(c.input_shape, &pairs[..r], mode);
+            Prepared::MirrorPad(kernel(c.name, "prepare", p)?)
         }
     })
 }
@@ -143,6 +165,7 @@ macro_rules! movement_golden_tests {
             strided_slice_s16_matches_both_oracles => (strided_slice_16, $crate::oracle::movement::check),
             depth_to_space_s8_matches_both_oracles => (depth_to_space, $crate::oracle::movement::check),
             space_to_depth_s8_matches_both_oracles => (space_to_depth, $crate::oracle::movement::check),
+            mirror_pad_s8_matches_both_oracles => (mirror_pad, $crate::oracle::movement::check),
         );
     };
 }

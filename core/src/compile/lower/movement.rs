@@ -43,6 +43,13 @@ pub(super) fn lower(
             spec.kind = OpKind::SpaceToDepth;
             spec.params = vec![*block as u32];
         }
+        Op::MirrorPad { paddings, mode } => {
+            spec.kind = OpKind::MirrorPad;
+            spec.params = vec![mode.code(), paddings.len() as u32];
+            for [bf, af] in paddings {
+                spec.params.extend_from_slice(&[*bf as u32, *af as u32]);
+            }
+        }
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not a data-movement op", other.name())));
         }

@@ -13,6 +13,7 @@ mod depth_to_space;
 mod depthwise_conv;
 mod fully_connected;
 mod lut;
+mod mirror_pad;
 mod mul;
 mod pad;
 mod pooling;
@@ -141,6 +142,7 @@ op_kinds! {
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
     StridedSlice => Slice(slice::SliceOp), scratch: false;
     DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
+    MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

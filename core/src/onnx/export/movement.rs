@@ -3,6 +3,7 @@
 //! as themselves (NCHW).
 
 use super::*;
+use crate::kernels::mirror_pad::MirrorPadMode;
 
 fn attr_str(name: &str, v: &str) -> pb::AttributeProto {
     pb::AttributeProto {
@@ -45,6 +46,22 @@ impl Exporter<'_> {
                 vec![attr_int("blocksize", *block as i64)],
             );
             return self.finish(y, out, NCHW.to_vec());
+        }
+        if let Op::MirrorPad { paddings, mode } = &node.op {
+            let mode = match mode {
+                MirrorPadMode::Reflect => "reflect",
+                MirrorPadMode::Edge => "edge",
+                MirrorPadMode::Symmetric => {
+                    return Err(ConvertError::new(Kind::Unsupported, "ONNX Pad has no symmetric mode"));
+                }
+            };
+            let mut pads: Vec<i64> = x.perm.iter().map(|&a| paddings.get(a).map_or(0, |p| p[0] as i64)).collect();
+            pads.extend(x.perm.iter().map(|&a| paddings.get(a).map_or(0, |p| p[1] as i64)));
+            let pn = self.i64s(&format!("{base}/pads"), &pads);
+            let out = self.fresh(&format!("{base}/float"));
+            let perm = x.perm.clone();
+            self.node("Pad", nname, vec![x.name, pn], vec![out.clone()], vec![attr_str("mode", mode)]);
+            return self.finish(y, out, perm);
         }
         let x = self.in_order(&x, &layout::identity(xt.shape.len()));
         match &node.op {

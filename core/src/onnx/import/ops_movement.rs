@@ -1,11 +1,13 @@
 //! Data movement on activations: `Slice`, `Split` (one [`Op::StridedSlice`] per output: the graph's
-//! ops have one output, and a split is a copy either way), ...
+//! ops have one output, and a split is a copy either way), `DepthToSpace`, `SpaceToDepth`, `Pad` in
+//! `reflect` and `edge` modes.
 //!
 //! The activation keeps its graph layout (`Act::perm`): the model's axes are mapped to graph axes,
 //! and the output has the input's layout.
 
 use super::*;
 use crate::graph::StridedSlice;
+use crate::kernels::mirror_pad::MirrorPadMode;
 
 /// ONNX `Slice`'s resolution of one axis of extent `dim` (the operator's spec: negative
 /// indices count from the end, then starts clamp into `[0, dim]` (`[0, dim - 1]` for negative
@@ -178,6 +180,38 @@ impl Builder {
         let src = self.in_order(&x, &NHWC, &out)?;
         let id = self.emit(ctx, ctx.name(), op, vec![Some(src)], &out)?;
         self.set(ctx, 0, Value::Act(Act { id, perm: NHWC.to_vec() }));
+        Ok(())
+    }
+
+    /// ONNX `Pad` in `reflect` or `edge` mode (constant pads, optional axes).
+    pub(super) fn mirror_pad(&mut self, ctx: &Ctx, mode: &str) -> Result<(), ConvertError> {
+        let x = self.act_input(ctx, 0)?;
+        let r = x.perm.len();
+        let pads: Vec<i64> = match self.const_input(ctx, 1, "pads")? {
+            Some(k) => ctx.a(k.as_i64().map(<[i64]>::to_vec))?,
+            None => ctx.a(ctx.attrs().ints("pads"))?.unwrap_or_default(),
+        };
+        let axes: Vec<usize> = match self.const_input(ctx, 3, "the axes")? {
+            Some(k) => ctx.a(k.as_i64().and_then(|v| fold::norm_axes(v, r)))?,
+            None => (0..r).collect(),
+        };
+        if pads.len() != 2 * axes.len() || pads.iter().any(|&p| p < 0) {
+            return Err(ctx.unsupported(format!(
+                "pads {pads:?} for {} axes: expected 2 non-negative values per axis",
+                axes.len()
+            )));
+        }
+        let mut onnx_pads = vec![[0usize; 2]; r];
+        for (k, &a) in axes.iter().enumerate() {
+            if let Some(slot) = onnx_pads.get_mut(a) {
+                *slot = [pads[k] as usize, pads[k + axes.len()] as usize];
+            }
+        }
+        let paddings = x.perm.iter().map(|&p| onnx_pads.get(p).copied().unwrap_or([0, 0])).collect();
+        let mode = if mode == "edge" { MirrorPadMode::Edge } else { MirrorPadMode::Reflect };
+        let out = ctx.out_name(0);
+        let id = self.emit(ctx, ctx.name(), Op::MirrorPad { paddings, mode }, vec![Some(x.id)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm: x.perm }));
         Ok(())
     }
 }

@@ -196,6 +196,7 @@ impl<'a> Importer<'a> {
                 Op::Squeeze { axes }
             }
             SLICE | STRIDED_SLICE => self.convert_slice(raw)?,
+            MIRROR_PAD => self.convert_mirror_pad(raw)?,
             DEPTH_TO_SPACE => {
                 let block = positive(required_options!(raw, DepthToSpaceOptions).block_size().fb()?, "block_size")?;
                 Op::DepthToSpace { block, crd: false }

@@ -1,13 +1,16 @@
 //! Data movement: `SLICE`, `STRIDED_SLICE` (→ [`Op::StridedSlice`], resolved with the kernel's
 //! own TFLite semantics, [`SliceParams`]), `SPLIT` and `SPLIT_V` (one [`Op::StridedSlice`] node
-//! per output: the graph's ops have one output, and a split is a copy either way).
+//! per output: the graph's ops have one output, and a split is a copy either way), `MIRROR_PAD`
+//! (`DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` are one line each in `ops.rs`).
 
 use super::*;
 use crate::graph::StridedSlice;
+use crate::kernels::mirror_pad::MirrorPadMode;
 use crate::kernels::slice::{SliceParams, StridedSliceMasks};
 
 /// The builtin codes converted here.
-pub(super) const SUPPORTED: [i32; 6] = [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH];
+pub(super) const SUPPORTED: [i32; 7] =
+    [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD];
 
 fn i32s(v: &[i64], what: &str) -> Result<Vec<i32>, ConvertError> {
     v.iter().map(|&x| i32::try_from(x).map_err(|_| malformed(format!("{what} value {x} out of range")))).collect()
@@ -176,5 +179,21 @@ impl<'a> Importer<'a> {
     /// The graph nodes of one operator: one, or one per output of a split.
     pub(super) fn convert_op_nodes(&self, raw: &RawOp<'a>) -> Result<Vec<Node>, ConvertError> {
         if matches!(raw.code, SPLIT | SPLIT_V) { self.convert_split(raw) } else { Ok(vec![self.convert_op(raw)?]) }
+    }
+
+    /// MIRROR_PAD (constant paddings; REFLECT or SYMMETRIC).
+    pub(super) fn convert_mirror_pad(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let p = raw.input(1).ok_or_else(|| malformed("MIRROR_PAD has no paddings operand"))?;
+        let values = self.const_ints(p, "paddings")?;
+        let rank = self.input_rank(raw)?;
+        if values.len() != rank * 2 || values.iter().any(|&v| v < 0 || v > i64::from(i32::MAX)) {
+            return Err(malformed(format!("MIRROR_PAD paddings {values:?} for rank {rank}")));
+        }
+        let paddings = values.chunks_exact(2).map(|p| [p[0] as usize, p[1] as usize]).collect();
+        let mode = match required_options!(raw, MirrorPadOptions).mode().fb()? {
+            fb::MirrorPadMode::Reflect => MirrorPadMode::Reflect,
+            fb::MirrorPadMode::Symmetric => MirrorPadMode::Symmetric,
+        };
+        Ok(Op::MirrorPad { paddings, mode })
     }
 }
