@@ -503,7 +503,7 @@ fn movement_files(g: &mut Gen, other: Option<usize>) {
         Need { bytes: c.input.len() * w + o.bytes, ..o }
     };
     type Loader = fn() -> File<MovementCase<'static>>;
-    let files: [(&str, Loader); 7] = [
+    let files: [(&str, Loader); 8] = [
         ("slice", golden::slice),
         ("slice_16", golden::slice_16),
         ("strided_slice", golden::strided_slice),
@@ -511,6 +511,7 @@ fn movement_files(g: &mut Gen, other: Option<usize>) {
         ("depth_to_space", golden::depth_to_space),
         ("space_to_depth", golden::space_to_depth),
         ("mirror_pad", golden::mirror_pad),
+        ("gather", golden::gather),
     ];
     for (func, load) in files {
         g.file((func, "MovementCase"), load(), other, need, |c| &c.expected, lit);

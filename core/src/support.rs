@@ -248,6 +248,15 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::Gather],
+        op: "gather (constant indices)",
+        dtypes: "int8, int16",
+        reference: "`gather_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

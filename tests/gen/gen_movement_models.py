@@ -142,8 +142,22 @@ def pad_axes_opset18():
     return make("pad_axes_opset18", nodes, [vi("x", [2, 5, 6])], [vi("y", [2, 10, 13])], inits, 18)
 
 
+def gather_opset13():
+    """NCHW [1, 6, 4, 5]: Gather over the channels (negative index included), a scalar index over H
+    (the axis goes), and a 2-D index over W (the axis becomes two)."""
+    nodes = [
+        helper.make_node("Gather", ["x", "ic"], ["c"], axis=1, name="gather_c"),
+        helper.make_node("Gather", ["x", "ih"], ["h"], axis=-2, name="gather_h"),
+        helper.make_node("Gather", ["x", "iw"], ["w"], axis=3, name="gather_w"),
+    ]
+    inits = [ints("ic", [5, 0, -1, 2]), numpy_helper.from_array(np.array(-1, np.int64), "ih"),
+             ints("iw", [[0, 4], [2, 2]])]
+    return make("gather_opset13", nodes, [vi("x", [1, 6, 4, 5])],
+                [vi("c", [1, 4, 4, 5]), vi("h", [1, 6, 5]), vi("w", [1, 6, 4, 2, 2])], inits, 13)
+
+
 ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13,
-               pad_modes_opset13, pad_axes_opset18]
+               pad_modes_opset13, pad_axes_opset18, gather_opset13]
 
 
 def onnx_entry(build):
@@ -241,7 +255,21 @@ def tflite_mirror_pad():
     return "tflite_mirror_pad", mb.build([x], [y, z]), [x], ([1, 3, 4, 2],)
 
 
-TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space, tflite_mirror_pad]
+def tflite_gather():
+    """[2, 5, 3] int8: GATHER over axis 1 by [4, 0, 4], and over axis -1 by [[2, 0]]."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.07), -20
+    x = mb.tensor("x", [2, 5, 3], np.int8, [s], [zp])
+    y = mb.tensor("y", [2, 3, 3], np.int8, [s], [zp])
+    z = mb.tensor("z", [2, 5, 1, 2], np.int8, [s], [zp])
+    for out, axis, pos in [(y, 1, [4, 0, 4]), (z, -1, [[2, 0]])]:
+        o = S.GatherOptionsT()
+        o.axis = axis
+        mb.operator(BO.GATHER, 1, [x, _i32(mb, f"pos{axis}", pos)], [out], OPT.GatherOptions, o)
+    return "tflite_gather", mb.build([x], [y, z]), [x], ([2, 5, 3],)
+
+
+TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space, tflite_mirror_pad, tflite_gather]
 
 
 def tflite_entry(build):

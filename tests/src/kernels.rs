@@ -533,4 +533,5 @@ golden_file!(
     (DEPTH_TO_SPACE_JSON, depth_to_space_file, depth_to_space_cases, MovementCase, "depth_to_space.json"),
     (SPACE_TO_DEPTH_JSON, space_to_depth_file, space_to_depth_cases, MovementCase, "space_to_depth.json"),
     (MIRROR_PAD_JSON, mirror_pad_file, mirror_pad_cases, MovementCase, "mirror_pad.json"),
+    (GATHER_JSON, gather_file, gather_cases, MovementCase, "gather.json"),
 );

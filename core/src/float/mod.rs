@@ -167,6 +167,7 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             movement::space_depth(x.data, x.shape, op).map_err(kerr)?
         }
         Op::MirrorPad { paddings, mode } => movement::mirror_pad(x.data, x.shape, paddings, *mode).map_err(kerr)?,
+        Op::Gather { axis, indices, .. } => movement::gather(x.data, x.shape, *axis, indices).map_err(kerr)?,
         other => {
             return Err(ConvertError::new(
                 Kind::UnsupportedOp,
@@ -496,6 +497,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
+            | Op::Gather { .. }
             | Op::Dequantize
     )
 }

@@ -8,6 +8,7 @@ use super::KernelError;
 use crate::graph::{Op, StridedSlice};
 use crate::kernels::Dims4;
 use crate::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth as space_depth_kernel};
+use crate::kernels::gather::{GatherParams, gather as gather_kernel};
 use crate::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad as mirror_pad_kernel};
 use crate::kernels::slice::{SliceParams, slice};
 
@@ -60,4 +61,18 @@ pub(crate) fn mirror_pad(
     let mut out = vec![0.0f32; p.output_shape().len()];
     mirror_pad_kernel(&p, data, &mut out).map_err(kernel_error)?;
     Ok(out)
+}
+
+/// Gather of `data` (of `shape`) along `axis` by `indices`.
+pub(crate) fn gather(data: &[f32], shape: &[usize], axis: usize, indices: &[usize]) -> Result<Vec<f32>, KernelError> {
+    let idx = gather_indices(indices).ok_or(KernelError("gather index too large"))?;
+    let p = GatherParams::new(shape, axis, &idx).map_err(kernel_error)?;
+    let mut out = vec![0.0f32; p.output_len()];
+    gather_kernel(&p, data, &idx, &mut out).map_err(kernel_error)?;
+    Ok(out)
+}
+
+/// Indices as the gather kernel takes them (`None` if one exceeds `i32`).
+fn gather_indices(indices: &[usize]) -> Option<Vec<i32>> {
+    indices.iter().map(|&i| i32::try_from(i).ok()).collect()
 }

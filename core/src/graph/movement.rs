@@ -122,6 +122,21 @@ pub(super) fn output_shape(op: &Op, x: &[usize]) -> Result<Vec<usize>, ConvertEr
                 .map_err(|e| err(format!("mirror pad ({mode:?}) of {x:?} by {paddings:?}: {e}")))?;
             Ok(p.output_shape().dims().to_vec())
         }
+        Op::Gather { axis, indices, indices_shape } => {
+            let Some(&n) = x.get(*axis) else {
+                return Err(err(format!("gather axis {axis} out of range for {x:?}")));
+            };
+            if num_elements(indices_shape) != Some(indices.len()) {
+                return Err(err(format!("gather has {} indices for shape {indices_shape:?}", indices.len())));
+            }
+            if let Some(i) = indices.iter().find(|&&i| i >= n) {
+                return Err(err(format!("gather index {i} out of range for extent {n}")));
+            }
+            let mut o = x.get(..*axis).unwrap_or(&[]).to_vec();
+            o.extend_from_slice(indices_shape);
+            o.extend_from_slice(x.get(axis + 1..).unwrap_or(&[]));
+            Ok(o)
+        }
         other => Err(err(format!("{} is not a data-movement op", other.name()))),
     }
 }
@@ -155,6 +170,15 @@ pub(super) fn fmt_attrs(op: &Op, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         Op::DepthToSpace { block, crd } => write!(f, "(block {block}{})", if *crd { ", CRD" } else { "" }),
         Op::SpaceToDepth { block } => write!(f, "(block {block})"),
+        Op::Gather { axis, indices, indices_shape } => {
+            write!(f, "(axis {axis}, indices ")?;
+            if indices.len() <= 8 {
+                write_list(f, indices)?;
+            } else {
+                write!(f, "{indices_shape:?}")?;
+            }
+            f.write_str(")")
+        }
         Op::MirrorPad { paddings, mode } => {
             write!(f, "({mode:?}")?;
             for [b, a] in paddings {

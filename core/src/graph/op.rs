@@ -322,6 +322,16 @@ pub enum Op {
         /// Reflect, symmetric or edge.
         mode: crate::kernels::mirror_pad::MirrorPadMode,
     },
+    /// Gather of `x` along `axis` by constant indices (TFLite `GATHER`, ONNX `Gather`): the
+    /// output is `x`'s shape with `axis` replaced by `indices_shape`.
+    Gather {
+        /// The gathered axis, `< rank`.
+        axis: usize,
+        /// The indices, each `< x[axis]`, row-major.
+        indices: Vec<usize>,
+        /// Their shape (`[]` for one index: the axis goes).
+        indices_shape: Vec<usize>,
+    },
     /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
     /// integer tensor to other parameters or another integer type. Same shape.
     Quantize,
@@ -374,6 +384,7 @@ impl Op {
             Op::DepthToSpace { .. } => "DepthToSpace",
             Op::SpaceToDepth { .. } => "SpaceToDepth",
             Op::MirrorPad { .. } => "MirrorPad",
+            Op::Gather { .. } => "Gather",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
         }
@@ -511,9 +522,11 @@ impl fmt::Display for Op {
                 write_list(f, axes)?;
                 f.write_str(")")
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } | Op::MirrorPad { .. } => {
-                super::movement::fmt_attrs(self, f)
-            }
+            Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. } => super::movement::fmt_attrs(self, f),
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
         }
     }

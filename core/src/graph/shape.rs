@@ -325,9 +325,11 @@ impl Op {
                 }
                 o
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } | Op::MirrorPad { .. } => {
-                super::movement::output_shape(self, x)?
-            }
+            Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. } => super::movement::output_shape(self, x)?,
             Op::Squeeze { axes } => {
                 check_axes_unique_sorted(axes, x.len(), "squeeze")?;
                 let removed = axis_mask(axes, x.len());

@@ -36,6 +36,7 @@ pub mod add;
 pub mod concat;
 pub mod depth_to_space;
 pub mod fixedpoint;
+pub mod gather;
 pub mod hard_swish;
 pub mod logistic;
 pub mod lut;

@@ -180,4 +180,6 @@ op_kinds! {
     SpaceToDepth = 42, "SPACE_TO_DEPTH";
     /// Mirror padding (TFLite MIRROR_PAD reflect and symmetric; ONNX Pad reflect and edge).
     MirrorPad = 43, "MIRROR_PAD";
+    /// Gather along one axis by constant indices (TFLite GATHER, ONNX Gather).
+    Gather = 44, "GATHER";
 }

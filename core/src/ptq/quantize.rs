@@ -306,6 +306,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
+            | Op::Gather { .. }
     )
 }
 
@@ -323,6 +324,7 @@ fn same_as_input(op: &Op) -> bool {
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
+            | Op::Gather { .. }
     )
 }
 

@@ -209,7 +209,38 @@ def gen_mirror_pad(dtype=np.int8, file="mirror_pad.json"):
     return fam
 
 
+# ---------------------------------------------------------------------------------------------
+# GATHER (batch_dims 0, constant int32 positions): params = [axis, indices rank] ++ indices shape
+# ++ indices
+
+GATHER_CASES = [
+    ([7], 0, [3]), ([7], 0, [[0, 6], [6, 1]]), ([4, 5], 0, [3, 0, 3]), ([4, 5], 1, [4, 2]), ([4, 5], -1, 2),
+    ([2, 3, 4], 1, [2, 2, 0, 1]), ([2, 3, 4], 2, [[1, 3, 0]]), ([1, 4, 4, 6], 3, [5, 4, 3, 2, 1, 0]),
+    ([1, 4, 4, 6], 1, [0, 3]), ([10, 8], 0, [[9, 0], [1, 2], [4, 4]]), ([2, 3, 2, 3, 2], 3, [1]),
+]
+
+
+def gen_gather(dtype=np.int8, file="gather.json"):
+    fam = Family(file, "GATHER", GEN, f"{np.dtype(dtype).name}; batch_dims 0; params = [axis, rank of the "
+                 "indices] ++ their shape ++ the indices (int32 constant); input and output share quantization")
+    for shape, axis, idx in GATHER_CASES:
+        idx = np.array(idx, np.int32)
+        ax = axis % len(shape)
+        out = list(shape[:ax]) + list(idx.shape) + list(shape[ax + 1:])
+
+        def build(mb, ti, to, axis=axis, idx=idx):
+            tp = mb.tensor("positions", list(idx.shape) or [1], np.int32, data=idx.reshape(list(idx.shape) or [1]))
+            mb.tensors[tp].shape = list(idx.shape)
+            o = S.GatherOptionsT()
+            o.axis, o.batchDims = axis, 0
+            mb.operator(BO.GATHER, 1, [ti, tp], [to], OPT.GatherOptions, o)
+        name = f"gather_{_s(shape)}_axis{axis}_idx{_s(idx.shape)}_" + _l(idx.reshape(-1))
+        _case(fam, name, dtype, shape, out, [axis, idx.ndim] + list(idx.shape) + list(idx.reshape(-1)), build)
+    return fam
+
+
 GENERATORS = {"slice": gen_slice, "strided_slice": gen_strided_slice, "depth_to_space": gen_depth_to_space,
-              "space_to_depth": gen_space_to_depth, "mirror_pad": gen_mirror_pad}
-# TFLite Micro's DEPTH_TO_SPACE, SPACE_TO_DEPTH and MIRROR_PAD take float32 and int8 only.
+              "space_to_depth": gen_space_to_depth, "mirror_pad": gen_mirror_pad,
+              "gather": gen_gather}
+# TFLite Micro's DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD and GATHER take no int16.
 GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16}

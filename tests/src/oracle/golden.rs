@@ -289,6 +289,7 @@ files! {
     space_to_depth: MovementCase<'static> =
         space_to_depth_file, "space_to_depth.json", |c| movement(MoveOp::SpaceToDepth, c);
     mirror_pad: MovementCase<'static> = mirror_pad_file, "mirror_pad.json", |c| movement(MoveOp::MirrorPad, c);
+    gather: MovementCase<'static> = gather_file, "gather.json", |c| movement(MoveOp::Gather, c);
     transpose: TransposeCase<'static> = transpose_file, "transpose.json", |c| TransposeCase {
         name: &c.name,
         input: i8s(&c.input),

@@ -1,4 +1,4 @@
-//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH and MIRROR_PAD against
+//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD and GATHER against
 //! TFLite Micro and the TFLite interpreter's reference kernels (`tests/golden/kernels/`).
 //! Pure data movement: both rounding modes run the same kernel and must match both oracles.
 //!
@@ -7,6 +7,7 @@
 
 use microquant::kernels::Dims4;
 use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth_s8, space_depth_s16};
+use microquant::kernels::gather::{GatherParams, gather_s8, gather_s16};
 use microquant::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad_s8, mirror_pad_s16};
 use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
 
@@ -26,6 +27,8 @@ pub enum MoveOp {
     SpaceToDepth,
     /// MIRROR_PAD: `params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ [before, after] per dimension`.
     MirrorPad,
+    /// GATHER (batch_dims 0): `params = [axis, indices rank] ++ indices shape ++ indices`.
+    Gather,
 }
 
 /// A data-movement case: one input, the output quantized like it.
@@ -46,18 +49,20 @@ pub struct MovementCase<'a> {
 }
 
 /// The prepared kernel of one case.
-enum Prepared {
+enum Prepared<'a> {
     Slice(SliceParams),
     SpaceDepth(SpaceDepthParams),
     MirrorPad(MirrorPadParams),
+    Gather(GatherParams, &'a [i32]),
 }
 
-impl Prepared {
+impl Prepared<'_> {
     fn output_len(&self) -> usize {
         match self {
             Prepared::Slice(p) => p.output_len(),
             Prepared::SpaceDepth(p) => p.output().checked_len().unwrap_or(0),
             Prepared::MirrorPad(p) => p.output_shape().len(),
+            Prepared::Gather(p, _) => p.output_len(),
         }
     }
     fn run_s8(&self, x: &[i8], out: &mut [i8]) -> Result<(), microquant::Error> {
@@ -65,6 +70,7 @@ impl Prepared {
             Prepared::Slice(p) => slice_s8(p, x, out),
             Prepared::SpaceDepth(p) => space_depth_s8(p, x, out),
             Prepared::MirrorPad(p) => mirror_pad_s8(p, x, out),
+            Prepared::Gather(p, idx) => gather_s8(p, x, idx, out),
         }
     }
     fn run_s16(&self, x: &[i16], out: &mut [i16]) -> Result<(), microquant::Error> {
@@ -72,11 +78,12 @@ impl Prepared {
             Prepared::Slice(p) => slice_s16(p, x, out),
             Prepared::SpaceDepth(p) => space_depth_s16(p, x, out),
             Prepared::MirrorPad(p) => mirror_pad_s16(p, x, out),
+            Prepared::Gather(p, idx) => gather_s16(p, x, idx, out),
         }
     }
 }
 
-fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
+fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared<'a>, Failure<'a>> {
     let r = c.input_shape.len();
     let bad = |reason| Failure::BadCase { case: c.name, reason };
     let part = |k: usize| c.params.get(k * r..(k + 1) * r).ok_or(bad("params too short for the rank"));
@@ -123,6 +130,14 @@ fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
             let p = MirrorPadParams::new(c.input_shape, &pairs[..r], mode);
             Prepared::MirrorPad(kernel(c.name, "prepare", p)?)
         }
+        MoveOp::Gather => {
+            let (&axis, rest) = c.params.split_first().ok_or(bad("no axis"))?;
+            let (&q, rest) = rest.split_first().ok_or(bad("no indices rank"))?;
+            let indices = rest.get(q as usize..).ok_or(bad("no indices"))?;
+            let axis = if axis < 0 { axis + r as i32 } else { axis } as usize;
+            let p = GatherParams::new(c.input_shape, axis, indices);
+            Prepared::Gather(kernel(c.name, "prepare", p)?, indices)
+        }
     })
 }
 
@@ -166,6 +181,7 @@ macro_rules! movement_golden_tests {
             depth_to_space_s8_matches_both_oracles => (depth_to_space, $crate::oracle::movement::check),
             space_to_depth_s8_matches_both_oracles => (space_to_depth, $crate::oracle::movement::check),
             mirror_pad_s8_matches_both_oracles => (mirror_pad, $crate::oracle::movement::check),
+            gather_s8_matches_both_oracles => (gather, $crate::oracle::movement::check),
         );
     };
 }

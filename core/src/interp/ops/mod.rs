@@ -12,6 +12,7 @@ mod conv;
 mod depth_to_space;
 mod depthwise_conv;
 mod fully_connected;
+mod gather;
 mod lut;
 mod mirror_pad;
 mod mul;
@@ -143,6 +144,7 @@ op_kinds! {
     StridedSlice => Slice(slice::SliceOp), scratch: false;
     DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
     MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;
+    Gather => Gather(gather::GatherOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

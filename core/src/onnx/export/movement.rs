@@ -64,6 +64,14 @@ impl Exporter<'_> {
             return self.finish(y, out, perm);
         }
         let x = self.in_order(&x, &layout::identity(xt.shape.len()));
+        if let Op::Gather { axis, indices, indices_shape } = &node.op {
+            let name = self.fresh(&format!("{base}/indices"));
+            let v: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
+            self.inits.push(tensor_proto(&name, indices_shape, dt::INT64, le64(&v)));
+            let out = self.fresh(&format!("{base}/float"));
+            self.node("Gather", nname, vec![x.name, name], vec![out.clone()], vec![attr_int("axis", *axis as i64)]);
+            return self.finish(y, out, layout::identity(yt.shape.len()));
+        }
         match &node.op {
             Op::StridedSlice(s) => {
                 let (mut starts, mut ends) = (Vec::new(), Vec::new());

@@ -298,9 +298,11 @@ impl<'g> Exporter<'g> {
                 self.node("Transpose", &nname, vec![x.name], vec![out.clone()], vec![attr_ints("perm", &p)]);
                 self.finish(y, out, layout::identity(yt.shape.len()))
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } | Op::MirrorPad { .. } => {
-                self.export_movement(node, &nname, &base)
-            }
+            Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. } => self.export_movement(node, &nname, &base),
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }

@@ -125,6 +125,7 @@ impl Builder {
             "Slice" => self.slice(ctx),
             "Split" => self.split(ctx),
             "DepthToSpace" | "SpaceToDepth" => self.space_depth(ctx),
+            "Gather" => self.gather(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Identity" | "Dropout" => {
                 if op == "Dropout" {

@@ -1,6 +1,6 @@
 //! Data movement on activations: `Slice`, `Split` (one [`Op::StridedSlice`] per output: the graph's
 //! ops have one output, and a split is a copy either way), `DepthToSpace`, `SpaceToDepth`, `Pad` in
-//! `reflect` and `edge` modes.
+//! `reflect` and `edge` modes, `Gather` by constant indices.
 //!
 //! The activation keeps its graph layout (`Act::perm`): the model's axes are mapped to graph axes,
 //! and the output has the input's layout.
@@ -212,6 +212,50 @@ impl Builder {
         let out = ctx.out_name(0);
         let id = self.emit(ctx, ctx.name(), Op::MirrorPad { paddings, mode }, vec![Some(x.id)], &out)?;
         self.set(ctx, 0, Value::Act(Act { id, perm: x.perm }));
+        Ok(())
+    }
+
+    /// ONNX `Gather` of an activation by constant indices (negative ones count from the end).
+    pub(super) fn gather(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let x = match self.input(ctx, 0)? {
+            Some(Value::Act(a)) => a,
+            Some(Value::Const(_)) => {
+                return Err(ctx.unsupported(
+                    "Gather of a constant table by run-time indices (an embedding lookup): the runtime's \
+                     activations are int8 or int16, not integer indices",
+                ));
+            }
+            None => return Err(ctx.err(Kind::Malformed, "input 0 is missing")),
+        };
+        let k = self
+            .const_input(ctx, 1, "the indices")?
+            .ok_or_else(|| ctx.err(Kind::Malformed, "Gather without indices"))?;
+        let r = x.perm.len();
+        let axis = ctx.a(norm_axis(ctx.a(ctx.attrs().int_or("axis", 0))?, r))?;
+        let n = self.onnx_shape(&x).get(axis).copied().unwrap_or(0) as i64;
+        let mut indices = Vec::new();
+        for &i in ctx.a(k.as_i64())? {
+            let j = if i < 0 { i + n } else { i };
+            if !(0..n).contains(&j) {
+                return Err(ctx.err(Kind::Malformed, format!("Gather index {i} out of range for extent {n}")));
+            }
+            indices.push(j as usize);
+        }
+        let indices_shape = k.shape.clone();
+        let out = ctx.out_name(0);
+        // One index axis keeps the layout; otherwise gather in the model's order.
+        let (src, gaxis, perm) = if indices_shape.len() == 1 {
+            let g = x.perm.iter().position(|&p| p == axis).unwrap_or(axis);
+            (x.id, g, x.perm.clone())
+        } else if indices_shape.is_empty() {
+            let g = x.perm.iter().position(|&p| p == axis).unwrap_or(axis);
+            (x.id, g, Self::drop_axes(&x.perm, &[axis]).1)
+        } else {
+            (self.plain(&x, &out)?, axis, layout::identity(r - 1 + indices_shape.len()))
+        };
+        let op = Op::Gather { axis: gaxis, indices, indices_shape };
+        let id = self.emit(ctx, ctx.name(), op, vec![Some(src)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm }));
         Ok(())
     }
 }

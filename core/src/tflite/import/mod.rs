@@ -55,6 +55,7 @@ const SPLIT_V: i32 = fb::BuiltinOperator::SplitV as i32;
 const DEPTH_TO_SPACE: i32 = fb::BuiltinOperator::DepthToSpace as i32;
 const SPACE_TO_DEPTH: i32 = fb::BuiltinOperator::SpaceToDepth as i32;
 const MIRROR_PAD: i32 = fb::BuiltinOperator::MirrorPad as i32;
+const GATHER: i32 = fb::BuiltinOperator::Gather as i32;
 
 const SUPPORTED: [i32; 24] = [
     ADD,
@@ -227,7 +228,8 @@ impl RawOp<'_> {
     /// Positions of the operands that are graph edges (the others are attributes).
     fn data_input_positions(&self) -> Vec<usize> {
         match self.code {
-            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE | MIRROR_PAD => vec![0],
+            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE | MIRROR_PAD | GATHER | SPLIT_V => vec![0],
+            SPLIT => vec![1],
             PADV2 => vec![0, 2],
             _ => (0..self.inputs.len()).collect(),
         }

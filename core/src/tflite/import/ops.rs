@@ -197,6 +197,7 @@ impl<'a> Importer<'a> {
             }
             SLICE | STRIDED_SLICE => self.convert_slice(raw)?,
             MIRROR_PAD => self.convert_mirror_pad(raw)?,
+            GATHER => self.convert_gather(raw)?,
             DEPTH_TO_SPACE => {
                 let block = positive(required_options!(raw, DepthToSpaceOptions).block_size().fb()?, "block_size")?;
                 Op::DepthToSpace { block, crd: false }

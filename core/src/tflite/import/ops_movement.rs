@@ -1,7 +1,7 @@
 //! Data movement: `SLICE`, `STRIDED_SLICE` (→ [`Op::StridedSlice`], resolved with the kernel's
 //! own TFLite semantics, [`SliceParams`]), `SPLIT` and `SPLIT_V` (one [`Op::StridedSlice`] node
-//! per output: the graph's ops have one output, and a split is a copy either way), `MIRROR_PAD`
-//! (`DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` are one line each in `ops.rs`).
+//! per output: the graph's ops have one output, and a split is a copy either way), `MIRROR_PAD`,
+//! `GATHER` by constant positions (`DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` are one line each in `ops.rs`).
 
 use super::*;
 use crate::graph::StridedSlice;
@@ -9,8 +9,8 @@ use crate::kernels::mirror_pad::MirrorPadMode;
 use crate::kernels::slice::{SliceParams, StridedSliceMasks};
 
 /// The builtin codes converted here.
-pub(super) const SUPPORTED: [i32; 7] =
-    [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD];
+pub(super) const SUPPORTED: [i32; 8] =
+    [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD, GATHER];
 
 fn i32s(v: &[i64], what: &str) -> Result<Vec<i32>, ConvertError> {
     v.iter().map(|&x| i32::try_from(x).map_err(|_| malformed(format!("{what} value {x} out of range")))).collect()
@@ -195,5 +195,30 @@ impl<'a> Importer<'a> {
             fb::MirrorPadMode::Symmetric => MirrorPadMode::Symmetric,
         };
         Ok(Op::MirrorPad { paddings, mode })
+    }
+
+    /// GATHER by constant positions (`batch_dims` 0).
+    pub(super) fn convert_gather(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let o = required_options!(raw, GatherOptions);
+        if o.batch_dims().fb()? != 0 {
+            return Err(err(Kind::Unsupported, "GATHER with batch_dims other than 0"));
+        }
+        let rank = self.input_rank(raw)?;
+        let axis = axis(o.axis().fb()?.into(), rank, "gather")?;
+        let p = raw.input(1).ok_or_else(|| malformed("GATHER has no positions operand"))?;
+        let n = raw.input(0).map(|x| self.shape(x)).transpose()?.and_then(|s| s.get(axis).copied()).unwrap_or(0);
+        let mut indices = Vec::new();
+        for v in self.const_ints(p, "positions")? {
+            if v < 0 || v >= n as i64 {
+                return Err(malformed(format!("GATHER position {v} out of range for extent {n}")));
+            }
+            indices.push(v as usize);
+        }
+        let dims: Vec<i32> = self.tensor_ref(p)?.shape().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        let indices_shape: Vec<usize> = dims.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+        if crate::graph::num_elements(&indices_shape) != Some(indices.len()) {
+            return Err(malformed(format!("GATHER positions of shape {dims:?} hold {} values", indices.len())));
+        }
+        Ok(Op::Gather { axis, indices, indices_shape })
     }
 }
