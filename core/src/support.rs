@@ -257,6 +257,15 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::Tile],
+        op: "tile, broadcast to",
+        dtypes: "int8, int16",
+        reference: "`tile_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

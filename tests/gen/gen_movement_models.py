@@ -156,8 +156,21 @@ def gather_opset13():
                 [vi("c", [1, 4, 4, 5]), vi("h", [1, 6, 5]), vi("w", [1, 6, 4, 2, 2])], inits, 13)
 
 
+def tile_expand_opset13():
+    """NCHW [1, 3, 1, 4]: Tile by [2, 1, 3, 2], Expand to [2, 3, 5, 4] (same rank) and to
+    [2, 1, 3, 1, 4] (one more axis, a target extent of 1 kept as the input's)."""
+    nodes = [
+        helper.make_node("Tile", ["x", "reps"], ["t"], name="tile"),
+        helper.make_node("Expand", ["x", "shape4"], ["e4"], name="expand4"),
+        helper.make_node("Expand", ["x", "shape5"], ["e5"], name="expand5"),
+    ]
+    inits = [ints("reps", [2, 1, 3, 2]), ints("shape4", [2, 3, 5, 4]), ints("shape5", [2, 1, 3, 1, 1])]
+    return make("tile_expand_opset13", nodes, [vi("x", [1, 3, 1, 4])],
+                [vi("t", [2, 3, 3, 8]), vi("e4", [2, 3, 5, 4]), vi("e5", [2, 1, 3, 1, 4])], inits, 13)
+
+
 ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13,
-               pad_modes_opset13, pad_axes_opset18, gather_opset13]
+               pad_modes_opset13, pad_axes_opset18, gather_opset13, tile_expand_opset13]
 
 
 def onnx_entry(build):
@@ -269,7 +282,21 @@ def tflite_gather():
     return "tflite_gather", mb.build([x], [y, z]), [x], ([2, 5, 3],)
 
 
-TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space, tflite_mirror_pad, tflite_gather]
+def tflite_tile():
+    """[2, 1, 3] int8: TILE by [1, 4, 2] (TFLite Micro has none: the interpreter is the oracle)
+    and BROADCAST_TO [2, 2, 5, 3]."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.04), 9
+    x = mb.tensor("x", [2, 1, 3], np.int8, [s], [zp])
+    y = mb.tensor("y", [2, 4, 6], np.int8, [s], [zp])
+    z = mb.tensor("z", [2, 2, 5, 3], np.int8, [s], [zp])
+    mb.operator(BO.TILE, 1, [x, _i32(mb, "multiples", [1, 4, 2])], [y], OPT.TileOptions, S.TileOptionsT())
+    mb.operator(BO.BROADCAST_TO, 2, [x, _i32(mb, "shape", [2, 2, 5, 3])], [z])
+    return "tflite_tile", mb.build([x], [y, z]), [x], ([2, 1, 3],)
+
+
+TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space, tflite_mirror_pad, tflite_gather,
+                 tflite_tile]
 
 
 def tflite_entry(build):

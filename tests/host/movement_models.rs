@@ -4,13 +4,15 @@
 //! - float ONNX models (Slice with negative steps and clamped ends, Split by sizes, by attribute
 //!   and by `num_outputs`, DepthToSpace in DCR and CRD modes, SpaceToDepth, Pad in reflect and
 //!   edge modes (opset 18 with axes), Gather by constant indices (scalar, 1-D with negative
-//!   entries, 2-D), on NCHW inputs the importer keeps NHWC): the float executor against
+//!   entries, 2-D), Tile, Expand (same rank and one more axis), on NCHW inputs the importer keeps
+//!   NHWC): the float executor against
 //!   ONNX Runtime, then the whole PTQ path (calibrate on the samples, quantize, compile) and the
 //!   int8 interpreter against ONNX Runtime's float outputs: pure data movement keeps the input's
 //!   scale, so every output value is within half a step of ONNX Runtime's (the input's rounding);
 //! - int8 TFLite models (STRIDED_SLICE with an ellipsis, a new axis and a shrunk axis; SLICE;
 //!   SPLIT; SPLIT_V with an inferred size; DEPTH_TO_SPACE and SPACE_TO_DEPTH; MIRROR_PAD in
-//!   REFLECT and SYMMETRIC modes; GATHER by 1-D and 2-D positions): imported, compiled and run, bit-exact with the TFLite
+//!   REFLECT and SYMMETRIC modes; GATHER by 1-D and 2-D positions; TILE, which TFLite Micro does
+//!   not have; BROADCAST_TO): imported, compiled and run, bit-exact with the TFLite
 //!   interpreter.
 
 use microquant::compile::{CompileOptions, compile};

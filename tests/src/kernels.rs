@@ -534,4 +534,6 @@ golden_file!(
     (SPACE_TO_DEPTH_JSON, space_to_depth_file, space_to_depth_cases, MovementCase, "space_to_depth.json"),
     (MIRROR_PAD_JSON, mirror_pad_file, mirror_pad_cases, MovementCase, "mirror_pad.json"),
     (GATHER_JSON, gather_file, gather_cases, MovementCase, "gather.json"),
+    (BROADCAST_TO_JSON, broadcast_to_file, broadcast_to_cases, MovementCase, "broadcast_to.json"),
+    (BROADCAST_TO_16_JSON, broadcast_to_16_file, broadcast_to_16_cases, MovementCase, "broadcast_to_16.json"),
 );

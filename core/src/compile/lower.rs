@@ -554,7 +554,8 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
         | Op::DepthToSpace { .. }
         | Op::SpaceToDepth { .. }
         | Op::MirrorPad { .. }
-        | Op::Gather { .. } => movement::lower(l, c, b, &mut spec)?,
+        | Op::Gather { .. }
+        | Op::Tile { .. } => movement::lower(l, c, b, &mut spec)?,
         Op::Quantize => {
             // Integer to integer (int8 <-> int16 between 16x8 and int8 layers): words
             // [multiplier, shift] of s_in / s_out (interp/ops/requantize.rs).

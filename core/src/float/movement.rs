@@ -11,6 +11,7 @@ use crate::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_dep
 use crate::kernels::gather::{GatherParams, gather as gather_kernel};
 use crate::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad as mirror_pad_kernel};
 use crate::kernels::slice::{SliceParams, slice};
+use crate::kernels::tile::{TileParams, tile as tile_kernel};
 
 fn kernel_error(e: crate::Error) -> KernelError {
     KernelError(match e {
@@ -75,4 +76,12 @@ pub(crate) fn gather(data: &[f32], shape: &[usize], axis: usize, indices: &[usiz
 /// Indices as the gather kernel takes them (`None` if one exceeds `i32`).
 fn gather_indices(indices: &[usize]) -> Option<Vec<i32>> {
     indices.iter().map(|&i| i32::try_from(i).ok()).collect()
+}
+
+/// Tiling / broadcasting of `data` (of `shape`) to `to`.
+pub(crate) fn tile(data: &[f32], shape: &[usize], to: &[usize]) -> Result<Vec<f32>, KernelError> {
+    let p = TileParams::new(shape, to).map_err(kernel_error)?;
+    let mut out = vec![0.0f32; p.output_len()];
+    tile_kernel(&p, data, &mut out).map_err(kernel_error)?;
+    Ok(out)
 }

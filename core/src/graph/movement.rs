@@ -137,6 +137,11 @@ pub(super) fn output_shape(op: &Op, x: &[usize]) -> Result<Vec<usize>, ConvertEr
             o.extend_from_slice(x.get(axis + 1..).unwrap_or(&[]));
             Ok(o)
         }
+        Op::Tile { shape } => {
+            crate::kernels::tile::TileParams::new(x, shape)
+                .map_err(|e| err(format!("tile of {x:?} to {shape:?}: {e}")))?;
+            Ok(shape.clone())
+        }
         other => Err(err(format!("{} is not a data-movement op", other.name()))),
     }
 }
@@ -170,6 +175,11 @@ pub(super) fn fmt_attrs(op: &Op, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         Op::DepthToSpace { block, crd } => write!(f, "(block {block}{})", if *crd { ", CRD" } else { "" }),
         Op::SpaceToDepth { block } => write!(f, "(block {block})"),
+        Op::Tile { shape } => {
+            f.write_str("(to ")?;
+            write_list(f, shape)?;
+            f.write_str(")")
+        }
         Op::Gather { axis, indices, indices_shape } => {
             write!(f, "(axis {axis}, indices ")?;
             if indices.len() <= 8 {

@@ -332,6 +332,13 @@ pub enum Op {
         /// Their shape (`[]` for one index: the axis goes).
         indices_shape: Vec<usize>,
     },
+    /// Tiling / broadcasting of `x` to `shape` (TFLite `TILE`, `BROADCAST_TO`; ONNX `Tile`,
+    /// `Expand`): `x`'s shape right-aligned to `shape`, each extent of `shape` a multiple of
+    /// `x`'s; output index `o` reads `o mod x[d]`.
+    Tile {
+        /// The output shape.
+        shape: Vec<usize>,
+    },
     /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
     /// integer tensor to other parameters or another integer type. Same shape.
     Quantize,
@@ -385,6 +392,7 @@ impl Op {
             Op::SpaceToDepth { .. } => "SpaceToDepth",
             Op::MirrorPad { .. } => "MirrorPad",
             Op::Gather { .. } => "Gather",
+            Op::Tile { .. } => "Tile",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
         }
@@ -526,7 +534,8 @@ impl fmt::Display for Op {
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
-            | Op::Gather { .. } => super::movement::fmt_attrs(self, f),
+            | Op::Gather { .. }
+            | Op::Tile { .. } => super::movement::fmt_attrs(self, f),
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
         }
     }

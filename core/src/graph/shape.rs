@@ -329,7 +329,8 @@ impl Op {
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
-            | Op::Gather { .. } => super::movement::output_shape(self, x)?,
+            | Op::Gather { .. }
+            | Op::Tile { .. } => super::movement::output_shape(self, x)?,
             Op::Squeeze { axes } => {
                 check_axes_unique_sorted(axes, x.len(), "squeeze")?;
                 let removed = axis_mask(axes, x.len());

@@ -50,6 +50,7 @@ pub mod slice;
 pub mod softmax;
 pub mod tanh;
 pub mod tensor;
+pub mod tile;
 pub mod transpose;
 
 pub use params::{ActivationRange, Dims4, PerChannelQuant};

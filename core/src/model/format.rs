@@ -182,4 +182,6 @@ op_kinds! {
     MirrorPad = 43, "MIRROR_PAD";
     /// Gather along one axis by constant indices (TFLite GATHER, ONNX Gather).
     Gather = 44, "GATHER";
+    /// Tiling and broadcasting (TFLite TILE, BROADCAST_TO; ONNX Tile, Expand).
+    Tile = 45, "TILE";
 }

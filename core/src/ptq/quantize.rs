@@ -307,6 +307,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
+            | Op::Tile { .. }
     )
 }
 
@@ -325,6 +326,7 @@ fn same_as_input(op: &Op) -> bool {
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
+            | Op::Tile { .. }
     )
 }
 

@@ -1,6 +1,6 @@
 """Data-movement goldens (int8, and int16 where TFLite Micro runs it): slice.json,
 strided_slice.json, depth_to_space.json, space_to_depth.json, mirror_pad.json, gather.json,
-broadcast_to.json (and their *_16.json int16 twins).
+broadcast_to.json, and the int16 twins slice_16.json, strided_slice_16.json, broadcast_to_16.json.
 
 Every case stores its input, the input's (= output's) scale and zero point, and ``params``: the
 op's integer operands flattened in the order its file's note gives (the constant operand tensors
@@ -239,8 +239,27 @@ def gen_gather(dtype=np.int8, file="gather.json"):
     return fam
 
 
+# ---------------------------------------------------------------------------------------------
+# BROADCAST_TO: params = the output shape. (TFLite Micro has no TILE: the converter's TFLite
+# TILE is checked against the TFLite interpreter in tests/gen/gen_movement_models.py.)
+
+BCAST_CASES = [([1], [5]), ([3], [2, 3]), ([2, 1], [2, 4]), ([1, 3], [4, 3]), ([1, 1, 3], [2, 4, 3]),
+               ([2, 1, 1, 3], [2, 3, 4, 3]), ([1, 4, 1, 2], [3, 4, 5, 2]), ([4, 1], [2, 3, 4, 6])]
+
+
+def gen_broadcast_to(dtype=np.int8, file="broadcast_to.json"):
+    fam = Family(file, "BROADCAST_TO", GEN, f"{np.dtype(dtype).name}; params = the output shape (a constant "
+                 "int32 operand); input and output share quantization")
+    for shape, out in BCAST_CASES:
+        def build(mb, ti, to, out=out):
+            mb.operator(BO.BROADCAST_TO, 2, [ti, _i32(mb, "shape", out)], [to])
+        _case(fam, f"broadcast_to_{_s(shape)}_to_{_s(out)}", dtype, shape, out, out, build)
+    return fam
+
+
 GENERATORS = {"slice": gen_slice, "strided_slice": gen_strided_slice, "depth_to_space": gen_depth_to_space,
               "space_to_depth": gen_space_to_depth, "mirror_pad": gen_mirror_pad,
-              "gather": gen_gather}
+              "gather": gen_gather, "broadcast_to": gen_broadcast_to}
 # TFLite Micro's DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD and GATHER take no int16.
-GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16}
+GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16,
+                   "broadcast_to16": lambda: gen_broadcast_to(np.int16, "broadcast_to_16.json")}

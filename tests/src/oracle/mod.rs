@@ -15,7 +15,7 @@
 //! | softmax | [`softmax::SoftmaxCase`] | [`softmax_golden_tests!`](crate::softmax_golden_tests) |
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
-//! | slice, strided slice, depth to space, space to depth, mirror pad, gather | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
+//! | slice, strided slice, depth to space, space to depth, mirror pad, gather, broadcast to | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
 //!
 //! A target instantiates a macro with its test attribute, the module that holds the golden files
 //! (`golden` on the host and in wasm: the JSON files decoded once; on the device the constants

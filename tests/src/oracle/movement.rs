@@ -1,4 +1,4 @@
-//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD and GATHER against
+//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD, GATHER and BROADCAST_TO against
 //! TFLite Micro and the TFLite interpreter's reference kernels (`tests/golden/kernels/`).
 //! Pure data movement: both rounding modes run the same kernel and must match both oracles.
 //!
@@ -10,6 +10,7 @@ use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, spac
 use microquant::kernels::gather::{GatherParams, gather_s8, gather_s16};
 use microquant::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad_s8, mirror_pad_s16};
 use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
+use microquant::kernels::tile::{TileParams, tile_s8, tile_s16};
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
 
@@ -29,6 +30,8 @@ pub enum MoveOp {
     MirrorPad,
     /// GATHER (batch_dims 0): `params = [axis, indices rank] ++ indices shape ++ indices`.
     Gather,
+    /// BROADCAST_TO: `params` = the output shape.
+    BroadcastTo,
 }
 
 /// A data-movement case: one input, the output quantized like it.
@@ -54,6 +57,7 @@ enum Prepared<'a> {
     SpaceDepth(SpaceDepthParams),
     MirrorPad(MirrorPadParams),
     Gather(GatherParams, &'a [i32]),
+    Tile(TileParams),
 }
 
 impl Prepared<'_> {
@@ -63,6 +67,7 @@ impl Prepared<'_> {
             Prepared::SpaceDepth(p) => p.output().checked_len().unwrap_or(0),
             Prepared::MirrorPad(p) => p.output_shape().len(),
             Prepared::Gather(p, _) => p.output_len(),
+            Prepared::Tile(p) => p.output_len(),
         }
     }
     fn run_s8(&self, x: &[i8], out: &mut [i8]) -> Result<(), microquant::Error> {
@@ -71,6 +76,7 @@ impl Prepared<'_> {
             Prepared::SpaceDepth(p) => space_depth_s8(p, x, out),
             Prepared::MirrorPad(p) => mirror_pad_s8(p, x, out),
             Prepared::Gather(p, idx) => gather_s8(p, x, idx, out),
+            Prepared::Tile(p) => tile_s8(p, x, out),
         }
     }
     fn run_s16(&self, x: &[i16], out: &mut [i16]) -> Result<(), microquant::Error> {
@@ -79,6 +85,7 @@ impl Prepared<'_> {
             Prepared::SpaceDepth(p) => space_depth_s16(p, x, out),
             Prepared::MirrorPad(p) => mirror_pad_s16(p, x, out),
             Prepared::Gather(p, idx) => gather_s16(p, x, idx, out),
+            Prepared::Tile(p) => tile_s16(p, x, out),
         }
     }
 }
@@ -138,6 +145,17 @@ fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared<'a>, Failure<'a>> {
             let p = GatherParams::new(c.input_shape, axis, indices);
             Prepared::Gather(kernel(c.name, "prepare", p)?, indices)
         }
+        MoveOp::BroadcastTo => {
+            let mut shape = [0usize; 6];
+            if c.params.len() > 6 || c.params.iter().any(|&d| d < 0) {
+                return Err(bad("an output shape of rank above 6 or with a negative extent"));
+            }
+            for (s, &d) in shape.iter_mut().zip(c.params) {
+                *s = d as usize;
+            }
+            let p = TileParams::new(c.input_shape, &shape[..c.params.len()]);
+            Prepared::Tile(kernel(c.name, "prepare", p)?)
+        }
     })
 }
 
@@ -182,6 +200,8 @@ macro_rules! movement_golden_tests {
             space_to_depth_s8_matches_both_oracles => (space_to_depth, $crate::oracle::movement::check),
             mirror_pad_s8_matches_both_oracles => (mirror_pad, $crate::oracle::movement::check),
             gather_s8_matches_both_oracles => (gather, $crate::oracle::movement::check),
+            broadcast_to_s8_matches_both_oracles => (broadcast_to, $crate::oracle::movement::check),
+            broadcast_to_s16_matches_both_oracles => (broadcast_to_16, $crate::oracle::movement::check),
         );
     };
 }

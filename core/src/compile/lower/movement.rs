@@ -66,6 +66,7 @@ pub(super) fn lower(
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(t)];
             return Ok(());
         }
+        Op::Tile { .. } => spec.kind = OpKind::Tile,
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not a data-movement op", other.name())));
         }

@@ -23,6 +23,7 @@ mod requantize;
 mod reshape;
 mod slice;
 mod softmax;
+mod tile;
 mod transpose;
 
 use super::arena::{Pieces, carve};
@@ -145,6 +146,7 @@ op_kinds! {
     DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
     MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;
     Gather => Gather(gather::GatherOp), scratch: false;
+    Tile => Tile(tile::TileOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

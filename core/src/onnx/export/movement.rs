@@ -72,6 +72,31 @@ impl Exporter<'_> {
             self.node("Gather", nname, vec![x.name, name], vec![out.clone()], vec![attr_int("axis", *axis as i64)]);
             return self.finish(y, out, layout::identity(yt.shape.len()));
         }
+        if let Op::Tile { shape } = &node.op {
+            // Tile after a reshape to the output's rank (leading extents 1).
+            let mut x = x;
+            if xt.shape.len() < shape.len() {
+                let mut s: Vec<i64> = vec![1; shape.len() - xt.shape.len()];
+                s.extend(xt.shape.iter().map(|&d| d as i64));
+                let sn = self.i64s(&format!("{base}/rank"), &s);
+                let r = self.fresh(&format!("{base}/ranked"));
+                self.node("Reshape", &r.clone(), vec![x.name, sn], vec![r.clone()], vec![]);
+                x = Val { name: r, perm: layout::identity(shape.len()) };
+            }
+            let lead = shape.len().saturating_sub(xt.shape.len());
+            let reps: Vec<i64> = shape
+                .iter()
+                .enumerate()
+                .map(|(d, &m)| {
+                    let n = if d < lead { 1 } else { xt.shape.get(d - lead).copied().unwrap_or(1) };
+                    m.checked_div(n).unwrap_or(1) as i64
+                })
+                .collect();
+            let rn = self.i64s(&format!("{base}/repeats"), &reps);
+            let out = self.fresh(&format!("{base}/float"));
+            self.node("Tile", nname, vec![x.name, rn], vec![out.clone()], vec![]);
+            return self.finish(y, out, layout::identity(yt.shape.len()));
+        }
         match &node.op {
             Op::StridedSlice(s) => {
                 let (mut starts, mut ends) = (Vec::new(), Vec::new());

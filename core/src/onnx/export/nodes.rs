@@ -302,7 +302,8 @@ impl<'g> Exporter<'g> {
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
             | Op::MirrorPad { .. }
-            | Op::Gather { .. } => self.export_movement(node, &nname, &base),
+            | Op::Gather { .. }
+            | Op::Tile { .. } => self.export_movement(node, &nname, &base),
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }

@@ -126,6 +126,7 @@ impl Builder {
             "Split" => self.split(ctx),
             "DepthToSpace" | "SpaceToDepth" => self.space_depth(ctx),
             "Gather" => self.gather(ctx),
+            "Tile" | "Expand" => self.tile(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Identity" | "Dropout" => {
                 if op == "Dropout" {

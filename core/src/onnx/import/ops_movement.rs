@@ -1,6 +1,7 @@
 //! Data movement on activations: `Slice`, `Split` (one [`Op::StridedSlice`] per output: the graph's
 //! ops have one output, and a split is a copy either way), `DepthToSpace`, `SpaceToDepth`, `Pad` in
-//! `reflect` and `edge` modes, `Gather` by constant indices.
+//! `reflect` and `edge` modes, `Gather` by constant indices, `Tile` and
+//! `Expand` (one [`Op::Tile`]).
 //!
 //! The activation keeps its graph layout (`Act::perm`): the model's axes are mapped to graph axes,
 //! and the output has the input's layout.
@@ -255,6 +256,44 @@ impl Builder {
         };
         let op = Op::Gather { axis: gaxis, indices, indices_shape };
         let id = self.emit(ctx, ctx.name(), op, vec![Some(src)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm }));
+        Ok(())
+    }
+
+    /// ONNX `Tile` (constant repeats) and `Expand` (constant shape) of an activation.
+    pub(super) fn tile(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let x = self.act_input(ctx, 0)?;
+        let what = if ctx.op == "Tile" { "the repeats" } else { "the shape" };
+        let k = self.const_input(ctx, 1, what)?.ok_or_else(|| ctx.err(Kind::Malformed, format!("no {what}")))?;
+        let v = ctx.a(k.as_i64())?;
+        let s = self.onnx_shape(&x);
+        let target: Vec<usize> = if ctx.op == "Tile" {
+            if v.len() != s.len() || v.iter().any(|&m| m < 1) {
+                return Err(ctx.err(Kind::Malformed, format!("Tile repeats {v:?} for input shape {s:?}")));
+            }
+            s.iter().zip(v).map(|(&d, &m)| d.saturating_mul(m as usize)).collect()
+        } else {
+            let want: Vec<usize> = v.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+            if v.iter().any(|&d| d < 0) {
+                return Err(ctx.err(Kind::Malformed, format!("Expand shape {v:?}")));
+            }
+            crate::graph::broadcast_shapes(&s, &want).ok_or_else(|| {
+                ctx.err(Kind::Malformed, format!("Expand of {s:?} to {want:?}: shapes do not broadcast"))
+            })?
+        };
+        if target == s {
+            self.set(ctx, 0, Value::Act(x));
+            return Ok(());
+        }
+        let out = ctx.out_name(0);
+        let (src, shape, perm) = if target.len() == s.len() {
+            let shape = x.perm.iter().map(|&p| target.get(p).copied().unwrap_or(1)).collect();
+            (x.id, shape, x.perm.clone())
+        } else {
+            let r = target.len();
+            (self.plain(&x, &out)?, target, layout::identity(r))
+        };
+        let id = self.emit(ctx, ctx.name(), Op::Tile { shape }, vec![Some(src)], &out)?;
         self.set(ctx, 0, Value::Act(Act { id, perm }));
         Ok(())
     }

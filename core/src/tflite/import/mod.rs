@@ -56,6 +56,8 @@ const DEPTH_TO_SPACE: i32 = fb::BuiltinOperator::DepthToSpace as i32;
 const SPACE_TO_DEPTH: i32 = fb::BuiltinOperator::SpaceToDepth as i32;
 const MIRROR_PAD: i32 = fb::BuiltinOperator::MirrorPad as i32;
 const GATHER: i32 = fb::BuiltinOperator::Gather as i32;
+const TILE: i32 = fb::BuiltinOperator::Tile as i32;
+const BROADCAST_TO: i32 = fb::BuiltinOperator::BroadcastTo as i32;
 
 const SUPPORTED: [i32; 24] = [
     ADD,
@@ -228,7 +230,8 @@ impl RawOp<'_> {
     /// Positions of the operands that are graph edges (the others are attributes).
     fn data_input_positions(&self) -> Vec<usize> {
         match self.code {
-            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE | MIRROR_PAD | GATHER | SPLIT_V => vec![0],
+            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE | MIRROR_PAD | GATHER | SPLIT_V | TILE
+            | BROADCAST_TO => vec![0],
             SPLIT => vec![1],
             PADV2 => vec![0, 2],
             _ => (0..self.inputs.len()).collect(),

@@ -1,7 +1,7 @@
 //! Data movement: `SLICE`, `STRIDED_SLICE` (→ [`Op::StridedSlice`], resolved with the kernel's
 //! own TFLite semantics, [`SliceParams`]), `SPLIT` and `SPLIT_V` (one [`Op::StridedSlice`] node
 //! per output: the graph's ops have one output, and a split is a copy either way), `MIRROR_PAD`,
-//! `GATHER` by constant positions (`DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` are one line each in `ops.rs`).
+//! `GATHER` by constant positions, `TILE` and `BROADCAST_TO` (`DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` are one line each in `ops.rs`).
 
 use super::*;
 use crate::graph::StridedSlice;
@@ -9,8 +9,8 @@ use crate::kernels::mirror_pad::MirrorPadMode;
 use crate::kernels::slice::{SliceParams, StridedSliceMasks};
 
 /// The builtin codes converted here.
-pub(super) const SUPPORTED: [i32; 8] =
-    [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD, GATHER];
+pub(super) const SUPPORTED: [i32; 10] =
+    [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD, GATHER, TILE, BROADCAST_TO];
 
 fn i32s(v: &[i64], what: &str) -> Result<Vec<i32>, ConvertError> {
     v.iter().map(|&x| i32::try_from(x).map_err(|_| malformed(format!("{what} value {x} out of range")))).collect()
@@ -220,5 +220,25 @@ impl<'a> Importer<'a> {
             return Err(malformed(format!("GATHER positions of shape {dims:?} hold {} values", indices.len())));
         }
         Ok(Op::Gather { axis, indices, indices_shape })
+    }
+
+    /// TILE (constant multiples) and BROADCAST_TO (constant shape): the output tensor's shape,
+    /// checked against the operand.
+    pub(super) fn convert_tile(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let x = raw.input(0).ok_or_else(|| malformed(format!("{} has no input", raw.name)))?;
+        let out = raw.outputs.first().copied().ok_or_else(|| malformed(format!("{} has no output", raw.name)))?;
+        let (xs, shape) = (self.shape(x)?.to_vec(), self.shape(out)?.to_vec());
+        let k = raw.input(1).ok_or_else(|| malformed(format!("{} has no shape or multiples operand", raw.name)))?;
+        let v = self.const_ints(k, "multiples")?;
+        let expected: Vec<i64> =
+            if raw.code == TILE { xs.iter().zip(&v).map(|(&d, &m)| d as i64 * m).collect() } else { v.clone() };
+        let declared: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        if expected != declared || (raw.code == TILE && v.len() != xs.len()) {
+            return Err(malformed(format!(
+                "{} operand {v:?} of {xs:?} does not give the output shape {shape:?}",
+                raw.name
+            )));
+        }
+        Ok(Op::Tile { shape })
     }
 }
