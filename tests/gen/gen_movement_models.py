@@ -169,8 +169,29 @@ def tile_expand_opset13():
                 [vi("t", [2, 3, 3, 8]), vi("e4", [2, 3, 5, 4]), vi("e5", [2, 1, 3, 1, 4])], inits, 13)
 
 
+def concat_axes_opset13():
+    """NCHW [1, 4, 3, 5]: Concat on every axis (0, 1, -2, 3) of the input with itself and slices of
+    itself; Unsqueeze at [0, 3], Squeeze back, Flatten at axis 2."""
+    nodes = [
+        helper.make_node("Slice", ["x", "s0", "e0", "a0"], ["part"], name="part"),
+        helper.make_node("Concat", ["x", "x"], ["c0"], axis=0, name="concat0"),
+        helper.make_node("Concat", ["x", "part", "x"], ["c1"], axis=1, name="concat1"),
+        helper.make_node("Concat", ["x", "x"], ["c2"], axis=-2, name="concat2"),
+        helper.make_node("Slice", ["x", "s3", "e3", "a3"], ["part3"], name="part3"),
+        helper.make_node("Concat", ["part3", "x"], ["c3"], axis=3, name="concat3"),
+        helper.make_node("Unsqueeze", ["x", "ua"], ["u"], name="unsqueeze"),
+        helper.make_node("Squeeze", ["u", "sa"], ["sq"], name="squeeze"),
+        helper.make_node("Flatten", ["sq"], ["f"], axis=2, name="flatten"),
+    ]
+    inits = [ints("s0", [1]), ints("e0", [3]), ints("a0", [1]), ints("s3", [3]), ints("e3", [5]), ints("a3", [3]),
+             ints("ua", [0, 3]), ints("sa", [3, 0])]
+    return make("concat_axes_opset13", nodes, [vi("x", [1, 4, 3, 5])],
+                [vi("c0", [2, 4, 3, 5]), vi("c1", [1, 10, 3, 5]), vi("c2", [1, 4, 6, 5]), vi("c3", [1, 4, 3, 7]),
+                 vi("u", [1, 1, 4, 1, 3, 5]), vi("f", [4, 15])], inits, 13)
+
+
 ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13,
-               pad_modes_opset13, pad_axes_opset18, gather_opset13, tile_expand_opset13]
+               pad_modes_opset13, pad_axes_opset18, gather_opset13, tile_expand_opset13, concat_axes_opset13]
 
 
 def onnx_entry(build):

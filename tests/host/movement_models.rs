@@ -4,8 +4,8 @@
 //! - float ONNX models (Slice with negative steps and clamped ends, Split by sizes, by attribute
 //!   and by `num_outputs`, DepthToSpace in DCR and CRD modes, SpaceToDepth, Pad in reflect and
 //!   edge modes (opset 18 with axes), Gather by constant indices (scalar, 1-D with negative
-//!   entries, 2-D), Tile, Expand (same rank and one more axis), on NCHW inputs the importer keeps
-//!   NHWC): the float executor against
+//!   entries, 2-D), Tile, Expand (same rank and one more axis), Concat on every axis, Unsqueeze,
+//!   Squeeze and Flatten, on NCHW inputs the importer keeps NHWC): the float executor against
 //!   ONNX Runtime, then the whole PTQ path (calibrate on the samples, quantize, compile) and the
 //!   int8 interpreter against ONNX Runtime's float outputs: pure data movement keeps the input's
 //!   scale, so every output value is within half a step of ONNX Runtime's (the input's rounding);
@@ -89,7 +89,8 @@ fn onnx_slice_and_split_run_as_onnx_runtime_in_float_and_int8() {
                 let want = want.f32();
                 assert_eq!(y.len(), want.len(), "{}: output {k} size", e.name);
                 for (i, (a, b)) in y.iter().zip(&want).enumerate() {
-                    // The input's rounding (half a step), and a ReLU's clamp at 0.
+                    // The input's rounding: half a step (every output has the input's scale).
+                    assert_eq!((os, is), (is, os), "{}: output {k} is not quantized as the input", e.name);
                     assert!((a - b).abs() <= 0.5 * os + 1e-6, "{}: output {k}[{i}]: {a} vs {b} (step {os})", e.name);
                 }
             }

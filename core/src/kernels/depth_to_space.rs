@@ -47,19 +47,19 @@ impl SpaceDepthParams {
         let bb = block.checked_mul(block).filter(|&b| b > 0).ok_or(bad("block size below 1 or too large"))?;
         let output = match mode {
             SpaceDepthMode::SpaceToDepth => {
-                if input.h % block != 0 || input.w % block != 0 {
+                if input.h.checked_rem(block) != Some(0) || input.w.checked_rem(block) != Some(0) {
                     return Err(bad("height and width must be multiples of the block size"));
                 }
                 let c = input.c.checked_mul(bb).ok_or(bad("output channels overflow"))?;
-                Dims4::new(input.n, input.h / block, input.w / block, c)
+                Dims4::new(input.n, input.h.checked_div(block).unwrap_or(0), input.w.checked_div(block).unwrap_or(0), c)
             }
             _ => {
-                if input.c % bb != 0 {
+                if input.c.checked_rem(bb) != Some(0) {
                     return Err(bad("channels must be a multiple of the block size squared"));
                 }
                 let h = input.h.checked_mul(block).ok_or(bad("output height overflows"))?;
                 let w = input.w.checked_mul(block).ok_or(bad("output width overflows"))?;
-                Dims4::new(input.n, h, w, input.c / bb)
+                Dims4::new(input.n, h, w, input.c.checked_div(bb).unwrap_or(0))
             }
         };
         if input.checked_len().is_none() {

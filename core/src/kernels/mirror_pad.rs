@@ -64,7 +64,8 @@ impl MirrorPadMode {
         } else {
             i
         };
-        j.clamp(0, n - 1) as usize
+        // Paddings were checked against `n`; the bounds only keep a wrong call from panicking.
+        j.min(n - 1).max(0) as usize
     }
 }
 

@@ -37,7 +37,7 @@ impl TileParams {
         let (input, output) = (i.extended(), o.extended());
         for d in 0..MAX_DIMS {
             let (n, m) = (at(&input, d), at(&output, d));
-            let fits = if n == 0 { m == 0 } else { m % n == 0 };
+            let fits = if n == 0 { m == 0 } else { m.checked_rem(n) == Some(0) };
             if !fits {
                 return Err(Error::BadKernelArgument {
                     kernel: K,
@@ -77,13 +77,16 @@ pub fn tile<T: Copy + Default>(p: &TileParams, input: &[T], output: &mut [T]) ->
     for row in output.chunks_mut(inner_out) {
         let mut base = 0usize;
         for d in 0..MAX_DIMS - 1 {
-            let n = at(&p.input, d).max(1);
-            base += (at(&idx, d) % n) * at(&stride, d);
+            base += at(&idx, d).checked_rem(at(&p.input, d)).unwrap_or(0) * at(&stride, d);
         }
         let src = input.get(base..base + inner_in).unwrap_or(&[]);
-        for (dst, s) in row.chunks_mut(inner_in).zip(core::iter::repeat(src)) {
-            for (k, o) in dst.iter_mut().enumerate() {
-                *o = get_or_default(s, k);
+        // The input row repeated along the output row.
+        let mut k = 0;
+        for o in row.iter_mut() {
+            *o = get_or_default(src, k);
+            k += 1;
+            if k == inner_in {
+                k = 0;
             }
         }
         for d in (0..MAX_DIMS - 1).rev() {

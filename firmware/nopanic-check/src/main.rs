@@ -323,8 +323,8 @@ fn movement_kernels() {
     }
     if let Ok(p) = TileParams::new(black_box(&[3, 1][..]), black_box(&[2, 3, 4][..])) {
         let n = p.output_len().min(64);
-        let _ = black_box(tile_s8(&p, &a[..3], &mut out[..n]));
-        let _ = black_box(tile_s16(&p, &a16[..3], &mut out16[..n]));
+        let _ = black_box(tile_s8(&p, black_box(&[3i8; 3][..]), &mut out[..n]));
+        let _ = black_box(tile_s16(&p, black_box(&[300i16; 3][..]), &mut out16[..n]));
     }
     let idx: &[i32] = black_box(&[2, 0, 1, 1]);
     if let Ok(p) = GatherParams::new(shape, bb(2), idx) {
