@@ -302,6 +302,33 @@ pub const KERNELS: &[KernelSupport] = &[
         wasm_simd: None,
         portable: None,
     },
+    KernelSupport {
+        kinds: &[OpKind::MirrorPad],
+        op: "mirror pad (reflect, symmetric, edge)",
+        dtypes: "int8, int16",
+        reference: "`mirror_pad_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Gather],
+        op: "gather (constant indices)",
+        dtypes: "int8, int16",
+        reference: "`gather_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Tile],
+        op: "tile, broadcast to",
+        dtypes: "int8, int16",
+        reference: "`tile_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
 ];
 
 /// How much of each row [`write_markdown`] writes.

@@ -123,7 +123,75 @@ def depth_space_opset13():
                 inits, 13)
 
 
-ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13]
+def pad_modes_opset13():
+    """NCHW [1, 3, 4, 5]: Pad in reflect mode (H and W, up to extent - 1) and in edge mode (every
+    axis, wider than the input)."""
+    nodes = [
+        helper.make_node("Pad", ["x", "r_pads"], ["r"], mode="reflect", name="reflect"),
+        helper.make_node("Pad", ["x", "e_pads"], ["e"], mode="edge", name="edge"),
+    ]
+    inits = [ints("r_pads", [0, 0, 3, 1, 0, 0, 2, 4]), ints("e_pads", [0, 1, 6, 0, 1, 2, 0, 7])]
+    return make("pad_modes_opset13", nodes, [vi("x", [1, 3, 4, 5])], [vi("r", [1, 3, 9, 10]), vi("e", [2, 6, 10, 12])],
+                inits, 13)
+
+
+def pad_axes_opset18():
+    """[2, 5, 6]: Pad in reflect mode on axes [-1, 1] only (opset 18's axes input)."""
+    nodes = [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect", name="reflect_axes")]
+    inits = [ints("pads", [2, 1, 5, 4]), ints("axes", [-1, 1])]
+    return make("pad_axes_opset18", nodes, [vi("x", [2, 5, 6])], [vi("y", [2, 10, 13])], inits, 18)
+
+
+def gather_opset13():
+    """NCHW [1, 6, 4, 5]: Gather over the channels (negative index included), a scalar index over H
+    (the axis goes), and a 2-D index over W (the axis becomes two)."""
+    nodes = [
+        helper.make_node("Gather", ["x", "ic"], ["c"], axis=1, name="gather_c"),
+        helper.make_node("Gather", ["x", "ih"], ["h"], axis=-2, name="gather_h"),
+        helper.make_node("Gather", ["x", "iw"], ["w"], axis=3, name="gather_w"),
+    ]
+    inits = [ints("ic", [5, 0, -1, 2]), numpy_helper.from_array(np.array(-1, np.int64), "ih"),
+             ints("iw", [[0, 4], [2, 2]])]
+    return make("gather_opset13", nodes, [vi("x", [1, 6, 4, 5])],
+                [vi("c", [1, 4, 4, 5]), vi("h", [1, 6, 5]), vi("w", [1, 6, 4, 2, 2])], inits, 13)
+
+
+def tile_expand_opset13():
+    """NCHW [1, 3, 1, 4]: Tile by [2, 1, 3, 2], Expand to [2, 3, 5, 4] (same rank) and to
+    [2, 1, 3, 1, 4] (one more axis, a target extent of 1 kept as the input's)."""
+    nodes = [
+        helper.make_node("Tile", ["x", "reps"], ["t"], name="tile"),
+        helper.make_node("Expand", ["x", "shape4"], ["e4"], name="expand4"),
+        helper.make_node("Expand", ["x", "shape5"], ["e5"], name="expand5"),
+    ]
+    inits = [ints("reps", [2, 1, 3, 2]), ints("shape4", [2, 3, 5, 4]), ints("shape5", [2, 1, 3, 1, 1])]
+    return make("tile_expand_opset13", nodes, [vi("x", [1, 3, 1, 4])],
+                [vi("t", [2, 3, 3, 8]), vi("e4", [2, 3, 5, 4]), vi("e5", [2, 1, 3, 1, 4])], inits, 13)
+
+
+def concat_axes_opset13():
+    """NCHW [1, 4, 3, 5]: Concat on every axis (0, 1, -2, 3) of the input with itself and slices of
+    itself; Unsqueeze at [0, 3], Squeeze back, Flatten at axis 2."""
+    nodes = [
+        helper.make_node("Slice", ["x", "s0", "e0", "a0"], ["part"], name="part"),
+        helper.make_node("Concat", ["x", "x"], ["c0"], axis=0, name="concat0"),
+        helper.make_node("Concat", ["x", "part", "x"], ["c1"], axis=1, name="concat1"),
+        helper.make_node("Concat", ["x", "x"], ["c2"], axis=-2, name="concat2"),
+        helper.make_node("Slice", ["x", "s3", "e3", "a3"], ["part3"], name="part3"),
+        helper.make_node("Concat", ["part3", "x"], ["c3"], axis=3, name="concat3"),
+        helper.make_node("Unsqueeze", ["x", "ua"], ["u"], name="unsqueeze"),
+        helper.make_node("Squeeze", ["u", "sa"], ["sq"], name="squeeze"),
+        helper.make_node("Flatten", ["sq"], ["f"], axis=2, name="flatten"),
+    ]
+    inits = [ints("s0", [1]), ints("e0", [3]), ints("a0", [1]), ints("s3", [3]), ints("e3", [5]), ints("a3", [3]),
+             ints("ua", [0, 3]), ints("sa", [3, 0])]
+    return make("concat_axes_opset13", nodes, [vi("x", [1, 4, 3, 5])],
+                [vi("c0", [2, 4, 3, 5]), vi("c1", [1, 10, 3, 5]), vi("c2", [1, 4, 6, 5]), vi("c3", [1, 4, 3, 7]),
+                 vi("u", [1, 1, 4, 1, 3, 5]), vi("f", [4, 15])], inits, 13)
+
+
+ONNX_MODELS = [slice_split_opset13, split_num_outputs_opset18, slice_rank3_opset11, depth_space_opset13,
+               pad_modes_opset13, pad_axes_opset18, gather_opset13, tile_expand_opset13, concat_axes_opset13]
 
 
 def onnx_entry(build):
@@ -204,7 +272,52 @@ def tflite_depth_space():
     return "tflite_depth_space", mb.build([x], [y, z]), [x], ([1, 2, 3, 8],)
 
 
-TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space]
+def tflite_mirror_pad():
+    """[1, 3, 4, 2] int8: MIRROR_PAD in REFLECT and SYMMETRIC modes."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.03), 17
+    x = mb.tensor("x", [1, 3, 4, 2], np.int8, [s], [zp])
+    y = mb.tensor("y", [1, 7, 6, 2], np.int8, [s], [zp])
+    z = mb.tensor("z", [1, 6, 8, 3], np.int8, [s], [zp])
+    pads_r = np.array([[0, 0], [2, 2], [1, 1], [0, 0]], np.int32)
+    pads_s = np.array([[0, 0], [3, 0], [2, 2], [0, 1]], np.int32)
+    for out, pads, mode in [(y, pads_r, 0), (z, pads_s, 1)]:
+        o = S.MirrorPadOptionsT()
+        o.mode = mode
+        tp = mb.tensor(f"pads{mode}", [4, 2], np.int32, data=pads)
+        mb.operator(BO.MIRROR_PAD, 2, [x, tp], [out], OPT.MirrorPadOptions, o)
+    return "tflite_mirror_pad", mb.build([x], [y, z]), [x], ([1, 3, 4, 2],)
+
+
+def tflite_gather():
+    """[2, 5, 3] int8: GATHER over axis 1 by [4, 0, 4], and over axis -1 by [[2, 0]]."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.07), -20
+    x = mb.tensor("x", [2, 5, 3], np.int8, [s], [zp])
+    y = mb.tensor("y", [2, 3, 3], np.int8, [s], [zp])
+    z = mb.tensor("z", [2, 5, 1, 2], np.int8, [s], [zp])
+    for out, axis, pos in [(y, 1, [4, 0, 4]), (z, -1, [[2, 0]])]:
+        o = S.GatherOptionsT()
+        o.axis = axis
+        mb.operator(BO.GATHER, 1, [x, _i32(mb, f"pos{axis}", pos)], [out], OPT.GatherOptions, o)
+    return "tflite_gather", mb.build([x], [y, z]), [x], ([2, 5, 3],)
+
+
+def tflite_tile():
+    """[2, 1, 3] int8: TILE by [1, 4, 2] (TFLite Micro has none: the interpreter is the oracle)
+    and BROADCAST_TO [2, 2, 5, 3]."""
+    mb = ModelBuilder()
+    s, zp = np.float32(0.04), 9
+    x = mb.tensor("x", [2, 1, 3], np.int8, [s], [zp])
+    y = mb.tensor("y", [2, 4, 6], np.int8, [s], [zp])
+    z = mb.tensor("z", [2, 2, 5, 3], np.int8, [s], [zp])
+    mb.operator(BO.TILE, 1, [x, _i32(mb, "multiples", [1, 4, 2])], [y], OPT.TileOptions, S.TileOptionsT())
+    mb.operator(BO.BROADCAST_TO, 2, [x, _i32(mb, "shape", [2, 2, 5, 3])], [z])
+    return "tflite_tile", mb.build([x], [y, z]), [x], ([2, 1, 3],)
+
+
+TFLITE_MODELS = [tflite_strided_masks, tflite_split, tflite_depth_space, tflite_mirror_pad, tflite_gather,
+                 tflite_tile]
 
 
 def tflite_entry(build):

@@ -2,13 +2,17 @@
 //! `tests/gen/gen_movement_models.py`):
 //!
 //! - float ONNX models (Slice with negative steps and clamped ends, Split by sizes, by attribute
-//!   and by `num_outputs`, DepthToSpace in DCR and CRD modes, SpaceToDepth, on NCHW inputs the
-//!   importer keeps NHWC): the float executor against
+//!   and by `num_outputs`, DepthToSpace in DCR and CRD modes, SpaceToDepth, Pad in reflect and
+//!   edge modes (opset 18 with axes), Gather by constant indices (scalar, 1-D with negative
+//!   entries, 2-D), Tile, Expand (same rank and one more axis), Concat on every axis, Unsqueeze,
+//!   Squeeze and Flatten, on NCHW inputs the importer keeps NHWC): the float executor against
 //!   ONNX Runtime, then the whole PTQ path (calibrate on the samples, quantize, compile) and the
 //!   int8 interpreter against ONNX Runtime's float outputs: pure data movement keeps the input's
 //!   scale, so every output value is within half a step of ONNX Runtime's (the input's rounding);
 //! - int8 TFLite models (STRIDED_SLICE with an ellipsis, a new axis and a shrunk axis; SLICE;
-//!   SPLIT; SPLIT_V with an inferred size; DEPTH_TO_SPACE and SPACE_TO_DEPTH): imported, compiled and run, bit-exact with the TFLite
+//!   SPLIT; SPLIT_V with an inferred size; DEPTH_TO_SPACE and SPACE_TO_DEPTH; MIRROR_PAD in
+//!   REFLECT and SYMMETRIC modes; GATHER by 1-D and 2-D positions; TILE, which TFLite Micro does
+//!   not have; BROADCAST_TO): imported, compiled and run, bit-exact with the TFLite
 //!   interpreter.
 
 use microquant::compile::{CompileOptions, compile};
@@ -85,7 +89,8 @@ fn onnx_slice_and_split_run_as_onnx_runtime_in_float_and_int8() {
                 let want = want.f32();
                 assert_eq!(y.len(), want.len(), "{}: output {k} size", e.name);
                 for (i, (a, b)) in y.iter().zip(&want).enumerate() {
-                    // The input's rounding (half a step), and a ReLU's clamp at 0.
+                    // The input's rounding: half a step (every output has the input's scale).
+                    assert_eq!((os, is), (is, os), "{}: output {k} is not quantized as the input", e.name);
                     assert!((a - b).abs() <= 0.5 * os + 1e-6, "{}: output {k}[{i}]: {a} vs {b} (step {os})", e.name);
                 }
             }

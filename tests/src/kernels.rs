@@ -606,4 +606,8 @@ golden_file!(
     (STRIDED_SLICE_16_JSON, strided_slice_16_file, strided_slice_16_cases, MovementCase, "strided_slice_16.json"),
     (DEPTH_TO_SPACE_JSON, depth_to_space_file, depth_to_space_cases, MovementCase, "depth_to_space.json"),
     (SPACE_TO_DEPTH_JSON, space_to_depth_file, space_to_depth_cases, MovementCase, "space_to_depth.json"),
+    (MIRROR_PAD_JSON, mirror_pad_file, mirror_pad_cases, MovementCase, "mirror_pad.json"),
+    (GATHER_JSON, gather_file, gather_cases, MovementCase, "gather.json"),
+    (BROADCAST_TO_JSON, broadcast_to_file, broadcast_to_cases, MovementCase, "broadcast_to.json"),
+    (BROADCAST_TO_16_JSON, broadcast_to_16_file, broadcast_to_16_cases, MovementCase, "broadcast_to_16.json"),
 );

@@ -696,7 +696,12 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params.extend(perm.iter().map(|&p| p as u32));
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
-        Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => movement::lower(l, c, b, &mut spec)?,
+        Op::StridedSlice(_)
+        | Op::DepthToSpace { .. }
+        | Op::SpaceToDepth { .. }
+        | Op::MirrorPad { .. }
+        | Op::Gather { .. }
+        | Op::Tile { .. } => movement::lower(l, c, b, &mut spec)?,
         Op::Quantize => {
             // Integer to integer (int8 <-> int16 between 16x8 and int8 layers): words
             // [multiplier, shift] of s_in / s_out (interp/ops/requantize.rs).

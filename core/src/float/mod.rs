@@ -182,6 +182,9 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
             movement::space_depth(x.data, x.shape, op).map_err(kerr)?
         }
+        Op::MirrorPad { paddings, mode } => movement::mirror_pad(x.data, x.shape, paddings, *mode).map_err(kerr)?,
+        Op::Gather { axis, indices, .. } => movement::gather(x.data, x.shape, *axis, indices).map_err(kerr)?,
+        Op::Tile { shape } => movement::tile(x.data, x.shape, shape).map_err(kerr)?,
         other => {
             return Err(ConvertError::new(
                 Kind::UnsupportedOp,
@@ -511,6 +514,9 @@ fn is_supported(op: &Op) -> bool {
             | Op::StridedSlice(_)
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. }
+            | Op::Tile { .. }
             | Op::Dequantize
             | Op::Resize { .. }
             | Op::Minimum

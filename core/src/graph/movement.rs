@@ -110,6 +110,38 @@ pub(super) fn output_shape(op: &Op, x: &[usize]) -> Result<Vec<usize>, ConvertEr
                 Ok(vec![n, h, w, c / bb])
             }
         }
+        Op::MirrorPad { paddings, mode } => {
+            let pairs: Vec<[i32; 2]> = paddings
+                .iter()
+                .map(|&[b, a]| match (i32::try_from(b), i32::try_from(a)) {
+                    (Ok(b), Ok(a)) => Ok([b, a]),
+                    _ => Err(err(format!("mirror padding {b}+{a} too large"))),
+                })
+                .collect::<Result<_, _>>()?;
+            let p = crate::kernels::mirror_pad::MirrorPadParams::new(x, &pairs, *mode)
+                .map_err(|e| err(format!("mirror pad ({mode:?}) of {x:?} by {paddings:?}: {e}")))?;
+            Ok(p.output_shape().dims().to_vec())
+        }
+        Op::Gather { axis, indices, indices_shape } => {
+            let Some(&n) = x.get(*axis) else {
+                return Err(err(format!("gather axis {axis} out of range for {x:?}")));
+            };
+            if num_elements(indices_shape) != Some(indices.len()) {
+                return Err(err(format!("gather has {} indices for shape {indices_shape:?}", indices.len())));
+            }
+            if let Some(i) = indices.iter().find(|&&i| i >= n) {
+                return Err(err(format!("gather index {i} out of range for extent {n}")));
+            }
+            let mut o = x.get(..*axis).unwrap_or(&[]).to_vec();
+            o.extend_from_slice(indices_shape);
+            o.extend_from_slice(x.get(axis + 1..).unwrap_or(&[]));
+            Ok(o)
+        }
+        Op::Tile { shape } => {
+            crate::kernels::tile::TileParams::new(x, shape)
+                .map_err(|e| err(format!("tile of {x:?} to {shape:?}: {e}")))?;
+            Ok(shape.clone())
+        }
         other => Err(err(format!("{} is not a data-movement op", other.name()))),
     }
 }
@@ -143,6 +175,27 @@ pub(super) fn fmt_attrs(op: &Op, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         Op::DepthToSpace { block, crd } => write!(f, "(block {block}{})", if *crd { ", CRD" } else { "" }),
         Op::SpaceToDepth { block } => write!(f, "(block {block})"),
+        Op::Tile { shape } => {
+            f.write_str("(to ")?;
+            write_list(f, shape)?;
+            f.write_str(")")
+        }
+        Op::Gather { axis, indices, indices_shape } => {
+            write!(f, "(axis {axis}, indices ")?;
+            if indices.len() <= 8 {
+                write_list(f, indices)?;
+            } else {
+                write!(f, "{indices_shape:?}")?;
+            }
+            f.write_str(")")
+        }
+        Op::MirrorPad { paddings, mode } => {
+            write!(f, "({mode:?}")?;
+            for [b, a] in paddings {
+                write!(f, ", {b}+{a}")?;
+            }
+            f.write_str(")")
+        }
         _ => Ok(()),
     }
 }

@@ -318,6 +318,32 @@ pub enum Op {
         /// Block size `b`.
         block: usize,
     },
+    /// Mirror or edge padding (TFLite `MIRROR_PAD`, ONNX `Pad` in `reflect` / `edge` mode):
+    /// output extent `i` is `x[i] + paddings[i][0] + paddings[i][1]`, the padding read from `x`
+    /// as [`MirrorPadMode`](crate::kernels::mirror_pad::MirrorPadMode) says.
+    MirrorPad {
+        /// `[before, after]` per axis of `x`.
+        paddings: Vec<[usize; 2]>,
+        /// Reflect, symmetric or edge.
+        mode: crate::kernels::mirror_pad::MirrorPadMode,
+    },
+    /// Gather of `x` along `axis` by constant indices (TFLite `GATHER`, ONNX `Gather`): the
+    /// output is `x`'s shape with `axis` replaced by `indices_shape`.
+    Gather {
+        /// The gathered axis, `< rank`.
+        axis: usize,
+        /// The indices, each `< x[axis]`, row-major.
+        indices: Vec<usize>,
+        /// Their shape (`[]` for one index: the axis goes).
+        indices_shape: Vec<usize>,
+    },
+    /// Tiling / broadcasting of `x` to `shape` (TFLite `TILE`, `BROADCAST_TO`; ONNX `Tile`,
+    /// `Expand`): `x`'s shape right-aligned to `shape`, each extent of `shape` a multiple of
+    /// `x`'s; output index `o` reads `o mod x[d]`.
+    Tile {
+        /// The output shape.
+        shape: Vec<usize>,
+    },
     /// Quantizes `x` (float) to the output's integer type and quantization, or requantizes an
     /// integer tensor to other parameters or another integer type. Same shape.
     Quantize,
@@ -395,6 +421,9 @@ impl Op {
             Op::StridedSlice(_) => "StridedSlice",
             Op::DepthToSpace { .. } => "DepthToSpace",
             Op::SpaceToDepth { .. } => "SpaceToDepth",
+            Op::MirrorPad { .. } => "MirrorPad",
+            Op::Gather { .. } => "Gather",
+            Op::Tile { .. } => "Tile",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
             Op::Resize { .. } => "Resize",
@@ -540,9 +569,12 @@ impl fmt::Display for Op {
                 write_list(f, axes)?;
                 f.write_str(")")
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
-                super::movement::fmt_attrs(self, f)
-            }
+            Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. }
+            | Op::Tile { .. } => super::movement::fmt_attrs(self, f),
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
             Op::Resize { method, size, align_corners, half_pixel_centers } => {
                 let m = if *method == ResizeMethod::Bilinear { "bilinear" } else { "nearest" };

@@ -340,9 +340,12 @@ impl Op {
                 }
                 o
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
-                super::movement::output_shape(self, x)?
-            }
+            Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. }
+            | Op::Tile { .. } => super::movement::output_shape(self, x)?,
             Op::Squeeze { axes } => {
                 check_axes_unique_sorted(axes, x.len(), "squeeze")?;
                 let removed = axis_mask(axes, x.len());

@@ -200,7 +200,7 @@ impl SliceParams {
                 // ceil((e - b) / s), at least 0.
                 let span = if s > 0 { e - b } else { b - e };
                 let a = s.abs();
-                if span <= 0 { 0 } else { (span + a - 1) / a }
+                if span <= 0 { 0 } else { (span + a - 1).checked_div(a).unwrap_or(0) }
             };
             if let (Some(a), Some(cc), Some(st)) = (start.get_mut(d), count.get_mut(d), step.get_mut(d)) {
                 *a = if c == 0 { 0 } else { b as usize };

@@ -195,4 +195,10 @@ op_kinds! {
     Div = 33, "DIV";
     /// Elementwise squared difference `(a − b)²` (int8).
     SquaredDifference = 34, "SQUARED_DIFFERENCE";
+    /// Mirror padding (TFLite MIRROR_PAD reflect and symmetric; ONNX Pad reflect and edge).
+    MirrorPad = 43, "MIRROR_PAD";
+    /// Gather along one axis by constant indices (TFLite GATHER, ONNX Gather).
+    Gather = 44, "GATHER";
+    /// Tiling and broadcasting (TFLite TILE, BROADCAST_TO; ONNX Tile, Expand).
+    Tile = 45, "TILE";
 }

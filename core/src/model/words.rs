@@ -9,7 +9,9 @@
 //! `[multiplier, shift]`.
 //!
 //! STRIDED_SLICE has `[rank, start_0, step_0, count_0, ...]` (the step an `i32`); DEPTH_TO_SPACE
-//! `[block_size, mode]` (0: DCR, 1: CRD); SPACE_TO_DEPTH `[block_size]`.
+//! `[block_size, mode]` (0: DCR, 1: CRD); SPACE_TO_DEPTH `[block_size]`; MIRROR_PAD `[mode, rank,
+//! before_0, after_0, ...]` (0: reflect, 1: symmetric, 2: edge); GATHER `[axis]` (its indices are a
+//! constant int32 input); TILE has none (its output's shape says it all).
 
 use crate::Error;
 

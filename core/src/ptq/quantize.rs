@@ -309,6 +309,9 @@ fn runs_int16(op: &Op) -> bool {
             | Op::StridedSlice(_)
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. }
+            | Op::Tile { .. }
     )
 }
 
@@ -326,6 +329,9 @@ fn same_as_input(op: &Op) -> bool {
             | Op::StridedSlice(_)
             | Op::DepthToSpace { .. }
             | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. }
+            | Op::Tile { .. }
     )
 }
 

@@ -354,7 +354,10 @@ fn elementwise_activation_shape_kernels() {
 fn movement_kernels() {
     use microquant::kernels::Dims4;
     use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth_s8, space_depth_s16};
+    use microquant::kernels::gather::{GatherParams, gather_s8, gather_s16};
+    use microquant::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad_s8, mirror_pad_s16};
     use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
+    use microquant::kernels::tile::{TileParams, tile_s8, tile_s16};
     let shape: &[usize] = black_box(&[2, 3, 4]);
     let a: &[i8] = black_box(&[3; 24]);
     let a16: &[i16] = black_box(&[300; 24]);
@@ -371,6 +374,22 @@ fn movement_kernels() {
     if let Ok(p) = SpaceDepthParams::new(Dims4::new(bb(1), bb(2), bb(3), bb(4)), bb(2), mode) {
         let _ = black_box(space_depth_s8(&p, a, &mut out[..24]));
         let _ = black_box(space_depth_s16(&p, a16, &mut out16[..24]));
+    }
+    if let Ok(p) = TileParams::new(black_box(&[3, 1][..]), black_box(&[2, 3, 4][..])) {
+        let n = p.output_len().min(64);
+        let _ = black_box(tile_s8(&p, black_box(&[3i8; 3][..]), &mut out[..n]));
+        let _ = black_box(tile_s16(&p, black_box(&[300i16; 3][..]), &mut out16[..n]));
+    }
+    let idx: &[i32] = black_box(&[2, 0, 1, 1]);
+    if let Ok(p) = GatherParams::new(shape, bb(2), idx) {
+        let n = p.output_len().min(64);
+        let _ = black_box(gather_s8(&p, a, idx, &mut out[..n]));
+        let _ = black_box(gather_s16(&p, a16, idx, &mut out16[..n]));
+    }
+    let mode = MirrorPadMode::from_code(black_box(2)).unwrap_or(MirrorPadMode::Reflect);
+    if let Ok(p) = MirrorPadParams::new(shape, black_box(&[[1, 0], [0, 2], [1, 1]][..]), mode) {
+        let _ = black_box(mirror_pad_s8(&p, a, &mut out[..]));
+        let _ = black_box(mirror_pad_s16(&p, a16, &mut out16[..]));
     }
     black_box((&out, &out16));
 }

@@ -1,6 +1,6 @@
 """Data-movement goldens (int8, and int16 where TFLite Micro runs it): slice.json,
 strided_slice.json, depth_to_space.json, space_to_depth.json, mirror_pad.json, gather.json,
-broadcast_to.json (and their *_16.json int16 twins).
+broadcast_to.json, and the int16 twins slice_16.json, strided_slice_16.json, broadcast_to_16.json.
 
 Every case stores its input, the input's (= output's) scale and zero point, and ``params``: the
 op's integer operands flattened in the order its file's note gives (the constant operand tensors
@@ -180,7 +180,86 @@ def gen_space_to_depth(dtype=np.int8, file="space_to_depth.json"):
     return fam
 
 
+# ---------------------------------------------------------------------------------------------
+# MIRROR_PAD: params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ paddings (before, after per dimension)
+
+MP_CASES = [
+    ([5], [[2, 3]]), ([5], [[0, 0]]), ([3, 4], [[1, 2], [3, 0]]), ([2, 3, 4], [[1, 1], [2, 2], [0, 3]]),
+    ([1, 4, 4, 3], [[0, 0], [1, 1], [1, 1], [0, 0]]), ([1, 4, 4, 3], [[0, 0], [3, 2], [2, 3], [0, 0]]),
+    ([2, 5, 3, 2], [[1, 0], [0, 4], [2, 1], [1, 1]]), ([1, 8, 8, 4], [[0, 0], [2, 2], [2, 2], [0, 0]]),
+]
+
+
+def gen_mirror_pad(dtype=np.int8, file="mirror_pad.json"):
+    fam = Family(file, "MIRROR_PAD", GEN, f"{np.dtype(dtype).name}; params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ "
+                 "[before, after] per dimension; input and output share quantization")
+    for mode in [0, 1]:
+        for shape, pads in MP_CASES:
+            if mode == 0 and any(max(p) > n - 1 for n, p in zip(shape, pads)):
+                pads = [[min(b, n - 1), min(a, n - 1)] for n, (b, a) in zip(shape, pads)]
+            out = [n + b + a for n, (b, a) in zip(shape, pads)]
+
+            def build(mb, ti, to, pads=pads, mode=mode):
+                tp = mb.tensor("paddings", [len(pads), 2], np.int32, data=np.array(pads, np.int32))
+                o = S.MirrorPadOptionsT()
+                o.mode = mode
+                mb.operator(BO.MIRROR_PAD, 2 if dtype == np.int8 else 3, [ti, tp], [to], OPT.MirrorPadOptions, o)
+            name = f"mirror_pad_{['reflect', 'symmetric'][mode]}_{_s(shape)}_" + "_".join(f"{b}{a}" for b, a in pads)
+            _case(fam, name, dtype, shape, out, [mode] + [v for p in pads for v in p], build)
+    return fam
+
+
+# ---------------------------------------------------------------------------------------------
+# GATHER (batch_dims 0, constant int32 positions): params = [axis, indices rank] ++ indices shape
+# ++ indices
+
+GATHER_CASES = [
+    ([7], 0, [3]), ([7], 0, [[0, 6], [6, 1]]), ([4, 5], 0, [3, 0, 3]), ([4, 5], 1, [4, 2]), ([4, 5], -1, 2),
+    ([2, 3, 4], 1, [2, 2, 0, 1]), ([2, 3, 4], 2, [[1, 3, 0]]), ([1, 4, 4, 6], 3, [5, 4, 3, 2, 1, 0]),
+    ([1, 4, 4, 6], 1, [0, 3]), ([10, 8], 0, [[9, 0], [1, 2], [4, 4]]), ([2, 3, 2, 3, 2], 3, [1]),
+]
+
+
+def gen_gather(dtype=np.int8, file="gather.json"):
+    fam = Family(file, "GATHER", GEN, f"{np.dtype(dtype).name}; batch_dims 0; params = [axis, rank of the "
+                 "indices] ++ their shape ++ the indices (int32 constant); input and output share quantization")
+    for shape, axis, idx in GATHER_CASES:
+        idx = np.array(idx, np.int32)
+        ax = axis % len(shape)
+        out = list(shape[:ax]) + list(idx.shape) + list(shape[ax + 1:])
+
+        def build(mb, ti, to, axis=axis, idx=idx):
+            tp = mb.tensor("positions", list(idx.shape) or [1], np.int32, data=idx.reshape(list(idx.shape) or [1]))
+            mb.tensors[tp].shape = list(idx.shape)
+            o = S.GatherOptionsT()
+            o.axis, o.batchDims = axis, 0
+            mb.operator(BO.GATHER, 1, [ti, tp], [to], OPT.GatherOptions, o)
+        name = f"gather_{_s(shape)}_axis{axis}_idx{_s(idx.shape)}_" + _l(idx.reshape(-1))
+        _case(fam, name, dtype, shape, out, [axis, idx.ndim] + list(idx.shape) + list(idx.reshape(-1)), build)
+    return fam
+
+
+# ---------------------------------------------------------------------------------------------
+# BROADCAST_TO: params = the output shape. (TFLite Micro has no TILE: the converter's TFLite
+# TILE is checked against the TFLite interpreter in tests/gen/gen_movement_models.py.)
+
+BCAST_CASES = [([1], [5]), ([3], [2, 3]), ([2, 1], [2, 4]), ([1, 3], [4, 3]), ([1, 1, 3], [2, 4, 3]),
+               ([2, 1, 1, 3], [2, 3, 4, 3]), ([1, 4, 1, 2], [3, 4, 5, 2]), ([4, 1], [2, 3, 4, 6])]
+
+
+def gen_broadcast_to(dtype=np.int8, file="broadcast_to.json"):
+    fam = Family(file, "BROADCAST_TO", GEN, f"{np.dtype(dtype).name}; params = the output shape (a constant "
+                 "int32 operand); input and output share quantization")
+    for shape, out in BCAST_CASES:
+        def build(mb, ti, to, out=out):
+            mb.operator(BO.BROADCAST_TO, 2, [ti, _i32(mb, "shape", out)], [to])
+        _case(fam, f"broadcast_to_{_s(shape)}_to_{_s(out)}", dtype, shape, out, out, build)
+    return fam
+
+
 GENERATORS = {"slice": gen_slice, "strided_slice": gen_strided_slice, "depth_to_space": gen_depth_to_space,
-              "space_to_depth": gen_space_to_depth}
-# TFLite Micro's DEPTH_TO_SPACE and SPACE_TO_DEPTH take float32 and int8 only.
-GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16}
+              "space_to_depth": gen_space_to_depth, "mirror_pad": gen_mirror_pad,
+              "gather": gen_gather, "broadcast_to": gen_broadcast_to}
+# TFLite Micro's DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD and GATHER take no int16.
+GENERATORS_16X8 = {"slice16": gen_slice_16, "strided_slice16": gen_strided_slice_16,
+                   "broadcast_to16": lambda: gen_broadcast_to(np.int16, "broadcast_to_16.json")}

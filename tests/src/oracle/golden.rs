@@ -315,6 +315,12 @@ files! {
         depth_to_space_file, "depth_to_space.json", |c| movement(MoveOp::DepthToSpace, c);
     space_to_depth: MovementCase<'static> =
         space_to_depth_file, "space_to_depth.json", |c| movement(MoveOp::SpaceToDepth, c);
+    mirror_pad: MovementCase<'static> = mirror_pad_file, "mirror_pad.json", |c| movement(MoveOp::MirrorPad, c);
+    gather: MovementCase<'static> = gather_file, "gather.json", |c| movement(MoveOp::Gather, c);
+    broadcast_to: MovementCase<'static> =
+        broadcast_to_file, "broadcast_to.json", |c| movement(MoveOp::BroadcastTo, c);
+    broadcast_to_16: MovementCase<'static> =
+        broadcast_to_16_file, "broadcast_to_16.json", |c| movement(MoveOp::BroadcastTo, c);
     transpose: TransposeCase<'static> = transpose_file, "transpose.json", |c| TransposeCase {
         name: &c.name,
         input: i8s(&c.input),

@@ -17,7 +17,7 @@
 //! | leaky relu (int8, 16x8) | [`leaky_relu::LeakyReluCase`] | [`leaky_relu_golden_tests!`](crate::leaky_relu_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
-//! | slice, strided slice, depth to space, space to depth | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
+//! | slice, strided slice, depth to space, space to depth, mirror pad, gather, broadcast to | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
 //!
 //! A target instantiates a macro with its test attribute, the module that holds the golden files
 //! (`golden` on the host and in wasm: the JSON files decoded once; on the device the constants

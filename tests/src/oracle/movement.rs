@@ -1,4 +1,4 @@
-//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE and SPACE_TO_DEPTH against
+//! Data movement (int8 and int16): SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD, GATHER and BROADCAST_TO against
 //! TFLite Micro and the TFLite interpreter's reference kernels (`tests/golden/kernels/`).
 //! Pure data movement: both rounding modes run the same kernel and must match both oracles.
 //!
@@ -7,7 +7,10 @@
 
 use microquant::kernels::Dims4;
 use microquant::kernels::depth_to_space::{SpaceDepthMode, SpaceDepthParams, space_depth_s8, space_depth_s16};
+use microquant::kernels::gather::{GatherParams, gather_s8, gather_s16};
+use microquant::kernels::mirror_pad::{MirrorPadMode, MirrorPadParams, mirror_pad_s8, mirror_pad_s16};
 use microquant::kernels::slice::{SliceParams, StridedSliceMasks, slice_s8, slice_s16};
+use microquant::kernels::tile::{TileParams, tile_s8, tile_s16};
 
 use super::{At, Expected, Failure, MODES, Tally, Values, Workspace, compare_values, kernel, take};
 
@@ -23,6 +26,12 @@ pub enum MoveOp {
     DepthToSpace,
     /// SPACE_TO_DEPTH (NHWC): `params = [block_size]`.
     SpaceToDepth,
+    /// MIRROR_PAD: `params = [mode (0 REFLECT, 1 SYMMETRIC)] ++ [before, after] per dimension`.
+    MirrorPad,
+    /// GATHER (batch_dims 0): `params = [axis, indices rank] ++ indices shape ++ indices`.
+    Gather,
+    /// BROADCAST_TO: `params` = the output shape.
+    BroadcastTo,
 }
 
 /// A data-movement case: one input, the output quantized like it.
@@ -43,33 +52,45 @@ pub struct MovementCase<'a> {
 }
 
 /// The prepared kernel of one case.
-enum Prepared {
+enum Prepared<'a> {
     Slice(SliceParams),
     SpaceDepth(SpaceDepthParams),
+    MirrorPad(MirrorPadParams),
+    Gather(GatherParams, &'a [i32]),
+    Tile(TileParams),
 }
 
-impl Prepared {
+impl Prepared<'_> {
     fn output_len(&self) -> usize {
         match self {
             Prepared::Slice(p) => p.output_len(),
             Prepared::SpaceDepth(p) => p.output().checked_len().unwrap_or(0),
+            Prepared::MirrorPad(p) => p.output_shape().len(),
+            Prepared::Gather(p, _) => p.output_len(),
+            Prepared::Tile(p) => p.output_len(),
         }
     }
     fn run_s8(&self, x: &[i8], out: &mut [i8]) -> Result<(), microquant::Error> {
         match self {
             Prepared::Slice(p) => slice_s8(p, x, out),
             Prepared::SpaceDepth(p) => space_depth_s8(p, x, out),
+            Prepared::MirrorPad(p) => mirror_pad_s8(p, x, out),
+            Prepared::Gather(p, idx) => gather_s8(p, x, idx, out),
+            Prepared::Tile(p) => tile_s8(p, x, out),
         }
     }
     fn run_s16(&self, x: &[i16], out: &mut [i16]) -> Result<(), microquant::Error> {
         match self {
             Prepared::Slice(p) => slice_s16(p, x, out),
             Prepared::SpaceDepth(p) => space_depth_s16(p, x, out),
+            Prepared::MirrorPad(p) => mirror_pad_s16(p, x, out),
+            Prepared::Gather(p, idx) => gather_s16(p, x, idx, out),
+            Prepared::Tile(p) => tile_s16(p, x, out),
         }
     }
 }
 
-fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
+fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared<'a>, Failure<'a>> {
     let r = c.input_shape.len();
     let bad = |reason| Failure::BadCase { case: c.name, reason };
     let part = |k: usize| c.params.get(k * r..(k + 1) * r).ok_or(bad("params too short for the rank"));
@@ -100,6 +121,40 @@ fn prepare<'a>(c: &MovementCase<'a>) -> Result<Prepared, Failure<'a>> {
             };
             let p = SpaceDepthParams::new(Dims4::new(n, h, w, ch), b as usize, mode);
             Prepared::SpaceDepth(kernel(c.name, "prepare", p)?)
+        }
+        MoveOp::MirrorPad => {
+            let (&[mode], pads) = c.params.split_at_checked(1).ok_or(bad("no mode"))? else {
+                return Err(bad("no mode"));
+            };
+            let mode = if mode == 0 { MirrorPadMode::Reflect } else { MirrorPadMode::Symmetric };
+            let mut pairs = [[0i32; 2]; 6];
+            if pads.len() != 2 * r || r > 6 {
+                return Err(bad("not one [before, after] pair per dimension"));
+            }
+            for (k, pair) in pairs.iter_mut().enumerate().take(r) {
+                *pair = [pads[2 * k], pads[2 * k + 1]];
+            }
+            let p = MirrorPadParams::new(c.input_shape, &pairs[..r], mode);
+            Prepared::MirrorPad(kernel(c.name, "prepare", p)?)
+        }
+        MoveOp::Gather => {
+            let (&axis, rest) = c.params.split_first().ok_or(bad("no axis"))?;
+            let (&q, rest) = rest.split_first().ok_or(bad("no indices rank"))?;
+            let indices = rest.get(q as usize..).ok_or(bad("no indices"))?;
+            let axis = if axis < 0 { axis + r as i32 } else { axis } as usize;
+            let p = GatherParams::new(c.input_shape, axis, indices);
+            Prepared::Gather(kernel(c.name, "prepare", p)?, indices)
+        }
+        MoveOp::BroadcastTo => {
+            let mut shape = [0usize; 6];
+            if c.params.len() > 6 || c.params.iter().any(|&d| d < 0) {
+                return Err(bad("an output shape of rank above 6 or with a negative extent"));
+            }
+            for (s, &d) in shape.iter_mut().zip(c.params) {
+                *s = d as usize;
+            }
+            let p = TileParams::new(c.input_shape, &shape[..c.params.len()]);
+            Prepared::Tile(kernel(c.name, "prepare", p)?)
         }
     })
 }
@@ -143,6 +198,10 @@ macro_rules! movement_golden_tests {
             strided_slice_s16_matches_both_oracles => (strided_slice_16, $crate::oracle::movement::check),
             depth_to_space_s8_matches_both_oracles => (depth_to_space, $crate::oracle::movement::check),
             space_to_depth_s8_matches_both_oracles => (space_to_depth, $crate::oracle::movement::check),
+            mirror_pad_s8_matches_both_oracles => (mirror_pad, $crate::oracle::movement::check),
+            gather_s8_matches_both_oracles => (gather, $crate::oracle::movement::check),
+            broadcast_to_s8_matches_both_oracles => (broadcast_to, $crate::oracle::movement::check),
+            broadcast_to_s16_matches_both_oracles => (broadcast_to_16, $crate::oracle::movement::check),
         );
     };
 }

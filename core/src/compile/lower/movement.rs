@@ -3,10 +3,11 @@
 
 use alloc::format;
 use alloc::vec;
+use alloc::vec::Vec;
 
 use super::{Lowering, NodeCtx};
 use crate::graph::{ConvertError, ConvertErrorKind as K, Op};
-use crate::model::{ModelBuilder, OpKind, OpSpec};
+use crate::model::{ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 /// Fills `spec` (kind, words, inputs) for a data-movement node.
 pub(super) fn lower(
@@ -43,6 +44,29 @@ pub(super) fn lower(
             spec.kind = OpKind::SpaceToDepth;
             spec.params = vec![*block as u32];
         }
+        Op::MirrorPad { paddings, mode } => {
+            spec.kind = OpKind::MirrorPad;
+            spec.params = vec![mode.code(), paddings.len() as u32];
+            for [bf, af] in paddings {
+                spec.params.extend_from_slice(&[*bf as u32, *af as u32]);
+            }
+        }
+        Op::Gather { axis, indices, indices_shape } => {
+            let idx: Vec<i32> = indices
+                .iter()
+                .map(|&i| i32::try_from(i))
+                .collect::<Result<_, _>>()
+                .map_err(|_| c.err(K::Unsupported, "a gather index above i32"))?;
+            spec.kind = OpKind::Gather;
+            spec.params = vec![*axis as u32];
+            let dims: Vec<u32> = indices_shape.iter().map(|&d| d as u32).collect();
+            let base = if c.node.name.is_empty() { format!("op{}", c.index) } else { c.node.name.clone() };
+            let name = format!("{base}/indices");
+            let t = b.add_tensor(TensorSpec::const_i32(&name, &dims, &idx));
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(t)];
+            return Ok(());
+        }
+        Op::Tile { .. } => spec.kind = OpKind::Tile,
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not a data-movement op", other.name())));
         }

@@ -13,9 +13,11 @@ mod depth_to_space;
 mod depthwise_conv;
 mod div;
 mod fully_connected;
+mod gather;
 mod leaky_relu;
 mod lut;
 mod minimum_maximum;
+mod mirror_pad;
 mod mul;
 mod pad;
 mod pooling;
@@ -28,6 +30,7 @@ mod slice;
 mod softmax;
 mod squared_difference;
 mod sub;
+mod tile;
 mod transpose;
 
 use super::arena::{Pieces, carve};
@@ -155,6 +158,9 @@ op_kinds! {
     LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
     Div => Div(div::DivOp), scratch: false;
     SquaredDifference => SquaredDifference(squared_difference::SquaredDifferenceOp), scratch: false;
+    MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;
+    Gather => Gather(gather::GatherOp), scratch: false;
+    Tile => Tile(tile::TileOp), scratch: false;
 }
 
 /// An op kind's prepare and run functions.

@@ -3,6 +3,7 @@
 //! as themselves (NCHW).
 
 use super::*;
+use crate::kernels::mirror_pad::MirrorPadMode;
 
 fn attr_str(name: &str, v: &str) -> pb::AttributeProto {
     pb::AttributeProto {
@@ -46,7 +47,56 @@ impl Exporter<'_> {
             );
             return self.finish(y, out, NCHW.to_vec());
         }
+        if let Op::MirrorPad { paddings, mode } = &node.op {
+            let mode = match mode {
+                MirrorPadMode::Reflect => "reflect",
+                MirrorPadMode::Edge => "edge",
+                MirrorPadMode::Symmetric => {
+                    return Err(ConvertError::new(Kind::Unsupported, "ONNX Pad has no symmetric mode"));
+                }
+            };
+            let mut pads: Vec<i64> = x.perm.iter().map(|&a| paddings.get(a).map_or(0, |p| p[0] as i64)).collect();
+            pads.extend(x.perm.iter().map(|&a| paddings.get(a).map_or(0, |p| p[1] as i64)));
+            let pn = self.i64s(&format!("{base}/pads"), &pads);
+            let out = self.fresh(&format!("{base}/float"));
+            let perm = x.perm.clone();
+            self.node("Pad", nname, vec![x.name, pn], vec![out.clone()], vec![attr_str("mode", mode)]);
+            return self.finish(y, out, perm);
+        }
         let x = self.in_order(&x, &layout::identity(xt.shape.len()));
+        if let Op::Gather { axis, indices, indices_shape } = &node.op {
+            let name = self.fresh(&format!("{base}/indices"));
+            let v: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
+            self.inits.push(tensor_proto(&name, indices_shape, dt::INT64, le64(&v)));
+            let out = self.fresh(&format!("{base}/float"));
+            self.node("Gather", nname, vec![x.name, name], vec![out.clone()], vec![attr_int("axis", *axis as i64)]);
+            return self.finish(y, out, layout::identity(yt.shape.len()));
+        }
+        if let Op::Tile { shape } = &node.op {
+            // Tile after a reshape to the output's rank (leading extents 1).
+            let mut x = x;
+            if xt.shape.len() < shape.len() {
+                let mut s: Vec<i64> = vec![1; shape.len() - xt.shape.len()];
+                s.extend(xt.shape.iter().map(|&d| d as i64));
+                let sn = self.i64s(&format!("{base}/rank"), &s);
+                let r = self.fresh(&format!("{base}/ranked"));
+                self.node("Reshape", &r.clone(), vec![x.name, sn], vec![r.clone()], vec![]);
+                x = Val { name: r, perm: layout::identity(shape.len()) };
+            }
+            let lead = shape.len().saturating_sub(xt.shape.len());
+            let reps: Vec<i64> = shape
+                .iter()
+                .enumerate()
+                .map(|(d, &m)| {
+                    let n = if d < lead { 1 } else { xt.shape.get(d - lead).copied().unwrap_or(1) };
+                    m.checked_div(n).unwrap_or(1) as i64
+                })
+                .collect();
+            let rn = self.i64s(&format!("{base}/repeats"), &reps);
+            let out = self.fresh(&format!("{base}/float"));
+            self.node("Tile", nname, vec![x.name, rn], vec![out.clone()], vec![]);
+            return self.finish(y, out, layout::identity(yt.shape.len()));
+        }
         match &node.op {
             Op::StridedSlice(s) => {
                 let (mut starts, mut ends) = (Vec::new(), Vec::new());

@@ -367,9 +367,12 @@ impl<'g> Exporter<'g> {
                 self.node("Resize", &nname, ins, vec![out.clone()], attrs);
                 self.finish(y, out, NCHW.to_vec())
             }
-            Op::StridedSlice(_) | Op::DepthToSpace { .. } | Op::SpaceToDepth { .. } => {
-                self.export_movement(node, &nname, &base)
-            }
+            Op::StridedSlice(_)
+            | Op::DepthToSpace { .. }
+            | Op::SpaceToDepth { .. }
+            | Op::MirrorPad { .. }
+            | Op::Gather { .. }
+            | Op::Tile { .. } => self.export_movement(node, &nname, &base),
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }

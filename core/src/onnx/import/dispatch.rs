@@ -129,6 +129,8 @@ impl Builder {
             "Slice" => self.slice(ctx),
             "Split" => self.split(ctx),
             "DepthToSpace" | "SpaceToDepth" => self.space_depth(ctx),
+            "Gather" => self.gather(ctx),
+            "Tile" | "Expand" => self.tile(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Resize" | "Upsample" => self.resize(ctx),
             "Identity" | "Dropout" => {

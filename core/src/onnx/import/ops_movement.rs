@@ -1,11 +1,14 @@
 //! Data movement on activations: `Slice`, `Split` (one [`Op::StridedSlice`] per output: the graph's
-//! ops have one output, and a split is a copy either way), ...
+//! ops have one output, and a split is a copy either way), `DepthToSpace`, `SpaceToDepth`, `Pad` in
+//! `reflect` and `edge` modes, `Gather` by constant indices, `Tile` and
+//! `Expand` (one [`Op::Tile`]).
 //!
 //! The activation keeps its graph layout (`Act::perm`): the model's axes are mapped to graph axes,
 //! and the output has the input's layout.
 
 use super::*;
 use crate::graph::StridedSlice;
+use crate::kernels::mirror_pad::MirrorPadMode;
 
 /// ONNX `Slice`'s resolution of one axis of extent `dim` (the operator's spec: negative
 /// indices count from the end, then starts clamp into `[0, dim]` (`[0, dim - 1]` for negative
@@ -178,6 +181,120 @@ impl Builder {
         let src = self.in_order(&x, &NHWC, &out)?;
         let id = self.emit(ctx, ctx.name(), op, vec![Some(src)], &out)?;
         self.set(ctx, 0, Value::Act(Act { id, perm: NHWC.to_vec() }));
+        Ok(())
+    }
+
+    /// ONNX `Pad` in `reflect` or `edge` mode (constant pads, optional axes).
+    pub(super) fn mirror_pad(&mut self, ctx: &Ctx, mode: &str) -> Result<(), ConvertError> {
+        let x = self.act_input(ctx, 0)?;
+        let r = x.perm.len();
+        let pads: Vec<i64> = match self.const_input(ctx, 1, "pads")? {
+            Some(k) => ctx.a(k.as_i64().map(<[i64]>::to_vec))?,
+            None => ctx.a(ctx.attrs().ints("pads"))?.unwrap_or_default(),
+        };
+        let axes: Vec<usize> = match self.const_input(ctx, 3, "the axes")? {
+            Some(k) => ctx.a(k.as_i64().and_then(|v| fold::norm_axes(v, r)))?,
+            None => (0..r).collect(),
+        };
+        if pads.len() != 2 * axes.len() || pads.iter().any(|&p| p < 0) {
+            return Err(ctx.unsupported(format!(
+                "pads {pads:?} for {} axes: expected 2 non-negative values per axis",
+                axes.len()
+            )));
+        }
+        let mut onnx_pads = vec![[0usize; 2]; r];
+        for (k, &a) in axes.iter().enumerate() {
+            if let Some(slot) = onnx_pads.get_mut(a) {
+                *slot = [pads[k] as usize, pads[k + axes.len()] as usize];
+            }
+        }
+        let paddings = x.perm.iter().map(|&p| onnx_pads.get(p).copied().unwrap_or([0, 0])).collect();
+        let mode = if mode == "edge" { MirrorPadMode::Edge } else { MirrorPadMode::Reflect };
+        let out = ctx.out_name(0);
+        let id = self.emit(ctx, ctx.name(), Op::MirrorPad { paddings, mode }, vec![Some(x.id)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm: x.perm }));
+        Ok(())
+    }
+
+    /// ONNX `Gather` of an activation by constant indices (negative ones count from the end).
+    pub(super) fn gather(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let x = match self.input(ctx, 0)? {
+            Some(Value::Act(a)) => a,
+            Some(Value::Const(_)) => {
+                return Err(ctx.unsupported(
+                    "Gather of a constant table by run-time indices (an embedding lookup): the runtime's \
+                     activations are int8 or int16, not integer indices",
+                ));
+            }
+            None => return Err(ctx.err(Kind::Malformed, "input 0 is missing")),
+        };
+        let k = self
+            .const_input(ctx, 1, "the indices")?
+            .ok_or_else(|| ctx.err(Kind::Malformed, "Gather without indices"))?;
+        let r = x.perm.len();
+        let axis = ctx.a(norm_axis(ctx.a(ctx.attrs().int_or("axis", 0))?, r))?;
+        let n = self.onnx_shape(&x).get(axis).copied().unwrap_or(0) as i64;
+        let mut indices = Vec::new();
+        for &i in ctx.a(k.as_i64())? {
+            let j = if i < 0 { i + n } else { i };
+            if !(0..n).contains(&j) {
+                return Err(ctx.err(Kind::Malformed, format!("Gather index {i} out of range for extent {n}")));
+            }
+            indices.push(j as usize);
+        }
+        let indices_shape = k.shape.clone();
+        let out = ctx.out_name(0);
+        // One index axis keeps the layout; otherwise gather in the model's order.
+        let (src, gaxis, perm) = if indices_shape.len() == 1 {
+            let g = x.perm.iter().position(|&p| p == axis).unwrap_or(axis);
+            (x.id, g, x.perm.clone())
+        } else if indices_shape.is_empty() {
+            let g = x.perm.iter().position(|&p| p == axis).unwrap_or(axis);
+            (x.id, g, Self::drop_axes(&x.perm, &[axis]).1)
+        } else {
+            (self.plain(&x, &out)?, axis, layout::identity(r - 1 + indices_shape.len()))
+        };
+        let op = Op::Gather { axis: gaxis, indices, indices_shape };
+        let id = self.emit(ctx, ctx.name(), op, vec![Some(src)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm }));
+        Ok(())
+    }
+
+    /// ONNX `Tile` (constant repeats) and `Expand` (constant shape) of an activation.
+    pub(super) fn tile(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let x = self.act_input(ctx, 0)?;
+        let what = if ctx.op == "Tile" { "the repeats" } else { "the shape" };
+        let k = self.const_input(ctx, 1, what)?.ok_or_else(|| ctx.err(Kind::Malformed, format!("no {what}")))?;
+        let v = ctx.a(k.as_i64())?;
+        let s = self.onnx_shape(&x);
+        let target: Vec<usize> = if ctx.op == "Tile" {
+            if v.len() != s.len() || v.iter().any(|&m| m < 1) {
+                return Err(ctx.err(Kind::Malformed, format!("Tile repeats {v:?} for input shape {s:?}")));
+            }
+            s.iter().zip(v).map(|(&d, &m)| d.saturating_mul(m as usize)).collect()
+        } else {
+            let want: Vec<usize> = v.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+            if v.iter().any(|&d| d < 0) {
+                return Err(ctx.err(Kind::Malformed, format!("Expand shape {v:?}")));
+            }
+            crate::graph::broadcast_shapes(&s, &want).ok_or_else(|| {
+                ctx.err(Kind::Malformed, format!("Expand of {s:?} to {want:?}: shapes do not broadcast"))
+            })?
+        };
+        if target == s {
+            self.set(ctx, 0, Value::Act(x));
+            return Ok(());
+        }
+        let out = ctx.out_name(0);
+        let (src, shape, perm) = if target.len() == s.len() {
+            let shape = x.perm.iter().map(|&p| target.get(p).copied().unwrap_or(1)).collect();
+            (x.id, shape, x.perm.clone())
+        } else {
+            let r = target.len();
+            (self.plain(&x, &out)?, target, layout::identity(r))
+        };
+        let id = self.emit(ctx, ctx.name(), Op::Tile { shape }, vec![Some(src)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm }));
         Ok(())
     }
 }

@@ -110,8 +110,11 @@ impl Builder {
 
     pub(super) fn pad(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
         let mode = ctx.a(ctx.attrs().string("mode"))?.unwrap_or_else(|| "constant".to_string());
+        if mode == "reflect" || mode == "edge" {
+            return self.mirror_pad(ctx, &mode);
+        }
         if mode != "constant" {
-            return Err(ctx.unsupported(format!("Pad mode {mode:?}: only \"constant\"")));
+            return Err(ctx.unsupported(format!("Pad mode {mode:?}: only \"constant\", \"reflect\" and \"edge\"")));
         }
         let x = self.act_input(ctx, 0)?;
         let r = x.perm.len();

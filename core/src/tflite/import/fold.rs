@@ -22,12 +22,12 @@ const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
 /// graph tensors in pass 2, and are an error in pass 3 if an operand is not constant. When one
 /// of them gains a graph op (an arm in `ops.rs` or `ops_movement.rs`), move it to
 /// [`FOLDED_WHEN_CONSTANT`].
-pub(super) const FOLD_ONLY: [i32; 7] = [CAST, EXPAND_DIMS, FLOOR_DIV, GATHER, PACK, REDUCE_PROD, SHAPE];
+pub(super) const FOLD_ONLY: [i32; 6] = [CAST, EXPAND_DIMS, FLOOR_DIV, PACK, REDUCE_PROD, SHAPE];
 
 /// Operators with a graph op that are still folded when every operand is a constant integer
 /// tensor (the shape path); otherwise converted to a node.
-pub(super) const FOLDED_WHEN_CONSTANT: [i32; 8] =
-    [ADD, SUB, MUL, DIV, CONCATENATION, RESHAPE, SQUEEZE, STRIDED_SLICE];
+pub(super) const FOLDED_WHEN_CONSTANT: [i32; 9] =
+    [ADD, SUB, MUL, DIV, CONCATENATION, RESHAPE, SQUEEZE, STRIDED_SLICE, GATHER];
 
 /// A folded constant: integers (the shape path) or floats, row-major.
 #[derive(Debug, Clone, PartialEq)]

@@ -61,6 +61,10 @@ const MAXIMUM: i32 = fb::BuiltinOperator::Maximum as i32;
 const PRELU: i32 = fb::BuiltinOperator::Prelu as i32;
 const DIV: i32 = fb::BuiltinOperator::Div as i32;
 const SQUARED_DIFFERENCE: i32 = fb::BuiltinOperator::SquaredDifference as i32;
+const MIRROR_PAD: i32 = fb::BuiltinOperator::MirrorPad as i32;
+const GATHER: i32 = fb::BuiltinOperator::Gather as i32;
+const TILE: i32 = fb::BuiltinOperator::Tile as i32;
+const BROADCAST_TO: i32 = fb::BuiltinOperator::BroadcastTo as i32;
 
 const SUPPORTED: &[i32] = &[
     RESIZE_BILINEAR,
@@ -240,7 +244,9 @@ impl RawOp<'_> {
     /// Positions of the operands that are graph edges (the others are attributes).
     fn data_input_positions(&self) -> Vec<usize> {
         match self.code {
-            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE => vec![0],
+            RESHAPE | PAD | MEAN | TRANSPOSE | SLICE | STRIDED_SLICE | MIRROR_PAD | GATHER | SPLIT_V | TILE
+            | BROADCAST_TO => vec![0],
+            SPLIT => vec![1],
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => vec![0],
             PADV2 => vec![0, 2],
             _ => (0..self.inputs.len()).collect(),

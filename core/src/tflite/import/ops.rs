@@ -206,6 +206,9 @@ impl<'a> Importer<'a> {
                 Op::Squeeze { axes }
             }
             SLICE | STRIDED_SLICE => self.convert_slice(raw)?,
+            MIRROR_PAD => self.convert_mirror_pad(raw)?,
+            GATHER => self.convert_gather(raw)?,
+            TILE | BROADCAST_TO => self.convert_tile(raw)?,
             DEPTH_TO_SPACE => {
                 let block = positive(required_options!(raw, DepthToSpaceOptions).block_size().fb()?, "block_size")?;
                 Op::DepthToSpace { block, crd: false }

@@ -1,13 +1,16 @@
 //! Data movement: `SLICE`, `STRIDED_SLICE` (→ [`Op::StridedSlice`], resolved with the kernel's
 //! own TFLite semantics, [`SliceParams`]), `SPLIT` and `SPLIT_V` (one [`Op::StridedSlice`] node
-//! per output: the graph's ops have one output, and a split is a copy either way).
+//! per output: the graph's ops have one output, and a split is a copy either way), `MIRROR_PAD`,
+//! `GATHER` by constant positions, `TILE` and `BROADCAST_TO` (`DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` are one line each in `ops.rs`).
 
 use super::*;
 use crate::graph::StridedSlice;
+use crate::kernels::mirror_pad::MirrorPadMode;
 use crate::kernels::slice::{SliceParams, StridedSliceMasks};
 
 /// The builtin codes converted here.
-pub(super) const SUPPORTED: [i32; 6] = [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH];
+pub(super) const SUPPORTED: [i32; 10] =
+    [SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MIRROR_PAD, GATHER, TILE, BROADCAST_TO];
 
 fn i32s(v: &[i64], what: &str) -> Result<Vec<i32>, ConvertError> {
     v.iter().map(|&x| i32::try_from(x).map_err(|_| malformed(format!("{what} value {x} out of range")))).collect()
@@ -176,5 +179,66 @@ impl<'a> Importer<'a> {
     /// The graph nodes of one operator: one, or one per output of a split.
     pub(super) fn convert_op_nodes(&self, raw: &RawOp<'a>) -> Result<Vec<Node>, ConvertError> {
         if matches!(raw.code, SPLIT | SPLIT_V) { self.convert_split(raw) } else { Ok(vec![self.convert_op(raw)?]) }
+    }
+
+    /// MIRROR_PAD (constant paddings; REFLECT or SYMMETRIC).
+    pub(super) fn convert_mirror_pad(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let p = raw.input(1).ok_or_else(|| malformed("MIRROR_PAD has no paddings operand"))?;
+        let values = self.const_ints(p, "paddings")?;
+        let rank = self.input_rank(raw)?;
+        if values.len() != rank * 2 || values.iter().any(|&v| v < 0 || v > i64::from(i32::MAX)) {
+            return Err(malformed(format!("MIRROR_PAD paddings {values:?} for rank {rank}")));
+        }
+        let paddings = values.chunks_exact(2).map(|p| [p[0] as usize, p[1] as usize]).collect();
+        let mode = match required_options!(raw, MirrorPadOptions).mode().fb()? {
+            fb::MirrorPadMode::Reflect => MirrorPadMode::Reflect,
+            fb::MirrorPadMode::Symmetric => MirrorPadMode::Symmetric,
+        };
+        Ok(Op::MirrorPad { paddings, mode })
+    }
+
+    /// GATHER by constant positions (`batch_dims` 0).
+    pub(super) fn convert_gather(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let o = required_options!(raw, GatherOptions);
+        if o.batch_dims().fb()? != 0 {
+            return Err(err(Kind::Unsupported, "GATHER with batch_dims other than 0"));
+        }
+        let rank = self.input_rank(raw)?;
+        let axis = axis(o.axis().fb()?.into(), rank, "gather")?;
+        let p = raw.input(1).ok_or_else(|| malformed("GATHER has no positions operand"))?;
+        let n = raw.input(0).map(|x| self.shape(x)).transpose()?.and_then(|s| s.get(axis).copied()).unwrap_or(0);
+        let mut indices = Vec::new();
+        for v in self.const_ints(p, "positions")? {
+            if v < 0 || v >= n as i64 {
+                return Err(malformed(format!("GATHER position {v} out of range for extent {n}")));
+            }
+            indices.push(v as usize);
+        }
+        let dims: Vec<i32> = self.tensor_ref(p)?.shape().fb()?.map(|v| v.iter().collect()).unwrap_or_default();
+        let indices_shape: Vec<usize> = dims.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+        if crate::graph::num_elements(&indices_shape) != Some(indices.len()) {
+            return Err(malformed(format!("GATHER positions of shape {dims:?} hold {} values", indices.len())));
+        }
+        Ok(Op::Gather { axis, indices, indices_shape })
+    }
+
+    /// TILE (constant multiples) and BROADCAST_TO (constant shape): the output tensor's shape,
+    /// checked against the operand.
+    pub(super) fn convert_tile(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let x = raw.input(0).ok_or_else(|| malformed(format!("{} has no input", raw.name)))?;
+        let out = raw.outputs.first().copied().ok_or_else(|| malformed(format!("{} has no output", raw.name)))?;
+        let (xs, shape) = (self.shape(x)?.to_vec(), self.shape(out)?.to_vec());
+        let k = raw.input(1).ok_or_else(|| malformed(format!("{} has no shape or multiples operand", raw.name)))?;
+        let v = self.const_ints(k, "multiples")?;
+        let expected: Vec<i64> =
+            if raw.code == TILE { xs.iter().zip(&v).map(|(&d, &m)| d as i64 * m).collect() } else { v.clone() };
+        let declared: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        if expected != declared || (raw.code == TILE && v.len() != xs.len()) {
+            return Err(malformed(format!(
+                "{} operand {v:?} of {xs:?} does not give the output shape {shape:?}",
+                raw.name
+            )));
+        }
+        Ok(Op::Tile { shape })
     }
 }
