@@ -544,4 +544,7 @@ golden_file!(
         "resize_nearest_neighbor_16x8.json"
     ),
     (RESIZE_BILINEAR_JSON, resize_bilinear_file, resize_bilinear_cases, ResizeCase, "resize_bilinear.json"),
+    (REDUCE_SUM_JSON, reduce_sum_file, reduce_sum_cases, MeanCase, "reduce_sum.json"),
+    (REDUCE_SUM_16X8_JSON, reduce_sum_16x8_file, reduce_sum_16x8_cases, MeanCase, "reduce_sum_16x8.json"),
+    (REDUCE_MAX_JSON, reduce_max_file, reduce_max_cases, MeanCase, "reduce_max.json"),
 );
