@@ -10,7 +10,7 @@
 //!
 //! Ops: Conv2d, DepthwiseConv2d, FullyConnected, MaxPool2d, AvgPool2d, Add, Sub, Mul, Div,
 //! Softmax, Logistic, Tanh, HardSwish, HardSigmoid, Relu, Relu6, LeakyRelu, Concatenation, Pad,
-//! Mean, Reshape, Transpose, Squeeze, Dequantize (of constants), Resize. Not Quantize: a quantized graph
+//! Mean, Reshape, Transpose, Squeeze, Dequantize (of constants), Resize, Sum, ReduceMax. Not Quantize: a quantized graph
 //! runs in the interpreter.
 //!
 //! # Accuracy
@@ -24,6 +24,7 @@ mod dynamic;
 mod elementwise;
 mod fully_connected;
 mod pool;
+mod reduce;
 mod resize;
 pub(crate) mod shape;
 mod softmax;
@@ -162,6 +163,8 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Mean { axes, .. } => shape::mean(x.data, x.shape, axes).map_err(kerr)?,
         Op::Reshape { .. } | Op::Squeeze { .. } | Op::Dequantize => x.data.to_vec(),
         Op::Transpose { perm } => shape::transpose(x.data, x.shape, perm).map_err(kerr)?,
+        Op::Sum { axes, .. } => reduce::reduce(x.data, x.shape, axes, false).map_err(kerr)?,
+        Op::ReduceMax { axes, .. } => reduce::reduce(x.data, x.shape, axes, true).map_err(kerr)?,
         Op::Resize { method, size, align_corners, half_pixel_centers } => {
             resize::resize_f32(x.data, nhwc(x.shape)?, *size, *method, *align_corners, *half_pixel_centers)
                 .map_err(kerr)?
@@ -493,5 +496,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Dequantize
             | Op::Resize { .. }
+            | Op::Sum { .. }
+            | Op::ReduceMax { .. }
     )
 }

@@ -302,6 +302,21 @@ pub enum Op {
     Quantize,
     /// Dequantizes `x` (integer with quantization, or f16) to f32. Same shape.
     Dequantize,
+    /// Sum over `axes`. Input `x`; output `x` with those axes removed, or kept as 1 if
+    /// `keep_dims` (as [`Op::Mean`]).
+    Sum {
+        /// Axes reduced: sorted, unique, each `< rank`.
+        axes: Vec<usize>,
+        /// Keep the reduced axes as extent 1.
+        keep_dims: bool,
+    },
+    /// Max over `axes` (as [`Op::Mean`]).
+    ReduceMax {
+        /// Axes reduced: sorted, unique, each `< rank`.
+        axes: Vec<usize>,
+        /// Keep the reduced axes as extent 1.
+        keep_dims: bool,
+    },
     /// Spatial resize of `x [n, h, w, c]` to `[n, size[0], size[1], c]` with TFLite's
     /// coordinate rules (`RESIZE_NEAREST_NEIGHBOR` / `RESIZE_BILINEAR`, see
     /// [`crate::kernels::resize`]); ONNX `Resize` / `Upsample` map onto them where they agree.
@@ -361,6 +376,8 @@ impl Op {
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
             Op::Resize { .. } => "Resize",
+            Op::Sum { .. } => "Sum",
+            Op::ReduceMax { .. } => "ReduceMax",
         }
     }
 
@@ -476,7 +493,7 @@ impl fmt::Display for Op {
                 }
                 f.write_str(")")
             }
-            Op::Mean { axes, keep_dims } => {
+            Op::Mean { axes, keep_dims } | Op::Sum { axes, keep_dims } | Op::ReduceMax { axes, keep_dims } => {
                 f.write_str("(axes ")?;
                 write_list(f, axes)?;
                 f.write_str(if *keep_dims { ", keep_dims)" } else { ")" })

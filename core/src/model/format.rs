@@ -176,4 +176,8 @@ op_kinds! {
     ResizeNearestNeighbor = 50, "RESIZE_NEAREST_NEIGHBOR";
     /// Bilinear resize (NHWC).
     ResizeBilinear = 51, "RESIZE_BILINEAR";
+    /// Sum over axes.
+    Sum = 52, "SUM";
+    /// Max over axes.
+    ReduceMax = 53, "REDUCE_MAX";
 }

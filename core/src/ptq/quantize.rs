@@ -303,6 +303,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
             | Op::Resize { method: crate::graph::ResizeMethod::NearestNeighbor, .. }
+            | Op::Sum { .. }
     )
 }
 
@@ -317,6 +318,7 @@ fn same_as_input(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Transpose { .. }
             | Op::Resize { .. }
+            | Op::ReduceMax { .. }
     )
 }
 

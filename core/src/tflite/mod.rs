@@ -9,7 +9,7 @@
 //! `AVERAGE_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `LOGISTIC`, `TANH`, `HARD_SWISH`, `RELU`,
 //! `RELU6`, `LEAKY_RELU`, `CONCATENATION`, `PAD`, `PADV2`, `MEAN`, `RESHAPE`, `TRANSPOSE`,
 //! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE` (see [`Op`](crate::graph::Op) for what each becomes),
-//! `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR` (constant size operand).
+//! `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR` (constant size operand), `SUM`, `REDUCE_MAX`.
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite
