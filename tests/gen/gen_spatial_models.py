@@ -14,7 +14,8 @@ Writes tests/golden/spatial/:
                      pytorch_half_pixel), scales or sizes, opsets 11, 13 and 18, and a small
                      Conv -> Resize -> Conv network for end-to-end quantization; ReduceSum and
                      ReduceMax (axes attribute or input, keepdims 0 and 1) and a Conv -> ReduceMax
-                     -> Conv -> ReduceSum network
+                     -> Conv -> ReduceSum network; Softmax over axes 0, 1, 2 and -1 (opset 11:
+                     the flattened semantics) and a Conv -> Softmax(axis 1) network
   onnx_errors/*.onnx combinations TFLite cannot express (cubic, linear tf_half_pixel_for_nn,
                      nearest asymmetric/ceil on a 2x up-scale, tf_crop_and_resize, a resize of the
                      channel axis)
@@ -159,6 +160,24 @@ def conv_reduce_model(opset, r):
     return make(f"conv_reduce_opset{opset}", nodes, [vi("x", [1, 3, 6, 8])], [vi("y", [1, 2])], inits, opset)
 
 
+def softmax_model(name, opset, in_shape, axis):
+    """One Softmax of an NCHW input over `axis` (before opset 13: over every axis from `axis` on,
+    flattened)."""
+    node = helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=axis)
+    return make(name, [node], [vi("x", in_shape)], [vi("y", in_shape)], [], opset)
+
+
+def conv_softmax_model(opset, r):
+    """Conv 3x3 (3 -> 5) -> Softmax over the channels (axis 1; per pixel, a segmentation head)."""
+    w, b = f32(r.standard_normal((5, 3, 3, 3)) * 0.5), f32(r.standard_normal(5) * 0.2)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3], name="conv"),
+        helper.make_node("Softmax", ["c"], ["y"], axis=1, name="softmax"),
+    ]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    return make(f"conv_softmax_opset{opset}", nodes, [vi("x", [1, 3, 6, 8])], [vi("y", [1, 5, 6, 8])], inits, opset)
+
+
 def onnx_models():
     cases = []
     for opset in (11, 13, 18):
@@ -193,6 +212,11 @@ def onnx_models():
             reduce_model(f"reducemax_nh_keep_opset{o}", o, "ReduceMax", [2, 3, 4, 5], [0, 2], 1),
             reduce_model(f"reducemax_3d_opset{o}", o, "ReduceMax", [2, 6, 5], [1], 1),
             conv_reduce_model(o, np.random.default_rng(100 + opset)),
+            softmax_model(f"softmax_axis1_opset{o}", o, [1, 4, 3, 5], 1),
+            softmax_model(f"softmax_axis2_opset{o}", o, [2, 3, 4, 5], 2),
+            softmax_model(f"softmax_axis0_opset{o}", o, [3, 4, 2], 0),
+            softmax_model(f"softmax_last_opset{o}", o, [2, 3, 6], -1),
+            conv_softmax_model(o, np.random.default_rng(200 + opset)),
         ]
     errors = [
         (resize_model("err_cubic", 13, [1, 1, 4, 4], "cubic", scales=[1, 1, 2, 2]), "cubic"),

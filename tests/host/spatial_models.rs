@@ -11,6 +11,11 @@
 //!   half_pixel_centers and with align_corners, RESIZE_NEAREST_NEIGHBOR): the float model against
 //!   the TFLite interpreter, the int8 model imported, compiled and run bit-exact with TFLite Micro
 //!   and the interpreter's reference kernels;
+//! - ONNX `Softmax` over axes 0, 1, 2 and -1 (opsets 11, 13, 18: before 13 over the flattened
+//!   trailing axes), run by the float executor against ONNX Runtime, and a Conv → Softmax(axis 1)
+//!   network quantized end to end (the importer moves the axis last with a transpose where the
+//!   graph's layout does not already have it there; the int8 softmax runs on the last axis,
+//!   bit-exact with TFLite Micro as before);
 //! - ONNX `ReduceSum` / `ReduceMax` models and a Conv → ReduceMax → Conv → ReduceSum network, as
 //!   the resize ones; a Keras model with `tf.reduce_max` / `tf.reduce_sum` converted to int8 (SUM,
 //!   REDUCE_MAX), bit-exact with TFLite Micro.
@@ -111,14 +116,18 @@ fn tflite_file() -> TfliteFile {
 #[test]
 fn onnx_resize_models_match_onnx_runtime() {
     let f = onnx_file();
-    assert_eq!(f.models.len(), 63);
+    assert_eq!(f.models.len(), 78);
     let mut worst = 0f64;
     for m in &f.models {
         let imported = microquant::onnx::import(&read(&m.file)).unwrap_or_else(|e| panic!("{}: {e}", m.name));
         let g = &imported.graph;
         let resizes: Vec<&Op> = g.nodes.iter().map(|n| &n.op).filter(|op| matches!(op, Op::Resize { .. })).collect();
-        let reduces = g.nodes.iter().filter(|n| matches!(n.op, Op::Sum { .. } | Op::ReduceMax { .. })).count();
-        assert!(!resizes.is_empty() || reduces > 0, "{}: no Resize, Sum or ReduceMax in\n{g}", m.name);
+        let others = g
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.op, Op::Sum { .. } | Op::ReduceMax { .. } | Op::Softmax { .. }))
+            .count();
+        assert!(!resizes.is_empty() || others > 0, "{}: no Resize, Sum, ReduceMax or Softmax in\n{g}", m.name);
         // The mode names the kernel: linear is bilinear, nearest is nearest.
         if m.name.starts_with("linear") || m.name.starts_with("nearest") {
             let want =
@@ -161,7 +170,7 @@ fn sqnr(reference: &[f32], ours: &[f32]) -> f64 {
 }
 
 #[test]
-fn onnx_conv_resize_and_reduce_networks_quantize_close_to_onnx_runtime() {
+fn onnx_conv_resize_reduce_and_softmax_networks_quantize_close_to_onnx_runtime() {
     let f = onnx_file();
     for m in f.models.iter().filter(|m| m.name.starts_with("conv_")) {
         let imported = microquant::onnx::import(&read(&m.file)).unwrap();
@@ -183,11 +192,14 @@ fn onnx_conv_resize_and_reduce_networks_quantize_close_to_onnx_runtime() {
         let resizes = |g: &microquant::graph::Graph| -> Vec<String> {
             g.nodes
                 .iter()
-                .filter(|n| matches!(n.op, Op::Resize { .. } | Op::Sum { .. } | Op::ReduceMax { .. }))
+                .filter(|n| {
+                    matches!(n.op, Op::Resize { .. } | Op::Sum { .. } | Op::ReduceMax { .. } | Op::Softmax { .. })
+                })
                 .map(|n| n.op.to_string())
                 .collect()
         };
-        assert_eq!(resizes(q).len(), 2, "{}", m.name);
+        let want = if m.name.starts_with("conv_softmax") { 1 } else { 2 };
+        assert_eq!(resizes(q).len(), want, "{}", m.name);
         // The QDQ export writes them as ONNX Resize nodes that read back as the same ops.
         let options = QdqExportOptions {
             opset: 17,
@@ -217,7 +229,10 @@ fn onnx_conv_resize_and_reduce_networks_quantize_close_to_onnx_runtime() {
             let y = yout.to_model_layout(&y).unwrap();
             let db = sqnr(&s.output.f32(), &y);
             println!("{} sample {k}: int8 vs ONNX Runtime SQNR {db:.1} dB", m.name);
-            assert!(db >= 25.0, "{} sample {k}: SQNR {db:.1} dB against ONNX Runtime", m.name);
+            // Opset 11's softmax spreads over C·H·W = 240 values: outputs near 1/240, a few steps
+            // of int8 softmax's fixed 1/256 output scale, hence the lower floor.
+            let floor = if m.name == "conv_softmax_opset11" { 20.0 } else { 25.0 };
+            assert!(db >= floor, "{} sample {k}: SQNR {db:.1} dB against ONNX Runtime", m.name);
         }
     }
 }
