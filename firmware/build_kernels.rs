@@ -14,7 +14,7 @@ use microquant_tests::oracle::movement::MovementCase;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
 use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use microquant_tests::oracle::softmax::SoftmaxCase;
-use microquant_tests::oracle::spatial::ResizeCase;
+use microquant_tests::oracle::spatial::{ReduceCase, ResizeCase};
 use microquant_tests::oracle::{Activation, Bias, Expected, File, Padding, Values};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -534,6 +534,35 @@ pub fn write(board: &str, path: &Path) {
         ("resize_bilinear", golden::resize_bilinear()),
     ] {
         g.file((func, "ResizeCase"), file, other, resize_need, |c| &c.expected, resize_lit);
+    }
+    g.src.push_str("use microquant_tests::oracle::spatial::{ReduceCase, ReduceOp};\n");
+    let reduce_lit = |c: &ReduceCase| {
+        format!(
+            "ReduceCase {{ name: {:?}, op: ReduceOp::{:?}, input: {}, input_shape: &{:?}, axis: &{:?}, \
+             input_scale: {}, input_zero_point: {}, output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            c.op,
+            values(&c.input),
+            c.input_shape,
+            c.axis,
+            f(c.input_scale),
+            c.input_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    let reduce_need = |c: &ReduceCase| {
+        let o = out_need(&c.expected);
+        let input = c.input.len() * if matches!(c.input, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: input + o.bytes, acc: c.expected.len(), ..o }
+    };
+    for (func, file) in [
+        ("reduce_sum", golden::reduce_sum()),
+        ("reduce_sum_16x8", golden::reduce_sum_16x8()),
+        ("reduce_max", golden::reduce_max()),
+    ] {
+        g.file((func, "ReduceCase"), file, other, reduce_need, |c| &c.expected, reduce_lit);
     }
 
     let m = g.max;

@@ -276,6 +276,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::Sum, OpKind::ReduceMax],
+        op: "sum, max over axes",
+        dtypes: "int8, int16",
+        reference: "`mean_s{8,16}` (sum parameters), `reduce_max_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::ResizeNearestNeighbor, OpKind::ResizeBilinear],
         op: "resize (nearest neighbour, bilinear)",
         dtypes: "int8 (nearest also int16)",

@@ -9,9 +9,13 @@ Writes tests/golden/spatial/:
                      (nearest: asymmetric/floor, align_corners/round_prefer_ceil,
                      tf_half_pixel_for_nn/floor, half_pixel and pytorch_half_pixel with the
                      default round_prefer_floor (where no coordinate is a tie, or where the
-                     ties round to the pixels another TFLite rule reads) and with round_prefer_ceil; linear: asymmetric, align_corners, half_pixel,
+                     ties round to the pixels another TFLite rule reads) and with
+                     round_prefer_ceil; linear: asymmetric, align_corners, half_pixel,
                      pytorch_half_pixel), scales or sizes, opsets 11, 13 and 18, and a small
-                     Conv -> Resize -> Conv network for end-to-end quantization
+                     Conv -> Resize -> Conv network for end-to-end quantization; ReduceSum and
+                     ReduceMax (axes attribute or input, keepdims 0 and 1) and a Conv -> ReduceMax
+                     -> Conv -> ReduceSum network; Softmax over axes 0, 1, 2 and -1 (opset 11:
+                     the flattened semantics) and a Conv -> Softmax(axis 1) network
   onnx_errors/*.onnx combinations TFLite cannot express (cubic, linear tf_half_pixel_for_nn,
                      nearest asymmetric/ceil on a 2x up-scale, tf_crop_and_resize, a resize of the
                      channel axis)
@@ -22,6 +26,9 @@ Writes tests/golden/spatial/:
                      a Keras model (Conv2D, UpSampling2D bilinear, tf.image.resize nearest with
                      half-pixel centers, Conv2D) converted by TensorFlow 2.21.0's TFLiteConverter,
                      float and full-integer int8 (representative data: 32 seeded normal inputs)
+  reduce_keras_int8.tflite, tflite_reduce.json
+                     a Keras model with tf.reduce_max (channels) and tf.reduce_sum (H, W), full
+                     int8 (REDUCE_MAX, SUM), 3 inputs and TFLite Micro's outputs
   tflite.json        3 inputs each; the float model's outputs from the TFLite interpreter
                      (BUILTIN_REF), the int8 model's from TFLite Micro and from BUILTIN_REF
 
@@ -107,6 +114,70 @@ def conv_resize_model(opset, r):
     return make(f"conv_resize_opset{opset}", nodes, [vi("x", [1, 3, 6, 8])], [vi("y", [1, 2, 24, 32])], inits, opset)
 
 
+def reduce_model(name, opset, op, in_shape, axes, keepdims):
+    """One ReduceSum / ReduceMax of an NCHW input; axes an attribute or (ReduceSum from opset 13,
+    ReduceMax from 18) a constant input."""
+    rank = len(in_shape)
+    norm = sorted({a % rank for a in axes}) if axes is not None else list(range(rank))
+    out = [1 if d in norm else n for d, n in enumerate(in_shape)] if keepdims else \
+        [n for d, n in enumerate(in_shape) if d not in norm]
+    inits, ins, attrs = [], ["x"], {"keepdims": keepdims}
+    if axes is not None:
+        if opset >= (13 if op == "ReduceSum" else 18):
+            inits.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+            ins.append("axes")
+        else:
+            attrs["axes"] = axes
+    node = helper.make_node(op, ins, ["y"], name=op.lower(), **attrs)
+    return make(name, [node], [vi("x", in_shape)], [vi("y", out)], inits, opset)
+
+
+def conv_reduce_model(opset, r):
+    """Conv 3x3 (3 -> 4) -> Relu -> ReduceMax over channels (keepdims) -> Conv 1x1 (1 -> 2) ->
+    ReduceSum over H and W (keepdims 0): a pooling-style head."""
+    w1, b1 = f32(r.standard_normal((4, 3, 3, 3)) * 0.4), f32(r.standard_normal(4) * 0.1)
+    w2, b2 = f32(r.standard_normal((2, 1, 1, 1))), f32(r.standard_normal(2) * 0.1)
+    ins_max, ins_sum, inits = ["r1"], ["c2"], []
+    max_attrs, sum_attrs = {"keepdims": 1}, {"keepdims": 0}
+    if opset >= 18:
+        inits.append(numpy_helper.from_array(np.array([1], np.int64), "max_axes"))
+        ins_max.append("max_axes")
+    else:
+        max_attrs["axes"] = [1]
+    if opset >= 13:
+        inits.append(numpy_helper.from_array(np.array([2, 3], np.int64), "sum_axes"))
+        ins_sum.append("sum_axes")
+    else:
+        sum_attrs["axes"] = [2, 3]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], kernel_shape=[3, 3], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("ReduceMax", ins_max, ["m"], name="channel_max", **max_attrs),
+        helper.make_node("Conv", ["m", "w2", "b2"], ["c2"], kernel_shape=[1, 1], name="conv2"),
+        helper.make_node("ReduceSum", ins_sum, ["y"], name="spatial_sum", **sum_attrs),
+    ]
+    inits += [numpy_helper.from_array(a, n) for n, a in [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)]]
+    return make(f"conv_reduce_opset{opset}", nodes, [vi("x", [1, 3, 6, 8])], [vi("y", [1, 2])], inits, opset)
+
+
+def softmax_model(name, opset, in_shape, axis):
+    """One Softmax of an NCHW input over `axis` (before opset 13: over every axis from `axis` on,
+    flattened)."""
+    node = helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=axis)
+    return make(name, [node], [vi("x", in_shape)], [vi("y", in_shape)], [], opset)
+
+
+def conv_softmax_model(opset, r):
+    """Conv 3x3 (3 -> 5) -> Softmax over the channels (axis 1; per pixel, a segmentation head)."""
+    w, b = f32(r.standard_normal((5, 3, 3, 3)) * 0.5), f32(r.standard_normal(5) * 0.2)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3], name="conv"),
+        helper.make_node("Softmax", ["c"], ["y"], axis=1, name="softmax"),
+    ]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    return make(f"conv_softmax_opset{opset}", nodes, [vi("x", [1, 3, 6, 8])], [vi("y", [1, 5, 6, 8])], inits, opset)
+
+
 def onnx_models():
     cases = []
     for opset in (11, 13, 18):
@@ -134,6 +205,18 @@ def onnx_models():
             resize_model(f"linear_pytorch_half_opset{o}", o, [1, 2, 3, 4], "linear", "pytorch_half_pixel",
                          sizes=[1, 2, 6, 10]),
             conv_resize_model(o, np.random.default_rng(opset)),
+            reduce_model(f"reducesum_c_keep_opset{o}", o, "ReduceSum", [1, 3, 4, 5], [1], 1),
+            reduce_model(f"reducesum_hw_drop_opset{o}", o, "ReduceSum", [2, 3, 4, 5], [2, -1], 0),
+            reduce_model(f"reducesum_all_opset{o}", o, "ReduceSum", [1, 2, 3, 4], None, 0),
+            reduce_model(f"reducemax_c_drop_opset{o}", o, "ReduceMax", [1, 3, 4, 5], [-3], 0),
+            reduce_model(f"reducemax_nh_keep_opset{o}", o, "ReduceMax", [2, 3, 4, 5], [0, 2], 1),
+            reduce_model(f"reducemax_3d_opset{o}", o, "ReduceMax", [2, 6, 5], [1], 1),
+            conv_reduce_model(o, np.random.default_rng(100 + opset)),
+            softmax_model(f"softmax_axis1_opset{o}", o, [1, 4, 3, 5], 1),
+            softmax_model(f"softmax_axis2_opset{o}", o, [2, 3, 4, 5], 2),
+            softmax_model(f"softmax_axis0_opset{o}", o, [3, 4, 2], 0),
+            softmax_model(f"softmax_last_opset{o}", o, [2, 3, 6], -1),
+            conv_softmax_model(o, np.random.default_rng(200 + opset)),
         ]
     errors = [
         (resize_model("err_cubic", 13, [1, 1, 4, 4], "cubic", scales=[1, 1, 2, 2]), "cubic"),
@@ -241,10 +324,51 @@ def write_tflite():
     print(f"tflite.json: int8 ops {ops}")
 
 
+def write_tflite_reduce():
+    """A Keras model with tf.reduce_sum and tf.reduce_max, converted to int8 (SUM, REDUCE_MAX), run
+    by TFLite Micro (the interpreter's reference SUM is not an oracle: tests/src/oracle/spatial.rs)."""
+    import tensorflow as tf
+    from tflite_micro import runtime as tflm_runtime
+
+    tf.keras.utils.set_random_seed(6)
+    inp = tf.keras.Input((6, 8, 3), batch_size=1)
+    x = tf.keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inp)
+    x = tf.keras.layers.Lambda(lambda t: tf.reduce_max(t, axis=3, keepdims=True))(x)
+    x = tf.keras.layers.Conv2D(2, 1)(x)
+    x = tf.keras.layers.Lambda(lambda t: tf.reduce_sum(t, axis=[1, 2]))(x)
+    model = tf.keras.Model(inp, x)
+    rng = np.random.default_rng(12)
+    rep = [f32(rng.standard_normal((1, 6, 8, 3))) for _ in range(32)]
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = lambda: ([r] for r in rep)
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = tf.int8
+    conv.inference_output_type = tf.int8
+    q = conv.convert()
+    (OUT / "reduce_keras_int8.tflite").write_bytes(q)
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_content=q)
+    qi = it.get_input_details()[0]["quantization"]
+    ops = sorted({op["op_name"] for op in it._get_ops_details()})
+    samples = []
+    for _ in range(SAMPLES):
+        xq = np.clip(np.round(f32(rng.standard_normal((1, 6, 8, 3))) / qi[0]) + qi[1], -128, 127).astype(np.int8)
+        tflm = tflm_runtime.Interpreter.from_bytes(q, arena_size=1 << 20)
+        tflm.set_input(xq, 0)
+        tflm.invoke()
+        samples.append({"int8_input": goldenio.tensor(xq), "int8_tflm": goldenio.tensor(np.array(tflm.get_output(0)))})
+    goldenio.write(OUT / "tflite_reduce.json", {"generator": "tests/gen/gen_spatial_models.py",
+                                                "int8_model": goldenio.rel(OUT / "reduce_keras_int8.tflite"),
+                                                "int8_ops": ops, "samples": samples})
+    print(f"tflite_reduce.json: int8 ops {ops}")
+
+
 def main():
     goldenio.check_pins(PINNED)
     write_onnx()
     write_tflite()
+    write_tflite_reduce()
 
 
 if __name__ == "__main__":

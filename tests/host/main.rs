@@ -36,6 +36,7 @@ mod qdq_requantize;
 mod quant;
 mod quant_observers;
 mod smoke;
+mod spatial_interp;
 mod spatial_models;
 mod support_matrix;
 mod tflite_import;

@@ -610,4 +610,7 @@ golden_file!(
     (GATHER_JSON, gather_file, gather_cases, MovementCase, "gather.json"),
     (BROADCAST_TO_JSON, broadcast_to_file, broadcast_to_cases, MovementCase, "broadcast_to.json"),
     (BROADCAST_TO_16_JSON, broadcast_to_16_file, broadcast_to_16_cases, MovementCase, "broadcast_to_16.json"),
+    (REDUCE_SUM_JSON, reduce_sum_file, reduce_sum_cases, MeanCase, "reduce_sum.json"),
+    (REDUCE_SUM_16X8_JSON, reduce_sum_16x8_file, reduce_sum_16x8_cases, MeanCase, "reduce_sum_16x8.json"),
+    (REDUCE_MAX_JSON, reduce_max_file, reduce_max_cases, MeanCase, "reduce_max.json"),
 );

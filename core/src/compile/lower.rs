@@ -722,6 +722,28 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params = vec![p.multiplier.multiplier as u32, p.multiplier.shift as u32];
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
+        Op::Sum { axes, .. } | Op::ReduceMax { axes, .. } => {
+            let (xid, x) = l.input(c, 0)?;
+            let max = matches!(node.op, Op::ReduceMax { .. });
+            if max && (l.q(c, x)? != l.q(c, y)? || x.dtype != y.dtype) {
+                return Err(
+                    c.err(K::UnsupportedQuantization, "reduce max input and output must share their quantization")
+                );
+            }
+            l.q(c, y)?;
+            let axes_i: Vec<i32> = axes.iter().map(|&a| a as i32).collect();
+            if axes_i.len() > 6 {
+                return Err(c.err(K::Unsupported, "a reduction over more than 6 axes"));
+            }
+            let outs = mean_scratch_len(&x.shape, &axes_i).map_err(|e| c.kernel(e))?;
+            spec.kind = if max { OpKind::ReduceMax } else { OpKind::Sum };
+            spec.params.push(axes_i.len() as u32);
+            spec.params.extend(axes_i.iter().map(|&a| a as u32));
+            if !max {
+                spec.scratch_len = (outs * 4) as u32;
+            }
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
         Op::Resize { method, size, align_corners, half_pixel_centers } => {
             let (xid, x) = l.input(c, 0)?;
             if l.q(c, x)? != l.q(c, y)? || x.dtype != y.dtype {

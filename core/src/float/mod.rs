@@ -10,7 +10,7 @@
 //!
 //! Ops: Conv2d, DepthwiseConv2d, FullyConnected, MaxPool2d, AvgPool2d, Add, Sub, Mul, Div,
 //! Softmax, Logistic, Tanh, HardSwish, HardSigmoid, Relu, Relu6, LeakyRelu, Concatenation, Pad,
-//! Mean, Reshape, Transpose, Squeeze, Dequantize (of constants), Resize. Not Quantize: a quantized graph
+//! Mean, Reshape, Transpose, Squeeze, Dequantize (of constants), Resize, Sum, ReduceMax. Not Quantize: a quantized graph
 //! runs in the interpreter.
 //!
 //! # Accuracy
@@ -25,6 +25,7 @@ mod elementwise;
 mod fully_connected;
 mod movement;
 mod pool;
+mod reduce;
 mod resize;
 pub(crate) mod shape;
 mod softmax;
@@ -174,6 +175,8 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Mean { axes, .. } => shape::mean(x.data, x.shape, axes).map_err(kerr)?,
         Op::Reshape { .. } | Op::Squeeze { .. } | Op::Dequantize => x.data.to_vec(),
         Op::Transpose { perm } => shape::transpose(x.data, x.shape, perm).map_err(kerr)?,
+        Op::Sum { axes, .. } => reduce::reduce(x.data, x.shape, axes, false).map_err(kerr)?,
+        Op::ReduceMax { axes, .. } => reduce::reduce(x.data, x.shape, axes, true).map_err(kerr)?,
         Op::Resize { method, size, align_corners, half_pixel_centers } => {
             resize::resize_f32(x.data, nhwc(x.shape)?, *size, *method, *align_corners, *half_pixel_centers)
                 .map_err(kerr)?
@@ -523,5 +526,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::Maximum
             | Op::Prelu
             | Op::SquaredDifference
+            | Op::Sum { .. }
+            | Op::ReduceMax { .. }
     )
 }

@@ -349,6 +349,21 @@ pub enum Op {
     Quantize,
     /// Dequantizes `x` (integer with quantization, or f16) to f32. Same shape.
     Dequantize,
+    /// Sum over `axes`. Input `x`; output `x` with those axes removed, or kept as 1 if
+    /// `keep_dims` (as [`Op::Mean`]).
+    Sum {
+        /// Axes reduced: sorted, unique, each `< rank`.
+        axes: Vec<usize>,
+        /// Keep the reduced axes as extent 1.
+        keep_dims: bool,
+    },
+    /// Max over `axes` (as [`Op::Mean`]).
+    ReduceMax {
+        /// Axes reduced: sorted, unique, each `< rank`.
+        axes: Vec<usize>,
+        /// Keep the reduced axes as extent 1.
+        keep_dims: bool,
+    },
     /// Spatial resize of `x [n, h, w, c]` to `[n, size[0], size[1], c]` with TFLite's
     /// coordinate rules (`RESIZE_NEAREST_NEIGHBOR` / `RESIZE_BILINEAR`, see
     /// [`crate::kernels::resize`]); ONNX `Resize` / `Upsample` map onto them where they agree.
@@ -431,6 +446,8 @@ impl Op {
             Op::Maximum => "Maximum",
             Op::Prelu => "Prelu",
             Op::SquaredDifference => "SquaredDifference",
+            Op::Sum { .. } => "Sum",
+            Op::ReduceMax { .. } => "ReduceMax",
         }
     }
 
@@ -549,7 +566,7 @@ impl fmt::Display for Op {
                 }
                 f.write_str(")")
             }
-            Op::Mean { axes, keep_dims } => {
+            Op::Mean { axes, keep_dims } | Op::Sum { axes, keep_dims } | Op::ReduceMax { axes, keep_dims } => {
                 f.write_str("(axes ")?;
                 write_list(f, axes)?;
                 f.write_str(if *keep_dims { ", keep_dims)" } else { ")" })

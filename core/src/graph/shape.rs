@@ -295,7 +295,7 @@ impl Op {
                 }
                 vec![xs[0], size[0], size[1], xs[3]]
             }
-            Op::Mean { axes, keep_dims } => {
+            Op::Mean { axes, keep_dims } | Op::Sum { axes, keep_dims } | Op::ReduceMax { axes, keep_dims } => {
                 check_axes_unique_sorted(axes, x.len(), "mean")?;
                 let reduced = axis_mask(axes, x.len());
                 let mut o = Vec::with_capacity(x.len());

@@ -1,5 +1,7 @@
-//! Mean over axes (TFLite `MEAN`; global average pooling is a mean over H and W), int8 and
-//! int16, as TFLite's `reference_ops::QuantizedMeanOrSum`.
+//! Reductions over any axes, int8 and int16: mean (TFLite `MEAN`; global average pooling is a
+//! mean over H and W) and sum (TFLite `SUM`), as TFLite's `reference_ops::QuantizedMeanOrSum`,
+//! and max (TFLite `REDUCE_MAX`, `reference_ops::ReduceGeneric` with `max`; input and output
+//! share their quantization, as TFLite Micro requires).
 //!
 //! The int32 sum of each output's inputs is rescaled once:
 //!
@@ -9,7 +11,8 @@
 //!
 //! where `n` is the number of reduced elements and `m'` folds `1/n` into `m = s_in / s_out`:
 //! with `k = min(floor(log2 n), 32, 31 + shift)`, `m' = (m · 2^k) / n` (integer division) and
-//! `shift' = shift − k`. The sums wrap modulo 2^32 as TFLite's do.
+//! `shift' = shift − k`. The sums wrap modulo 2^32 as TFLite's do. A sum is the same without the
+//! `1/n` ([`MeanParams::prepare_sum_s8`]: `compute_sum` in TFLite).
 //!
 //! | [`Rounding`] | matches |
 //! |---|---|
@@ -20,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 use super::Rounding;
+use super::common::ActivationElement;
 use super::tensor::{MAX_DIMS, PerTensorQuant, RuntimeShape, at, check_same_len};
 use crate::Error;
 use crate::requant::{clamp_i32, multiply_by_quantized_multiplier, quantize_multiplier};
@@ -79,6 +83,7 @@ pub fn mean_scratch_len(input_shape: &[usize], axes: &[i32]) -> Result<usize, Er
 }
 
 impl MeanParams {
+    #[allow(clippy::too_many_arguments)]
     fn prepare(
         (qmin, qmax): (i32, i32),
         input_shape: &[usize],
@@ -86,6 +91,7 @@ impl MeanParams {
         input: PerTensorQuant,
         output: PerTensorQuant,
         rounding: Rounding,
+        compute_sum: bool,
     ) -> Result<Self, Error> {
         const K: &str = "mean";
         input.check(qmin, qmax)?;
@@ -112,7 +118,7 @@ impl MeanParams {
             return Err(Error::BadKernelArgument { kernel: K, reason: "input scale / output scale above 2^30" });
         }
         let (mut multiplier, mut shift) = (m.multiplier, m.shift);
-        if count > 0 {
+        if count > 0 && !compute_sum {
             let k = 63 - (count as u64).leading_zeros() as i32;
             let k = k.min(32).min(31 + shift).max(0);
             multiplier = (((multiplier as i64) << k) / count) as i32;
@@ -145,7 +151,7 @@ impl MeanParams {
         output: PerTensorQuant,
         rounding: Rounding,
     ) -> Result<Self, Error> {
-        Self::prepare((-128, 127), input_shape, axes, input, output, rounding)
+        Self::prepare((-128, 127), input_shape, axes, input, output, rounding, false)
     }
 
     /// Prepares an int16 mean (TFLite's int16 `MEAN`; zero points are normally 0).
@@ -159,7 +165,38 @@ impl MeanParams {
         output: PerTensorQuant,
         rounding: Rounding,
     ) -> Result<Self, Error> {
-        Self::prepare((-32768, 32767), input_shape, axes, input, output, rounding)
+        Self::prepare((-32768, 32767), input_shape, axes, input, output, rounding, false)
+    }
+
+    /// Prepares an int8 sum (TFLite's `SUM`), TFLite Micro's arithmetic (the mean's without the
+    /// `1/n`) in both rounding modes; run it with [`mean_s8`]. (The TFLite interpreter's
+    /// reference `SUM` gives other, inconsistent results on the golden cases, see
+    /// `tests/src/oracle/spatial.rs`: TFLite Micro is the reference.)
+    ///
+    /// # Errors
+    /// As [`MeanParams::prepare_s8`].
+    pub fn prepare_sum_s8(
+        input_shape: &[usize],
+        axes: &[i32],
+        input: PerTensorQuant,
+        output: PerTensorQuant,
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
+        Self::prepare((-128, 127), input_shape, axes, input, output, rounding, true)
+    }
+
+    /// Prepares an int16 sum; run it with [`mean_s16`].
+    ///
+    /// # Errors
+    /// As [`MeanParams::prepare_s8`].
+    pub fn prepare_sum_s16(
+        input_shape: &[usize],
+        axes: &[i32],
+        input: PerTensorQuant,
+        output: PerTensorQuant,
+        rounding: Rounding,
+    ) -> Result<Self, Error> {
+        Self::prepare((-32768, 32767), input_shape, axes, input, output, rounding, true)
     }
 
     /// Number of outputs (and of scratch `i32`s).
@@ -249,6 +286,107 @@ pub fn mean_s16(params: &MeanParams, input: &[i16], output: &mut [i16], scratch:
     params.run("mean_s16", input, output, scratch, (-32768, 32767), |v| v as i16)
 }
 
+/// Prepared max over axes (TFLite `REDUCE_MAX`): no quantization (input and output share it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ReduceMaxParams {
+    input: [usize; MAX_DIMS],
+    out_stride: [usize; MAX_DIMS],
+    in_len: usize,
+    out_len: usize,
+}
+
+impl ReduceMaxParams {
+    /// Prepares a max of `input_shape` over `axes` (negative axes count from the end;
+    /// duplicates ignored; no axes copies).
+    ///
+    /// # Errors
+    /// [`Error::BadKernelArgument`] for an axis out of range or a rank above [`MAX_DIMS`].
+    pub fn new(input_shape: &[usize], axes: &[i32]) -> Result<Self, Error> {
+        let shape = RuntimeShape::new(input_shape)?;
+        let reduced = resolve_axes(shape.rank(), axes)?;
+        let ext = shape.extended();
+        let mut out_stride = [0usize; MAX_DIMS];
+        let mut acc = 1usize;
+        for d in (0..MAX_DIMS).rev() {
+            if !reduced.get(d).copied().unwrap_or(false) {
+                if let Some(s) = out_stride.get_mut(d) {
+                    *s = acc;
+                }
+                acc = acc.saturating_mul(at(&ext, d));
+            }
+        }
+        Ok(Self { input: ext, out_stride, in_len: shape.len(), out_len: acc })
+    }
+
+    /// Number of outputs.
+    pub fn output_len(&self) -> usize {
+        self.out_len
+    }
+
+    fn run<T: ActivationElement + PartialOrd>(
+        &self,
+        kernel: &'static str,
+        input: &[T],
+        output: &mut [T],
+    ) -> Result<(), Error> {
+        check_same_len(kernel, "input length != input shape", input.len(), self.in_len)?;
+        check_same_len(kernel, "output length != number of outputs", output.len(), self.out_len)?;
+        // TFLite: outputs start at the type's lowest value (kept where the input is empty).
+        let lowest = T::from_clamped(T::RANGE.min);
+        output.fill(lowest);
+        let inner = at(&self.input, MAX_DIMS - 1);
+        if self.in_len == 0 || inner == 0 {
+            return Ok(());
+        }
+        let inner_stride = at(&self.out_stride, MAX_DIMS - 1);
+        let mut idx = [0usize; MAX_DIMS];
+        let mut base = 0usize;
+        // Dispatch point: an optimized variant (kernels/arch/) slots in here.
+        for row in input.chunks(inner) {
+            let mut o = base;
+            for &x in row {
+                if let Some(m) = output.get_mut(o) {
+                    if x > *m {
+                        *m = x;
+                    }
+                }
+                o = o.wrapping_add(inner_stride);
+            }
+            for d in (0..MAX_DIMS - 1).rev() {
+                let (Some(i), e, st) = (idx.get_mut(d), at(&self.input, d), at(&self.out_stride, d)) else { break };
+                *i += 1;
+                base = base.wrapping_add(st);
+                if *i < e {
+                    break;
+                }
+                *i = 0;
+                base = base.wrapping_sub(st.wrapping_mul(e));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// int8 max over the prepared axes, bit-exact with TFLite Micro and the TFLite interpreter.
+///
+/// Scratch: none.
+///
+/// # Errors
+/// [`Error::BadKernelArgument`] if a length does not match.
+pub fn reduce_max_s8(params: &ReduceMaxParams, input: &[i8], output: &mut [i8]) -> Result<(), Error> {
+    params.run("reduce_max_s8", input, output)
+}
+
+/// int16 max over the prepared axes (the TFLite interpreter's int16 `REDUCE_MAX`; TFLite Micro
+/// has int8 only).
+///
+/// # Errors
+/// As [`reduce_max_s8`].
+pub fn reduce_max_s16(params: &ReduceMaxParams, input: &[i16], output: &mut [i16]) -> Result<(), Error> {
+    params.run("reduce_max_s16", input, output)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +441,22 @@ mod tests {
         let p = MeanParams::prepare_s8(&[1, 3, 4, 2], &[1, 2], q(1.0, 0), q(1.0, 0), Rounding::Double).unwrap();
         assert_eq!(p.count, 12);
         assert_eq!((p.multiplier, p.shift), ((((1i64 << 30) << 3) / 12) as i32, 1 - 3));
+    }
+
+    #[test]
+    fn max_matches_naive_reduction_and_sum_skips_one_over_n() {
+        let shape = [2usize, 3, 4];
+        let input: Vec<i8> = (0..24).map(|i| ((i * 53) % 256) as u8 as i8).collect();
+        let p = ReduceMaxParams::new(&shape, &[0, -1]).unwrap();
+        let mut out = [0i8; 3];
+        reduce_max_s8(&p, &input, &mut out).unwrap();
+        for (j, &o) in out.iter().enumerate() {
+            let x = &input;
+            let want = (0..2).flat_map(|a| (0..4).map(move |c| x[a * 12 + j * 4 + c])).max().unwrap();
+            assert_eq!(o, want);
+        }
+        let p = MeanParams::prepare_sum_s8(&[1, 3, 4, 2], &[1, 2], q(1.0, 0), q(1.0, 0), Rounding::Double).unwrap();
+        assert_eq!((p.multiplier, p.shift), (1 << 30, 1));
     }
 
     #[test]

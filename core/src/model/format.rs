@@ -201,4 +201,8 @@ op_kinds! {
     Gather = 44, "GATHER";
     /// Tiling and broadcasting (TFLite TILE, BROADCAST_TO; ONNX Tile, Expand).
     Tile = 45, "TILE";
+    /// Sum over axes.
+    Sum = 52, "SUM";
+    /// Max over axes.
+    ReduceMax = 53, "REDUCE_MAX";
 }

@@ -5,7 +5,7 @@
 //!
 //! Kinds without a type here: LOGISTIC, TANH, HARD_SWISH and RESHAPE have no words;
 //! CONCATENATION has `[axis]` then one [`ConcatInputWords`] per input; PAD has `[rank, before_0,
-//! after_0, ...]`; TRANSPOSE `[rank, perm_0, ...]`; MEAN `[n_axes, axis_0, ...]`; QUANTIZE
+//! after_0, ...]`; TRANSPOSE `[rank, perm_0, ...]`; MEAN, SUM and REDUCE_MAX `[n_axes, axis_0, ...]`; QUANTIZE
 //! `[multiplier, shift]`.
 //!
 //! STRIDED_SLICE has `[rank, start_0, step_0, count_0, ...]` (the step an `i32`); DEPTH_TO_SPACE

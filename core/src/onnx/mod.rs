@@ -24,6 +24,7 @@
 //! | `Transpose` | nothing: the importer tracks each tensor's axis order and transposes only when a consumer needs it |
 //! | `Concat`, `Pad` (constant mode), `ReduceMean` | [`Op::Concatenation`], [`Op::Pad`], [`Op::Mean`] |
 //! | `Resize` (4-D, nearest / linear; every `coordinate_transformation_mode` and `nearest_mode` TFLite's flags express, see `import/ops_spatial.rs`), `Upsample` | [`Op::Resize`] |
+//! | `ReduceSum`, `ReduceMax` (any axes, attribute or input) | [`Op::Sum`], [`Op::ReduceMax`] |
 //! | `Identity`, `Dropout` (inference) | a no-op [`Op::Reshape`] that `passes` removes |
 //! | `If` (condition constant at import) | the taken branch's nodes, converted in place (they read the outer graph's tensors) |
 //! | `Constant`, and `Shape`, `Gather`, `Concat`, `Unsqueeze`, `Squeeze`, `Slice`, `Cast`, `Reshape`, `Flatten`, `Transpose`, `Identity`, `ConstantOfShape`, `Range`, `Expand`, `Tile`, `Equal`, `Less`/`Greater`(`OrEqual`), `And`/`Or`/`Xor`/`Not`, `Where`, `Neg`, `Abs`, `Sign`, `Sqrt`, `Reciprocal`, `Floor`/`Ceil`/`Round`, `Mod`, `Clip`, `Max`/`Min`/`Sum`/`Mean`, `ReduceSum`/`Prod`/`Max`/`Min`/`Mean`, arithmetic on constants | folded at import into constants (e.g. the `Shape → Gather → Unsqueeze → Concat → Reshape` chains that compute static shapes) |

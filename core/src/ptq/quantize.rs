@@ -312,6 +312,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
             | Op::Tile { .. }
+            | Op::Sum { .. }
     )
 }
 
@@ -332,6 +333,7 @@ fn same_as_input(op: &Op) -> bool {
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
             | Op::Tile { .. }
+            | Op::ReduceMax { .. }
     )
 }
 

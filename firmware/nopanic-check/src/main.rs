@@ -430,7 +430,7 @@ fn interpreter() {
     }
 }
 
-/// Resize (nearest neighbour int8 / int16, bilinear int8) and its prepare.
+/// Resize (nearest neighbour int8 / int16, bilinear int8), SUM and REDUCE_MAX, and their prepare.
 #[inline(never)]
 fn spatial_kernels() {
     use microquant::kernels::resize::{ResizeMethod, ResizeParams, resize_s8, resize_s16};
@@ -444,6 +444,23 @@ fn spatial_kernels() {
             let _ = black_box(resize_s8(&p, a, &mut out));
             let _ = black_box(resize_s16(&p, a16, &mut out16));
         }
+    }
+    use microquant::kernels::Rounding;
+    use microquant::kernels::reduce::{MeanParams, ReduceMaxParams, mean_s8, mean_s16, reduce_max_s8, reduce_max_s16};
+    use microquant::kernels::tensor::PerTensorQuant;
+    let shape: &[usize] = black_box(&[2, 3, 4]);
+    let axes: &[i32] = black_box(&[0, -1]);
+    if let Ok(p) = ReduceMaxParams::new(shape, axes) {
+        let _ = black_box(reduce_max_s8(&p, a, &mut out[..3]));
+        let _ = black_box(reduce_max_s16(&p, a16, &mut out16[..3]));
+    }
+    let q = |s: f32, z: i32| PerTensorQuant::new(black_box(s), black_box(z));
+    let mut scratch = [0i32; 8];
+    if let Ok(p) = MeanParams::prepare_sum_s8(shape, axes, q(0.1, 3), q(0.5, -7), Rounding::Double) {
+        let _ = black_box(mean_s8(&p, a, &mut out[..3], &mut scratch));
+    }
+    if let Ok(p) = MeanParams::prepare_sum_s16(shape, axes, q(0.001, 0), q(0.01, 0), Rounding::Single) {
+        let _ = black_box(mean_s16(&p, a16, &mut out16[..3], &mut scratch));
     }
     black_box((&out, &out16));
 }

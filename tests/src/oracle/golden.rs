@@ -15,7 +15,7 @@ use super::movement::{MoveOp, MovementCase};
 use super::pooling::{Pool, PoolCase};
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use super::softmax::SoftmaxCase;
-use super::spatial::ResizeCase;
+use super::spatial::{ReduceCase, ReduceOp, ResizeCase};
 use super::{Bias, Expected, File, Values};
 use crate::golden::Tensor;
 use crate::kernels::{self, KernelFile};
@@ -343,7 +343,25 @@ fn resize(method: ResizeMethod, c: &'static kernels::ResizeCase) -> ResizeCase<'
     }
 }
 
+fn reduce(op: ReduceOp, c: &'static kernels::MeanCase) -> ReduceCase<'static> {
+    ReduceCase {
+        name: &c.name,
+        op,
+        input: values(&c.input),
+        input_shape: &c.input.shape,
+        axis: &c.axis,
+        input_scale: c.input_scale,
+        input_zero_point: c.input_zero_point,
+        output_scale: c.output_scale,
+        output_zero_point: c.output_zero_point,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
+
 files! {
+    reduce_sum: ReduceCase<'static> = reduce_sum_file, "reduce_sum.json", |c| reduce(ReduceOp::Sum, c);
+    reduce_sum_16x8: ReduceCase<'static> = reduce_sum_16x8_file, "reduce_sum_16x8.json", |c| reduce(ReduceOp::Sum, c);
+    reduce_max: ReduceCase<'static> = reduce_max_file, "reduce_max.json", |c| reduce(ReduceOp::Max, c);
     resize_nearest_neighbor: ResizeCase<'static> =
         resize_nearest_neighbor_file, "resize_nearest_neighbor.json", |c| resize(ResizeMethod::NearestNeighbor, c);
     resize_nearest_neighbor_16x8: ResizeCase<'static> = resize_nearest_neighbor_16x8_file,

@@ -23,6 +23,7 @@ mod pad;
 mod pooling;
 mod prelu;
 mod reduce;
+mod reduce_max;
 mod requantize;
 mod reshape;
 mod resize;
@@ -144,7 +145,8 @@ op_kinds! {
     Add => Add(add::AddOp), scratch: false;
     Mul => Mul(mul::MulOp), scratch: false;
     Softmax => Softmax(softmax::SoftmaxOp), scratch: false;
-    Mean => Mean(reduce::MeanOp), scratch: true;
+    Mean | Sum => Mean(reduce::MeanOp), scratch: true;
+    ReduceMax => ReduceMax(reduce_max::ReduceMaxOp), scratch: false;
     Logistic | Tanh | HardSwish | Lut => Lut(lut::LutOp), scratch: false;
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;

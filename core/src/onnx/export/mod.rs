@@ -25,6 +25,8 @@
 //! | `Softmax`, `Logistic`, `Tanh`, `HardSwish`, `Relu`, `Relu6`, `LeakyRelu` | `Softmax`, `Sigmoid`, `Tanh`, `HardSwish`, `Relu`, `Clip`, `LeakyRelu` |
 //! | `Concatenation`, `Pad`, `Mean` | `Concat`, `Pad` (constant 0), `ReduceMean` |
 //! | `Reshape`, `Squeeze`, `Transpose` | `Reshape`, `Reshape`, `Transpose` |
+//! | `Sum`, `ReduceMax` | `ReduceSum`, `ReduceMax` |
+//! | `Resize` | `Resize` with `sizes` (bilinear: `linear` with `asymmetric` / `align_corners` / `half_pixel`; nearest: `asymmetric` + `floor`, `align_corners` + `round_prefer_ceil`, `tf_half_pixel_for_nn` + `floor`; nearest with both flags: an error) |
 //! | `Quantize` (int8 ↔ int16 conversion) | nothing: its output's `QuantizeLinear` requantizes |
 //!
 //! int16 activations need `QuantizeLinear` of opset 21 ([`QdqExportOptions::opset`]); int64

@@ -271,7 +271,12 @@ impl<'g> Exporter<'g> {
                 self.node("Pad", &nname, vec![x.name, pn], vec![out.clone()], vec![]);
                 self.finish(y, out, x.perm)
             }
-            Op::Mean { axes, keep_dims } => {
+            Op::Mean { axes, keep_dims } | Op::Sum { axes, keep_dims } | Op::ReduceMax { axes, keep_dims } => {
+                let (op, axes_input_from) = match node.op {
+                    Op::Sum { .. } => ("ReduceSum", 13),
+                    Op::ReduceMax { .. } => ("ReduceMax", 18),
+                    _ => ("ReduceMean", 18),
+                };
                 let xid = input(self, 0)?;
                 let x = self.act(xid)?;
                 let inv = layout::inverse(&x.perm);
@@ -280,18 +285,12 @@ impl<'g> Exporter<'g> {
                 let oaxes: Vec<i64> = oaxes.iter().map(|&a| a as i64).collect();
                 let out = float_name(self);
                 let keep = attr_int("keepdims", i64::from(*keep_dims));
-                if self.opts.opset >= 18 {
-                    // Opset 18 moved the axes from an attribute to an input.
+                if self.opts.opset >= axes_input_from {
+                    // Opset 18 (13 for ReduceSum) moved the axes from an attribute to an input.
                     let an = self.i64s(&format!("{base}/axes"), &oaxes);
-                    self.node("ReduceMean", &nname, vec![x.name, an], vec![out.clone()], vec![keep]);
+                    self.node(op, &nname, vec![x.name, an], vec![out.clone()], vec![keep]);
                 } else {
-                    self.node(
-                        "ReduceMean",
-                        &nname,
-                        vec![x.name],
-                        vec![out.clone()],
-                        vec![attr_ints("axes", &oaxes), keep],
-                    );
+                    self.node(op, &nname, vec![x.name], vec![out.clone()], vec![attr_ints("axes", &oaxes), keep]);
                 }
                 // The output's axes, relative to ours.
                 let perm = if *keep_dims {

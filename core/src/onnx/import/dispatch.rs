@@ -133,6 +133,7 @@ impl Builder {
             "Tile" | "Expand" => self.tile(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
             "Resize" | "Upsample" => self.resize(ctx),
+            "ReduceSum" | "ReduceMax" => self.reduce_sum_max(ctx),
             "Identity" | "Dropout" => {
                 if op == "Dropout" {
                     self.check_unused_output(ctx, 1, "the dropout mask")?;

@@ -216,6 +216,44 @@ impl Builder {
         Ok(())
     }
 
+    /// `ReduceSum` (axes an input from opset 13) and `ReduceMax` (from opset 18) over any axes,
+    /// as [`Op::Sum`] / [`Op::ReduceMax`] (ReduceMean's handling, another op).
+    pub(super) fn reduce_sum_max(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let max = ctx.op == "ReduceMax";
+        let x = self.act_input(ctx, 0)?;
+        let r = x.perm.len();
+        let attrs = ctx.attrs();
+        let keep = ctx.a(attrs.int_or("keepdims", 1))? != 0;
+        let axes_input = ctx.opset >= if max { 18 } else { 13 };
+        let axes: Option<Vec<i64>> = if axes_input {
+            self.const_input(ctx, 1, "the axes")?.map(|k| ctx.a(k.as_i64().map(|v| v.to_vec()))).transpose()?
+        } else {
+            ctx.a(attrs.ints("axes"))?
+        };
+        let noop_empty = axes_input && ctx.a(attrs.int_or("noop_with_empty_axes", 0))? != 0;
+        let mut onnx_axes: Vec<usize> = match axes {
+            Some(a) if !a.is_empty() => fold::norm_axes(&a, r).map_err(|e| ctx.loc(e))?,
+            _ if noop_empty => {
+                self.set(ctx, 0, Value::Act(x));
+                return Ok(());
+            }
+            _ => (0..r).collect(),
+        };
+        crate::vecmap::sort_usizes(&mut onnx_axes);
+        onnx_axes.dedup();
+        let graph_axes: Vec<usize> = (0..r).filter(|&i| onnx_axes.contains(&x.perm[i])).collect();
+        let perm = if keep { x.perm.clone() } else { Self::drop_axes(&x.perm, &onnx_axes).1 };
+        let out = ctx.out_name(0);
+        let op = if max {
+            Op::ReduceMax { axes: graph_axes, keep_dims: keep }
+        } else {
+            Op::Sum { axes: graph_axes, keep_dims: keep }
+        };
+        let id = self.emit(ctx, ctx.name(), op, vec![Some(x.id)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm }));
+        Ok(())
+    }
+
     fn bad_mode(&self, ctx: &Ctx, coord: &str) -> ConvertError {
         ctx.unsupported(format!(
             "{} with coordinate_transformation_mode {coord:?}: TFLite's resize expresses asymmetric, align_corners, \

@@ -42,6 +42,8 @@ const QUANTIZE: i32 = fb::BuiltinOperator::Quantize as i32;
 const RELU: i32 = fb::BuiltinOperator::Relu as i32;
 const RELU6: i32 = fb::BuiltinOperator::Relu6 as i32;
 const RESHAPE: i32 = fb::BuiltinOperator::Reshape as i32;
+const SUM: i32 = fb::BuiltinOperator::Sum as i32;
+const REDUCE_MAX: i32 = fb::BuiltinOperator::ReduceMax as i32;
 const RESIZE_BILINEAR: i32 = fb::BuiltinOperator::ResizeBilinear as i32;
 const RESIZE_NEAREST_NEIGHBOR: i32 = fb::BuiltinOperator::ResizeNearestNeighbor as i32;
 const SOFTMAX: i32 = fb::BuiltinOperator::Softmax as i32;
@@ -67,6 +69,8 @@ const TILE: i32 = fb::BuiltinOperator::Tile as i32;
 const BROADCAST_TO: i32 = fb::BuiltinOperator::BroadcastTo as i32;
 
 const SUPPORTED: &[i32] = &[
+    SUM,
+    REDUCE_MAX,
     RESIZE_BILINEAR,
     RESIZE_NEAREST_NEIGHBOR,
     ADD,
@@ -248,6 +252,7 @@ impl RawOp<'_> {
             | BROADCAST_TO => vec![0],
             SPLIT => vec![1],
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => vec![0],
+            SUM | REDUCE_MAX => vec![0],
             PADV2 => vec![0, 2],
             _ => (0..self.inputs.len()).collect(),
         }

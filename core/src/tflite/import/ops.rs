@@ -219,6 +219,18 @@ impl<'a> Importer<'a> {
             QUANTIZE => Op::Quantize,
             DEQUANTIZE => Op::Dequantize,
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => self.resize(raw)?,
+            SUM | REDUCE_MAX => {
+                let a = raw.input(1).ok_or_else(|| malformed(format!("{} has no axes operand", raw.name)))?;
+                let rank = self.input_rank(raw)?;
+                let mut axes = Vec::new();
+                for v in self.const_ints(a, "axes")? {
+                    axes.push(axis(v, rank, "reduction")?);
+                }
+                crate::vecmap::sort_usizes(&mut axes);
+                axes.dedup();
+                let keep_dims = options!(raw, ReducerOptions).map(|o| o.keep_dims().fb()).transpose()?.unwrap_or(false);
+                if raw.code == SUM { Op::Sum { axes, keep_dims } } else { Op::ReduceMax { axes, keep_dims } }
+            }
             _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),
         };
 
