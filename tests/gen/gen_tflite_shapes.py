@@ -12,6 +12,10 @@ Writes tests/golden/tflite_import/shapes/:
                           Tensordot shape path: SHAPE, GATHER, REDUCE_PROD, CONCATENATION, PACK),
                           a reshape to [tf.shape(x)[0], -1]
   cases.json              3 seeded standard-normal inputs (batch 1) and the interpreter's outputs
+  sparse_weights.tflite   Keras Conv2D + Dense whose weights are 80 % zeros, converted with
+                          tf.lite.Optimize.EXPERIMENTAL_SPARSITY: the converter stores them sparse
+                          (sparsity: traversal_order, dim_metadata DENSE / SPARSE_CSR) behind
+                          DENSIFY operators; the importer densifies them (its samples in cases.json)
   reduce_prod_activation.tflite  REDUCE_PROD of a float activation: an operator the importer
                           only folds, on a run-time value (the error must name it and the tensor)
 
@@ -56,6 +60,30 @@ def flatten_dynamic():
     return tf.keras.Model(inp, y)
 
 
+def sparse_weights():
+    tf.keras.utils.set_random_seed(2213)
+    L = tf.keras.layers
+    inp = tf.keras.Input((6, 6, 3), batch_size=1, name="x")
+    x = L.Conv2D(8, 3, activation="relu")(inp)
+    x = L.Flatten()(x)
+    y = L.Dense(10)(x)
+    m = tf.keras.Model(inp, y)
+    r = np.random.default_rng(2213)
+    for layer in m.layers:
+        w = layer.get_weights()
+        if w:
+            kernel, bias = w
+            keep = r.random(kernel.shape) < 0.2
+            layer.set_weights([kernel * keep, r.standard_normal(bias.shape).astype(np.float32) * 0.1])
+    return m
+
+
+def sparse_convert(m):
+    c = tf.lite.TFLiteConverter.from_keras_model(m)
+    c.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    return c.convert()
+
+
 def reduce_prod_activation():
     inp = tf.keras.Input((4, 3), name="x", batch_size=1)
     y = tf.keras.layers.Lambda(lambda t: tf.reduce_prod(t, axis=1))(inp)
@@ -66,8 +94,10 @@ def main():
     goldenio.check_pins(PINNED)
     OUT.mkdir(parents=True, exist_ok=True)
     models = []
-    for name, build in [("flatten_dynamic", flatten_dynamic)]:
-        content = tf.lite.TFLiteConverter.from_keras_model(build()).convert()
+    plain = lambda m: tf.lite.TFLiteConverter.from_keras_model(m).convert()  # noqa: E731
+    for name, build, convert in [("flatten_dynamic", flatten_dynamic, plain),
+                                 ("sparse_weights", sparse_weights, sparse_convert)]:
+        content = convert(build())
         (OUT / f"{name}.tflite").write_bytes(content)
         it = Interpreter(model_content=content, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
         it.allocate_tensors()

@@ -9,6 +9,7 @@
 use super::*;
 
 const CAST: i32 = fb::BuiltinOperator::Cast as i32;
+const DENSIFY: i32 = fb::BuiltinOperator::Densify as i32;
 const DIV: i32 = fb::BuiltinOperator::Div as i32;
 const EXPAND_DIMS: i32 = fb::BuiltinOperator::ExpandDims as i32;
 const FLOOR_DIV: i32 = fb::BuiltinOperator::FloorDiv as i32;
@@ -20,8 +21,8 @@ const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
 
 /// Operators converted only by folding (they have no graph op): accepted in pass 1, and an
 /// error in pass 3 if their operands are not constant.
-pub(super) const FOLD_ONLY: [i32; 9] =
-    [CAST, DIV, EXPAND_DIMS, FLOOR_DIV, GATHER, PACK, REDUCE_PROD, SHAPE, STRIDED_SLICE];
+pub(super) const FOLD_ONLY: [i32; 10] =
+    [CAST, DENSIFY, DIV, EXPAND_DIMS, FLOOR_DIV, GATHER, PACK, REDUCE_PROD, SHAPE, STRIDED_SLICE];
 
 /// A folded constant: integers (the shape path) or floats, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,8 @@ impl Folded {
         match (dt, &self.ints, &self.floats) {
             (DType::I32, Some(v), _) => Some(ConstData::I32(v.iter().map(|&x| x as i32).collect())),
             (DType::I64, Some(v), _) => Some(ConstData::I64(v.clone())),
+            (DType::I8, Some(v), _) => Some(ConstData::I8(v.iter().map(|&x| x as i8).collect())),
+            (DType::I16, Some(v), _) => Some(ConstData::I16(v.iter().map(|&x| x as i16).collect())),
             (DType::F32, _, Some(v)) => Some(ConstData::F32(v.clone())),
             (DType::F32, Some(v), None) => Some(ConstData::F32(v.iter().map(|&x| x as f32).collect())),
             _ => None,
@@ -259,6 +262,20 @@ impl Importer<'_> {
             return Ok(Some(k.clone()));
         }
         let t = self.tensor_ref(i)?;
+        if t.sparsity().fb()?.is_some() {
+            // A sparse constant (DENSIFY's operand): its dense values.
+            let dense = self.convert_tensor(i)?;
+            let data = dense.data.ok_or_else(|| malformed("a sparse tensor without data"))?;
+            return Ok(Some(match data.to_i64_vec() {
+                Some(v) => Folded::ints(dense.shape, v),
+                None => match data {
+                    ConstData::F32(v) => Folded { shape: dense.shape, ints: None, floats: Some(v) },
+                    other => {
+                        return Err(err(Kind::UnsupportedDType, format!("a sparse constant of {:?}", other.dtype())));
+                    }
+                },
+            }));
+        }
         let Some((bytes, at)) = self.buffer_bytes(i, &t)? else { return Ok(None) };
         let dt = dtype(t.type_().fb()?)?;
         let shape: Vec<usize> =
@@ -377,6 +394,7 @@ impl Importer<'_> {
                     _ => v.clone(),
                 }
             }
+            DENSIFY => x(0)?.clone(),
             RESHAPE | SQUEEZE | EXPAND_DIMS => {
                 let v = x(0)?;
                 if v.ints.is_none() && raw.code != EXPAND_DIMS {

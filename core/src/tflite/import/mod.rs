@@ -481,6 +481,7 @@ macro_rules! required_options {
 mod fold;
 mod ops;
 mod quantization;
+mod sparse;
 mod tensors;
 
 use quantization::check_quantization;
