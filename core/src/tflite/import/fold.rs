@@ -19,10 +19,15 @@ const REDUCE_PROD: i32 = fb::BuiltinOperator::ReduceProd as i32;
 const SHAPE: i32 = fb::BuiltinOperator::Shape as i32;
 const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
 
-/// Operators converted only by folding (they have no graph op): accepted in pass 1, and an
-/// error in pass 3 if their operands are not constant.
+/// Operators converted only by folding (they have no graph op): accepted in pass 1, make no
+/// graph tensors in pass 2, and are an error in pass 3 if an operand is not constant. When one
+/// of them gains a graph op (an arm in `ops.rs`), move it to [`FOLDED_WHEN_CONSTANT`].
 pub(super) const FOLD_ONLY: [i32; 10] =
     [CAST, DENSIFY, DIV, EXPAND_DIMS, FLOOR_DIV, GATHER, PACK, REDUCE_PROD, SHAPE, STRIDED_SLICE];
+
+/// Operators with a graph op that are still folded when every operand is a constant integer
+/// tensor (the shape path); otherwise converted to a node.
+pub(super) const FOLDED_WHEN_CONSTANT: [i32; 6] = [ADD, SUB, MUL, CONCATENATION, RESHAPE, SQUEEZE];
 
 /// A folded constant: integers (the shape path) or floats, row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -294,8 +299,7 @@ impl Importer<'_> {
     /// Evaluates `raw` if it is a shape computation on constants: `Ok(None)` if it is not one
     /// (the op is converted to a node); an error for a fold-only operator on a run-time value.
     pub(super) fn try_fold(&self, raw: &RawOp<'_>) -> Result<Option<Folded>, ConvertError> {
-        let foldable =
-            FOLD_ONLY.contains(&raw.code) || matches!(raw.code, ADD | SUB | MUL | CONCATENATION | RESHAPE | SQUEEZE);
+        let foldable = FOLD_ONLY.contains(&raw.code) || FOLDED_WHEN_CONSTANT.contains(&raw.code);
         if !foldable {
             return Ok(None);
         }
