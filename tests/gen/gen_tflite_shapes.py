@@ -12,6 +12,14 @@ Writes tests/golden/tflite_import/shapes/:
                           Tensordot shape path: SHAPE, GATHER, REDUCE_PROD, CONCATENATION, PACK),
                           a reshape to [tf.shape(x)[0], -1]
   cases.json              3 seeded standard-normal inputs (batch 1) and the interpreter's outputs
+  sparse_weights.tflite   Keras Conv2D + Dense whose weights are 80 % zeros, converted with
+                          tf.lite.Optimize.EXPERIMENTAL_SPARSITY: the converter stores them sparse
+                          (sparsity: traversal_order, dim_metadata DENSE / SPARSE_CSR) behind
+                          DENSIFY operators; the importer densifies them (its samples in cases.json)
+  sparse_int8.tflite      an int8 Dense (64 -> 16, 70 % zeros) converted with EXPERIMENTAL_SPARSITY and
+                          full-integer quantization: int8 sparse weights behind DENSIFY; its
+                          samples are int8 inputs and the interpreter's int8 outputs (BUILTIN_REF:
+                          single rounding)
   reduce_prod_activation.tflite  REDUCE_PROD of a float activation: an operator the importer
                           only folds, on a run-time value (the error must name it and the tensor)
 
@@ -56,6 +64,52 @@ def flatten_dynamic():
     return tf.keras.Model(inp, y)
 
 
+def sparse_weights():
+    tf.keras.utils.set_random_seed(2213)
+    L = tf.keras.layers
+    inp = tf.keras.Input((6, 6, 3), batch_size=1, name="x")
+    x = L.Conv2D(8, 3, activation="relu")(inp)
+    x = L.Flatten()(x)
+    y = L.Dense(10)(x)
+    m = tf.keras.Model(inp, y)
+    r = np.random.default_rng(2213)
+    for layer in m.layers:
+        w = layer.get_weights()
+        if w:
+            kernel, bias = w
+            keep = r.random(kernel.shape) < 0.2
+            layer.set_weights([kernel * keep, r.standard_normal(bias.shape).astype(np.float32) * 0.1])
+    return m
+
+
+def sparse_convert(m):
+    c = tf.lite.TFLiteConverter.from_keras_model(m)
+    c.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    return c.convert()
+
+
+def sparse_int8():
+    tf.keras.utils.set_random_seed(2214)
+    inp = tf.keras.Input((64,), batch_size=1, name="x")
+    d = tf.keras.layers.Dense(16)
+    m = tf.keras.Model(inp, d(inp))
+    r = np.random.default_rng(2214)
+    w, _ = d.get_weights()
+    d.set_weights([w * (r.random(w.shape) < 0.3), r.standard_normal(16).astype(np.float32) * 0.1])
+    return m
+
+
+def sparse_int8_convert(m):
+    r = np.random.default_rng(2215)
+    c = tf.lite.TFLiteConverter.from_keras_model(m)
+    c.optimizations = [tf.lite.Optimize.DEFAULT, tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    c.representative_dataset = lambda: ([r.standard_normal((1, 64)).astype(np.float32)] for _ in range(32))
+    c.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    c.inference_input_type = tf.int8
+    c.inference_output_type = tf.int8
+    return c.convert()
+
+
 def reduce_prod_activation():
     inp = tf.keras.Input((4, 3), name="x", batch_size=1)
     y = tf.keras.layers.Lambda(lambda t: tf.reduce_prod(t, axis=1))(inp)
@@ -66,8 +120,11 @@ def main():
     goldenio.check_pins(PINNED)
     OUT.mkdir(parents=True, exist_ok=True)
     models = []
-    for name, build in [("flatten_dynamic", flatten_dynamic)]:
-        content = tf.lite.TFLiteConverter.from_keras_model(build()).convert()
+    plain = lambda m: tf.lite.TFLiteConverter.from_keras_model(m).convert()  # noqa: E731
+    for name, build, convert in [("flatten_dynamic", flatten_dynamic, plain),
+                                 ("sparse_weights", sparse_weights, sparse_convert),
+                                 ("sparse_int8", sparse_int8, sparse_int8_convert)]:
+        content = convert(build())
         (OUT / f"{name}.tflite").write_bytes(content)
         it = Interpreter(model_content=content, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
         it.allocate_tensors()
@@ -76,7 +133,10 @@ def main():
         r = np.random.default_rng(sum(ord(c) for c in name))
         samples = []
         for _ in range(3):
-            x = r.standard_normal(d["shape"]).astype(np.float32)
+            if d["dtype"] == np.int8:
+                x = r.integers(-128, 128, d["shape"]).astype(np.int8)
+            else:
+                x = r.standard_normal(d["shape"]).astype(np.float32)
             it.set_tensor(d["index"], x)
             it.invoke()
             samples.append({"input": goldenio.tensor(x), "output": goldenio.tensor(it.get_tensor(o["index"]))})

@@ -46,12 +46,70 @@ fn close(case: &str, reference: &[f32], ours: &[f32]) {
     }
 }
 
-#[test]
-fn shape_paths_fold_and_the_graph_matches_tflite() {
+fn models() -> Vec<Model> {
     let cases: Cases =
         serde_json::from_str(&std::fs::read_to_string(dir().join("cases.json")).unwrap()).expect("cases.json");
-    assert!(!cases.models.is_empty());
-    for m in &cases.models {
+    cases.models
+}
+
+/// Runs `graph` on the model's samples and compares with the interpreter's outputs.
+fn check_samples(m: &Model, graph: &microquant::graph::Graph, what: &str) {
+    let ex = FloatExecutor::new(graph).unwrap_or_else(|e| panic!("{} ({what}): {e}", m.name));
+    for (s, sample) in m.samples.iter().enumerate() {
+        let x = sample.input.f32();
+        let y = ex.run(&[x.as_slice()]).unwrap_or_else(|e| panic!("{} ({what}): run: {e}", m.name));
+        close(&format!("{} ({what}) sample {s}", m.name), &sample.output.f32(), &y[0]);
+    }
+}
+
+#[test]
+fn sparse_weights_behind_densify_are_densified() {
+    let m = models().into_iter().find(|m| m.name == "sparse_weights").unwrap();
+    assert!(m.ops.iter().any(|o| o == "DENSIFY"), "{:?}", m.ops);
+    let bytes = std::fs::read(dir().join(&m.file)).unwrap();
+    let g = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("import: {e}"));
+    let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.name()).collect();
+    assert_eq!(kinds, ["Conv2d", "Reshape", "FullyConnected"]);
+    // The weights: dense, about 80 % zeros (the generator kept each with probability 0.2).
+    for n in &g.nodes {
+        if let Some(w) = n.input(1).and_then(|t| g.tensor(t)).filter(|t| t.data.is_some()) {
+            let v = w.data.as_ref().unwrap().as_f32().unwrap();
+            let zeros = v.iter().filter(|&&x| x == 0.0).count() as f64 / v.len() as f64;
+            assert!((0.7..0.9).contains(&zeros), "{}: {zeros} zeros", w.name);
+        }
+    }
+    check_samples(&m, &g, "imported");
+    let mut opt = g.clone();
+    microquant::passes::optimize(&mut opt).unwrap();
+    check_samples(&m, &opt, "optimized");
+}
+
+#[test]
+fn int8_sparse_weights_run_bit_exact_with_the_interpreter() {
+    use microquant::compile::{CompileOptions, compile};
+    use microquant::interp::Interpreter;
+    use microquant::kernels::Rounding;
+    use microquant::model::AlignedBytes;
+    let m = models().into_iter().find(|m| m.name == "sparse_int8").unwrap();
+    assert!(m.ops.iter().any(|o| o == "DENSIFY"), "{:?}", m.ops);
+    let bytes = std::fs::read(dir().join(&m.file)).unwrap();
+    let g = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("import: {e}"));
+    assert_eq!(g.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>(), ["FullyConnected"]);
+    // The interpreter's reference kernels round once (Rounding::Single).
+    let c = compile(&g, &CompileOptions { rounding: Rounding::Single, metadata: Vec::new() }).unwrap();
+    let model = AlignedBytes::new(&c.bytes);
+    let mut arena = vec![0u8; c.arena_len + 64];
+    let mut it = Interpreter::new(&model, &mut arena).unwrap();
+    for (s, sample) in m.samples.iter().enumerate() {
+        it.input_i8(0).unwrap().copy_from_slice(&sample.input.i8());
+        it.invoke().unwrap();
+        assert_eq!(it.output_i8(0).unwrap(), sample.output.i8().as_slice(), "sample {s}");
+    }
+}
+
+#[test]
+fn shape_paths_fold_and_the_graph_matches_tflite() {
+    for m in models().iter().filter(|m| m.name == "flatten_dynamic") {
         // The model really computes shapes at run time from a dynamic batch.
         assert_eq!(m.input_signature.first(), Some(&-1), "{}", m.name);
         for op in ["SHAPE", "STRIDED_SLICE", "PACK", "GATHER", "REDUCE_PROD"] {
@@ -65,15 +123,9 @@ fn shape_paths_fold_and_the_graph_matches_tflite() {
         assert_eq!(out.shape, [1, 320], "{}", m.name);
         let mut opt = g.clone();
         microquant::passes::optimize(&mut opt).unwrap();
-        for (graph, what) in [(&g, "imported"), (&opt, "optimized")] {
-            let ex = FloatExecutor::new(graph).unwrap_or_else(|e| panic!("{} ({what}): {e}", m.name));
-            for (s, sample) in m.samples.iter().enumerate() {
-                let x = sample.input.f32();
-                let y = ex.run(&[x.as_slice()]).unwrap_or_else(|e| panic!("{} ({what}): run: {e}", m.name));
-                assert_eq!(sample.output.shape, [1, 320]);
-                close(&format!("{} ({what}) sample {s}", m.name), &sample.output.f32(), &y[0]);
-            }
-        }
+        assert!(m.samples.iter().all(|s| s.output.shape == [1, 320]));
+        check_samples(m, &g, "imported");
+        check_samples(m, &opt, "optimized");
         println!("{}: {kinds:?} -> optimized {:?}", m.name, opt.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>());
     }
 }

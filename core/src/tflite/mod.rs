@@ -31,6 +31,9 @@
 //!   `RESHAPE` whose shape operand is computed gets a static shape, and tensors an operator
 //!   writes with dynamic extents (`shape_signature` -1) take the shapes the graph infers; one
 //!   of those operators on a value known only at run time is an error naming it and the tensor;
+//! - sparse constants (a tensor's `sparsity`: `traversal_order`, `block_map`, `dim_metadata`
+//!   `DENSE` / `SPARSE_CSR` with int32, uint16 or uint8 segments and indices) are densified, as
+//!   TFLite's format converter does; a `DENSIFY` of one becomes that dense constant;
 //! - a dynamic batch axis of a graph input (`shape_signature[0] == -1`) becomes 1; `depth_multiplier` is taken
 //!   from the shapes (filter channels / input channels), as TFLite's kernels do, not from the
 //!   (redundant, sometimes stale) option.
@@ -48,7 +51,7 @@
 //!   on an integer activation, per-channel activations, int16 activations with a non-zero zero
 //!   point, hybrid ops (float activations with int8 weights), uint8 (legacy) quantized ops;
 //! - [`Unsupported`]: more than one subgraph (control flow), a schema version other than 3,
-//!   dynamic extents of a graph input other than the batch axis, sparse tensors, unsupported attribute values
+//!   dynamic extents of a graph input other than the batch axis, sparse tensors without data, unsupported attribute values
 //!   (fused tanh, shuffled fully-connected weights);
 //! - [`UnsupportedDType`]: element types other than those of [`DType`](crate::graph::DType);
 //! - [`InvalidGraph`]: anything [`Graph::validate`] rejects (shapes that do not agree, ...).

@@ -9,6 +9,7 @@
 use super::*;
 
 const CAST: i32 = fb::BuiltinOperator::Cast as i32;
+const DENSIFY: i32 = fb::BuiltinOperator::Densify as i32;
 const DIV: i32 = fb::BuiltinOperator::Div as i32;
 const EXPAND_DIMS: i32 = fb::BuiltinOperator::ExpandDims as i32;
 const FLOOR_DIV: i32 = fb::BuiltinOperator::FloorDiv as i32;
@@ -22,7 +23,7 @@ const STRIDED_SLICE: i32 = fb::BuiltinOperator::StridedSlice as i32;
 /// graph tensors in pass 2, and are an error in pass 3 if an operand is not constant. When one
 /// of them gains a graph op (an arm in `ops.rs` or `ops_movement.rs`), move it to
 /// [`FOLDED_WHEN_CONSTANT`].
-pub(super) const FOLD_ONLY: [i32; 6] = [CAST, EXPAND_DIMS, FLOOR_DIV, PACK, REDUCE_PROD, SHAPE];
+pub(super) const FOLD_ONLY: [i32; 7] = [CAST, DENSIFY, EXPAND_DIMS, FLOOR_DIV, PACK, REDUCE_PROD, SHAPE];
 
 /// Operators with a graph op that are still folded when every operand is a constant integer
 /// tensor (the shape path); otherwise converted to a node.
@@ -54,6 +55,8 @@ impl Folded {
         match (dt, &self.ints, &self.floats) {
             (DType::I32, Some(v), _) => Some(ConstData::I32(v.iter().map(|&x| x as i32).collect())),
             (DType::I64, Some(v), _) => Some(ConstData::I64(v.clone())),
+            (DType::I8, Some(v), _) => Some(ConstData::I8(v.iter().map(|&x| x as i8).collect())),
+            (DType::I16, Some(v), _) => Some(ConstData::I16(v.iter().map(|&x| x as i16).collect())),
             (DType::F32, _, Some(v)) => Some(ConstData::F32(v.clone())),
             (DType::F32, Some(v), None) => Some(ConstData::F32(v.iter().map(|&x| x as f32).collect())),
             _ => None,
@@ -265,6 +268,20 @@ impl Importer<'_> {
             return Ok(Some(k.clone()));
         }
         let t = self.tensor_ref(i)?;
+        if t.sparsity().fb()?.is_some() {
+            // A sparse constant (DENSIFY's operand): its dense values.
+            let dense = self.convert_tensor(i)?;
+            let data = dense.data.ok_or_else(|| malformed("a sparse tensor without data"))?;
+            return Ok(Some(match data.to_i64_vec() {
+                Some(v) => Folded::ints(dense.shape, v),
+                None => match data {
+                    ConstData::F32(v) => Folded { shape: dense.shape, ints: None, floats: Some(v) },
+                    other => {
+                        return Err(err(Kind::UnsupportedDType, format!("a sparse constant of {:?}", other.dtype())));
+                    }
+                },
+            }));
+        }
         let Some((bytes, at)) = self.buffer_bytes(i, &t)? else { return Ok(None) };
         let dt = dtype(t.type_().fb()?)?;
         let shape: Vec<usize> =
@@ -382,6 +399,7 @@ impl Importer<'_> {
                     _ => v.clone(),
                 }
             }
+            DENSIFY => x(0)?.clone(),
             RESHAPE | SQUEEZE | EXPAND_DIMS => {
                 let v = x(0)?;
                 if v.ints.is_none() && raw.code != EXPAND_DIMS {

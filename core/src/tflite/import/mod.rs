@@ -519,6 +519,7 @@ mod fold;
 mod ops;
 mod ops_movement;
 mod quantization;
+mod sparse;
 mod tensors;
 
 use quantization::check_quantization;

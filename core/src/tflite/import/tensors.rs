@@ -119,13 +119,22 @@ impl<'a> Importer<'a> {
             }
             Err(e) => return Err(fb_error(e)),
         };
-        if t.sparsity().fb()?.is_some() {
-            return Err(err(Kind::Unsupported, "sparse tensors are not supported"));
-        }
+        let sparsity = t.sparsity().fb()?;
         let quant = self.convert_quant(&t, &shape)?;
+        let dense; // a sparse constant's bytes, densified
         let data = match self.buffer_bytes(i, &t)? {
+            None if sparsity.is_some() => {
+                return Err(err(Kind::Unsupported, "a sparse tensor without constant data"));
+            }
             None => None,
             Some((bytes, at)) => {
+                let bytes = match &sparsity {
+                    Some(sp) => {
+                        dense = super::sparse::densify(sp, &shape, dt.size(), bytes).map_err(|e| e.at_offset(at))?;
+                        dense.as_slice()
+                    }
+                    None => bytes,
+                };
                 let needed = num_elements(&shape).and_then(|n| n.checked_mul(dt.size()));
                 if needed != Some(bytes.len()) {
                     return Err(malformed(format!(
