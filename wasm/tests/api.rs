@@ -563,7 +563,7 @@ async fn samples_of_the_wrong_kind_or_size_are_named() {
 fn bad_model_files_are_named() {
     let e = load_model(bytes(UNSUPPORTED_OP), None).unwrap_err();
     let msg = message(&e);
-    assert!(msg.contains("ONNX op \"Erf\"") && msg.contains("operator 1 Erf \"my_erf\""), "{msg}");
+    assert!(msg.contains("ONNX op \"Hardmax\"") && msg.contains("operator 1 Hardmax \"my_hardmax\""), "{msg}");
     assert!(!msg.contains("TFL3"), "{msg}");
     // A corrupted .mq: the CRC says so; a truncated one gives both lengths.
     let mq = include_bytes!("data/digits_minmax.mq");

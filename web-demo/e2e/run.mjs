@@ -362,7 +362,7 @@ try {
   await page.screenshot({ path: path.join(shots, 'error.png'), fullPage: false });
   console.log(`corrupted model: "${shown.slice(0, 120)}…"`);
   await errorAfter(() => page.setInputFiles('#model-file', path.join(repo, 'tests/golden/onnx/errors/unsupported_op.onnx')),
-    /ONNX op "Erf".*operator 1 Erf "my_erf"/, 'unsupported op');
+    /ONNX op "Hardmax".*operator 1 Hardmax "my_hardmax"/, 'unsupported op');
   await page.click('#use-example');
   await page.waitForFunction(() => /bundled example is loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 30000 });
   await errorAfter(() => page.setInputFiles('#calib-file', { name: 'wrong.npy', mimeType: 'application/octet-stream', buffer: npy([4, 63], new Float32Array(4 * 63)) }),

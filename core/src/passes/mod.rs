@@ -11,6 +11,7 @@
 //! | [`fold_bias`] | a per-channel constant `Add` after a conv / depthwise / fully connected goes into its bias (MatMul + Add → FullyConnected with bias; BatchNormalization's shift) |
 //! | [`fuse_activation`] | a `Relu` / `Relu6` (ONNX `Relu`, `Clip(0, 6)`) becomes the fused activation of its producer |
 //! | [`fuse_hard_swish`] | `x · HardSigmoid(x)` with alpha 1/6, beta 1/2 (PyTorch's HardSwish before opset 14) → `HardSwish` |
+//! | [`fuse_gelu`] | `0.5 · x · (1 + Erf(x / √2))` (GELU before opset 20) → `Unary(Gelu)` |
 //! | [`fuse_silu`] | `x · Sigmoid(x)` (PyTorch's SiLU, Keras swish) → `Unary(Silu)` (a table in int8) |
 //! | [`fold_transpose_into_fc`] | transpose → flatten → fully connected: the weights' columns are permuted instead (Flatten of an NCHW tensor stored NHWC) |
 //! | [`hard_sigmoid_to_relu6`] | `HardSigmoid(alpha, beta)` → `Mul(6·alpha)`, `Add(6·beta)` with ReLU6, `Mul(1/6)`: ops the int8 runtime has (not part of [`optimize`]; the quantizer runs it) |
@@ -27,6 +28,7 @@ mod fold_constants;
 mod fold_scale;
 mod fold_transpose_into_fc;
 mod fuse_activation;
+mod fuse_gelu;
 mod fuse_hard_swish;
 mod fuse_silu;
 mod hard_sigmoid_to_relu6;
@@ -44,6 +46,7 @@ pub use fold_constants::fold_constants;
 pub use fold_scale::fold_scale;
 pub use fold_transpose_into_fc::fold_transpose_into_fc;
 pub use fuse_activation::fuse_activation;
+pub use fuse_gelu::fuse_gelu;
 pub use fuse_hard_swish::fuse_hard_swish;
 pub use fuse_silu::fuse_silu;
 pub use hard_sigmoid_to_relu6::hard_sigmoid_to_relu6;
@@ -71,6 +74,8 @@ pub struct PassStats {
     pub transposes_folded: usize,
     /// [`fuse_silu`].
     pub silu_fused: usize,
+    /// [`fuse_gelu`].
+    pub gelu_fused: usize,
 }
 
 impl core::ops::AddAssign for PassStats {
@@ -84,6 +89,7 @@ impl core::ops::AddAssign for PassStats {
         self.hard_swish_fused += o.hard_swish_fused;
         self.transposes_folded += o.transposes_folded;
         self.silu_fused += o.silu_fused;
+        self.gelu_fused += o.gelu_fused;
     }
 }
 
@@ -99,6 +105,7 @@ impl PassStats {
             + self.hard_swish_fused
             + self.transposes_folded
             + self.silu_fused
+            + self.gelu_fused
     }
 }
 
@@ -122,6 +129,7 @@ pub fn optimize(g: &mut Graph) -> Result<PassStats, ConvertError> {
         s.biases_folded += fold_bias(g)?;
         s.hard_swish_fused += fuse_hard_swish(g)?;
         s.silu_fused += fuse_silu(g)?;
+        s.gelu_fused += fuse_gelu(g)?;
         s.activations_fused += fuse_activation(g)?;
         s.transposes_folded += fold_transpose_into_fc(g)?;
         if s.total() == before {
