@@ -69,6 +69,7 @@ microquant_tests::binary_golden_tests!(mod binary; target Device; files kg);
 microquant_tests::softmax_golden_tests!(mod softmax; target Device; files kg);
 microquant_tests::activation_golden_tests!(mod activation; target Device; files kg);
 microquant_tests::shape_golden_tests!(mod shape; target Device; files kg);
+microquant_tests::lstm_golden_tests!(mod recurrent; target Device; files kg);
 
 /// Runs the golden tests of one family, each named in the log. (defmt-test's attribute sees only
 /// the tests written in its module, not those a macro emits there: one test per family calls
@@ -228,6 +229,11 @@ mod tests {
     #[test]
     fn concat_pad_mean_reshape_transpose_match_tflite_micro_and_interpreter() {
         golden(super::shape::TESTS);
+    }
+
+    #[test]
+    fn lstm_matches_tflite_micro() {
+        golden(super::recurrent::TESTS);
     }
 
     /// Random shapes through the dispatched kernels (fast paths) and the reference kernels.

@@ -16,6 +16,7 @@ mod kernels_depthwise;
 mod kernels_elementwise;
 mod kernels_fc;
 mod kernels_pool;
+mod kernels_recurrent;
 mod kernels_shape;
 mod kernels_softmax;
 mod layer_debug;

@@ -37,6 +37,7 @@ pub mod concat;
 pub mod fixedpoint;
 pub mod hard_swish;
 pub mod logistic;
+pub mod lstm;
 pub mod lut;
 pub mod mul;
 pub mod pad;

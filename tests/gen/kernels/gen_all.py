@@ -21,7 +21,7 @@ import common
 GENERATORS = {}
 
 
-MODULES = ["gen_fc", "gen_conv", "gen_depthwise", "gen_pool", "gen_elementwise", "gen_activations", "gen_shape"]
+MODULES = ["gen_fc", "gen_conv", "gen_depthwise", "gen_pool", "gen_elementwise", "gen_activations", "gen_shape", "gen_lstm"]
 
 
 def _register():

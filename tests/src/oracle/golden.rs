@@ -11,6 +11,7 @@ use super::conv::ConvCase;
 use super::depthwise::DepthwiseConvCase;
 use super::fully_connected::FullyConnectedCase;
 use super::pooling::{Pool, PoolCase};
+use super::recurrent::LstmCase;
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use super::softmax::SoftmaxCase;
 use super::{Bias, Expected, File, Values};
@@ -206,6 +207,28 @@ fn unary(op: UnaryOp, c: &'static kernels::UnaryCase) -> UnaryCase<'static> {
     }
 }
 
+fn lstm_case(c: &'static kernels::LstmCase) -> LstmCase<'static> {
+    LstmCase {
+        name: &c.name,
+        dims: [c.batch, c.time, c.n_input, c.n_cell],
+        time_major: c.time_major,
+        chunks: c.chunks,
+        input: values(&c.input),
+        input_scale: c.input_scale,
+        input_zero_point: c.input_zero_point,
+        input_weights: i8s(&c.input_weights),
+        input_weight_scales: &c.input_weight_scales,
+        recurrent_weights: i8s(&c.recurrent_weights),
+        recurrent_weight_scales: &c.recurrent_weight_scales,
+        bias: bias(&Some(c.bias.clone())),
+        hidden_scale: c.hidden_scale,
+        hidden_zero_point: c.hidden_zero_point,
+        cell_scale: c.cell_scale,
+        cell_clip: c.cell_clip,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
+
 fn concat(c: &'static kernels::ConcatCase) -> ConcatCase<'static> {
     ConcatCase {
         name: &c.name,
@@ -239,6 +262,8 @@ files! {
     logistic: UnaryCase<'static> = logistic_file, "logistic.json", |c| unary(UnaryOp::Logistic, c);
     tanh: UnaryCase<'static> = tanh_file, "tanh.json", |c| unary(UnaryOp::Tanh, c);
     hard_swish: UnaryCase<'static> = hard_swish_file, "hard_swish.json", |c| unary(UnaryOp::HardSwish, c);
+    lstm: LstmCase<'static> = lstm_file, "lstm.json", |c| lstm_case(c);
+    lstm_16x8: LstmCase<'static> = lstm_16x8_file, "lstm_16x8.json", |c| lstm_case(c);
     concatenation: ConcatCase<'static> = concatenation_file, "concatenation.json", |c| concat(c);
     pad: PadCase<'static> = pad_file, "pad.json", |c| PadCase {
         name: &c.name,

@@ -42,6 +42,7 @@ pub mod fully_connected;
 #[cfg(feature = "std")]
 pub mod golden;
 pub mod pooling;
+pub mod recurrent;
 pub mod shape;
 pub mod softmax;
 
