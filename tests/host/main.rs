@@ -20,6 +20,7 @@ mod kernels_recurrent;
 mod kernels_shape;
 mod kernels_softmax;
 mod layer_debug;
+mod lstm_interp;
 mod mlperf;
 mod onnx_golden;
 mod onnx_import;

@@ -441,7 +441,8 @@ fn step<X: ActivationElement, A: Accumulator>(
         let added = mul16(i, g, p.input_mul, 0, cell16);
         let mut new_c = sat16(kept + added);
         if let Some(clip) = p.cell_clip {
-            new_c = new_c.clamp(-clip, clip);
+            // TFLite Micro: max(min(clip, c), (int16)-clip).
+            new_c = new_c.min(clip).max(clip.wrapping_neg());
         }
         *c = new_c;
         let t = tanh_s16(p.cell_tanh, new_c);
@@ -483,7 +484,9 @@ fn lstm<X: ActivationElement, A: Accumulator>(
             let x = input.get(row * d.input..(row + 1) * d.input).ok_or(INDEX)?;
             let out = output.get_mut(row * d.cell..(row + 1) * d.cell).ok_or(INDEX)?;
             step(p, w, x, h, c, out)?;
-            h.copy_from_slice(out);
+            for (h, &o) in h.iter_mut().zip(out.iter()) {
+                *h = o;
+            }
         }
     }
     Ok(())

@@ -172,4 +172,7 @@ op_kinds! {
     Relu = 20, "RELU";
     /// Leaky ReLU.
     LeakyRelu = 21, "LEAKY_RELU";
+    /// Unidirectional sequence LSTM (TFLite Micro's integer cell), its state carried between
+    /// invokes in its scratch region.
+    Lstm = 60, "UNIDIRECTIONAL_SEQUENCE_LSTM";
 }

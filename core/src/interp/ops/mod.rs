@@ -11,6 +11,7 @@ mod concat;
 mod conv;
 mod depthwise_conv;
 mod fully_connected;
+mod lstm;
 mod lut;
 mod mul;
 mod pad;
@@ -137,6 +138,23 @@ op_kinds! {
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
+    Lstm => Lstm(lstm::LstmOp), scratch: true;
+}
+
+/// Sets the state of every stateful op of `m` (the LSTMs' scratch regions) in `arena` to its
+/// start value (TFLite Micro's reset of its variable tensors). Ops were validated.
+pub(crate) fn reset_states(m: &Model, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+    for i in 0..m.num_ops() as u32 {
+        let op = m.op(i)?;
+        if op.kind == OpKind::Lstm {
+            let ctx = Ctx { m, op: &op, rounding };
+            let o = lstm::prepare(&ctx)?;
+            let (out, scratch) = regions(&ctx)?;
+            let (_, state, _) = carve(arena, out, scratch, i)?;
+            lstm::reset(&o, state, i)?;
+        }
+    }
+    Ok(())
 }
 
 /// An op kind's prepare and run functions.
