@@ -21,6 +21,7 @@ mod kernels_shape;
 mod kernels_softmax;
 mod layer_debug;
 mod lstm_interp;
+mod lstm_tflite;
 mod mlperf;
 mod onnx_golden;
 mod onnx_import;

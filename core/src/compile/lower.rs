@@ -27,6 +27,9 @@ use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::words::*;
 use crate::model::{ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
+#[path = "lower_recurrent.rs"]
+mod recurrent;
+
 /// Maps graph tensors to model tensors while lowering.
 pub(crate) struct Lowering<'g> {
     g: &'g Graph,
@@ -568,6 +571,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params = vec![p.multiplier.multiplier as u32, p.multiplier.shift as u32];
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
+        Op::Lstm(a) => recurrent::lower_lstm(l, c, b, a, &mut spec)?,
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not supported by the int8 runtime yet", other.name())));
         }

@@ -57,7 +57,8 @@ use core::fmt;
 
 pub use error::{ConvertError, ConvertErrorKind};
 pub use op::{
-    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,
+    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Lstm, Op, Padding, PaddingValues,
+    Pool2d,
 };
 pub use shape::{broadcast_shapes, num_elements};
 

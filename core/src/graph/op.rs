@@ -165,6 +165,18 @@ pub struct Pool2d {
     pub activation: FusedActivation,
 }
 
+/// Attributes of [`Op::Lstm`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lstm {
+    /// Input and output laid out `[time, batch, ·]` (else `[batch, time, ·]`).
+    pub time_major: bool,
+    /// Cell state clip (real value), 0 for none.
+    pub cell_clip: f32,
+    /// The int16 cell state's scale (a power of two) of a quantized LSTM (TFLite's cell state
+    /// tensor); `None` in float graphs.
+    pub cell_scale: Option<f32>,
+}
+
 /// An operator. Inputs and outputs are listed per variant (`?` marks an optional input, `None` in
 /// the node when absent). Unless stated, the output has the data type of input 0.
 ///
@@ -300,6 +312,14 @@ pub enum Op {
     Quantize,
     /// Dequantizes `x` (integer with quantization, or f16) to f32. Same shape.
     Dequantize,
+    /// Unidirectional LSTM over a sequence (TFLite `UNIDIRECTIONAL_SEQUENCE_LSTM`, ONNX `LSTM`
+    /// forward), gates in TFLite's order input, forget, cell, output. Inputs: `x [batch, time,
+    /// in]` (or `[time, batch, in]`), the four input weights `[cell, in]`, the four recurrent
+    /// weights `[cell, cell]`, the four biases `[cell]`, then `initial_h? [batch, cell]`,
+    /// `initial_c? [batch, cell]` (zero when absent). Output `y [batch, time, cell]` (or
+    /// time-major): the hidden state at every step. A quantized LSTM's hidden state has the
+    /// output's quantization.
+    Lstm(Lstm),
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -345,6 +365,7 @@ impl Op {
             Op::Squeeze { .. } => "Squeeze",
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
+            Op::Lstm(_) => "Lstm",
         }
     }
 
@@ -355,6 +376,7 @@ impl Op {
             Op::Add { .. } | Op::Sub { .. } | Op::Mul { .. } | Op::Div { .. } => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
+            Op::Lstm(_) => (13, 15, 13),
             _ => (1, 1, usize::MAX),
         };
         Arity { min_inputs, max_inputs, outputs: 1, optional_from }
@@ -481,6 +503,16 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::Quantize | Op::Dequantize => Ok(()),
+            Op::Lstm(l) => {
+                f.write_str(if l.time_major { "(time_major" } else { "(batch_major" })?;
+                if l.cell_clip > 0.0 {
+                    write!(f, ", cell_clip {}", l.cell_clip)?;
+                }
+                if let Some(s) = l.cell_scale {
+                    write!(f, ", cell_scale {s}")?;
+                }
+                f.write_str(")")
+            }
         }
     }
 }

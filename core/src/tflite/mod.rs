@@ -8,7 +8,8 @@
 //! Supported builtin operators: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`, `MAX_POOL_2D`,
 //! `AVERAGE_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `LOGISTIC`, `TANH`, `HARD_SWISH`, `RELU`,
 //! `RELU6`, `LEAKY_RELU`, `CONCATENATION`, `PAD`, `PADV2`, `MEAN`, `RESHAPE`, `TRANSPOSE`,
-//! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE` (see [`Op`](crate::graph::Op) for what each becomes).
+//! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard LSTM TFLite
+//! Micro runs; see [`Op`](crate::graph::Op) for what each becomes).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

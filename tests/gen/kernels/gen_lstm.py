@@ -31,10 +31,14 @@ Micro uses a fixed Q3.12 gate input and Q0.15 gate output); run on these models 
 """
 import numpy as np
 
-from common import BO, OPT, S, Family, ModelBuilder, OracleError, case_rng, f32, f32s, run_tflite_ref, tensor_json, \
+from common import BO, GOLDEN, OPT, S, Family, ModelBuilder, OracleError, case_rng, f32, f32s, run_tflite_ref, tensor_json, \
     uniform_int, _quiet_stderr, TFLM_ARENA, tflm_runtime
 
 GATES = ("input", "forget", "cell", "output")
+
+# Every case's .tflite model (its input one time slice), for the importer's end-to-end test
+# (tests/host/lstm_tflite.rs): import, compile, invoke once per slice == expected_tflm.
+MODELS = GOLDEN.parent / "lstm_models"
 
 
 def lstm_model(batch, time, n_input, n_cell, time_major, q, w_in, w_rec, biases, act_dtype, cell_clip):
@@ -131,6 +135,8 @@ def lstm_case(fam, name, batch=1, time=4, n_input=3, n_cell=4, time_major=False,
     xs = split_time(x, chunks, time_major)
     assert name not in fam.names, name
     fam.names.add(name)
+    MODELS.mkdir(parents=True, exist_ok=True)
+    (MODELS / f"{name}.tflite").write_bytes(model)
     try:
         outs = run_tflm_chunks(model, xs)
     except OracleError as e:

@@ -48,8 +48,9 @@ const SUB: i32 = fb::BuiltinOperator::Sub as i32;
 const TANH: i32 = fb::BuiltinOperator::Tanh as i32;
 const TRANSPOSE: i32 = fb::BuiltinOperator::Transpose as i32;
 const CUSTOM: i32 = fb::BuiltinOperator::Custom as i32;
+const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = fb::BuiltinOperator::UnidirectionalSequenceLstm as i32;
 
-const SUPPORTED: [i32; 24] = [
+const SUPPORTED: [i32; 25] = [
     ADD,
     AVERAGE_POOL_2D,
     CONCATENATION,
@@ -74,6 +75,7 @@ const SUPPORTED: [i32; 24] = [
     SUB,
     TANH,
     TRANSPOSE,
+    UNIDIRECTIONAL_SEQUENCE_LSTM,
 ];
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {
@@ -222,6 +224,9 @@ impl RawOp<'_> {
         match self.code {
             RESHAPE | PAD | MEAN | TRANSPOSE => vec![0],
             PADV2 => vec![0, 2],
+            // The input, the eight weights and the four biases; the state tensors (18, 19) are
+            // the op's own (its kept state), read for their quantization only.
+            UNIDIRECTIONAL_SEQUENCE_LSTM => (0..=8).chain(12..=15).collect(),
             _ => (0..self.inputs.len()).collect(),
         }
     }
