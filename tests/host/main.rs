@@ -25,6 +25,7 @@ mod lstm_tflite;
 mod mlperf;
 mod onnx_golden;
 mod onnx_import;
+mod onnx_recurrent;
 mod peers;
 mod peers_common;
 mod ptq;

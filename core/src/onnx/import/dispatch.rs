@@ -51,6 +51,7 @@ impl Builder {
 
         match op {
             "Conv" => self.conv(ctx),
+            "LSTM" => self.lstm(ctx),
             "Gemm" => self.gemm(ctx),
             "MatMul" => self.matmul(ctx),
             "Add" | "Sub" | "Mul" | "Div" => {

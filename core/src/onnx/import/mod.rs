@@ -11,6 +11,7 @@
 mod dispatch;
 mod ops_conv;
 mod ops_elementwise;
+mod ops_recurrent;
 mod ops_shape;
 
 use alloc::format;
