@@ -57,6 +57,7 @@ mod observer;
 mod pipeline;
 mod prepare;
 mod quantize;
+mod quantize_recurrent;
 mod report;
 
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};

@@ -51,7 +51,9 @@ impl Builder {
         let hidden = match w.shape.as_slice() {
             &[1, h4, i] if h4 % 4 == 0 && h4 > 0 && i == n_in => h4 / 4,
             s => {
-                return Err(ctx.err(Kind::Malformed, format!("LSTM W of shape {s:?}, expected [1, 4 x hidden, {n_in}]")));
+                return Err(
+                    ctx.err(Kind::Malformed, format!("LSTM W of shape {s:?}, expected [1, 4 x hidden, {n_in}]"))
+                );
             }
         };
         if let Some(h) = ctx.a(attrs.int("hidden_size"))? {
