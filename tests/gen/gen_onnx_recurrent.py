@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Float ONNX LSTM models (written with onnx.helper) and ONNX Runtime's outputs, for the ONNX
+"""Float ONNX LSTM and GRU models (written with onnx.helper) and ONNX Runtime's outputs, for the ONNX
 LSTM importer and the float executor (tests/host/onnx_recurrent.rs).
 
     .venv/bin/python tests/gen/gen_onnx_recurrent.py
@@ -10,7 +10,8 @@ numpy default_rng(crc32(name)).standard_normal, float32) and ONNX Runtime's outp
 graph optimizations disabled; the onnx reference evaluator for layout 1, which ONNX Runtime's
 CPU LSTM refuses). Models: forward LSTMs with layout 0 and 1, with and without B,
 initial_h / initial_c as initializers and as graph inputs, a one-step sequence whose Y_h is a
-graph output, and a keyword-spotting-sized layer (input 10, hidden 16, 20 steps).
+graph output, and a keyword-spotting-sized layer (input 10, hidden 16, 20 steps); the same forms of GRU, with
+linear_before_reset 0 and 1.
 
 Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0. Deterministic.
 """
@@ -74,6 +75,53 @@ def lstm_model(name, seq, batch, n_in, hidden, layout=0, bias=True, init="none",
     return m, feeds
 
 
+def gru_model(name, seq, batch, n_in, hidden, layout=0, bias=True, init="none", lbr=0, y_h=False, opset=14):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    w = rng.uniform(-0.6, 0.6, (1, 3 * hidden, n_in)).astype(np.float32)
+    r = rng.uniform(-0.6, 0.6, (1, 3 * hidden, hidden)).astype(np.float32)
+    b = rng.uniform(-0.5, 0.5, (1, 6 * hidden)).astype(np.float32)
+    x_shape = [seq, batch, n_in] if layout == 0 else [batch, seq, n_in]
+    s_shape = [1, batch, hidden] if layout == 0 else [batch, 1, hidden]
+    y_shape = [seq, 1, batch, hidden] if layout == 0 else [batch, seq, 1, hidden]
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")]
+    if bias:
+        inits.append(numpy_helper.from_array(b, "B"))
+    graph_inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)]
+    feeds = {"x": rng.standard_normal(x_shape).astype(np.float32)}
+    h0 = (0.5 * rng.standard_normal(s_shape)).astype(np.float32)
+    if init == "const":
+        inits.append(numpy_helper.from_array(h0, "h0"))
+    elif init == "input":
+        graph_inputs.append(helper.make_tensor_value_info("h0", TensorProto.FLOAT, s_shape))
+        feeds["h0"] = h0
+    node_inputs = ["x", "W", "R", "B" if bias else ""]
+    if init != "none":
+        node_inputs += ["", "h0"]
+    attrs = {"hidden_size": hidden, "linear_before_reset": lbr}
+    if layout:
+        attrs["layout"] = 1
+    node = helper.make_node("GRU", node_inputs, ["Y", "Y_h" if y_h else ""], name="gru", **attrs)
+    graph_outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, y_shape)]
+    if y_h:
+        graph_outputs.append(helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, s_shape))
+    g = helper.make_graph([node], name, graph_inputs, graph_outputs, initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="microquant gen_onnx_recurrent")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m, feeds
+
+
+GRU_MODELS = [
+    dict(name="gru_l0_s5_b2_i3_h4_lbr0", seq=5, batch=2, n_in=3, hidden=4, lbr=0),
+    dict(name="gru_l0_s5_b2_i3_h4_lbr1", seq=5, batch=2, n_in=3, hidden=4, lbr=1),
+    dict(name="gru_l0_s6_b1_i4_h5_nobias_lbr1", seq=6, batch=1, n_in=4, hidden=5, bias=False, lbr=1),
+    dict(name="gru_l0_s4_b3_i2_h3_init_input_lbr0", seq=4, batch=3, n_in=2, hidden=3, init="input", lbr=0),
+    dict(name="gru_l0_s4_b2_i3_h4_init_const_lbr1", seq=4, batch=2, n_in=3, hidden=4, init="const", lbr=1),
+    dict(name="gru_l1_s4_b3_i2_h3_lbr1", seq=4, batch=3, n_in=2, hidden=3, layout=1, lbr=1),
+    dict(name="gru_l0_s1_b2_i3_h4_yh_lbr0", seq=1, batch=2, n_in=3, hidden=4, y_h=True, lbr=0),
+    dict(name="gru_l0_s20_b1_i10_h16_lbr1", seq=20, batch=1, n_in=10, hidden=16, lbr=1),
+]
+
 MODELS = [
     dict(name="lstm_l0_s5_b2_i3_h4", seq=5, batch=2, n_in=3, hidden=4),
     dict(name="lstm_l0_s6_b1_i4_h5_nobias", seq=6, batch=1, n_in=4, hidden=5, bias=False),
@@ -112,8 +160,8 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     error_models()
     models = []
-    for spec in MODELS:
-        m, feeds = lstm_model(**spec)
+    for make, spec in [(lstm_model, s) for s in MODELS] + [(gru_model, s) for s in GRU_MODELS]:
+        m, feeds = make(**spec)
         path = OUT / f"{spec['name']}.onnx"
         path.write_bytes(m.SerializeToString())
         names = [o.name for o in m.graph.output]

@@ -155,6 +155,19 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             };
             recurrent::lstm_f32(x.data, xs, l.time_major, l.cell_clip, &operands).map_err(kerr)?
         }
+        Op::Gru(gru) => {
+            let xs: [usize; 3] =
+                x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "gru input must be 3-D"))?;
+            let data = |k: usize| input(k).map(|t| t.data);
+            let operands = recurrent::GruOperands {
+                weights: [data(1)?, data(2)?, data(3)?],
+                recurrent: [data(4)?, data(5)?, data(6)?],
+                input_bias: [data(7)?, data(8)?, data(9)?],
+                recurrent_bias: [data(10)?, data(11)?, data(12)?],
+                initial_h: opt(13).map(|t| t.data),
+            };
+            recurrent::gru_f32(x.data, xs, gru.time_major, gru.linear_before_reset, &operands).map_err(kerr)?
+        }
         Op::Logistic => map(&elementwise::logistic),
         Op::Tanh => map(&elementwise::tanh),
         Op::HardSwish => map(&elementwise::hard_swish),
@@ -502,5 +515,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::Squeeze { .. }
             | Op::Dequantize
             | Op::Lstm(_)
+            | Op::Gru(_)
     )
 }

@@ -57,7 +57,7 @@ use core::fmt;
 
 pub use error::{ConvertError, ConvertErrorKind};
 pub use op::{
-    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Lstm, Op, Padding, PaddingValues,
+    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Gru, Lstm, Op, Padding, PaddingValues,
     Pool2d,
 };
 pub use shape::{broadcast_shapes, num_elements};

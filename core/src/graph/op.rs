@@ -177,6 +177,16 @@ pub struct Lstm {
     pub cell_scale: Option<f32>,
 }
 
+/// Attributes of [`Op::Gru`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gru {
+    /// Input and output laid out `[time, batch, ·]` (else `[batch, time, ·]`).
+    pub time_major: bool,
+    /// ONNX's `linear_before_reset`: the reset gate scales `R_h h + Rb_h` (true) or multiplies
+    /// `h` before `R_h` (false).
+    pub linear_before_reset: bool,
+}
+
 /// An operator. Inputs and outputs are listed per variant (`?` marks an optional input, `None` in
 /// the node when absent). Unless stated, the output has the data type of input 0.
 ///
@@ -320,6 +330,13 @@ pub enum Op {
     /// time-major): the hidden state at every step. A quantized LSTM's hidden state has the
     /// output's quantization.
     Lstm(Lstm),
+    /// Unidirectional GRU over a sequence (ONNX `GRU` forward), gates in ONNX's order update
+    /// `z`, reset `r`, hidden `h`. Inputs: `x [batch, time, in]` (or `[time, batch, in]`), the
+    /// three input weights `[hidden, in]`, the three recurrent weights `[hidden, hidden]`, the
+    /// three input biases and the three recurrent biases `[hidden]`, then `initial_h? [batch,
+    /// hidden]`. Output `y [batch, time, hidden]` (or time-major). Float graphs only (no integer
+    /// kernel yet).
+    Gru(Gru),
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -366,6 +383,7 @@ impl Op {
             Op::Quantize => "Quantize",
             Op::Dequantize => "Dequantize",
             Op::Lstm(_) => "Lstm",
+            Op::Gru(_) => "Gru",
         }
     }
 
@@ -377,6 +395,7 @@ impl Op {
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
             Op::Lstm(_) => (13, 15, 13),
+            Op::Gru(_) => (13, 14, 13),
             _ => (1, 1, usize::MAX),
         };
         Arity { min_inputs, max_inputs, outputs: 1, optional_from }
@@ -513,6 +532,12 @@ impl fmt::Display for Op {
                 }
                 f.write_str(")")
             }
+            Op::Gru(g) => write!(
+                f,
+                "({}, linear_before_reset {})",
+                if g.time_major { "time_major" } else { "batch_major" },
+                u8::from(g.linear_before_reset)
+            ),
         }
     }
 }

@@ -256,6 +256,34 @@ impl Op {
                 }
                 vec![outer, inner, cell]
             }
+            Op::Gru(g) => {
+                let w = input(1).unwrap_or(&[]);
+                let (hidden, n_in) = match *w {
+                    [h, i] if h > 0 && i > 0 => (h, i),
+                    _ => return Err(err(format!("gru input weights {} must be [hidden, in]", shape_str(w)))),
+                };
+                for k in 1..13 {
+                    let want: &[usize] = match k {
+                        1..=3 => &[hidden, n_in],
+                        4..=6 => &[hidden, hidden],
+                        _ => &[hidden],
+                    };
+                    if input(k).unwrap_or(&[]) != want {
+                        return Err(err(format!("gru operand {k} must be {}", shape_str(want))));
+                    }
+                }
+                let (outer, inner) = match *x {
+                    [a, b, i] if i == n_in => (a, b),
+                    _ => return Err(err(format!("gru input {} must be 3-D ending in {n_in}", shape_str(x)))),
+                };
+                let batch = if g.time_major { inner } else { outer };
+                if let Some(s) = input(13) {
+                    if s.iter().product::<usize>() != batch * hidden {
+                        return Err(err(format!("gru initial state {} must hold batch x hidden", shape_str(s))));
+                    }
+                }
+                vec![outer, inner, hidden]
+            }
             Op::Softmax { .. }
             | Op::Logistic
             | Op::Tanh
