@@ -12,6 +12,7 @@ use microquant_tests::oracle::golden;
 use microquant_tests::oracle::leaky_relu::LeakyReluCase;
 use microquant_tests::oracle::movement::MovementCase;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
+use microquant_tests::oracle::recurrent::LstmCase;
 use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use microquant_tests::oracle::softmax::SoftmaxCase;
 use microquant_tests::oracle::spatial::{ReduceCase, ResizeCase};
@@ -173,6 +174,7 @@ pub fn write(board: &str, path: &Path) {
              use microquant_tests::oracle::movement::{MoveOp, MovementCase};\n\
              use microquant_tests::oracle::leaky_relu::LeakyReluCase;\n\
              use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
+             use microquant_tests::oracle::recurrent::LstmCase;\n\
              use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
              use microquant_tests::oracle::softmax::SoftmaxCase;\n\
              use microquant_tests::oracle::{Activation, Bias, Expected, File, Padding, Values, as_i8};\n",
@@ -564,6 +566,46 @@ pub fn write(board: &str, path: &Path) {
     ] {
         g.file((func, "ReduceCase"), file, other, reduce_need, |c| &c.expected, reduce_lit);
     }
+
+    // LSTM: the output, then the hidden state (int8 in out_i8, int16 after the output in
+    // out_i16) and the cell state (int16) in the output buffers.
+    let lstm_need = |c: &LstmCase| {
+        let state = c.dims[0] * c.dims[3];
+        let weights = c.input_weights.len() + c.recurrent_weights.len() + 4 * c.dims[3] * 8;
+        let n = c.expected.len();
+        let (out_i8, out_i16) = match c.expected.tflm {
+            Values::I8(_) => (n + state, state),
+            Values::I16(_) => (0, n + 2 * state),
+        };
+        Need { bytes: 2 * c.input.len() + weights + out_need(&c.expected).bytes, out_i8, out_i16, ..Need::default() }
+    };
+    let lstm_lit = |c: &LstmCase| {
+        format!(
+            "LstmCase {{ name: {:?}, dims: {:?}, time_major: {}, chunks: {}, input: {}, input_scale: {}, \
+             input_zero_point: {}, input_weights: {}, input_weight_scales: {}, recurrent_weights: {}, \
+             recurrent_weight_scales: {}, bias: {}, hidden_scale: {}, hidden_zero_point: {}, cell_scale: {}, \
+             cell_clip: {}, expected: {} }}",
+            c.name,
+            c.dims,
+            c.time_major,
+            c.chunks,
+            values(&c.input),
+            f(c.input_scale),
+            c.input_zero_point,
+            i8s(c.input_weights),
+            f32s(c.input_weight_scales),
+            i8s(c.recurrent_weights),
+            f32s(c.recurrent_weight_scales),
+            bias(&c.bias),
+            f(c.hidden_scale),
+            c.hidden_zero_point,
+            f(c.cell_scale),
+            f(c.cell_clip),
+            expected(&c.expected)
+        )
+    };
+    g.file(("lstm", "LstmCase"), golden::lstm(), other, lstm_need, |c| &c.expected, lstm_lit);
+    g.file(("lstm_16x8", "LstmCase"), golden::lstm_16x8(), other, lstm_need, |c| &c.expected, lstm_lit);
 
     let m = g.max;
     writeln!(

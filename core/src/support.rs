@@ -267,6 +267,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::Lstm],
+        op: "unidirectional sequence LSTM (state kept between invokes)",
+        dtypes: "int8 (8x8→16), 16x8; int16 cell state",
+        reference: "`lstm_s8`, `lstm_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::Quantize],
         op: "quantize (requantize)",
         dtypes: "int8↔int16, int8→int8, int16→int16",

@@ -496,10 +496,58 @@ pub struct MovementCase {
     /// TFLite interpreter (reference kernels) output.
     pub expected_tflite_ref: Tensor,
 }
+/// UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite Micro's integer kernel), run as `chunks` consecutive
+/// invokes on equal time slices with the state carried between them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LstmCase {
+    /// Case name.
+    pub name: String,
+    /// Batch rows.
+    pub batch: usize,
+    /// Time steps of the whole sequence.
+    pub time: usize,
+    /// Input features.
+    pub n_input: usize,
+    /// Cells.
+    pub n_cell: usize,
+    /// `[time, batch, ·]` layout (else `[batch, time, ·]`).
+    pub time_major: bool,
+    /// Invokes (time slices of `time / chunks` steps each).
+    pub chunks: usize,
+    /// The slices' inputs one after the other (int8, or int16 for 16x8).
+    pub input: Tensor,
+    /// Input scale.
+    pub input_scale: f32,
+    /// Input zero point.
+    pub input_zero_point: i32,
+    /// Input-to-gate weights `[4, n_cell, n_input]` (gates input, forget, cell, output).
+    pub input_weights: Tensor,
+    /// Their scales, one per gate.
+    pub input_weight_scales: Vec<f32>,
+    /// Recurrent weights `[4, n_cell, n_cell]`.
+    pub recurrent_weights: Tensor,
+    /// Their scales, one per gate.
+    pub recurrent_weight_scales: Vec<f32>,
+    /// Gate biases `[4, n_cell]` (int32, or int64 for 16x8).
+    pub bias: Tensor,
+    /// Hidden state (and output) scale.
+    pub hidden_scale: f32,
+    /// Hidden state (and output) zero point.
+    pub hidden_zero_point: i32,
+    /// Cell state scale (a power of two).
+    pub cell_scale: f32,
+    /// Cell clip (0: none).
+    pub cell_clip: f32,
+    /// TFLite Micro's outputs of the slices, one after the other.
+    pub expected_tflm: Tensor,
+    /// A copy of `expected_tflm` (the TFLite interpreter does not run these models).
+    pub expected_tflite_ref: Tensor,
+}
 
 kernel_case!(
     ResizeCase,
     MovementCase,
+    LstmCase,
     FullyConnectedCase,
     ConvCase,
     DepthwiseConvCase,
@@ -613,4 +661,6 @@ golden_file!(
     (REDUCE_SUM_JSON, reduce_sum_file, reduce_sum_cases, MeanCase, "reduce_sum.json"),
     (REDUCE_SUM_16X8_JSON, reduce_sum_16x8_file, reduce_sum_16x8_cases, MeanCase, "reduce_sum_16x8.json"),
     (REDUCE_MAX_JSON, reduce_max_file, reduce_max_cases, MeanCase, "reduce_max.json"),
+    (LSTM_JSON, lstm_file, lstm_cases, LstmCase, "lstm.json"),
+    (LSTM_16X8_JSON, lstm_16x8_file, lstm_16x8_cases, LstmCase, "lstm_16x8.json"),
 );

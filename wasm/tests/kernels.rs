@@ -46,6 +46,7 @@ microquant_tests::activation_golden_tests!(mod activation; #[wasm_bindgen_test] 
 microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::shape_golden_tests!(mod shape; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::spatial_golden_tests!(mod spatial; #[wasm_bindgen_test] target Std; files golden);
+microquant_tests::lstm_golden_tests!(mod recurrent; #[wasm_bindgen_test] target Std; files golden);
 
 // --- random shapes: SIMD paths against the reference ---------------------------------------------
 

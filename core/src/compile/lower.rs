@@ -35,6 +35,8 @@ use crate::model::words::*;
 use crate::model::{ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
 
 mod movement;
+#[path = "lower_recurrent.rs"]
+mod recurrent;
 
 /// Maps graph tensors to model tensors while lowering.
 pub(crate) struct Lowering<'g> {
@@ -769,6 +771,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             spec.params.extend_from_slice(&words.to_words());
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
+        Op::Lstm(a) => recurrent::lower_lstm(l, c, b, a, &mut spec)?,
         other => {
             return Err(c.err(K::UnsupportedOp, format!("{} is not supported by the int8 runtime yet", other.name())));
         }

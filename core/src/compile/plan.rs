@@ -105,7 +105,9 @@ pub(crate) fn plan(_g: &Graph, _map: &[Option<u32>], b: &mut ModelBuilder) -> Re
     for (i, op) in b.ops().iter().enumerate() {
         if op.scratch_len > 0 {
             scratch_buf[i] = buffers.len();
-            buffers.push(Buffer { size: op.scratch_len as usize, first: i, last: i });
+            // An LSTM's scratch is its state, kept between invokes: alive for the whole run.
+            let (first, last) = if op.kind == crate::model::OpKind::Lstm { (0, nops) } else { (i, i) };
+            buffers.push(Buffer { size: op.scratch_len as usize, first, last });
         }
     }
     let p = planner::plan(&buffers, 16);

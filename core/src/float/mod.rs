@@ -27,6 +27,7 @@ mod movement;
 mod pool;
 mod reduce;
 mod resize;
+mod recurrent;
 pub(crate) mod shape;
 mod softmax;
 
@@ -153,6 +154,32 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         }
         Op::Softmax { beta } => {
             softmax::softmax_f32(x.data, x.shape.last().copied().unwrap_or(1), *beta).map_err(kerr)?
+        }
+        Op::Lstm(l) => {
+            let xs: [usize; 3] =
+                x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "lstm input must be 3-D"))?;
+            let data = |k: usize| input(k).map(|t| t.data);
+            let operands = recurrent::LstmOperands {
+                weights: [data(1)?, data(2)?, data(3)?, data(4)?],
+                recurrent: [data(5)?, data(6)?, data(7)?, data(8)?],
+                bias: [data(9)?, data(10)?, data(11)?, data(12)?],
+                initial_h: opt(13).map(|t| t.data),
+                initial_c: opt(14).map(|t| t.data),
+            };
+            recurrent::lstm_f32(x.data, xs, l.time_major, l.cell_clip, &operands).map_err(kerr)?
+        }
+        Op::Gru(gru) => {
+            let xs: [usize; 3] =
+                x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "gru input must be 3-D"))?;
+            let data = |k: usize| input(k).map(|t| t.data);
+            let operands = recurrent::GruOperands {
+                weights: [data(1)?, data(2)?, data(3)?],
+                recurrent: [data(4)?, data(5)?, data(6)?],
+                input_bias: [data(7)?, data(8)?, data(9)?],
+                recurrent_bias: [data(10)?, data(11)?, data(12)?],
+                initial_h: opt(13).map(|t| t.data),
+            };
+            recurrent::gru_f32(x.data, xs, gru.time_major, gru.linear_before_reset, &operands).map_err(kerr)?
         }
         Op::Logistic => map(&elementwise::logistic),
         Op::Tanh => map(&elementwise::tanh),
@@ -528,5 +555,7 @@ fn is_supported(op: &Op) -> bool {
             | Op::SquaredDifference
             | Op::Sum { .. }
             | Op::ReduceMax { .. }
+            | Op::Lstm(_)
+            | Op::Gru(_)
     )
 }

@@ -61,7 +61,8 @@ pub use error::{ConvertError, ConvertErrorKind};
 pub use movement::StridedSlice;
 pub use op::ResizeMethod;
 pub use op::{
-    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Op, Padding, PaddingValues, Pool2d,
+    Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Gru, Lstm, Op, Padding, PaddingValues,
+    Pool2d,
 };
 pub use shape::{broadcast_shapes, num_elements};
 pub use unary::UnaryFn;

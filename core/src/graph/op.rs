@@ -167,6 +167,28 @@ pub struct Pool2d {
     pub activation: FusedActivation,
 }
 
+/// Attributes of [`Op::Lstm`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lstm {
+    /// Input and output laid out `[time, batch, ·]` (else `[batch, time, ·]`).
+    pub time_major: bool,
+    /// Cell state clip (real value), 0 for none.
+    pub cell_clip: f32,
+    /// The int16 cell state's scale (a power of two) of a quantized LSTM (TFLite's cell state
+    /// tensor); `None` in float graphs.
+    pub cell_scale: Option<f32>,
+}
+
+/// Attributes of [`Op::Gru`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gru {
+    /// Input and output laid out `[time, batch, ·]` (else `[batch, time, ·]`).
+    pub time_major: bool,
+    /// ONNX's `linear_before_reset`: the reset gate scales `R_h h + Rb_h` (true) or multiplies
+    /// `h` before `R_h` (false).
+    pub linear_before_reset: bool,
+}
+
 /// An operator. Inputs and outputs are listed per variant (`?` marks an optional input, `None` in
 /// the node when absent). Unless stated, the output has the data type of input 0.
 ///
@@ -389,6 +411,21 @@ pub enum Op {
     Prelu,
     /// Elementwise `(a - b)²` with NumPy broadcasting (TFLite `SQUARED_DIFFERENCE`).
     SquaredDifference,
+    /// Unidirectional LSTM over a sequence (TFLite `UNIDIRECTIONAL_SEQUENCE_LSTM`, ONNX `LSTM`
+    /// forward), gates in TFLite's order input, forget, cell, output. Inputs: `x [batch, time,
+    /// in]` (or `[time, batch, in]`), the four input weights `[cell, in]`, the four recurrent
+    /// weights `[cell, cell]`, the four biases `[cell]`, then `initial_h? [batch, cell]`,
+    /// `initial_c? [batch, cell]` (zero when absent). Output `y [batch, time, cell]` (or
+    /// time-major): the hidden state at every step. A quantized LSTM's hidden state has the
+    /// output's quantization.
+    Lstm(Lstm),
+    /// Unidirectional GRU over a sequence (ONNX `GRU` forward), gates in ONNX's order update
+    /// `z`, reset `r`, hidden `h`. Inputs: `x [batch, time, in]` (or `[time, batch, in]`), the
+    /// three input weights `[hidden, in]`, the three recurrent weights `[hidden, hidden]`, the
+    /// three input biases and the three recurrent biases `[hidden]`, then `initial_h? [batch,
+    /// hidden]`. Output `y [batch, time, hidden]` (or time-major). Float graphs only (no integer
+    /// kernel yet).
+    Gru(Gru),
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -448,6 +485,8 @@ impl Op {
             Op::SquaredDifference => "SquaredDifference",
             Op::Sum { .. } => "Sum",
             Op::ReduceMax { .. } => "ReduceMax",
+            Op::Lstm(_) => "Lstm",
+            Op::Gru(_) => "Gru",
         }
     }
 
@@ -459,6 +498,8 @@ impl Op {
             Op::Minimum | Op::Maximum | Op::Prelu | Op::SquaredDifference => (2, 2, usize::MAX),
             Op::Concatenation { .. } => (1, usize::MAX, usize::MAX),
             Op::Pad { .. } => (1, 2, 1),
+            Op::Lstm(_) => (13, 15, 13),
+            Op::Gru(_) => (13, 14, 13),
             _ => (1, 1, usize::MAX),
         };
         Arity { min_inputs, max_inputs, outputs: 1, optional_from }
@@ -605,6 +646,22 @@ impl fmt::Display for Op {
                 f.write_str(")")
             }
             Op::Minimum | Op::Maximum | Op::Prelu | Op::SquaredDifference => Ok(()),
+            Op::Lstm(l) => {
+                f.write_str(if l.time_major { "(time_major" } else { "(batch_major" })?;
+                if l.cell_clip > 0.0 {
+                    write!(f, ", cell_clip {}", l.cell_clip)?;
+                }
+                if let Some(s) = l.cell_scale {
+                    write!(f, ", cell_scale {s}")?;
+                }
+                f.write_str(")")
+            }
+            Op::Gru(g) => write!(
+                f,
+                "({}, linear_before_reset {})",
+                if g.time_major { "time_major" } else { "batch_major" },
+                u8::from(g.linear_before_reset)
+            ),
         }
     }
 }

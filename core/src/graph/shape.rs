@@ -233,6 +233,64 @@ impl Op {
                 broadcast_shapes(x, y)
                     .ok_or_else(|| err(format!("shapes {} and {} do not broadcast", shape_str(x), shape_str(y))))?
             }
+            Op::Lstm(l) => {
+                let w = input(1).unwrap_or(&[]);
+                let (cell, n_in) = match *w {
+                    [c, i] if c > 0 && i > 0 => (c, i),
+                    _ => return Err(err(format!("lstm input weights {} must be [cell, in]", shape_str(w)))),
+                };
+                for k in 1..13 {
+                    let want: &[usize] = match k {
+                        1..=4 => &[cell, n_in],
+                        5..=8 => &[cell, cell],
+                        _ => &[cell],
+                    };
+                    if input(k).unwrap_or(&[]) != want {
+                        return Err(err(format!("lstm operand {k} must be {}", shape_str(want))));
+                    }
+                }
+                let (outer, inner) = match *x {
+                    [a, b, i] if i == n_in => (a, b),
+                    _ => return Err(err(format!("lstm input {} must be 3-D ending in {n_in}", shape_str(x)))),
+                };
+                let batch = if l.time_major { inner } else { outer };
+                for k in [13, 14] {
+                    if let Some(s) = input(k) {
+                        if s.iter().product::<usize>() != batch * cell {
+                            return Err(err(format!("lstm initial state {} must hold batch x cell", shape_str(s))));
+                        }
+                    }
+                }
+                vec![outer, inner, cell]
+            }
+            Op::Gru(g) => {
+                let w = input(1).unwrap_or(&[]);
+                let (hidden, n_in) = match *w {
+                    [h, i] if h > 0 && i > 0 => (h, i),
+                    _ => return Err(err(format!("gru input weights {} must be [hidden, in]", shape_str(w)))),
+                };
+                for k in 1..13 {
+                    let want: &[usize] = match k {
+                        1..=3 => &[hidden, n_in],
+                        4..=6 => &[hidden, hidden],
+                        _ => &[hidden],
+                    };
+                    if input(k).unwrap_or(&[]) != want {
+                        return Err(err(format!("gru operand {k} must be {}", shape_str(want))));
+                    }
+                }
+                let (outer, inner) = match *x {
+                    [a, b, i] if i == n_in => (a, b),
+                    _ => return Err(err(format!("gru input {} must be 3-D ending in {n_in}", shape_str(x)))),
+                };
+                let batch = if g.time_major { inner } else { outer };
+                if let Some(s) = input(13) {
+                    if s.iter().product::<usize>() != batch * hidden {
+                        return Err(err(format!("gru initial state {} must hold batch x hidden", shape_str(s))));
+                    }
+                }
+                vec![outer, inner, hidden]
+            }
             Op::Softmax { .. }
             | Op::Logistic
             | Op::Tanh

@@ -257,6 +257,24 @@ fn check_dtypes(node: &Node, inputs: &[Option<&Tensor>], outputs: &[&Tensor]) ->
                 return fail(format!("a 16x8 prelu has an i16 input and output and an i8 slope, got output {y}"));
             }
         }
+        Op::Lstm(_) => {
+            let all = |r: core::ops::Range<usize>, d: DType| r.into_iter().all(|k| dtype_of(k).is_none_or(|t| t == d));
+            let ok = match x {
+                DType::F32 => all(1..15, DType::F32),
+                DType::I8 => all(1..9, DType::I8) && all(9..13, DType::I32) && all(13..15, DType::I8),
+                DType::I16 => {
+                    all(1..9, DType::I8)
+                        && (all(9..13, DType::I64) || all(9..13, DType::I32))
+                        && all(13..15, DType::I16)
+                }
+                _ => false,
+            };
+            if !ok || y != x {
+                return fail(format!(
+                    "input {x}, output {y}: expected f32 throughout, i8 with i8 weights and i32 biases, or i16 with i8 weights and i64|i32 biases, output = input"
+                ));
+            }
+        }
         _ => {
             if y != x {
                 return fail(format!("output is {y}, input 0 is {x}"));

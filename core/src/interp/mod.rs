@@ -72,7 +72,16 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         for i in 0..model.num_ops() as u32 {
             ops::validate(&model, i, rounding)?;
         }
+        ops::reset_states(&model, arena, rounding)?;
         Ok(Self { model, arena, rounding })
+    }
+
+    /// Sets the state that ops keep between invokes (the LSTMs' hidden and cell states) back to
+    /// its start value, as [`new`](Self::new) leaves it: to begin a new sequence (a new
+    /// utterance of streaming audio). Without it, each invoke continues from the state the last
+    /// one left.
+    pub fn reset_state(&mut self) -> Result<(), Error> {
+        ops::reset_states(&self.model, self.arena, self.rounding)
     }
 
     /// The model being run.

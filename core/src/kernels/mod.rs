@@ -41,6 +41,7 @@ pub mod gather;
 pub mod hard_swish;
 pub mod leaky_relu;
 pub mod logistic;
+pub mod lstm;
 pub mod lut;
 pub mod minimum_maximum;
 pub mod mirror_pad;

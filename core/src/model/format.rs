@@ -205,4 +205,7 @@ op_kinds! {
     Sum = 52, "SUM";
     /// Max over axes.
     ReduceMax = 53, "REDUCE_MAX";
+    /// Unidirectional sequence LSTM (TFLite Micro's integer cell), its state carried between
+    /// invokes in its scratch region.
+    Lstm = 60, "UNIDIRECTIONAL_SEQUENCE_LSTM";
 }

@@ -269,6 +269,62 @@ impl ResizeWords {
         [u32::from(self.align_corners), u32::from(self.half_pixel_centers)]
     }
 }
+/// Parameter words of UNIDIRECTIONAL_SEQUENCE_LSTM: the prepared integers of
+/// [`LstmParams`](crate::kernels::lstm::LstmParams) (gates in the order input, forget, cell,
+/// output; multipliers as `(multiplier, shift)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LstmWords {
+    /// 1 for `[time, batch, ·]` input and output, 0 for `[batch, time, ·]`.
+    pub time_major: u32,
+    /// `-input_zero_point`, `-hidden_zero_point`, `hidden_zero_point`.
+    pub offsets: [i32; 3],
+    /// `s_x · s_W / 2^-12` per gate.
+    pub input_fc: [[i32; 2]; 4],
+    /// `s_h · s_R / 2^-12` per gate.
+    pub recurrent_fc: [[i32; 2]; 4],
+    /// `f · c`, `i · g` and `o · tanh(c)` multipliers.
+    pub muls: [[i32; 2]; 3],
+    /// The cell state's rescaling into tanh's input: multiplier, right shift.
+    pub cell_tanh: [i32; 2],
+    /// The quantized cell clip, or -1 for none.
+    pub cell_clip: i32,
+}
+
+impl LstmWords {
+    /// Number of words.
+    pub const LEN: usize = 29;
+
+    /// The words of prepared parameters (what the converter writes).
+    pub fn from_params(p: &crate::kernels::lstm::LstmParams) -> Self {
+        let m = |q: crate::requant::QuantizedMultiplier| [q.multiplier, q.shift];
+        Self {
+            time_major: u32::from(p.dims.time_major),
+            offsets: [p.input_offset, p.hidden_offset, p.hidden_zero_point],
+            input_fc: p.input_fc.map(m),
+            recurrent_fc: p.recurrent_fc.map(m),
+            muls: [m(p.forget_mul), m(p.input_mul), m(p.hidden_mul)],
+            cell_tanh: [p.cell_tanh.multiplier, p.cell_tanh.shift],
+            cell_clip: p.cell_clip.map_or(-1, i32::from),
+        }
+    }
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let mut w = [0u32; Self::LEN];
+        let flat = self
+            .offsets
+            .iter()
+            .chain(self.input_fc.iter().flatten())
+            .chain(self.recurrent_fc.iter().flatten())
+            .chain(self.muls.iter().flatten())
+            .chain(self.cell_tanh.iter())
+            .chain(core::iter::once(&self.cell_clip));
+        w[0] = self.time_major;
+        for (o, &v) in w[1..].iter_mut().zip(flat) {
+            *o = v as u32;
+        }
+        w
+    }
+}
 
 /// A cursor over an op's parameter words.
 pub(crate) struct WordReader<'a> {

@@ -57,6 +57,7 @@ mod observer;
 mod pipeline;
 mod prepare;
 mod quantize;
+mod quantize_recurrent;
 mod report;
 mod shared_quant;
 

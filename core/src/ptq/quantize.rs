@@ -146,7 +146,7 @@ pub struct Quantized {
     pub weight_sources: Vec<Option<WeightSource>>,
 }
 
-fn err(kind: Kind, msg: String) -> ConvertError {
+pub(super) fn err(kind: Kind, msg: String) -> ConvertError {
     ConvertError::new(kind, msg)
 }
 
@@ -186,7 +186,7 @@ pub(super) fn channel_layout(shape: &[usize], axis: Option<usize>) -> (usize, us
 
 /// Symmetric int8 weights in [-127, 127]: per channel along `axis`, or one scale. A channel of
 /// zeros gets scale 1.
-fn quantize_weights(w: &[f32], shape: &[usize], axis: Option<usize>) -> (Vec<i8>, Vec<f32>) {
+pub(super) fn quantize_weights(w: &[f32], shape: &[usize], axis: Option<usize>) -> (Vec<i8>, Vec<f32>) {
     let (channels, inner) = channel_layout(shape, axis);
     let ch = |k: usize| (k / inner) % channels;
     let mut amax = vec![0f32; channels];
@@ -612,6 +612,12 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
                 }
                 qn.inputs[2] = Some(id);
             }
+            continue;
+        }
+        if let Op::Lstm(_) = node.op {
+            let x = node.input(0).ok_or_else(|| at(err(Kind::InvalidGraph, String::from("input 0 is missing"))))?;
+            let xs = param_in(x, dtype, &acts).map_err(at)?.scale;
+            super::quantize_recurrent::quantize_lstm(g, &mut q, index, xs, dtype).map_err(at)?;
             continue;
         }
         if let Op::Pad { .. } = node.op {

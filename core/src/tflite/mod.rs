@@ -11,7 +11,8 @@
 //! `RELU6`, `LEAKY_RELU`, `CONCATENATION`, `PAD`, `PADV2`, `MEAN`, `RESHAPE`, `TRANSPOSE`,
 //! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `MINIMUM`, `MAXIMUM`, `PRELU`, `DIV`, `SQUARED_DIFFERENCE` (see
 //! [`Op`](crate::graph::Op) for what each becomes), `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR`
-//! (constant size operand), `SUM`, `REDUCE_MAX`.
+//! (constant size operand), `SUM`, `REDUCE_MAX`, `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard
+//! LSTM TFLite Micro runs).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

@@ -40,6 +40,7 @@ fn main() -> ! {
     movement_kernels();
     binary_kernels();
     unary_activation_kernels();
+    recurrent_kernels();
     quant_core();
     interpreter();
     loop {
@@ -392,6 +393,54 @@ fn movement_kernels() {
         let _ = black_box(mirror_pad_s16(&p, a16, &mut out16[..]));
     }
     black_box((&out, &out16));
+}
+/// The LSTM kernels (int8 and 16x8) and their prepare.
+#[inline(never)]
+fn recurrent_kernels() {
+    use microquant::kernels::lstm::{
+        LstmDims, LstmParams, LstmQuant, LstmWeights, TableInputScaling, lstm_reset_state, lstm_s8, lstm_s16,
+        sigmoid_s16, tanh_s16,
+    };
+    use microquant::kernels::tensor::PerTensorQuant;
+    let dims = LstmDims {
+        batch: black_box(2),
+        time: black_box(3),
+        input: black_box(2),
+        cell: black_box(3),
+        time_major: black_box(false),
+    };
+    let quant = LstmQuant {
+        input: PerTensorQuant::new(black_box(0.05), black_box(3)),
+        input_weight_scales: black_box([0.01; 4]),
+        recurrent_weight_scales: black_box([0.02; 4]),
+        hidden: PerTensorQuant::new(black_box(1.0 / 128.0), black_box(-2)),
+        cell_scale: black_box(1.0 / 2048.0),
+        cell_clip: black_box(3.0),
+    };
+    let (wi, wr): (&[i8], &[i8]) = (black_box(&[5; 24]), black_box(&[-7; 36]));
+    let (b32, b64): (&[i32], &[i64]) = (black_box(&[100; 12]), black_box(&[100; 12]));
+    let (x8, x16): (&[i8], &[i16]) = (black_box(&[9; 12]), black_box(&[900; 12]));
+    let (mut h8, mut h16, mut c, mut o8, mut o16) = ([0i8; 6], [0i16; 6], [0i16; 6], [0i8; 18], [0i16; 18]);
+    if let Ok(p) = LstmParams::prepare_s8(dims, &quant) {
+        let _ = black_box(lstm_reset_state(&p, &mut h8, &mut c));
+        let w = LstmWeights { input: wi, recurrent: wr, bias: b32 };
+        let _ = black_box(lstm_s8(&p, &w, x8, &mut h8, &mut c, &mut o8));
+    }
+    let quant16 = LstmQuant {
+        input: PerTensorQuant::new(black_box(0.0005), 0),
+        hidden: PerTensorQuant::new(black_box(1.0 / 32768.0), 0),
+        ..quant
+    };
+    if let Ok(p) = LstmParams::prepare_s16(dims, &quant16) {
+        let _ = black_box(lstm_reset_state(&p, &mut h16, &mut c));
+        let w = LstmWeights { input: wi, recurrent: wr, bias: b64 };
+        let _ = black_box(lstm_s16(&p, &w, x16, &mut h16, &mut c, &mut o16));
+    }
+    black_box(sigmoid_s16(black_box(1234)));
+    if let Some(s) = TableInputScaling::for_power_of_two(black_box(-11)) {
+        black_box(tanh_s16(s, black_box(-1234)));
+    }
+    black_box((&o8, &o16, &h8, &h16, &c));
 }
 
 /// The interpreter on a real model (the tiny M0 test model, embedded by build.rs) seen through

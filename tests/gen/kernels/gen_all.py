@@ -33,6 +33,7 @@ MODULES = [
     "gen_movement",
     "gen_binary",
 ]
+MODULES = ["gen_fc", "gen_conv", "gen_depthwise", "gen_pool", "gen_elementwise", "gen_activations", "gen_shape", "gen_lstm"]
 
 
 def _register():

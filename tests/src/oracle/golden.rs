@@ -13,6 +13,7 @@ use super::fully_connected::FullyConnectedCase;
 use super::leaky_relu::LeakyReluCase;
 use super::movement::{MoveOp, MovementCase};
 use super::pooling::{Pool, PoolCase};
+use super::recurrent::LstmCase;
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use super::softmax::SoftmaxCase;
 use super::spatial::{ReduceCase, ReduceOp, ResizeCase};
@@ -233,6 +234,27 @@ fn leaky_relu_case(c: &'static kernels::LeakyReluCase) -> LeakyReluCase<'static>
         expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
     }
 }
+fn lstm_case(c: &'static kernels::LstmCase) -> LstmCase<'static> {
+    LstmCase {
+        name: &c.name,
+        dims: [c.batch, c.time, c.n_input, c.n_cell],
+        time_major: c.time_major,
+        chunks: c.chunks,
+        input: values(&c.input),
+        input_scale: c.input_scale,
+        input_zero_point: c.input_zero_point,
+        input_weights: i8s(&c.input_weights),
+        input_weight_scales: &c.input_weight_scales,
+        recurrent_weights: i8s(&c.recurrent_weights),
+        recurrent_weight_scales: &c.recurrent_weight_scales,
+        bias: bias(&Some(c.bias.clone())),
+        hidden_scale: c.hidden_scale,
+        hidden_zero_point: c.hidden_zero_point,
+        cell_scale: c.cell_scale,
+        cell_clip: c.cell_clip,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
 
 fn concat(c: &'static kernels::ConcatCase) -> ConcatCase<'static> {
     ConcatCase {
@@ -278,6 +300,8 @@ files! {
     hard_swish: UnaryCase<'static> = hard_swish_file, "hard_swish.json", |c| unary(UnaryOp::HardSwish, c);
     leaky_relu: LeakyReluCase<'static> = leaky_relu_file, "leaky_relu.json", |c| leaky_relu_case(c);
     leaky_relu_16x8: LeakyReluCase<'static> = leaky_relu_16x8_file, "leaky_relu_16x8.json", |c| leaky_relu_case(c);
+    lstm: LstmCase<'static> = lstm_file, "lstm.json", |c| lstm_case(c);
+    lstm_16x8: LstmCase<'static> = lstm_16x8_file, "lstm_16x8.json", |c| lstm_case(c);
     concatenation: ConcatCase<'static> = concatenation_file, "concatenation.json", |c| concat(c);
     pad: PadCase<'static> = pad_file, "pad.json", |c| PadCase {
         name: &c.name,

@@ -47,6 +47,7 @@ pub mod golden;
 pub mod leaky_relu;
 pub mod movement;
 pub mod pooling;
+pub mod recurrent;
 pub mod shape;
 pub mod softmax;
 pub mod spatial;

@@ -15,6 +15,7 @@ mod div;
 mod fully_connected;
 mod gather;
 mod leaky_relu;
+mod lstm;
 mod lut;
 mod minimum_maximum;
 mod mirror_pad;
@@ -163,6 +164,23 @@ op_kinds! {
     MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;
     Gather => Gather(gather::GatherOp), scratch: false;
     Tile => Tile(tile::TileOp), scratch: false;
+    Lstm => Lstm(lstm::LstmOp), scratch: true;
+}
+
+/// Sets the state of every stateful op of `m` (the LSTMs' scratch regions) in `arena` to its
+/// start value (TFLite Micro's reset of its variable tensors). Ops were validated.
+pub(crate) fn reset_states(m: &Model, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+    for i in 0..m.num_ops() as u32 {
+        let op = m.op(i)?;
+        if op.kind == OpKind::Lstm {
+            let ctx = Ctx { m, op: &op, rounding };
+            let o = lstm::prepare(&ctx)?;
+            let (out, scratch) = regions(&ctx)?;
+            let (_, state, _) = carve(arena, out, scratch, i)?;
+            lstm::reset(&o, state, i)?;
+        }
+    }
+    Ok(())
 }
 
 /// An op kind's prepare and run functions.

@@ -51,6 +51,8 @@ impl Builder {
 
         match op {
             "Conv" => self.conv(ctx),
+            "LSTM" => self.lstm(ctx),
+            "GRU" => self.gru(ctx),
             "Gemm" => self.gemm(ctx),
             "MatMul" => self.matmul(ctx),
             "Add" | "Sub" | "Mul" | "Div" => {

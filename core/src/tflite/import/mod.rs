@@ -102,7 +102,10 @@ const SUPPORTED: &[i32] = &[
     PRELU,
     DIV,
     SQUARED_DIFFERENCE,
+    UNIDIRECTIONAL_SEQUENCE_LSTM,
 ];
+const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = fb::BuiltinOperator::UnidirectionalSequenceLstm as i32;
+
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {
     ConvertError::new(kind, message)
@@ -254,6 +257,9 @@ impl RawOp<'_> {
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => vec![0],
             SUM | REDUCE_MAX => vec![0],
             PADV2 => vec![0, 2],
+            // The input, the eight weights and the four biases; the state tensors (18, 19) are
+            // the op's own (its kept state), read for their quantization only.
+            UNIDIRECTIONAL_SEQUENCE_LSTM => (0..=8).chain(12..=15).collect(),
             _ => (0..self.inputs.len()).collect(),
         }
     }

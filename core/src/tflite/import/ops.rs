@@ -231,6 +231,7 @@ impl<'a> Importer<'a> {
                 let keep_dims = options!(raw, ReducerOptions).map(|o| o.keep_dims().fb()).transpose()?.unwrap_or(false);
                 if raw.code == SUM { Op::Sum { axes, keep_dims } } else { Op::ReduceMax { axes, keep_dims } }
             }
+            UNIDIRECTIONAL_SEQUENCE_LSTM => self.lstm(raw)?,
             _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),
         };
 
@@ -300,6 +301,79 @@ impl Importer<'_> {
         let method =
             if bilinear { crate::graph::ResizeMethod::Bilinear } else { crate::graph::ResizeMethod::NearestNeighbor };
         Ok(Op::Resize { method, size, align_corners, half_pixel_centers })
+    }
+}
+impl<'a> Importer<'a> {
+    /// UNIDIRECTIONAL_SEQUENCE_LSTM: the standard LSTM TFLite Micro runs (no CIFG, peephole,
+    /// projection or layer norm; cell activation TANH). A quantized one keeps its cell state's
+    /// scale as an attribute, and its hidden state must be quantized as its output (TFLite Micro
+    /// copies one into the other).
+    fn lstm(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let o = required_options!(raw, UnidirectionalSequenceLstmOptions);
+        if o.fused_activation_function().fb()? != fb::ActivationFunctionType::Tanh {
+            return Err(err(
+                Kind::Unsupported,
+                "UNIDIRECTIONAL_SEQUENCE_LSTM: only the TANH cell activation is supported",
+            ));
+        }
+        if o.proj_clip().fb()? != 0.0 || o.diagonal_recurrent_tensors().fb()? {
+            return Err(err(
+                Kind::Unsupported,
+                "UNIDIRECTIONAL_SEQUENCE_LSTM: projection and diagonal recurrent weights are not supported",
+            ));
+        }
+        let missing = (1..=8).chain(12..=15).find(|&k| raw.input(k).is_none());
+        if let Some(k) = missing {
+            return Err(err(
+                Kind::Unsupported,
+                format!("UNIDIRECTIONAL_SEQUENCE_LSTM: operand {k} is absent (CIFG LSTMs are not supported)"),
+            ));
+        }
+        if let Some(k) = [9, 10, 11, 16, 17, 20, 21, 22, 23].into_iter().find(|&k| raw.input(k).is_some()) {
+            return Err(err(
+                Kind::Unsupported,
+                format!(
+                    "UNIDIRECTIONAL_SEQUENCE_LSTM: operand {k} is present (peephole, projection and layer-norm LSTMs are not supported)"
+                ),
+            ));
+        }
+        let cell_clip = o.cell_clip().fb()?;
+        if !(cell_clip.is_finite() && cell_clip >= 0.0) {
+            return Err(malformed(format!("UNIDIRECTIONAL_SEQUENCE_LSTM: cell clip {cell_clip}")));
+        }
+        let x = raw.input(0).ok_or_else(|| malformed("UNIDIRECTIONAL_SEQUENCE_LSTM has no input"))?;
+        let quantized = self.convert_tensor(x)?.dtype != DType::F32;
+        let cell_scale = if quantized {
+            let state = |k: usize| -> Result<Tensor, ConvertError> {
+                let i = raw
+                    .input(k)
+                    .ok_or_else(|| malformed(format!("UNIDIRECTIONAL_SEQUENCE_LSTM: state operand {k} is absent")))?;
+                self.convert_tensor(i)
+            };
+            let (h, c) = (state(18)?, state(19)?);
+            let out =
+                raw.outputs.first().copied().ok_or_else(|| malformed("UNIDIRECTIONAL_SEQUENCE_LSTM has no output"))?;
+            let y = self.convert_tensor(out)?;
+            let per_tensor = |t: &Tensor| t.quant.as_ref().and_then(|q| q.per_tensor_params());
+            if h.dtype != y.dtype || per_tensor(&h).is_none() || per_tensor(&h) != per_tensor(&y) {
+                return Err(err(
+                    Kind::UnsupportedQuantization,
+                    "UNIDIRECTIONAL_SEQUENCE_LSTM: the hidden state must have the output's type and quantization",
+                ));
+            }
+            match (c.dtype, per_tensor(&c)) {
+                (DType::I16, Some((scale, 0))) => Some(scale),
+                _ => {
+                    return Err(err(
+                        Kind::UnsupportedQuantization,
+                        "UNIDIRECTIONAL_SEQUENCE_LSTM: the cell state must be int16, per tensor, zero point 0",
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Op::Lstm(crate::graph::Lstm { time_major: o.time_major().fb()?, cell_clip, cell_scale }))
     }
 }
 
