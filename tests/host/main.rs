@@ -26,6 +26,8 @@ mod peers;
 mod peers_common;
 mod ptq;
 mod qdq;
+mod qdq_exact;
+mod qdq_layers;
 mod qdq_requantize;
 mod quant;
 mod quant_observers;
