@@ -18,6 +18,11 @@ Writes tests/golden/qdq/:
   conv_bn_calib.npy, concat_pad_calib.npy
                        float32 calibration samples of two importer test models (numpy
                        default_rng(7 / 8).standard_normal, NCHW)
+  mobile_float.onnx, mobile_calib.npy
+                       a small mobile-CNN-like float model (hard-swish, depthwise conv,
+                       squeeze-and-excitation multiply, residual add, average pooling,
+                       concatenation, global average pooling) and its calibration samples, from
+                       gen_qdq_mobile_torch.py (PyTorch; kept as they are when it is absent)
   qdq.json             per model: the float source, the calibration file, the observer (export),
                        and ONNX Runtime's outputs on the first 100 calibration samples, run with
                        the CPU provider twice: default session options (ORT fuses the QDQ patterns
@@ -26,6 +31,8 @@ Writes tests/golden/qdq/:
                        them; stored only when it differs); for exports also every QuantizeLinear
                        output (int8) on the first 4 samples, for the layer-by-layer comparison
 
+Our exports are `microquant quantize --qdq`'s: the int8 layers written to compute the .mq's integers
+(core/src/onnx/export/exact.rs), so ONNX Runtime must agree with our .mq exactly, both ways.
 The Rust test re-exports with the current code and checks the bytes equal export/<name>.onnx, then
 runs our int8 runtime on the same samples and compares with ONNX Runtime's outputs in units of the
 output's quantization step; it imports import/<name>.onnx into a .mq with the scales it carries and
@@ -65,6 +72,7 @@ EXPORTS = [
     ("outlier_entropy", PEERS / "outlier_nchw.onnx", PEERS / "calib_nchw.npy", "entropy"),
     ("conv_bn_minmax", ONNX / "torch" / "conv_bn_opset17.onnx", OUT / "conv_bn_calib.npy", "minmax"),
     ("concat_pad_minmax", ONNX / "torch" / "concat_pad_opset17.onnx", OUT / "concat_pad_calib.npy", "minmax"),
+    ("mobile_minmax", OUT / "mobile_float.onnx", OUT / "mobile_calib.npy", "minmax"),
 ]
 # (name, float model, calibration file, activation type)
 IMPORTS = [
@@ -97,12 +105,14 @@ def ort_outputs(path, x):
 
 
 def ort_layers(path, x):
-    """Every QuantizeLinear output (int8) of one of our exported models, run by ONNX Runtime
-    without graph optimizations, keyed by the tensor name (our exporter names them
+    """Every quantized activation (int8) of one of our exported models, run by ONNX Runtime
+    without graph optimizations, keyed by the tensor name: the outputs of QuantizeLinear and of
+    the int8 Cast / Gather / Concat ending an exactly written layer (our exporter names them
     `<tensor>/quantized`; 4-D activations are NCHW inside the model)."""
     m = onnx.load(str(path))
     name = m.graph.input[0].name
-    qs = [n.output[0] for n in m.graph.node if n.op_type == "QuantizeLinear"]
+    qs = [n.output[0] for n in m.graph.node if n.op_type == "QuantizeLinear"
+          or (n.op_type in ("Cast", "Gather", "Concat") and n.output[0].endswith("/quantized"))]
     del m.graph.output[:]
     for q in qs:
         m.graph.output.append(onnx.helper.make_tensor_value_info(q, onnx.TensorProto.INT8, None))
@@ -135,6 +145,10 @@ def main():
     (OUT / "import").mkdir(parents=True, exist_ok=True)
     np.save(OUT / "conv_bn_calib.npy", np.random.default_rng(7).standard_normal((32, 3, 8, 8)).astype(np.float32))
     np.save(OUT / "concat_pad_calib.npy", np.random.default_rng(8).standard_normal((32, 2, 6, 6)).astype(np.float32))
+    torch_py = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
+    if pathlib.Path(torch_py).exists():
+        subprocess.run([torch_py, str(HERE / "gen_qdq_mobile_torch.py"), str(OUT / "mobile_float.onnx"),
+                        str(OUT / "mobile_calib.npy")], check=True)
     subprocess.run(["cargo", "build", "-q", "--release", "-p", "microquant-cli"], cwd=REPO, check=True)
     cli = REPO / "target" / "release" / "microquant"
     entries = []
@@ -165,7 +179,6 @@ def main():
         e.update(ort_outputs(qdq, x))
         entries.append(e)
         print("import", name, "ok")
-    torch_py = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
     if pathlib.Path(torch_py).exists():
         qat = OUT / "import" / "torch_qat_cnn.onnx"
         calib = PEERS / "calib_nchw.npy"

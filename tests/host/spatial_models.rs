@@ -28,7 +28,7 @@ use microquant::graph::{Op, ResizeMethod};
 use microquant::interp::Interpreter;
 use microquant::kernels::Rounding;
 use microquant::model::{AlignedBytes, Quant};
-use microquant::onnx::{QdqExportOptions, export_qdq};
+use microquant::onnx::{QdqExportOptions, export_qdq, export_qdq_portable};
 use microquant::ptq::{PtqOptions, convert};
 use microquant_tests::golden::{Tensor, assert_bit_exact};
 use serde::Deserialize;
@@ -200,14 +200,16 @@ fn onnx_conv_resize_reduce_and_softmax_networks_quantize_close_to_onnx_runtime()
         };
         let want = if m.name.starts_with("conv_softmax") { 1 } else { 2 };
         assert_eq!(resizes(q).len(), want, "{}", m.name);
-        // The QDQ export writes them as ONNX Resize nodes that read back as the same ops.
+        // The portable QDQ export writes them as ONNX Resize nodes that read back as the same ops;
+        // the exact export (integer arithmetic for ONNX Runtime) writes them too.
         let options = QdqExportOptions {
             opset: 17,
             inputs: imported.inputs.clone(),
             outputs: imported.outputs.clone(),
             graph_name: m.name.clone(),
         };
-        let qdq = export_qdq(q, &options).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        export_qdq(q, &options).unwrap_or_else(|e| panic!("{}: exact export: {e}", m.name));
+        let qdq = export_qdq_portable(q, &options).unwrap_or_else(|e| panic!("{}: {e}", m.name));
         let back = microquant::onnx::import(&qdq).unwrap_or_else(|e| panic!("{}: QDQ re-import: {e}", m.name));
         assert_eq!(resizes(&back.graph), resizes(q), "{}", m.name);
         let bytes = AlignedBytes::new(&out.compiled.bytes);

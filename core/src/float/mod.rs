@@ -25,9 +25,9 @@ mod elementwise;
 mod fully_connected;
 mod movement;
 mod pool;
+mod recurrent;
 mod reduce;
 mod resize;
-mod recurrent;
 pub(crate) mod shape;
 mod softmax;
 

@@ -91,7 +91,7 @@ use crate::graph::Op;
 use crate::graph::{ConvertError, ConvertErrorKind, Graph};
 use crate::layout;
 
-pub use export::{QdqExportOptions, export_hybrid, export_qdq};
+pub use export::{QdqExportOptions, export_hybrid, export_qdq, export_qdq_portable};
 pub(crate) use onnx_generated as pb;
 
 /// The oldest default-domain (`ai.onnx`) opset the importer reads.

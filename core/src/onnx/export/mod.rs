@@ -3,7 +3,15 @@
 //! point, weights are int8 initializers read through `DequantizeLinear` (per channel: `axis`),
 //! and biases int32 initializers read through `DequantizeLinear` (scale `input_scale ·
 //! weight_scale`). The float ops between them are the ops of the graph: ONNX Runtime (or any
-//! ONNX runtime) then computes what the int8 model computes, up to its own rounding.
+//! ONNX runtime) then computes what the int8 model computes, up to its own rounding: that is
+//! [`export_qdq_portable`]. [`export_qdq`] (what `microquant quantize --qdq` writes) goes further:
+//! the int8 layers whose TFLite Micro arithmetic rounds differently from one float rounding
+//! (conv, depthwise conv, fully connected, add, mul, average pooling, mean, concatenation,
+//! hard-swish, logistic, tanh) are written as ONNX ops computing the `.mq`'s integers exactly
+//! (`exact.rs` has the table), so ONNX Runtime, with or without its graph optimizations, gives
+//! the `.mq`'s outputs; the other ops are exact in QDQ form already (max pooling, pad, reshape,
+//! transpose, ReLU with shared parameters) or keep the QDQ form (softmax, sub, div, leaky ReLU,
+//! int16 layers).
 //!
 //! # Layout
 //! ONNX convolutions are NCHW: every 4-D activation is NCHW inside the exported model, every
@@ -40,6 +48,7 @@
 //! built with the generated ONNX types and encoded by `write.rs` (the bytes prost would write,
 //! without prost's encoders for every ONNX message in the `.wasm`).
 
+mod exact;
 mod movement;
 mod nodes;
 mod proto;
@@ -90,7 +99,20 @@ impl Default for QdqExportOptions {
 /// outside the table; `InvalidGraph` for
 /// [`Graph::validate`]'s errors or [`IoInfo`]s that do not match the graph.
 pub fn export_qdq(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {
-    export(graph, options, false)
+    export(graph, options, false, true)
+}
+
+/// Writes a quantized graph as a plain QDQ ONNX model: every layer `DequantizeLinear` → float op
+/// → `QuantizeLinear`, the patterns ONNX Runtime fuses into its int8 kernels (`QLinearConv`,
+/// `QGemm`, ...) and other QDQ consumers (our own importer too) read, but which round once from
+/// the real value where TFLite Micro rounds twice: each layer within one step of the `.mq`, and
+/// those steps add up through deep models. [`export_qdq`] writes the int8 layers so that ONNX
+/// Runtime computes the `.mq`'s integers exactly.
+///
+/// # Errors
+/// As [`export_qdq`].
+pub fn export_qdq_portable(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {
+    export(graph, options, false, false)
 }
 
 /// Writes a model whose weights alone are quantized ([`crate::ptq::Hybrid`]): weight-only as
@@ -102,10 +124,10 @@ pub fn export_qdq(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, 
 /// # Errors
 /// As [`export_qdq`].
 pub fn export_hybrid(hybrid: &crate::ptq::Hybrid, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {
-    export(&hybrid.graph, options, hybrid.mode == crate::ptq::HybridMode::Dynamic)
+    export(&hybrid.graph, options, hybrid.mode == crate::ptq::HybridMode::Dynamic, false)
 }
 
-fn export(graph: &Graph, options: &QdqExportOptions, dynamic: bool) -> Result<Vec<u8>, ConvertError> {
+fn export(graph: &Graph, options: &QdqExportOptions, dynamic: bool, exact: bool) -> Result<Vec<u8>, ConvertError> {
     if !(17..=21).contains(&options.opset) {
         return Err(ConvertError::new(
             Kind::Unsupported,
@@ -115,6 +137,7 @@ fn export(graph: &Graph, options: &QdqExportOptions, dynamic: bool) -> Result<Ve
     graph.validate()?;
     let mut e = Exporter::new(graph, options);
     e.dynamic = dynamic;
+    e.exact = exact;
     e.run()?;
     let model = pb::ModelProto {
         ir_version: Some(if options.opset <= 17 {
@@ -176,6 +199,8 @@ struct Exporter<'g> {
     /// Hybrid layers (f32 input, int8 weights) as integer ops with the input quantized per
     /// call ([`export_hybrid`]).
     dynamic: bool,
+    /// int8 layers written to compute the `.mq`'s integers exactly ([`export_qdq`]; `exact.rs`).
+    exact: bool,
     /// Node names written so far (ONNX Runtime refuses two nodes with one name).
     node_names: VecMap<String, usize>,
 }
@@ -204,6 +229,7 @@ impl<'g> Exporter<'g> {
             constants: VecMap::new(),
             used,
             dynamic: false,
+            exact: false,
         }
     }
 

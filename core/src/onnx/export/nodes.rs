@@ -72,6 +72,20 @@ impl<'g> Exporter<'g> {
                     let out = self.activation(act, out, &base);
                     return self.finish(y, out, NCHW.to_vec());
                 }
+                if self.exact_int8(node)? {
+                    let channels = yt.shape.last().copied().unwrap_or(1);
+                    return self.exact_layer(
+                        node,
+                        "Conv",
+                        &nname,
+                        x,
+                        wperm,
+                        attrs,
+                        act,
+                        &[channels, 1, 1],
+                        NCHW.to_vec(),
+                    );
+                }
                 let wq = self.weight_dq(wid, wperm)?;
                 let mut ins = vec![x.name, wq];
                 if let Some(b) = node.input(2) {
@@ -109,6 +123,36 @@ impl<'g> Exporter<'g> {
                     let out = self.activation(f.activation, out, &base);
                     return self.finish(y, out, layout::identity(yt.shape.len()));
                 }
+                if self.exact_int8(node)? {
+                    let yr = yt.shape.len();
+                    let per_channel = self.tensor(wid)?.quant.as_ref().is_some_and(|q| q.scales.len() > 1);
+                    let cs: &[usize] = if per_channel { &[outs] } else { &[] };
+                    if f.keep_num_dims && rank != 2 {
+                        let x = Val { name: x.name, perm: layout::identity(rank) };
+                        let p = layout::identity(yr);
+                        return self.exact_layer(node, "MatMul", &nname, x, &[1, 0], vec![], f.activation, cs, p);
+                    }
+                    if yr != 2 {
+                        return Err(ConvertError::new(
+                            Kind::InvalidGraph,
+                            "FC output must be 2-D without keep_num_dims",
+                        ));
+                    }
+                    let a = if rank == 2 { x.name } else { self.flatten(x.name, ins_n, &base) };
+                    let x = Val { name: a, perm: layout::identity(2) };
+                    let attrs = vec![attr_int("transB", 1)];
+                    return self.exact_layer(
+                        node,
+                        "Gemm",
+                        &nname,
+                        x,
+                        &[0, 1],
+                        attrs,
+                        f.activation,
+                        cs,
+                        layout::identity(2),
+                    );
+                }
                 if f.keep_num_dims && rank != 2 {
                     // MatMul with Wᵀ [in, out] (channel axis 1) + Add.
                     let wq = self.weight_dq_axis(wid, &[1, 0], 1)?;
@@ -143,6 +187,9 @@ impl<'g> Exporter<'g> {
                 let x = self.in_order(&x, &NCHW);
                 let (h, w) = (xt.shape.get(1).copied().unwrap_or(1), xt.shape.get(2).copied().unwrap_or(1));
                 let pads = pads_of(p.padding, h, w, p.filter_h, p.filter_w, (p.stride_h, p.stride_w), (1, 1))?;
+                if matches!(node.op, Op::AvgPool2d(_)) && self.exact_int8(node)? {
+                    return self.exact_avg_pool(node, &nname, p, pads);
+                }
                 let out = float_name(self);
                 let op = if matches!(node.op, Op::MaxPool2d(_)) { "MaxPool" } else { "AveragePool" };
                 let attrs = vec![
@@ -185,6 +232,9 @@ impl<'g> Exporter<'g> {
                 self.node(op, &nname, ins, vec![out.clone()], vec![]);
                 self.finish(y, out, target)
             }
+            Op::Add { activation } | Op::Mul { activation } if self.exact_int8(node)? => {
+                self.exact_add_mul(node, &nname, *activation)
+            }
             Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
                 let rank = yt.shape.len();
                 let target = Self::inner_perm(rank);
@@ -221,6 +271,18 @@ impl<'g> Exporter<'g> {
                 self.node("Softmax", &nname, vec![src], vec![out.clone()], vec![attr_int("axis", -1)]);
                 self.finish(y, out, layout::identity(rank))
             }
+            Op::Logistic | Op::Tanh | Op::HardSwish if self.exact_int8(node)? => {
+                let xid = input(self, 0)?;
+                let (qx, qy) = (self.tq(xid)?, self.tq(y)?);
+                let r = crate::kernels::Rounding::Double;
+                let lut = match &node.op {
+                    Op::Logistic => crate::kernels::logistic::LogisticParams::prepare_s8(qx, qy, r).map(|p| p.lut),
+                    Op::Tanh => crate::kernels::tanh::TanhParams::prepare_s8(qx, qy, r).map(|p| p.lut),
+                    _ => crate::kernels::hard_swish::HardSwishParams::prepare_s8(qx, qy, r).map(|p| p.lut),
+                }
+                .map_err(|e| err(format!("exact export: {e:?}")))?;
+                self.exact_table(node, &nname, &lut)
+            }
             Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::LeakyRelu { .. } | Op::Quantize => {
                 let xid = input(self, 0)?;
                 let x = self.act(xid)?;
@@ -245,6 +307,9 @@ impl<'g> Exporter<'g> {
                     }
                 }
                 self.finish(y, out, x.perm)
+            }
+            Op::Concatenation { axis, activation: FusedActivation::None } if self.exact_int8(node)? => {
+                self.exact_concat(node, &nname, *axis)
             }
             Op::Concatenation { axis, activation } => {
                 let rank = yt.shape.len();
@@ -285,13 +350,6 @@ impl<'g> Exporter<'g> {
                 let oaxes: Vec<i64> = oaxes.iter().map(|&a| a as i64).collect();
                 let out = float_name(self);
                 let keep = attr_int("keepdims", i64::from(*keep_dims));
-                if self.opts.opset >= axes_input_from {
-                    // Opset 18 (13 for ReduceSum) moved the axes from an attribute to an input.
-                    let an = self.i64s(&format!("{base}/axes"), &oaxes);
-                    self.node(op, &nname, vec![x.name, an], vec![out.clone()], vec![keep]);
-                } else {
-                    self.node(op, &nname, vec![x.name], vec![out.clone()], vec![attr_ints("axes", &oaxes), keep]);
-                }
                 // The output's axes, relative to ours.
                 let perm = if *keep_dims {
                     x.perm.clone()
@@ -301,6 +359,33 @@ impl<'g> Exporter<'g> {
                     crate::vecmap::sort_usizes(&mut sorted);
                     kept.iter().map(|a| sorted.iter().position(|s| s == a).unwrap_or(0)).collect()
                 };
+                if matches!(node.op, Op::Mean { .. } | Op::Sum { .. }) && self.exact_int8(node)? {
+                    let xt = self.tensor(xid)?;
+                    let (qx, qy) = (self.tq(xid)?, self.tq(y)?);
+                    let axes_i: Vec<i32> = axes.iter().map(|&a| a as i32).collect();
+                    let prepare = if matches!(node.op, Op::Sum { .. }) {
+                        crate::kernels::reduce::MeanParams::prepare_sum_s8
+                    } else {
+                        crate::kernels::reduce::MeanParams::prepare_s8
+                    };
+                    let p = prepare(&xt.shape, &axes_i, qx, qy, crate::kernels::Rounding::Double)
+                        .map_err(|e| err(format!("exact export: {e:?}")))?;
+                    let xi = self.integers(&x.name, qx.scale, &format!("{base}/input"));
+                    let an = self.i64s(&format!("{base}/axes"), &oaxes);
+                    let sum = self.fresh(&format!("{base}/sum"));
+                    self.node("ReduceSum", &nname, vec![xi, an], vec![sum.clone()], vec![keep]);
+                    let m = crate::requant::QuantizedMultiplier { multiplier: p.multiplier, shift: p.shift };
+                    let act = crate::kernels::ActivationRange::INT8;
+                    let q = self.requantize(sum, false, &[m], &[], qy.zero_point, act, &base);
+                    return self.finish_int8(y, q, perm);
+                }
+                if self.opts.opset >= axes_input_from {
+                    // Opset 18 (13 for ReduceSum) moved the axes from an attribute to an input.
+                    let an = self.i64s(&format!("{base}/axes"), &oaxes);
+                    self.node(op, &nname, vec![x.name, an], vec![out.clone()], vec![keep]);
+                } else {
+                    self.node(op, &nname, vec![x.name], vec![out.clone()], vec![attr_ints("axes", &oaxes), keep]);
+                }
                 self.finish(y, out, perm)
             }
             Op::Reshape { .. } | Op::Squeeze { .. } => {

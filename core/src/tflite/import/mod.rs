@@ -106,7 +106,6 @@ const SUPPORTED: &[i32] = &[
 ];
 const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = fb::BuiltinOperator::UnidirectionalSequenceLstm as i32;
 
-
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {
     ConvertError::new(kind, message)
 }
