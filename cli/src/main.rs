@@ -41,7 +41,7 @@ enum Command {
     },
     /// Quantize a float ONNX or TFLite model to int8 with calibration samples: a .mq model, a
     /// per-layer report, optionally a QDQ ONNX model.
-    Quantize(quantize::QuantizeArgs),
+    Quantize(Box<quantize::QuantizeArgs>),
     /// Run a .mq model over a batch of inputs (first axis = samples).
     Run {
         /// The .mq file.

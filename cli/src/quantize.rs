@@ -82,8 +82,15 @@ pub struct QuantizeArgs {
     pub report: Option<PathBuf>,
     /// Where to write the quantized model as QDQ ONNX (opset 17; 21 with int16 layers), in the
     /// model's own layout.
+    /// The exact form: the int8 layers' integer arithmetic written as ONNX ops, so that ONNX
+    /// Runtime gives the `.mq`'s outputs bit for bit.
     #[arg(long)]
     pub qdq: Option<PathBuf>,
+    /// Where to write the quantized model as plain QDQ ONNX (each layer `DequantizeLinear` → float
+    /// op → `QuantizeLinear`): the form other QDQ tools read, and `microquant quantize` reads back
+    /// keeping its scales; ONNX Runtime's results are within a step or so per layer of the `.mq`.
+    #[arg(long, value_name = "PATH")]
+    pub qdq_portable: Option<PathBuf>,
     /// Rounding: `double` (bit-exact with TFLite Micro, the default) or `single` (with the
     /// TFLite interpreter's reference kernels).
     #[arg(long, value_enum, default_value_t = RoundingMode::Double)]
@@ -296,18 +303,18 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     if let Some(p) = &a.report {
         std::fs::write(p, out.report.to_json()).map_err(|e| CliError::io(p, e))?;
     }
-    if let Some(p) = &a.qdq {
+    let qdq_targets = [(&a.qdq, true), (&a.qdq_portable, false)];
+    for (p, exact) in qdq_targets.iter().filter_map(|(p, e)| p.as_ref().map(|p| (p, *e))) {
         let int16 = a.int16_all || !a.int16.is_empty();
-        let qdq = microquant::onnx::export_qdq(
-            &out.quantized.graph,
-            &QdqExportOptions {
-                opset: if int16 { 21 } else { 17 },
-                inputs: src.inputs.clone(),
-                outputs: src.outputs.clone(),
-                graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            },
-        )
-        .map_err(|source| CliError::Export { what: "QDQ export", source })?;
+        let options = QdqExportOptions {
+            opset: if int16 { 21 } else { 17 },
+            inputs: src.inputs.clone(),
+            outputs: src.outputs.clone(),
+            graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        };
+        let export = if exact { microquant::onnx::export_qdq } else { microquant::onnx::export_qdq_portable };
+        let qdq =
+            export(&out.quantized.graph, &options).map_err(|source| CliError::Export { what: "QDQ export", source })?;
         std::fs::write(p, qdq).map_err(|e| CliError::io(p, e))?;
     }
     writeln!(
@@ -327,6 +334,9 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     }
     if let Some(p) = &a.qdq {
         writeln!(o, "QDQ ONNX: {}", p.display())?;
+    }
+    if let Some(p) = &a.qdq_portable {
+        writeln!(o, "QDQ ONNX (portable): {}", p.display())?;
     }
     Ok(())
 }
@@ -349,6 +359,7 @@ fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         (a.int16_all || !a.int16.is_empty(), "--int16 / --int16-all"),
         (!a.layer_observers.is_empty(), "--layer-observer"),
         (a.qdq.is_some(), "--qdq (the ONNX model is the output: -o model.onnx)"),
+        (a.qdq_portable.is_some(), "--qdq-portable (the ONNX model is the output: -o model.onnx)"),
         (a.rounding != RoundingMode::Double, "--rounding"),
         (a.no_bias_correction, "--no-bias-correction"),
     ];

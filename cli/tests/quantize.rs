@@ -90,6 +90,47 @@ fn quantizes_an_onnx_model_with_report_and_qdq() {
 }
 
 #[test]
+fn the_portable_qdq_export_reads_back_and_the_exact_one_says_so() {
+    let (mq, exact, portable) = (tmp("rt.mq"), tmp("rt_qdq.onnx"), tmp("rt_portable.onnx"));
+    let calib = peers("calib_nchw.npy");
+    let stdout = ok(&[
+        "quantize".as_ref(),
+        peers("cnn_nchw.onnx").as_os_str(),
+        "--calib".as_ref(),
+        calib.as_os_str(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+        "--qdq".as_ref(),
+        exact.as_os_str(),
+        "--qdq-portable".as_ref(),
+        portable.as_os_str(),
+    ]);
+    assert!(stdout.contains("QDQ ONNX (portable):"), "{stdout}");
+    assert_ne!(std::fs::read(&exact).unwrap(), std::fs::read(&portable).unwrap());
+    // The portable form is a QDQ model microquant reads with its scales.
+    let again = tmp("rt_again.mq");
+    let out = ok(&[
+        "quantize".as_ref(),
+        portable.as_os_str(),
+        "--calib".as_ref(),
+        calib.as_os_str(),
+        "-o".as_ref(),
+        again.as_os_str(),
+    ]);
+    assert!(std::fs::metadata(&again).unwrap().len() > 1000, "{out}");
+    // The exact form computes integers in float ops for ONNX Runtime: the error says which to use.
+    let err = fails(&[
+        "quantize".as_ref(),
+        exact.as_os_str(),
+        "--calib".as_ref(),
+        calib.as_os_str(),
+        "-o".as_ref(),
+        again.as_os_str(),
+    ]);
+    assert!(err.contains("--qdq-portable"), "{err}");
+}
+
+#[test]
 fn every_observer_and_option() {
     for observer in ["minmax", "moving-average", "histogram", "entropy", "percentile", "percentile:99.9"] {
         let mq = tmp(&format!("mlp_{observer}.mq"));

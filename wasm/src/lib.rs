@@ -179,6 +179,16 @@ export interface HybridOptions extends ProgressOptions {
   labels?: number[] | Int32Array | Uint8Array;
 }
 
+export interface QdqExportOptions {
+  /**
+   * false (default): the exact form, the int8 layers' integer arithmetic as ONNX ops, so that
+   * ONNX Runtime gives this model's outputs bit for bit (`microquant quantize --qdq`). true: plain
+   * QDQ (each layer DequantizeLinear -> float op -> QuantizeLinear), the form other QDQ tools and
+   * loadModel read back with its scales (`--qdq-portable`).
+   */
+  portable?: boolean;
+}
+
 export interface LoadOptions {
   /** "auto" (default) detects .mq, TFLite and ONNX from the bytes. */
   format?: "auto" | "onnx" | "tflite" | "mq";

@@ -102,7 +102,7 @@ async fn check_cli_case(name: &str, mq: &[u8], report: &str, qdq: &[u8], extra: 
     let q = quantized(m.calibrate_and_quantize(bytes(CALIB), Some(cli_options(extra)))).await.unwrap();
     assert_same_bytes(&format!("{name}.mq"), mq, &q.to_bytes().to_vec());
     assert_eq!(q.report_json().unwrap(), report, "{name}: report JSON");
-    assert_same_bytes(&format!("{name}.qdq.onnx"), qdq, &q.to_qdq_onnx().unwrap().to_vec());
+    assert_same_bytes(&format!("{name}.qdq.onnx"), qdq, &q.to_qdq_onnx(None).unwrap().to_vec());
 }
 
 #[wasm_bindgen_test]
@@ -161,12 +161,18 @@ async fn same_bytes_as_the_cli_int16_layers() {
     .await;
 }
 
-/// A QDQ ONNX model (the CLI's export of the minmax case) loads as a float model that carries
+/// A QDQ ONNX model (the CLI's portable export of the minmax case, `--qdq-portable`, which
+/// `toQdqOnnx({ portable: true })` reproduces byte for byte) loads as a float model that carries
 /// its quantization: quantizing it keeps every scale and zero point (those of the model it was
 /// exported from) and gives the CLI's bytes for the same input.
 #[wasm_bindgen_test]
 async fn qdq_onnx_input_keeps_its_scales_and_gives_the_cli_bytes() {
-    let qdq: &[u8] = include_bytes!("data/digits_minmax.qdq.onnx");
+    let qdq: &[u8] = include_bytes!("data/portable/digits_minmax.qdq.onnx");
+    let minmax = quantized(digits().calibrate_and_quantize(bytes(CALIB), Some(cli_options(&[])))).await.unwrap();
+    let portable = minmax.to_qdq_onnx(Some(obj(&[("portable", true.into())]))).unwrap();
+    assert_same_bytes("portable/digits_minmax.qdq.onnx", qdq, &portable.to_vec());
+    let e = minmax.to_qdq_onnx(Some(obj(&[("portable", "yes".into())]))).unwrap_err();
+    assert!(message(&e).contains("options.portable must be a boolean"), "{}", message(&e));
     let v = load_model(bytes(qdq), Some(obj(&[("name", "digits_minmax.qdq.onnx".into())]))).unwrap();
     let m = FloatModel::try_from_js_value(v).unwrap();
     assert!(m.carries_quantization());
@@ -438,7 +444,7 @@ async fn float_and_int8_inference_and_sizes() {
     let c =
         QTensor::try_from_js_value(back.run(Float32Array::from(imgs[0].as_slice()).into()).unwrap().get(0)).unwrap();
     assert_eq!(Int8Array::from(c.data()).to_vec(), Int8Array::from(b.data()).to_vec());
-    let e = back.to_qdq_onnx().unwrap_err();
+    let e = back.to_qdq_onnx(None).unwrap_err();
     assert!(message(&e).contains("does not keep"), "{}", message(&e));
 }
 
@@ -464,7 +470,7 @@ fn int8_tflite_through_the_api_is_bit_exact_with_tflite_micro() {
             assert_eq!(Int8Array::from(y.data()).to_vec(), s.expected(Oracle::Tflm).i8(), "{name} sample {}", s.sample);
         }
         // It exports as QDQ ONNX too.
-        assert!(q.to_qdq_onnx().unwrap().length() > 1000, "{name}");
+        assert!(q.to_qdq_onnx(None).unwrap().length() > 1000, "{name}");
     }
 }
 

@@ -204,10 +204,10 @@ try {
   await checkAgainstCli(page, 'digits_int16_layers');
   for (const l of ['/pw/Conv', '/fc1/Gemm']) await page.uncheck(`#layer-options input[data-layer="${l}"]`);
   await page.click('#per-layer summary');
-  // A QDQ ONNX model (the CLI's export of the first case) dropped with the example's data: its
-  // scales are kept, and the result is the CLI's for the same file.
+  // A QDQ ONNX model (the CLI's portable export of the first case, --qdq-portable) dropped with
+  // the example's data: its scales are kept, and the result is the CLI's for the same file.
   await page.selectOption('#observer', 'minmax');
-  await page.setInputFiles('#model-file', path.join(data, 'digits_minmax.qdq.onnx'));
+  await page.setInputFiles('#model-file', path.join(data, 'portable', 'digits_minmax.qdq.onnx'));
   await page.waitForFunction(() => /QDQ: its scales are kept/.test(document.getElementById('model-info').textContent), null, { timeout: 30000 });
   await page.setInputFiles('#calib-file', path.join(demo, 'examples/digits_calib.npy'));
   await page.setInputFiles('#labels-file', path.join(demo, 'examples/digits_labels.npy'));

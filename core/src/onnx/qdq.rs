@@ -323,7 +323,9 @@ pub(crate) fn strip(model: &mut pb::ModelProto) -> Result<Carried, ConvertError>
                 Kind::Unsupported,
                 format!(
                     "DequantizeLinear of {x:?}, which is neither a constant nor a QuantizeLinear output \
-                     (integer model inputs are not supported: export the model with float inputs)"
+                     (integer model inputs are not supported: export the model with float inputs; \
+                     `microquant quantize --qdq` writes integer arithmetic for ONNX Runtime, \
+                     `--qdq-portable` the QDQ form that reads back)"
                 ),
             )
         })?;

@@ -114,15 +114,25 @@ impl QuantizedModel {
     /// The model as QDQ ONNX (opset 17, or 21 with int16 activations): float ops between
     /// `QuantizeLinear`/`DequantizeLinear` pairs carrying every scale and zero point, int8
     /// weights, int32 biases, inputs and outputs in the source model's layout; ONNX Runtime
-    /// runs it. Throws for a model loaded from a `.mq` (it does not keep the graph).
+    /// runs it. By default the int8 layers are written in the exact form (their integer
+    /// arithmetic as ONNX ops: ONNX Runtime gives this model's outputs bit for bit, as
+    /// `microquant quantize --qdq`); `{ portable: true }` writes the plain QDQ form that other QDQ
+    /// tools and `loadModel` read back (`--qdq-portable`). Throws for a model loaded from a `.mq`
+    /// (it does not keep the graph).
     #[wasm_bindgen(js_name = toQdqOnnx)]
-    pub fn to_qdq_onnx(&self) -> Result<Uint8Array, JsValue> {
+    pub fn to_qdq_onnx(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "QdqExportOptions")] options: Option<JsValue>,
+    ) -> Result<Uint8Array, JsValue> {
+        let options = crate::js::options(&options.unwrap_or(JsValue::UNDEFINED), "toQdqOnnx options")?;
+        let portable = crate::js::opt_bool(&options, "portable", false)?;
         let e = self.inner.extras.as_ref().ok_or_else(|| {
             error("toQdqOnnx() needs the quantized graph: a model loaded from a .mq file does not keep it (quantize the float model, or load the int8 TFLite model)")
         })?;
         let int16 = e.graph.tensors.iter().any(|t| !t.is_constant() && t.dtype == DType::I16);
         let name = self.inner.name.rsplit_once('.').map_or(self.inner.name.as_str(), |(stem, _)| stem);
-        let bytes = microquant::onnx::export_qdq(
+        let export = if portable { microquant::onnx::export_qdq_portable } else { microquant::onnx::export_qdq };
+        let bytes = export(
             &e.graph,
             &microquant::onnx::QdqExportOptions {
                 opset: if int16 { 21 } else { 17 },

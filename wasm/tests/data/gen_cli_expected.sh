@@ -16,12 +16,14 @@ run() {  # run NAME ARGS...: one configuration (MODEL: the float model, default 
     -o "$OUT/$name.mq" --report "$OUT/$name.report.json" --qdq "$OUT/$name.qdq.onnx" "$@" > /dev/null
   echo "$name: $(wc -c < "$OUT/$name.mq") bytes, sha256 $(sha256sum "$OUT/$name.mq" | cut -c1-16)"
 }
-run digits_minmax
+mkdir -p "$OUT/portable"
+run digits_minmax --qdq-portable "$OUT/portable/digits_minmax.qdq.onnx"
 run digits_entropy_per_tensor --observer entropy --per-tensor
 run digits_percentile_single --observer percentile:99.9 --layer-observer /fc2/Gemm=histogram --rounding single
 run digits_int16_layers --observer histogram --int16 /pw/Conv /fc1/Gemm
-# A QDQ ONNX model as input (the CLI's own QDQ export of the first case): its scales are kept.
-MODEL=$OUT/digits_minmax.qdq.onnx run digits_qdq_input
+# A QDQ ONNX model as input (the CLI's own portable QDQ export of the first case; --qdq writes
+# the exact form, integer arithmetic for ONNX Runtime): its scales are kept.
+MODEL=$OUT/portable/digits_minmax.qdq.onnx run digits_qdq_input
 # Weight-only (int8 weights, float compute) and dynamic (int8 weights, inputs quantized per
 # call): the reports (the ONNX models they write are tests/golden/hybrid/digits.onnx and
 # dynamic_digits.onnx, checked against ONNX Runtime by tests/gen/gen_hybrid.py).
