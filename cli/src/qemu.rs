@@ -310,7 +310,7 @@ pub fn run(
             n * per_out
         )));
     }
-    crate::run::write_outputs(&out_t, n, &ys, output, dequantize, out)?;
+    crate::run::write_outputs(&out_t, n, &ys, output, dequantize, crate::run::output_layout(&model).as_ref(), out)?;
     let mean = if n > 0 { res.total / n as u64 } else { 0 };
     note!(
         "ran {n} samples on QEMU {} ({}): {mean} instructions per inference (min {}, max {}; -icount shift=0) -> {}",

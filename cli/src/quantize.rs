@@ -268,12 +268,15 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         },
         compile: CompileOptions {
             rounding: if a.rounding == RoundingMode::Single { Rounding::Single } else { Rounding::Double },
-            metadata: vec![
+            metadata: [
                 ("producer".into(), format!("microquant-cli {} quantize", env!("CARGO_PKG_VERSION"))),
                 ("source_file".into(), name),
                 ("observer".into(), a.observer.name().into()),
                 ("calibration_samples".into(), samples.len().to_string()),
-            ],
+            ]
+            .into_iter()
+            .chain(microquant::onnx::IoInfo::layout_metadata(&src.inputs, &src.outputs))
+            .collect(),
         },
     };
     let bar = ProgressBar::new(samples.len() as u64);

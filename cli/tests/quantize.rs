@@ -427,3 +427,42 @@ fn errors_are_one_clear_line() {
 fn npy_i64(v: &[i64]) -> Vec<u8> {
     npy_v1::npy_v1("<i8", &npy_v1::tuple(&[v.len()]), &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
 }
+
+/// `microquant run` takes and gives data in the source model's layout (NCHW for this ONNX model,
+/// whose tensors the .mq keeps NHWC), takes the .mq's own layout too, and refuses a sample shape
+/// that is neither (the same element count in another order would be silent garbage).
+#[test]
+fn run_takes_and_gives_the_source_models_layout() {
+    let model = repo().join("tests/golden/onnx/binary/prelu_opset13.onnx"); // [1,3,6,6] -> [1,4,6,6]
+    let (n, c, h, w) = (16usize, 3usize, 6usize, 6usize);
+    let nchw: Vec<f32> = (0..n * c * h * w).map(|i| ((i * 7919 % 1000) as f32 / 500.0) - 1.0).collect();
+    let mut nhwc = vec![0f32; nchw.len()];
+    for s in 0..n {
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    nhwc[((s * h + y) * w + x) * c + ch] = nchw[((s * c + ch) * h + y) * w + x];
+                }
+            }
+        }
+    }
+    let (calib, calib_nhwc, wrong) = (tmp("layout_nchw.npy"), tmp("layout_nhwc.npy"), tmp("layout_wrong.npy"));
+    write_npy_f32(&calib, &[n, c, h, w], &nchw);
+    write_npy_f32(&calib_nhwc, &[n, h, w, c], &nhwc);
+    write_npy_f32(&wrong, &[n, h, c, w], &nchw);
+    let mq = tmp("layout.mq");
+    ok(&["quantize".as_ref(), model.as_os_str(), "--calib".as_ref(), calib.as_os_str(), "-o".as_ref(), mq.as_os_str()]);
+    let inspect = ok(&["inspect".as_ref(), "--json".as_ref(), mq.as_os_str()]);
+    assert!(inspect.contains("\"input0_source_perm\": \"0,2,3,1\""), "{inspect}");
+    assert!(inspect.contains("\"output0_source_shape\": \"1x4x6x6\""), "{inspect}");
+    let (y1, y2) = (tmp("layout_y1.npy"), tmp("layout_y2.npy"));
+    ok(&["run".as_ref(), mq.as_os_str(), "--input".as_ref(), calib.as_os_str(), "-o".as_ref(), y1.as_os_str()]);
+    ok(&["run".as_ref(), mq.as_os_str(), "--input".as_ref(), calib_nhwc.as_os_str(), "-o".as_ref(), y2.as_os_str()]);
+    let (a, b) = (std::fs::read(&y1).unwrap(), std::fs::read(&y2).unwrap());
+    assert_eq!(a, b, "the NCHW and NHWC inputs give different outputs");
+    let header = String::from_utf8_lossy(&a[..a.len().min(128)]).into_owned();
+    assert!(header.contains("(16, 1, 4, 6, 6)"), "output not in the source layout: {header}");
+    let err =
+        fails(&["run".as_ref(), mq.as_os_str(), "--input".as_ref(), wrong.as_os_str(), "-o".as_ref(), y2.as_os_str()]);
+    assert!(err.contains("does not match the model") && err.contains("source model's layout"), "{err}");
+}

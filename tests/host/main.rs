@@ -24,6 +24,7 @@ mod kernels_shape;
 mod kernels_softmax;
 mod kernels_spatial;
 mod layer_debug;
+mod layer_norm;
 mod lstm_interp;
 mod lstm_tflite;
 mod mlperf;

@@ -403,7 +403,7 @@ async fn float_and_int8_inference_and_sizes() {
 
     let q = quantized(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("labels", label_array())])))).await.unwrap();
     assert_eq!(q.source(), "quantized");
-    assert_eq!((q.model_bytes(), q.arena_bytes(), q.macs()), (8280, 1024, 13632.0));
+    assert_eq!((q.model_bytes(), q.arena_bytes(), q.macs()), (8360, 1024, 13632.0));
     let report = q.report();
     let model = Reflect::get(&report, &"model".into()).unwrap();
     assert_eq!(Reflect::get(&model, &"int8Accuracy".into()).unwrap().as_f64(), Some(0.97));
@@ -578,7 +578,7 @@ fn bad_model_files_are_named() {
     let msg = message(&load_model(bytes(&bad), None).unwrap_err());
     assert!(msg.contains("CRC-32"), "{msg}");
     let msg = message(&load_model(bytes(&mq[..500]), None).unwrap_err());
-    assert!(msg.contains("500 bytes, expected 8280"), "{msg}");
+    assert!(msg.contains("500 bytes, expected 8360"), "{msg}");
     // A TFLite file cut short: the flatbuffer offset that does not fit.
     let msg = message(&load_model(bytes(&KWS_INT8[..1000]), None).unwrap_err());
     assert!(msg.contains("byte offset"), "{msg}");
@@ -621,7 +621,7 @@ fn c_and_rust_arrays_hold_the_model() {
     let mq = include_bytes!("data/digits_minmax.mq");
     let q = QuantizedModel::from_bytes(bytes(mq), Some("digits-cnn".into())).unwrap();
     let h = q.to_c_header(None);
-    assert!(h.contains("#define DIGITS_CNN_MQ_LEN 8280u"), "{h:.400}");
+    assert!(h.contains("#define DIGITS_CNN_MQ_LEN 8360u"), "{h:.400}");
     assert!(h.contains("#define DIGITS_CNN_ARENA_LEN 1024u"));
     assert!(h.contains("static const DIGITS_CNN_ALIGN16 uint8_t digits_cnn_mq[DIGITS_CNN_MQ_LEN] = {"));
     let body = &h[h.find("= {").unwrap()..h.find("};").unwrap()];

@@ -25,6 +25,7 @@
 //! | `Concat`, `Pad` (constant mode), `ReduceMean` | [`Op::Concatenation`], [`Op::Pad`], [`Op::Mean`] |
 //! | `Resize` (4-D, nearest / linear; every `coordinate_transformation_mode` and `nearest_mode` TFLite's flags express, see `import/ops_spatial.rs`), `Upsample` | [`Op::Resize`] |
 //! | `ReduceSum`, `ReduceMax` (any axes, attribute or input) | [`Op::Sum`], [`Op::ReduceMax`] |
+//! | `LayerNormalization` (opset 17, any `axis`, optional bias; outputs 1 and 2 unused) | TFLite's pieces: [`Op::Mean`], [`Op::Sub`], [`Op::Mul`], [`Op::Mean`], [`Op::Add`] ε, [`Op::Unary`] `Pow(-½)`, [`Op::Mul`] ×2, [`Op::Add`] (each an int8 kernel); the pieces PyTorch writes below opset 17 import op by op |
 //! | `Identity`, `Dropout` (inference) | a no-op [`Op::Reshape`] that `passes` removes |
 //! | `If` (condition constant at import) | the taken branch's nodes, converted in place (they read the outer graph's tensors) |
 //! | `Constant`, and `Shape`, `Gather`, `Concat`, `Unsqueeze`, `Squeeze`, `Slice`, `Cast`, `Reshape`, `Flatten`, `Transpose`, `Identity`, `ConstantOfShape`, `Range`, `Expand`, `Tile`, `Equal`, `Less`/`Greater`(`OrEqual`), `And`/`Or`/`Xor`/`Not`, `Where`, `Neg`, `Abs`, `Sign`, `Sqrt`, `Reciprocal`, `Floor`/`Ceil`/`Round`, `Mod`, `Clip`, `Max`/`Min`/`Sum`/`Mean`, `ReduceSum`/`Prod`/`Max`/`Min`/`Mean`, arithmetic on constants | folded at import into constants (e.g. the `Shape → Gather → Unsqueeze → Concat → Reshape` chains that compute static shapes) |
@@ -230,6 +231,52 @@ impl IoInfo {
         self.check_len(graph_data.len())?;
         let inv = layout::inverse(&self.perm);
         layout::transpose(graph_data, &self.graph_shape(), &inv).map_err(|e| self.layout_error(e))
+    }
+
+    /// `.mq` metadata entries that record the source model's layout of the inputs and outputs
+    /// stored in another layout (e.g. an NCHW ONNX input kept NHWC): for input `i`,
+    /// `input{i}_source_shape` (`1x3x224x224`) and `input{i}_source_perm` (`0,2,3,1`: graph axis
+    /// `j` is model axis `perm[j]`); `output{i}_…` likewise. Nothing for identity layouts.
+    /// [`IoInfo::from_metadata`] reads them back, so a runner can take and give data in the
+    /// layout the source model does (`microquant run`).
+    ///
+    /// ```
+    /// # use microquant::onnx::IoInfo;
+    /// let x = IoInfo { name: "x".into(), model_shape: vec![1, 3, 8, 8], perm: vec![0, 2, 3, 1] };
+    /// let meta = IoInfo::layout_metadata(&[x.clone()], &[]);
+    /// assert_eq!(meta[0], ("input0_source_shape".to_string(), "1x3x8x8".to_string()));
+    /// let find = |k: &str| meta.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    /// assert_eq!(IoInfo::from_metadata("input", 0, find), Some(IoInfo { name: String::new(), ..x }));
+    /// ```
+    pub fn layout_metadata(inputs: &[IoInfo], outputs: &[IoInfo]) -> Vec<(String, String)> {
+        let join =
+            |v: &[usize], sep: &str| v.iter().map(alloc::string::ToString::to_string).collect::<Vec<_>>().join(sep);
+        let mut out = Vec::new();
+        for (kind, list) in [("input", inputs), ("output", outputs)] {
+            for (i, io) in list.iter().enumerate().filter(|(_, io)| !io.is_identity()) {
+                out.push((format!("{kind}{i}_source_shape"), join(&io.model_shape, "x")));
+                out.push((format!("{kind}{i}_source_perm"), join(&io.perm, ",")));
+            }
+        }
+        out
+    }
+
+    /// The layout [`IoInfo::layout_metadata`] recorded for `kind` (`"input"` / `"output"`)
+    /// `index`, looked up with `meta` (e.g. [`crate::model::Model::meta_value`]); `None` when
+    /// absent or malformed (a permutation of the shape's axes is checked). The name is empty.
+    pub fn from_metadata<'m>(kind: &str, index: usize, meta: impl Fn(&str) -> Option<&'m str>) -> Option<IoInfo> {
+        let parse =
+            |v: &str, sep: char| v.split(sep).map(|d| d.trim().parse::<usize>().ok()).collect::<Option<Vec<_>>>();
+        let shape = parse(meta(&format!("{kind}{index}_source_shape"))?, 'x')?;
+        let perm = parse(meta(&format!("{kind}{index}_source_perm"))?, ',')?;
+        let mut seen = alloc::vec![false; shape.len()];
+        for &p in &perm {
+            if !core::mem::replace(seen.get_mut(p)?, true) {
+                continue;
+            }
+            return None;
+        }
+        (perm.len() == shape.len()).then(|| IoInfo { name: String::new(), model_shape: shape, perm })
     }
 
     fn layout_error(&self, e: layout::LayoutError) -> ConvertError {

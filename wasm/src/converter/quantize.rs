@@ -63,7 +63,10 @@ pub(super) async fn quantize_with_data(
             (String::from("source_file"), model.name.clone()),
             (String::from("observer"), String::from(cal_opts.observer.name())),
             (String::from("calibration_samples"), format!("{samples}")),
-        ],
+        ]
+        .into_iter()
+        .chain(microquant::onnx::IoInfo::layout_metadata(&model.io_infos(false), &model.io_infos(true)))
+        .collect(),
     )?;
     let q = quantize(&cal, &q_opts).ctx("quantizing")?;
     let compiled = compile(&q.graph, &CompileOptions { rounding, metadata: meta }).ctx("compiling")?;

@@ -134,6 +134,7 @@ impl Builder {
             "Gather" => self.gather(ctx),
             "Tile" | "Expand" => self.tile(ctx),
             "ReduceMean" => self.reduce_mean(ctx),
+            "LayerNormalization" => self.layer_norm(ctx),
             "Resize" | "Upsample" => self.resize(ctx),
             "ReduceSum" | "ReduceMax" => self.reduce_sum_max(ctx),
             "Identity" | "Dropout" => {

@@ -16,6 +16,7 @@ mod ops_control;
 mod ops_conv;
 mod ops_elementwise;
 mod ops_movement;
+mod ops_norm;
 mod ops_recurrent;
 mod ops_shape;
 mod ops_spatial;

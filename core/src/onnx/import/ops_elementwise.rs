@@ -14,6 +14,19 @@ impl Builder {
     /// Elementwise binary op with NumPy broadcasting, in the layout of the first full-rank
     /// activation operand.
     pub(super) fn binary(&mut self, ctx: &Ctx, op: Op, a: &Value, b: &Value, out: &str) -> Result<Value, ConvertError> {
+        self.binary_named(ctx, ctx.name(), op, a, b, out)
+    }
+
+    /// [`Builder::binary`] with the node named `name` (an op converted to several nodes).
+    pub(super) fn binary_named(
+        &mut self,
+        ctx: &Ctx,
+        name: &str,
+        op: Op,
+        a: &Value,
+        b: &Value,
+        out: &str,
+    ) -> Result<Value, ConvertError> {
         let rank_of = |s: &Self, v: &Value| match v {
             Value::Const(k) => k.shape.len(),
             Value::Act(x) => s.shape(x.id).len(),
@@ -55,7 +68,7 @@ impl Builder {
             };
             ids.push(Some(id));
         }
-        let id = self.emit(ctx, ctx.name(), op, ids, out)?;
+        let id = self.emit(ctx, name, op, ids, out)?;
         Ok(Value::Act(Act { id, perm: target }))
     }
 
