@@ -32,8 +32,8 @@ MODULES = [
     "gen_spatial",
     "gen_movement",
     "gen_binary",
+    "gen_lstm",
 ]
-MODULES = ["gen_fc", "gen_conv", "gen_depthwise", "gen_pool", "gen_elementwise", "gen_activations", "gen_shape", "gen_lstm"]
 
 
 def _register():
