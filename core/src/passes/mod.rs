@@ -15,6 +15,7 @@
 //! | [`fuse_silu`] | `x · Sigmoid(x)` (PyTorch's SiLU, Keras swish) → `Unary(Silu)` (a table in int8) |
 //! | [`fold_transpose_into_fc`] | transpose → flatten → fully connected: the weights' columns are permuted instead (Flatten of an NCHW tensor stored NHWC) |
 //! | [`hard_sigmoid_to_relu6`] | `HardSigmoid(alpha, beta)` → `Mul(6·alpha)`, `Add(6·beta)` with ReLU6, `Mul(1/6)`: ops the int8 runtime has (not part of [`optimize`]; the quantizer runs it) |
+//! | [`unroll_gru`] | `Gru` → per time step: fully connected, add, logistic, tanh, mul, sub (ops with int8 kernels; the quantizer runs it, not [`optimize`]) |
 //!
 //! `Gemm` with `transB` (and without) becomes a fully connected layer in the ONNX importer, which
 //! transposes the weights to `[out, in]` and scales them by alpha (there is no Gemm op in the
@@ -36,6 +37,7 @@ mod remove_noops;
 mod sub_div_to_add_mul;
 #[cfg(test)]
 mod testutil;
+mod unroll_gru;
 
 use alloc::vec::Vec;
 
@@ -52,6 +54,7 @@ pub use fuse_silu::fuse_silu;
 pub use hard_sigmoid_to_relu6::hard_sigmoid_to_relu6;
 pub use remove_noops::remove_noops;
 pub use sub_div_to_add_mul::sub_div_to_add_mul;
+pub use unroll_gru::unroll_gru;
 
 /// How many rewrites each pass of [`optimize`] made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -21,10 +21,13 @@ pub struct Prepared {
     /// Standalone ReLU/ReLU6 nodes (not fusable into their producer) rewritten as a 1×1 max pool
     /// with the fused clamp (exact in int8: input and output share their quantization).
     pub relus_as_max_pool: usize,
+    /// GRU nodes unrolled into int8-runnable ops by [`passes::unroll_gru`].
+    pub grus_unrolled: usize,
 }
 
-/// Makes `g` ready for calibration and quantization, in place: dequantizes hybrid weights, runs
-/// [`passes::optimize`], lowers HardSigmoid to ReLU6 arithmetic, runs the passes again (the
+/// Makes `g` ready for calibration and quantization, in place: dequantizes hybrid weights, unrolls
+/// GRUs into per-step ops ([`passes::unroll_gru`]), runs [`passes::optimize`], lowers HardSigmoid
+/// to ReLU6 arithmetic, runs the passes again (the
 /// lowering creates fusable patterns), and rewrites ReLU/ReLU6 nodes that could not be fused as
 /// 1×1 max pools with the clamp (with reshapes around non-4-D tensors).
 ///
@@ -33,6 +36,7 @@ pub struct Prepared {
 pub fn prepare(g: &mut Graph) -> Result<Prepared, ConvertError> {
     let mut p = Prepared { hybrid_weights_dequantized: g.dequantize_hybrid_weights(), ..Prepared::default() };
     let carried = carried_weights(g);
+    p.grus_unrolled = passes::unroll_gru(g)?;
     p.pass_stats = passes::optimize(g)?;
     p.hard_sigmoids_lowered = passes::hard_sigmoid_to_relu6(g)?;
     if p.hard_sigmoids_lowered > 0 {
