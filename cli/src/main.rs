@@ -47,11 +47,13 @@ enum Command {
         /// The .mq file.
         model: PathBuf,
         /// Input batch (.npy: int8 used as is; float32, or any other number type converted to float32, quantized with the model's input qparams).
-        #[arg(long)]
-        input: PathBuf,
-        /// Output batch (.npy).
-        #[arg(short, long)]
-        output: PathBuf,
+        /// A model with several inputs takes one per input, as `--input NAME=FILE.npy`.
+        #[arg(long, required = true, value_name = "[NAME=]FILE")]
+        input: Vec<String>,
+        /// Output batch (.npy); repeatable: one per output in the model's order, or
+        /// `-o NAME=FILE.npy` (outputs not given are not written).
+        #[arg(short, long, required = true, value_name = "[NAME=]FILE")]
+        output: Vec<String>,
         /// Write float32 (dequantized) outputs instead of raw int8.
         #[arg(long)]
         dequantize: bool,
@@ -130,7 +132,14 @@ fn run(cli: Cli, out: &mut Stdout) -> Result<(), CliError> {
         }
         Command::Run { model, input, output, dequantize, target } => match target {
             Target::Host => run::run(&model, &input, &output, dequantize, out),
-            _ => qemu::run(&model, &input, &output, dequantize, target, out),
+            _ => match (&input[..], &output[..]) {
+                ([i], [o]) if !i.contains('=') && !o.contains('=') => {
+                    qemu::run(&model, &PathBuf::from(i), &PathBuf::from(o), dequantize, target, out)
+                }
+                _ => Err(CliError::Invalid(
+                    "a run on QEMU takes one input file and writes output 0 (one --input, one -o)".into(),
+                )),
+            },
         },
         Command::Qdq { scale, zero_point, values } => {
             let p = QParams::new(scale, zero_point, QuantDType::Int8)?;

@@ -280,8 +280,14 @@ pub fn run(
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
     let bytes = AlignedBytes::new(&raw);
     let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
+    if model.num_inputs() != 1 {
+        return Err(CliError::Invalid(format!(
+            "the QEMU runner feeds one input; this model has {} (run it on the host)",
+            model.num_inputs()
+        )));
+    }
     let x = npy::read(input)?;
-    let (n, rows) = input_rows(&model, &x)?;
+    let (n, rows) = input_rows(&model, 0, &x)?;
     let out_t = model.tensor(model.output_index(0)?)?;
     if out_t.dtype != microquant::model::ElementType::I8 {
         return Err(CliError::Invalid("the model's output is not int8".into()));
@@ -310,7 +316,7 @@ pub fn run(
             n * per_out
         )));
     }
-    crate::run::write_outputs(&out_t, n, &ys, output, dequantize, crate::run::output_layout(&model).as_ref(), out)?;
+    crate::run::write_outputs(&out_t, n, &ys, output, dequantize, crate::run::output_layout(&model, 0).as_ref(), out)?;
     let mean = if n > 0 { res.total / n as u64 } else { 0 };
     note!(
         "ran {n} samples on QEMU {} ({}): {mean} instructions per inference (min {}, max {}; -icount shift=0) -> {}",

@@ -24,10 +24,13 @@ pub struct QuantizeArgs {
     /// scales are kept) or `.tflite`.
     pub model: PathBuf,
     /// Calibration samples: float32 `.npy`, samples first, each in the model's own input layout
-    /// (NCHW for PyTorch exports), e.g. `[N, 1, 28, 28]`. Required for `--mode static`; for
-    /// `--mode weight-only` they are optional and only measure the model (the report).
-    #[arg(long)]
-    pub calib: Option<PathBuf>,
+    /// (NCHW for PyTorch exports), e.g. `[N, 1, 28, 28]` for an input `[1, 1, 28, 28]` (or
+    /// `[N, 1, 1, 28, 28]`: the whole input shape per sample). A model with several inputs takes
+    /// one file per input: `--calib x=x.npy --calib state=state.npy` (the same N in each).
+    /// Required for `--mode static`; for `--mode weight-only` they are optional and only measure
+    /// the model (the report).
+    #[arg(long, value_name = "[NAME=]FILE")]
+    pub calib: Vec<String>,
     /// Labels of the calibration samples (`.npy` of integers, `[N]`): the report adds float and
     /// int8 accuracy.
     #[arg(long)]
@@ -212,17 +215,23 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
     };
     let per: usize = input.model_shape.iter().product();
     let n = arr.shape.first().copied().unwrap_or(0);
-    let fits =
-        arr.shape.len() == input.model_shape.len() && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1));
+    // [N, model shape without its first (batch) axis] when that axis is 1, or [N, model shape].
+    let batch_one = input.model_shape.first() == Some(&1);
+    let fits = (batch_one
+        && arr.shape.len() == input.model_shape.len()
+        && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1)))
+        || arr.shape.get(1..).is_some_and(|s| s == input.model_shape.as_slice());
     if !fits || n == 0 {
+        let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+        let mut expected = format!("[N, {}]", dims(&input.model_shape));
+        if batch_one {
+            expected = format!("[N, {}] or {expected}", dims(&input.model_shape[1..]));
+        }
         return Err(CliError::data(
             path,
             format!(
-                "shape {:?} does not fit the model input {:?} {:?}: expected [N, {}] in the model's own layout",
-                arr.shape,
-                input.name,
-                input.model_shape,
-                input.model_shape.iter().skip(1).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                "shape {:?} does not fit the model input {:?} {:?}: expected {expected} in the model's own layout",
+                arr.shape, input.name, input.model_shape,
             ),
         ));
     }
@@ -231,26 +240,49 @@ fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, C
         .collect()
 }
 
+/// The calibration samples of every model input (`files`: see `--calib`), as
+/// `samples[sample][input]`.
+fn read_samples(files: &[String], inputs: &[IoInfo]) -> Result<Vec<Vec<Vec<f32>>>, CliError> {
+    if inputs.is_empty() {
+        return Err(CliError::Invalid("the model has no input".into()));
+    }
+    let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
+    let paths = crate::run::named_files(files, &names, "input")?;
+    let mut samples: Vec<Vec<Vec<f32>>> = Vec::new();
+    for (k, (path, input)) in paths.iter().zip(inputs).enumerate() {
+        let one = read_calibration(path, input)?;
+        if k == 0 {
+            samples = one;
+        } else if one.len() != samples.len() {
+            return Err(CliError::data(
+                path,
+                format!(
+                    "{} samples, {} has {}: every input needs the same number",
+                    one.len(),
+                    paths[0].display(),
+                    samples.len()
+                ),
+            ));
+        } else {
+            for (s, mut v) in samples.iter_mut().zip(one) {
+                s.append(&mut v);
+            }
+        }
+    }
+    Ok(samples)
+}
+
 /// Runs `microquant quantize`.
 pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     match a.mode {
         Mode::Static => {}
         Mode::WeightOnly | Mode::Dynamic => return run_hybrid(a, o),
     }
-    let calib = a
-        .calib
-        .as_ref()
-        .ok_or_else(|| CliError::Invalid("--mode static needs calibration samples: --calib samples.npy".into()))?;
-    let src = load(&a.model, a)?;
-    if src.graph.inputs.len() != 1 {
-        return Err(CliError::Invalid(format!(
-            "{}: the model has {} inputs; `quantize` takes models with one input",
-            a.model.display(),
-            src.graph.inputs.len()
-        )));
+    if a.calib.is_empty() {
+        return Err(CliError::Invalid("--mode static needs calibration samples: --calib samples.npy".into()));
     }
-    let input = src.inputs.first().ok_or_else(|| CliError::Invalid("the model has no input".into()))?;
-    let samples = read_calibration(calib, input)?;
+    let src = load(&a.model, a)?;
+    let samples = read_samples(&a.calib, &src.inputs)?;
     let labels = read_labels(a.labels.as_deref(), samples.len())?;
     let name = a.model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let options = PtqOptions {
@@ -398,26 +430,18 @@ fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     )
     .map_err(|source| CliError::Export { what: "ONNX export", source })?;
     std::fs::write(&a.output, &onnx).map_err(|e| CliError::io(&a.output, e))?;
-    let report = match &a.calib {
-        Some(calib) => {
-            let input = src.inputs.first().ok_or_else(|| CliError::Invalid("the model has no input".into()))?;
-            if src.graph.inputs.len() != 1 {
-                return Err(CliError::Invalid(format!(
-                    "{}: the model has {} inputs; `quantize` takes models with one input",
-                    a.model.display(),
-                    src.graph.inputs.len()
-                )));
-            }
-            let samples = read_calibration(calib, input)?;
+    let report = match &a.calib[..] {
+        [_, ..] => {
+            let samples = read_samples(&a.calib, &src.inputs)?;
             let labels = read_labels(a.labels.as_deref(), samples.len())?;
             Some(microquant::ptq::evaluate_hybrid(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
         }
-        None if a.labels.is_some() || a.report.is_some() => {
+        [] if a.labels.is_some() || a.report.is_some() => {
             return Err(CliError::Invalid(
                 "--labels and --report need samples to measure the model on: --calib samples.npy".into(),
             ));
         }
-        None => None,
+        [] => None,
     };
     if let (Some(p), Some(r)) = (&a.report, &report) {
         std::fs::write(p, r.to_json()).map_err(|e| CliError::io(p, e))?;

@@ -1,6 +1,6 @@
 //! `microquant run`: a `.mq` model over a batch of inputs, on the host.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use microquant::interp::Interpreter;
 use microquant::model::{AlignedBytes, ElementType, Model, TensorInfo};
@@ -17,19 +17,53 @@ fn source_layout(model: &Model, kind: &str, index: usize) -> Option<IoInfo> {
     IoInfo::from_metadata(kind, index, |k| model.meta_value(k))
 }
 
-/// The model's input samples as int8 rows (quantizing float input with the model's input qparams),
-/// in the `.mq`'s layout. Samples first; each sample has the `.mq` input's shape, or the source
-/// model's (e.g. NCHW for a PyTorch export: transposed), or is a flat row.
-pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), CliError> {
-    let t = model.tensor(model.input_index(0)?)?;
+/// Which file is which model input (or output): `files` is either one plain path (a model with
+/// one such tensor) or `NAME=PATH` per tensor, every name once (`what`: "input" / "output").
+/// Returns the paths in the model's order.
+pub fn named_files(files: &[String], names: &[&str], what: &str) -> Result<Vec<PathBuf>, CliError> {
+    let listed = names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    fn split<'f>(f: &'f str, names: &[&str]) -> Option<(String, &'f str)> {
+        f.split_once('=').filter(|(n, _)| names.contains(n)).map(|(n, p)| (n.to_string(), p))
+    }
+    if let ([only], 1) = (files, names.len()) {
+        let path = split(only, names).map_or(only.as_str(), |(_, p)| p);
+        return Ok(vec![PathBuf::from(path)]);
+    }
+    let mut paths: Vec<Option<PathBuf>> = vec![None; names.len()];
+    for f in files {
+        let Some((name, path)) = split(f, names) else {
+            return Err(CliError::Invalid(format!(
+                "{what} {f:?}: the model has {} {what}s ({listed}): give each as NAME=FILE.npy",
+                names.len()
+            )));
+        };
+        let k = names.iter().position(|n| *n == name).unwrap_or(0);
+        if paths[k].replace(PathBuf::from(path)).is_some() {
+            return Err(CliError::Invalid(format!("{what} {name:?} is given twice")));
+        }
+    }
+    if let (true, Some(k)) = (what == "input", paths.iter().position(Option::is_none)) {
+        return Err(CliError::Invalid(format!(
+            "no file for the model {what} {:?} (the model's {what}s: {listed}; give each as NAME=FILE.npy)",
+            names[k]
+        )));
+    }
+    Ok(paths.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// The model's input `index` samples as int8 rows (quantizing float input with the model's input
+/// qparams), in the `.mq`'s layout. Samples first; each sample has the `.mq` input's shape, or the
+/// source model's (e.g. NCHW for a PyTorch export: transposed), or is a flat row.
+pub fn input_rows(model: &Model, index: usize, x: &npy::Array) -> Result<(usize, Vec<i8>), CliError> {
+    let t = model.tensor(model.input_index(index)?)?;
     if t.dtype != ElementType::I8 {
-        return Err(CliError::Invalid("the model's input is not int8".into()));
+        return Err(CliError::Invalid(format!("the model's input {:?} is not int8", t.name())));
     }
     let per = t.len();
     let n: usize = x.shape.first().copied().unwrap_or(1);
     let sample: &[usize] = x.shape.get(1..).unwrap_or(&[]);
     let dims: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
-    let source = source_layout(model, "input", 0);
+    let source = source_layout(model, "input", index);
     let batchless = |s: &[usize]| -> Vec<usize> { if s.len() > 1 && s[0] == 1 { s[1..].to_vec() } else { s.to_vec() } };
     let as_mq = sample == dims.as_slice() || sample == batchless(&dims).as_slice() || sample == [per];
     let as_source = source
@@ -44,7 +78,8 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
             );
         }
         return Err(CliError::Invalid(format!(
-            "input shape {:?} does not match the model: expected {expected}, or [N, {per}] (samples first; the .mq input is {:?})",
+            "input {:?}: shape {:?} does not match the model: expected {expected}, or [N, {per}] (samples first; the .mq input is {:?})",
+            t.name(),
             x.shape,
             t.dims()
         )));
@@ -74,9 +109,20 @@ pub fn input_rows(model: &Model, x: &npy::Array) -> Result<(usize, Vec<i8>), Cli
     Ok((n, graph))
 }
 
-/// The source model's layout of output 0, when the `.mq` stores it in another.
-pub fn output_layout(model: &Model) -> Option<IoInfo> {
-    source_layout(model, "output", 0)
+/// The source model's layout of output `index`, when the `.mq` stores it in another.
+pub fn output_layout(model: &Model, index: usize) -> Option<IoInfo> {
+    source_layout(model, "output", index)
+}
+
+/// The names of the model's inputs (`kind` "input") or outputs.
+pub fn io_names<'a>(model: &Model<'a>, kind: &str) -> Result<Vec<&'a str>, CliError> {
+    let n = if kind == "input" { model.num_inputs() } else { model.num_outputs() };
+    (0..n)
+        .map(|k| {
+            let i = if kind == "input" { model.input_index(k)? } else { model.output_index(k)? };
+            Ok(model.tensor(i)?.name())
+        })
+        .collect()
 }
 
 fn shape_text(s: &[usize]) -> String {
@@ -135,12 +181,40 @@ pub fn write_outputs(
     Ok(())
 }
 
-pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, out: &mut Stdout) -> Result<(), CliError> {
+/// Runs the model over the samples of `inputs` (one file per model input, see [`named_files`])
+/// and writes its outputs (`outputs`: one path per output written, in the model's order or as
+/// `NAME=PATH`; outputs not named are not written).
+pub fn run(
+    model_path: &Path,
+    inputs: &[String],
+    outputs: &[String],
+    dequantize: bool,
+    out: &mut Stdout,
+) -> Result<(), CliError> {
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
     let bytes = AlignedBytes::new(&raw);
     let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
-    let x = npy::read(input)?;
-    let (n, rows) = input_rows(&model, &x)?;
+    let in_paths = named_files(inputs, &io_names(&model, "input")?, "input")?;
+    let out_names = io_names(&model, "output")?;
+    let out_paths: Vec<PathBuf> = if outputs.iter().all(|o| !o.contains('=')) && outputs.len() <= out_names.len() {
+        outputs.iter().map(PathBuf::from).collect()
+    } else {
+        named_files(outputs, &out_names, "output")?
+    };
+    let mut batches = Vec::with_capacity(in_paths.len());
+    for (k, p) in in_paths.iter().enumerate() {
+        let x = npy::read(p)?;
+        batches.push(input_rows(&model, k, &x)?);
+    }
+    let n = batches.first().map_or(0, |b| b.0);
+    if let Some((k, b)) = batches.iter().enumerate().find(|(_, b)| b.0 != n) {
+        return Err(CliError::Invalid(format!(
+            "{}: {} samples, {} has {n}: every input needs the same number",
+            in_paths[k].display(),
+            b.0,
+            in_paths[0].display()
+        )));
+    }
     // Fallible: the arena size comes from the file.
     let mut arena: Vec<u8> = Vec::new();
     arena
@@ -148,22 +222,41 @@ pub fn run(model_path: &Path, input: &Path, output: &Path, dequantize: bool, out
         .map_err(|_| CliError::Arena { path: model_path.to_path_buf(), bytes: model.arena_len() })?;
     arena.resize(model.arena_len() + 16, 0);
     let mut it = Interpreter::new(&bytes, &mut arena).map_err(|e| CliError::model(model_path, e))?;
-    let out_t = it.output_info(0)?;
-    let (per_in, per_out) = (rows.len() / n.max(1), out_t.len());
-    let mut ys: Vec<i8> = Vec::with_capacity(n * per_out);
+    let written = out_paths.iter().filter(|p| !p.as_os_str().is_empty()).count();
+    let mut ys: Vec<Vec<i8>> = vec![Vec::new(); out_paths.len()];
     let t0 = std::time::Instant::now();
     for s in 0..n {
-        it.input_i8(0)?.copy_from_slice(&rows[s * per_in..(s + 1) * per_in]);
+        for (k, (_, rows)) in batches.iter().enumerate() {
+            let per = rows.len() / n.max(1);
+            it.input_i8(k)?.copy_from_slice(&rows[s * per..(s + 1) * per]);
+        }
         it.invoke()?;
-        ys.extend_from_slice(it.output_i8(0)?);
+        for (k, y) in ys.iter_mut().enumerate() {
+            y.extend_from_slice(it.output_i8(k)?);
+        }
     }
     let dt = t0.elapsed();
-    write_outputs(&out_t, n, &ys, output, dequantize, output_layout(&model).as_ref(), out)?;
+    for (k, (y, path)) in ys.iter().zip(&out_paths).enumerate() {
+        if path.as_os_str().is_empty() {
+            continue;
+        }
+        if written > 1 {
+            writeln!(out, "output {:?} -> {}", out_names[k], path.display())?;
+        }
+        write_outputs(&it.output_info(k)?, n, y, path, dequantize, output_layout(&model, k).as_ref(), out)?;
+    }
+    if out_names.len() > written {
+        note!(
+            "{} of the model's {} outputs written ({}): give one -o per output, or -o NAME=FILE.npy",
+            written,
+            out_names.len(),
+            out_names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+        );
+    }
     note!(
-        "ran {n} samples on the host in {:.3} ms ({:.1} us per inference) -> {}",
+        "ran {n} samples on the host in {:.3} ms ({:.1} us per inference)",
         dt.as_secs_f64() * 1e3,
         dt.as_secs_f64() * 1e6 / n.max(1) as f64,
-        output.display()
     );
     Ok(())
 }

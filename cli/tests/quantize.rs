@@ -466,3 +466,71 @@ fn run_takes_and_gives_the_source_models_layout() {
         fails(&["run".as_ref(), mq.as_os_str(), "--input".as_ref(), wrong.as_os_str(), "-o".as_ref(), y2.as_os_str()]);
     assert!(err.contains("does not match the model") && err.contains("source model's layout"), "{err}");
 }
+
+/// A model with two inputs (a GRU whose initial state is a graph input) quantizes with one
+/// calibration file per input (`--calib NAME=FILE`) and runs with one input file per input;
+/// calibration samples may carry the whole input shape (`[N, 4, 3, 2]` for an input `[4, 3, 2]`
+/// whose first axis is time, not a batch). A model with two outputs writes each (`-o NAME=FILE`):
+/// a one-step GRU's `Y_h` is its `Y` reshaped. Missing or unnamed files are one clear error.
+#[test]
+fn several_inputs_and_outputs() {
+    let dir = repo().join("tests/golden/onnx_recurrent");
+    let model = dir.join("gru_l0_s4_b3_i2_h3_init_input_lbr0.onnx"); // x [4, 3, 2], h0 [1, 3, 3]
+    let n = 24;
+    let values = |len: usize, seed: usize| -> Vec<f32> {
+        (0..len).map(|i| (((i + seed) * 7919 % 1000) as f32 / 500.0) - 1.0).collect()
+    };
+    let (x, h0) = (tmp("gru_x.npy"), tmp("gru_h0.npy"));
+    write_npy_f32(&x, &[n, 4, 3, 2], &values(n * 24, 1));
+    write_npy_f32(&h0, &[n, 1, 3, 3], &values(n * 9, 2));
+    let (calib_x, calib_h0) = (format!("x={}", x.display()), format!("h0={}", h0.display()));
+    let mq = tmp("gru2.mq");
+    let quantize = |calib: &[&str]| {
+        let mut args: Vec<String> =
+            vec!["quantize".into(), model.display().to_string(), "-o".into(), mq.display().to_string()];
+        for c in calib {
+            args.extend(["--calib".to_string(), c.to_string()]);
+        }
+        args
+    };
+    ok(&quantize(&[&calib_x, &calib_h0]));
+    let err = fails(&quantize(&[&calib_x]));
+    assert!(err.contains("no file for the model input \"h0\""), "{err}");
+    let err = fails(&quantize(&[&x.display().to_string()]));
+    assert!(err.contains("the model has 2 inputs (\"x\", \"h0\")") && err.contains("NAME=FILE"), "{err}");
+    let err = fails(&quantize(&[&calib_x, &calib_x.replace("x=", "h0=")]));
+    assert!(err.contains("does not fit the model input \"h0\""), "{err}");
+    let y = tmp("gru2_y.npy");
+    let run = |inputs: &[&str]| {
+        let mut args: Vec<String> = vec!["run".into(), mq.display().to_string(), "-o".into(), y.display().to_string()];
+        for i in inputs {
+            args.extend(["--input".to_string(), i.to_string()]);
+        }
+        args
+    };
+    ok(&run(&[&calib_h0, &calib_x]));
+    let header = String::from_utf8_lossy(&std::fs::read(&y).unwrap()[..100]).into_owned();
+    assert!(header.contains("(24, 4, 1, 3, 3)"), "{header}");
+    let err = fails(&run(&[&calib_x]));
+    assert!(err.contains("no file for the model input \"h0\""), "{err}");
+
+    let one_step = dir.join("gru_l0_s1_b2_i3_h4_yh_lbr0.onnx"); // x [1, 2, 3] -> Y [1, 1, 2, 4], Y_h [1, 2, 4]
+    let xs = tmp("gru_yh_x.npy");
+    write_npy_f32(&xs, &[n, 1, 2, 3], &values(n * 6, 3));
+    let mq1 = tmp("gru_yh.mq");
+    ok(&[
+        "quantize".as_ref(),
+        one_step.as_os_str(),
+        "--calib".as_ref(),
+        xs.as_os_str(),
+        "-o".as_ref(),
+        mq1.as_os_str(),
+    ]);
+    let (ya, yb) = (tmp("gru_yh_y.npy"), tmp("gru_yh_yh.npy"));
+    let (oa, ob) = (format!("Y={}", ya.display()), format!("Y_h={}", yb.display()));
+    let out = ok(&["run", &mq1.display().to_string(), "--input", &xs.display().to_string(), "-o", &ob, "-o", &oa]);
+    assert!(out.contains("output \"Y_h\""), "{out}");
+    let (a, b) = (std::fs::read(&ya).unwrap(), std::fs::read(&yb).unwrap());
+    let data = |v: &[u8]| v[v.len() - n * 8..].to_vec();
+    assert_eq!(data(&a), data(&b), "Y_h of a one-step GRU is its Y");
+}
