@@ -413,6 +413,30 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
     }
     let layer = layer_types(g, options)?;
     let n = g.tensors.len();
+    // The smallest int8 scale a consumer takes: TFLite's int8 softmax needs beta · input scale
+    // above 2^-26 (its input multiplier is at least 1). A softmax over nearly equal logits (an
+    // untrained or saturated head) calibrates a range below that; widening it changes nothing
+    // the softmax can resolve.
+    let mut min_scale = vec![0f32; n];
+    for node in &g.nodes {
+        if let (Op::Softmax { beta }, Some(x)) = (&node.op, node.input(0)) {
+            if *beta > 0.0 {
+                let floor = (1.0 / f64::from(1u32 << 26) / f64::from(*beta)) as f32;
+                // Up through ops whose output takes their input's parameters (reshapes...).
+                let mut t = Some(x);
+                while let Some(x) = t {
+                    if let Some(m) = min_scale.get_mut(x.index()) {
+                        *m = m.max(floor);
+                    }
+                    t = g
+                        .producer(x)
+                        .and_then(|p| g.nodes.get(p))
+                        .filter(|p| same_as_input(&p.op))
+                        .and_then(|p| p.input(0));
+                }
+            }
+        }
+    }
     let tname = |t: TensorId| g.tensor(t).map(|t| t.name.as_str()).unwrap_or("");
     // Parameters of an activation in a given type, from its carried parameters or its range.
     let observed = |t: TensorId, dtype: DType| -> Result<ActivationQuant, ConvertError> {
@@ -422,8 +446,15 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
                 return Ok(ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Carried, range });
             }
         }
-        let (scale, zero_point) =
+        let (mut scale, mut zero_point) =
             params_for(range.0, range.1, dtype).map_err(|e| e.with_tensor(t.index(), tname(t)))?;
+        let floor = min_scale.get(t.index()).copied().unwrap_or(0.0);
+        if dtype == DType::I8 && scale < floor {
+            // Widened about its middle to the smallest scale the consumer's kernel takes.
+            let (mid, half) = ((range.0 + range.1) / 2.0, 255.0 * floor * 1.001 / 2.0);
+            (scale, zero_point) = params_for(range.0.min(mid - half), range.1.max(mid + half), dtype)
+                .map_err(|e| e.with_tensor(t.index(), tname(t)))?;
+        }
         let kind = cal.kind(t).unwrap_or(ObserverKind::MinMax);
         Ok(ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Observed(kind), range })
     };
@@ -771,5 +802,43 @@ mod tests {
         // Asymmetric carried weights are not used either.
         let qa = TensorQuant::per_channel(s.to_vec(), vec![1, 0], 0);
         assert_eq!(quantize_weights_carried(&w, &[2, 2], &qa), None);
+    }
+
+    /// A softmax over nearly equal logits (an untrained head: weights of 1e-9) calibrates an
+    /// input range far below what TFLite's int8 softmax takes (beta · scale ≥ 2^-26): the
+    /// quantizer widens it (through the reshape between), the model compiles and its int8 output
+    /// is the uniform distribution the float model gives.
+    #[test]
+    fn softmax_input_of_a_tiny_range_is_widened() {
+        use crate::graph::{ConstData, FullyConnected, FusedActivation, GraphMetadata};
+        let mut g = Graph::new(GraphMetadata::new("test", "softmax range"));
+        let x = g.add_tensor(Tensor::new("x", vec![1, 8], DType::F32)).unwrap();
+        let w: Vec<f32> = (0..32).map(|i| (i as f32 - 16.0) * 1e-9).collect();
+        let w = g.add_tensor(Tensor::constant("w", vec![4, 8], ConstData::F32(w))).unwrap();
+        let (logits, flat, y) = (
+            g.add_tensor(Tensor::new("logits", vec![1, 4], DType::F32)).unwrap(),
+            g.add_tensor(Tensor::new("flat", vec![4], DType::F32)).unwrap(),
+            g.add_tensor(Tensor::new("y", vec![4], DType::F32)).unwrap(),
+        );
+        let fc = Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false });
+        g.add_node(Node::new("fc", fc, vec![Some(x), Some(w)], vec![logits]));
+        g.add_node(Node::new("flat", Op::Reshape { new_shape: vec![4] }, vec![Some(logits)], vec![flat]));
+        g.add_node(Node::new("softmax", Op::Softmax { beta: 1.0 }, vec![Some(flat)], vec![y]));
+        g.inputs.push(x);
+        g.outputs.push(y);
+        let samples: Vec<Vec<Vec<f32>>> =
+            (0..8).map(|s| vec![(0..8).map(|i| ((s * 8 + i) % 5) as f32 - 2.0).collect()]).collect();
+        let out = crate::ptq::convert(&g, &samples, None, &crate::ptq::PtqOptions::default(), &mut |_| {}).unwrap();
+        let model = crate::model::AlignedBytes::new(&out.compiled.bytes);
+        let mut arena = alloc::vec![0u8; out.compiled.arena_len + 16];
+        let mut it = crate::interp::Interpreter::new(&model, &mut arena).unwrap();
+        it.input_i8(0).unwrap().copy_from_slice(&[10, -20, 30, 0, 5, 7, -9, 1]);
+        it.invoke().unwrap();
+        // 0.25 at (1/256, -128): -64 (a step of either side from rounding).
+        for &v in it.output_i8(0).unwrap() {
+            assert!((-65..=-63).contains(&v), "{v}");
+        }
+        let r = out.report.layers.iter().find(|l| l.op == "FullyConnected").unwrap();
+        assert!(r.scale >= 1.0 / (1u32 << 26) as f32, "{}", r.scale);
     }
 }
