@@ -15,9 +15,10 @@ Writes tests/golden/qdq/:
                        activation_type QInt8, and QUInt8 for the `_u8` model), no pre-processing;
                        and, when PyTorch is available ($TORCH_PYTHON, default
                        .venv-torch/bin/python), a QAT-style export (gen_qdq_torch.py)
-  conv_bn_calib.npy, concat_pad_calib.npy
+  conv_bn_calib.npy, concat_pad_calib.npy, unary_calib.npy
                        float32 calibration samples of two importer test models (numpy
-                       default_rng(7 / 8).standard_normal, NCHW)
+                       default_rng(7 / 8).standard_normal, NCHW) and of the table-op models of
+                       tests/golden/unary (2 · default_rng(9).standard_normal)
   mobile_float.onnx, mobile_calib.npy
                        a small mobile-CNN-like float model (hard-swish, depthwise conv,
                        squeeze-and-excitation multiply, residual add, average pooling,
@@ -62,6 +63,7 @@ PINNED = {"numpy": "2.4.6", "onnx": "1.23.2", "onnxruntime": "1.32.0"}
 OUT = REPO / "tests" / "golden" / "qdq"
 PEERS = REPO / "tests" / "golden" / "peers"
 ONNX = REPO / "tests" / "golden" / "onnx"
+UNARY = REPO / "tests" / "golden" / "unary"
 
 # (name, float model, calibration file, observer)
 EXPORTS = [
@@ -73,6 +75,10 @@ EXPORTS = [
     ("conv_bn_minmax", ONNX / "torch" / "conv_bn_opset17.onnx", OUT / "conv_bn_calib.npy", "minmax"),
     ("concat_pad_minmax", ONNX / "torch" / "concat_pad_opset17.onnx", OUT / "concat_pad_calib.npy", "minmax"),
     ("mobile_minmax", OUT / "mobile_float.onnx", OUT / "mobile_calib.npy", "minmax"),
+    # Table ops (the .mq's 256-entry tables written as Gather): gen_unary_lut.py's float models.
+    ("silu_minmax", UNARY / "silu.onnx", OUT / "unary_calib.npy", "minmax"),
+    ("gelu_minmax", UNARY / "gelu.onnx", OUT / "unary_calib.npy", "minmax"),
+    ("hardsigmoid_minmax", UNARY / "hardsigmoid_0p2_0p5.onnx", OUT / "unary_calib.npy", "minmax"),
 ]
 # (name, float model, calibration file, activation type)
 IMPORTS = [
@@ -145,6 +151,7 @@ def main():
     (OUT / "import").mkdir(parents=True, exist_ok=True)
     np.save(OUT / "conv_bn_calib.npy", np.random.default_rng(7).standard_normal((32, 3, 8, 8)).astype(np.float32))
     np.save(OUT / "concat_pad_calib.npy", np.random.default_rng(8).standard_normal((32, 2, 6, 6)).astype(np.float32))
+    np.save(OUT / "unary_calib.npy", (2 * np.random.default_rng(9).standard_normal((32, 2, 64))).astype(np.float32))
     torch_py = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
     if pathlib.Path(torch_py).exists():
         subprocess.run([torch_py, str(HERE / "gen_qdq_mobile_torch.py"), str(OUT / "mobile_float.onnx"),

@@ -53,6 +53,7 @@ mod movement;
 mod nodes;
 mod proto;
 mod quant;
+mod unary;
 
 use alloc::format;
 use alloc::string::{String, ToString};

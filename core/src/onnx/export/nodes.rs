@@ -457,6 +457,7 @@ impl<'g> Exporter<'g> {
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
             | Op::Tile { .. } => self.export_movement(node, &nname, &base),
+            Op::Unary(_) | Op::HardSigmoid { .. } => self.export_unary(node, &nname, &base),
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }
