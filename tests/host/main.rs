@@ -31,6 +31,7 @@ mod mlperf;
 mod movement_models;
 mod onnx_golden;
 mod onnx_import;
+mod onnx_conv1d;
 mod onnx_recurrent;
 mod onnx_shapes;
 mod peers;

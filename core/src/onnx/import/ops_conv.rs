@@ -57,18 +57,32 @@ pub(super) fn pair(ctx: &Ctx, v: Option<Vec<i64>>, default: usize, what: &str) -
 impl Builder {
     pub(super) fn conv(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
         let x = self.act_input(ctx, 0)?;
-        let xs = self.onnx_shape(&x);
-        if xs.len() != 4 {
+        let x_shape = self.onnx_shape(&x);
+        // A 1-D convolution ([N, C, W], Conv1d) runs as a 2-D one over [N, C, 1, W].
+        let one_d = x_shape.len() == 3;
+        if x_shape.len() != 4 && !one_d {
             return Err(ctx.unsupported(format!(
-                "Conv of a rank-{} input {xs:?}: only 2-D convolutions (NCHW) are supported",
-                xs.len()
+                "Conv of a rank-{} input {x_shape:?}: only 1-D and 2-D convolutions (NCW, NCHW) are supported",
+                x_shape.len()
             )));
         }
-        let w =
+        let xs = if one_d { vec![x_shape[0], x_shape[1], 1, x_shape[2]] } else { x_shape.clone() };
+        let mut w =
             self.const_input(ctx, 1, "the weight")?.ok_or_else(|| ctx.err(Kind::Malformed, "Conv without weights"))?;
+        if let (true, &[m, cg, kw]) = (one_d, w.shape.as_slice()) {
+            w = ctx.a(w.reshaped(vec![m, cg, 1, kw]))?;
+        }
         let bias = self.const_input(ctx, 2, "the bias")?;
         let attrs = ctx.attrs();
         let group = ctx.a(attrs.int_or("group", 1))?;
+        // 1-D attributes as the 2-D ones of the [1, W] plane.
+        let as_2d = |v: Option<Vec<i64>>, fill: i64| -> Option<Vec<i64>> {
+            match (one_d, v) {
+                (true, Some(v)) if v.len() == 1 => Some(vec![fill, v[0]]),
+                (true, Some(v)) if v.len() == 2 => Some(vec![fill, v[0], fill, v[1]]),
+                (_, v) => v,
+            }
+        };
         let ws = w.shape.clone();
         let (m, cg, kh, kw) = match ws.as_slice() {
             &[m, cg, kh, kw] => (m, cg, kh, kw),
@@ -78,14 +92,27 @@ impl Builder {
                 );
             }
         };
-        let stride = pair(ctx, ctx.a(attrs.ints("strides"))?, 1, "strides")?;
-        let dilation = pair(ctx, ctx.a(attrs.ints("dilations"))?, 1, "dilations")?;
-        let pads = ctx.a(attrs.ints("pads"))?.unwrap_or_default();
+        let stride = pair(ctx, as_2d(ctx.a(attrs.ints("strides"))?, 1), 1, "strides")?;
+        let dilation = pair(ctx, as_2d(ctx.a(attrs.ints("dilations"))?, 1), 1, "dilations")?;
+        let pads = as_2d(ctx.a(attrs.ints("pads"))?, 0).unwrap_or_default();
         let auto_pad = ctx.a(attrs.string("auto_pad"))?.unwrap_or_default();
         let padding = resolve_padding(ctx, &auto_pad, &pads, [kh, kw], stride, dilation, [xs[2], xs[3]])?;
         let c = xs[1];
-        let xid = self.in_order(&x, &layout::channels_last(4), &ctx.out_name(0))?;
         let out = ctx.out_name(0);
+        let xid = if one_d {
+            // [N, W, C] → [N, 1, W, C]: NHWC without moving data.
+            let x3 = self.in_order(&x, &layout::channels_last(3), &out)?;
+            let nhwc = vec![xs[0], 1, xs[3], xs[1]];
+            self.emit(
+                ctx,
+                &format!("{out}/as_2d"),
+                Op::Reshape { new_shape: nhwc },
+                vec![Some(x3)],
+                &format!("{out}/as_2d"),
+            )?
+        } else {
+            self.in_order(&x, &layout::channels_last(4), &out)?
+        };
         let bias_id = match &bias {
             Some(b) if b.shape.iter().product::<usize>() == m => {
                 Some(self.const_tensor(ctx, &ctx.a(b.reshaped(vec![m]))?, &format!("{out}/bias"))?)
@@ -127,6 +154,17 @@ impl Builder {
         // OHWI for conv, [1, kh, kw, M] for depthwise.
         let filter = if matches!(op, Op::Conv2d(_)) { w.transpose(&[0, 2, 3, 1]) } else { w.transpose(&[1, 2, 3, 0]) };
         let wid = self.const_tensor(ctx, &ctx.a(filter)?, &format!("{out}/filter"))?;
+        if one_d {
+            let y = self.emit(ctx, ctx.name(), op, vec![Some(xid), Some(wid), bias_id], &format!("{out}/conv2d"))?;
+            // [N, 1, W', M] → [N, W', M]: the ONNX [N, M, W'] channels last.
+            let nwc = match self.shape(y).as_slice() {
+                &[n, _, w, m] => vec![n, w, m],
+                s => return Err(ctx.err(Kind::Malformed, format!("Conv output of shape {s:?}"))),
+            };
+            let id = self.emit(ctx, &format!("{out}/as_1d"), Op::Reshape { new_shape: nwc }, vec![Some(y)], &out)?;
+            self.set(ctx, 0, Value::Act(Act { id, perm: layout::channels_last(3) }));
+            return Ok(());
+        }
         let id = self.emit(ctx, ctx.name(), op, vec![Some(xid), Some(wid), bias_id], &out)?;
         self.set(ctx, 0, Value::Act(Act { id, perm: layout::channels_last(4) }));
         Ok(())
