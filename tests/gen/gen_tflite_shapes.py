@@ -16,6 +16,9 @@ Writes tests/golden/tflite_import/shapes/:
                           tf.lite.Optimize.EXPERIMENTAL_SPARSITY: the converter stores them sparse
                           (sparsity: traversal_order, dim_metadata DENSE / SPARSE_CSR) behind
                           DENSIFY operators; the importer densifies them (its samples in cases.json)
+  sparse_f16.tflite       the sparse_weights Keras model converted with float16 weights as well
+                          (Optimize.DEFAULT, supported_types float16): sparse f16 constants behind
+                          DENSIFY, then DEQUANTIZE to float32 (as MediaPipe's pose detector ships)
   sparse_int8.tflite      an int8 Dense (64 -> 16, 70 % zeros) converted with EXPERIMENTAL_SPARSITY and
                           full-integer quantization: int8 sparse weights behind DENSIFY; its
                           samples are int8 inputs and the interpreter's int8 outputs (BUILTIN_REF:
@@ -110,6 +113,13 @@ def sparse_int8_convert(m):
     return c.convert()
 
 
+def sparse_f16_convert(m):
+    c = tf.lite.TFLiteConverter.from_keras_model(m)
+    c.optimizations = [tf.lite.Optimize.DEFAULT, tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    c.target_spec.supported_types = [tf.float16]
+    return c.convert()
+
+
 def reduce_prod_activation():
     inp = tf.keras.Input((4, 3), name="x", batch_size=1)
     y = tf.keras.layers.Lambda(lambda t: tf.reduce_prod(t, axis=1))(inp)
@@ -123,7 +133,8 @@ def main():
     plain = lambda m: tf.lite.TFLiteConverter.from_keras_model(m).convert()  # noqa: E731
     for name, build, convert in [("flatten_dynamic", flatten_dynamic, plain),
                                  ("sparse_weights", sparse_weights, sparse_convert),
-                                 ("sparse_int8", sparse_int8, sparse_int8_convert)]:
+                                 ("sparse_int8", sparse_int8, sparse_int8_convert),
+                                 ("sparse_f16", sparse_weights, sparse_f16_convert)]:
         content = convert(build())
         (OUT / f"{name}.tflite").write_bytes(content)
         it = Interpreter(model_content=content, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)

@@ -84,6 +84,22 @@ fn sparse_weights_behind_densify_are_densified() {
     check_samples(&m, &opt, "optimized");
 }
 
+/// Sparse float16 weights (DENSIFY of an f16 constant, then DEQUANTIZE to f32, as MediaPipe's
+/// pose detector ships them): densified and widened at import, exactly (f16 → f32 is exact).
+#[test]
+fn sparse_f16_weights_behind_densify_and_dequantize_are_densified() {
+    let m = models().into_iter().find(|m| m.name == "sparse_f16").unwrap();
+    assert!(m.ops.iter().any(|o| o == "DENSIFY") && m.ops.iter().any(|o| o == "DEQUANTIZE"), "{:?}", m.ops);
+    let bytes = std::fs::read(dir().join(&m.file)).unwrap();
+    let g = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("import: {e}"));
+    let mut opt = g.clone();
+    microquant::passes::optimize(&mut opt).unwrap();
+    let kinds: Vec<&str> = opt.nodes.iter().map(|n| n.op.name()).collect();
+    assert_eq!(kinds, ["Conv2d", "Reshape", "FullyConnected"]);
+    check_samples(&m, &g, "imported");
+    check_samples(&m, &opt, "optimized");
+}
+
 #[test]
 fn int8_sparse_weights_run_bit_exact_with_the_interpreter() {
     use microquant::compile::{CompileOptions, compile};

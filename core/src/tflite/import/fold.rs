@@ -59,6 +59,10 @@ impl Folded {
             (DType::I16, Some(v), _) => Some(ConstData::I16(v.iter().map(|&x| x as i16).collect())),
             (DType::F32, _, Some(v)) => Some(ConstData::F32(v.clone())),
             (DType::F32, Some(v), None) => Some(ConstData::F32(v.iter().map(|&x| x as f32).collect())),
+            // float16 constants (a DENSIFY of sparse f16 weights): exact, the values came from f16.
+            (DType::F16, _, Some(v)) => {
+                Some(ConstData::F16(v.iter().map(|&x| crate::quant::minifloat::f32_to_f16_bits(x)).collect()))
+            }
             _ => None,
         }
     }
@@ -276,6 +280,12 @@ impl Importer<'_> {
                 Some(v) => Folded::ints(dense.shape, v),
                 None => match data {
                     ConstData::F32(v) => Folded { shape: dense.shape, ints: None, floats: Some(v) },
+                    // float16 weights (DENSIFY → DEQUANTIZE): their exact f32 values.
+                    ConstData::F16(h) => Folded {
+                        shape: dense.shape,
+                        ints: None,
+                        floats: Some(h.iter().map(|&v| crate::float::f16_to_f32(v)).collect()),
+                    },
                     other => {
                         return Err(err(Kind::UnsupportedDType, format!("a sparse constant of {:?}", other.dtype())));
                     }
