@@ -124,6 +124,8 @@ def main(out, inputs):
         ("resnet18", lambda: tv.resnet18(weights=None), 224),
         ("squeezenet1_1", lambda: tv.squeezenet1_1(weights=None), 224),
         ("efficientnet_b0", lambda: tv.efficientnet_b0(weights=None), 224),
+        ("shufflenet_v2_x0_5", lambda: tv.shufflenet_v2_x0_5(weights=None), 224),
+        ("mnasnet0_5", lambda: tv.mnasnet0_5(weights=None), 224),
         ("vit_small", lambda: SmallViT(), 224),
     ]
     only = set(sys.argv[3:])
