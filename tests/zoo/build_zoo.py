@@ -4,7 +4,8 @@ inputs, then every model as <out>/<name>/model.{onnx,tflite} + calib.npy + eval.
   .venv-torch  (tests/zoo/requirements-torch.txt)   zoo_torch.py: torchvision / ViT / GRU / transformer
   .venv-zoo    (tests/zoo/requirements-zoo.txt, + requirements-zoo-models.txt with --no-deps)
                zoo_inputs.py (photos, digits, waveform), zoo_wheels.py (PP-OCR, Silero VAD, MediaPipe)
-  .venv        (the repository's oracle venv: tensorflow_cpu 2.21.0) zoo_keras.py: Keras applications
+  .venv        (the repository's oracle venv, tests/gen/requirements.txt: tensorflow_cpu 2.21.0; made
+               here only if absent) zoo_keras.py: Keras applications; also bench_zoo.py's venv
 
 The venvs live at the repository root (git-ignored). A venv is (re)installed only when its
 requirement files changed (their hash is kept in the venv); a model is rebuilt only when its
@@ -64,6 +65,20 @@ def ensure_venv(name):
     return py
 
 
+def ensure_oracle_venv():
+    """The repository's oracle venv (.venv, tests/gen/requirements.txt: tensorflow_cpu, ai-edge-litert,
+    onnxruntime, tf2onnx): used as it is when present, created from those pins when not."""
+    py = ROOT / ".venv" / "bin" / "python"
+    if py.exists():
+        return py
+    log("installing .venv (tests/gen/requirements.txt, + tf2onnx 1.17.0 with --no-deps)")
+    subprocess.run([sys.executable, "-m", "venv", str(ROOT / ".venv")], check=True)
+    pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run(pip + ["-r", str(ROOT / "tests" / "gen" / "requirements.txt")], check=True)
+    subprocess.run(pip + ["--no-deps", "tf2onnx==1.17.0"], check=True)
+    return py
+
+
 def missing(out, names, only):
     return [n for n in names if (not only or n in only) and not (out / n / "meta.json").exists()]
 
@@ -79,7 +94,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "target" / "zoo"))
     ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--venvs-only", action="store_true", help="only create the venvs")
     a = ap.parse_args()
+    if a.venvs_only:
+        ensure_venv(".venv-zoo"), ensure_venv(".venv-torch"), ensure_oracle_venv()
+        return
     out = pathlib.Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     only = set(a.only)
@@ -93,12 +112,7 @@ def main():
         ok &= run(zoo_py, "zoo_wheels.py", out, inputs, *todo)
     todo = missing(out, KERAS_MODELS, only)
     if todo:
-        tf_py = ROOT / ".venv" / "bin" / "python"
-        if tf_py.exists():
-            ok &= run(tf_py, "zoo_keras.py", out, inputs, *todo)
-        else:
-            log("no .venv (scripts/setup.sh makes it): Keras models skipped")
-            ok = False
+        ok &= run(ensure_oracle_venv(), "zoo_keras.py", out, inputs, *todo)
     todo = missing(out, TORCH_MODELS, only)
     if todo:
         ok &= run(ensure_venv(".venv-torch"), "zoo_torch.py", out, inputs, *todo)
