@@ -11,7 +11,9 @@
 # CI does not run this (it downloads about 4 GB of wheels the first time); CI keeps the small
 # per-op cases.
 #
-# Usage: scripts/bench-zoo.sh [--only NAME ...]
+# Usage: scripts/bench-zoo.sh [--only NAME ... | --section-only]
+#   --only: benchmark these models, update their rows of target/zoo-bench/zoo.json, print the table;
+#   --section-only: rewrite the BENCHMARKS.md section from target/zoo-bench/zoo.md as it is.
 # Environment: MQ_BENCH_OUT (default BENCHMARKS.md), MQ_ZOO_DIR (default target/zoo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,9 +22,12 @@ OUT="${MQ_BENCH_OUT:-BENCHMARKS.md}"
 ZOO="${MQ_ZOO_DIR:-$ROOT/target/zoo}"
 WORK="$ROOT/target/zoo-bench"
 ONLY=()
+SECTION_ONLY=0
 if [ "${1:-}" = "--only" ]; then shift; ONLY=(--only "$@"); fi
+if [ "${1:-}" = "--section-only" ]; then SECTION_ONLY=1; fi
 log() { printf '[bench-zoo] %s\n' "$*" >&2; }
 t0=$(date +%s)
+if [ $SECTION_ONLY = 0 ]; then
 
 log "building the zoo in $ZOO"
 python3 tests/zoo/build_zoo.py --out "$ZOO" "${ONLY[@]}" || log "some models failed to build (see above); benchmarking the others"
@@ -34,6 +39,7 @@ log "benchmarking"
   --md "$WORK/zoo.md" --json "$WORK/zoo.json" "${ONLY[@]}" > "$WORK/bench.out"
 log "done in $(( $(date +%s) - t0 )) s"
 [ ${#ONLY[@]} -eq 0 ] || { cat "$WORK/zoo.md"; exit 0; }  # a partial run does not rewrite BENCHMARKS.md
+fi
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -39,6 +39,12 @@ def sqnr(ref, x):
     return float("inf") if noise == 0 else float(10 * np.log10(np.sum(ref ** 2) / noise))
 
 
+def median_sqnr(ref, x):
+    """The median over samples of each sample's SQNR: one sample far outside the calibration range
+    (a random-weight network's logits on an unusual picture) dominates the pooled figure."""
+    return float(np.median([sqnr(r, y) for r, y in zip(ref, np.asarray(x).reshape(len(ref), -1))]))
+
+
 def top1(ref, x):
     n = len(ref)
     return float(np.mean(ref.reshape(n, -1).argmax(1) == np.asarray(x).reshape(n, -1).argmax(1)))
@@ -184,6 +190,7 @@ def bench(d, clip, work, log):
             yq = np.load(w / "mq_out.npy").reshape(len(evals), -1).astype(np.float32)
             y = (yq - q["zero_point"]) * q["scale"]
             row["mq_sqnr"] = sqnr(ref, y)
+            row["mq_sqnr_median"] = median_sqnr(ref, y)
             if classifier:
                 row["mq_top1"] = top1(ref, y)
             row["run"] = "ok"
@@ -213,6 +220,7 @@ def bench(d, clip, work, log):
         row["ort_quantize_nodes"] = sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(w / "ort_qdq.onnx")).graph.node)
         yo = ort_run(w / "ort_qdq.onnx", evals, extra)
         row["ort_sqnr"] = sqnr(ref, yo)
+        row["ort_sqnr_median"] = median_sqnr(ref, yo)
         if classifier:
             row["ort_top1"] = top1(ref, yo)
     except Exception as e:
@@ -223,6 +231,7 @@ def bench(d, clip, work, log):
         try:
             yt = tflite_run(d / "model_tflite_int8.tflite", evals)
             row["tflite_sqnr"] = sqnr(ref, yt)
+            row["tflite_sqnr_median"] = median_sqnr(ref, yt)
             if classifier:
                 row["tflite_top1"] = top1(ref, yt)
         except Exception as e:
@@ -237,6 +246,12 @@ def f1(v, fmt="{:.1f}"):
 def markdown(rows):
     head = ("| model | format | import + quantize | run | SQNR microquant (dB) | SQNR ORT (dB) | Δ (dB) | top-1 mq / ORT "
             "| QDQ export vs .mq: within 1 step, max | time mq / ORT (s) |")
+
+    def sq(r, k):
+        if k not in r:
+            return "–"
+        return f"{r[k]:.1f}" + (f" (med {r[k + '_median']:.1f})" if k + "_median" in r else "")
+
     out = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
     for r in rows:
         d = r["mq_sqnr"] - r["ort_sqnr"] if "mq_sqnr" in r and "ort_sqnr" in r else None
@@ -244,19 +259,30 @@ def markdown(rows):
         if "mq_top1" in r or "ort_top1" in r:
             t1 = f"{f1(r.get('mq_top1'), '{:.2f}')} / {f1(r.get('ort_top1'), '{:.2f}')}"
         qdq = (f"{100 * r['qdq_within1']:.2f} %, {r['qdq_maxdiff']}" if "qdq_within1" in r
-               else ("error" if "qdq_error" in r else "–"))
-        ort = f1(r.get("ort_sqnr")) + (" (tf2onnx)" if r.get("ort_on") and "ort_sqnr" in r else "")
+               else ("no QDQ form (error below)" if "qdq_error" in r else "–"))
+        ort = sq(r, "ort_sqnr") + (" (tf2onnx)" if r.get("ort_on") and "ort_sqnr" in r else "")
         if "ort_error" in r:
             ort = "error"
         elif r.get("ort_quantize_nodes") == 0:
             ort = "not quantized"
             d = None
         if "tflite_sqnr" in r:
-            ort += f"; TFLite int8 {r['tflite_sqnr']:.1f}"
+            ort += f"; TFLite int8 {sq(r, 'tflite_sqnr')}"
             t1 += f"; TFLite {f1(r.get('tflite_top1'), '{:.2f}')}"
         out.append(f"| {r['model']} | {r['format']} | {r.get('import', 'error')} | {r.get('run', '–')} "
-                   f"| {f1(r.get('mq_sqnr'))} | {ort} | {f1(d, '{:+.1f}')} | {t1} | {qdq} "
+                   f"| {sq(r, 'mq_sqnr')} | {ort} | {f1(d, '{:+.1f}')} | {t1} | {qdq} "
                    f"| {f1(r.get('mq_time_s'))} / {f1(r.get('ort_time_s'))} |")
+    notes = []
+    for r in rows:
+        for key, what in (("error", "benchmark"), ("mq_error", "microquant"), ("qdq_error", "microquant --qdq"),
+                          ("ort_error", "ONNX Runtime quantize_static"), ("tflite_error", "TFLite int8")):
+            if key in r:
+                notes.append(f"- **{r['model']}**, {what}: `{r[key]}`")
+        if r.get("ort_quantize_nodes") == 0:
+            notes.append(f"- **{r['model']}**, ONNX Runtime quantize_static: the model came back without a "
+                         f"QuantizeLinear (nothing quantized), so its SQNR is not a quantization figure")
+    if notes:
+        out += ["", "Errors, as the tools printed them:", ""] + notes
     return "\n".join(out)
 
 
