@@ -51,9 +51,13 @@ trap 'rm -rf "$TMP"' EXIT
   echo "\`tests/zoo/README.md\`). Each model: microquant \`quantize\` with default options on <= 32 calibration samples, the"
   echo "\`.mq\` run by \`microquant run\` on 16 evaluation samples it never saw; ONNX Runtime 1.32.0 \`quantize_static\`"
   echo "(QDQ, per-channel, MinMax, int8, the same samples; a TFLite model through tf2onnx 1.17.0). SQNR and top-1"
-  echo "agreement are against the float model's first output (ONNX Runtime / the TFLite interpreter). QDQ column: ONNX"
-  echo "Runtime running microquant's \`--qdq\` export against the \`.mq\` (share of output elements within one int8 step,"
-  echo "largest difference in steps). Times are wall-clock of the whole quantization, one thread for ONNX Runtime."
+  echo "agreement are against the float model's first output (ONNX Runtime / the TFLite interpreter): SQNR over all"
+  echo "evaluation outputs, and in brackets the median of the per-sample SQNRs (one outlier sample can sink the pooled"
+  echo "figure, see below); Δ = microquant − ONNX Runtime, pooled. QDQ column: ONNX Runtime running microquant's"
+  echo "\`--qdq\` export against the \`.mq\` (share of output elements within one int8 step, largest difference in"
+  echo "steps). Times are wall-clock: microquant's \`quantize\` (calibration, bias correction, writing the \`.mq\` and the"
+  echo "QDQ export; release build) and ONNX Runtime's \`quantize_static\` (calibration and writing; one thread), on a"
+  echo "2-core machine shared with other builds. Raw figures: \`target/zoo-bench/zoo.json\`."
   echo
   cat "$WORK/zoo.md"
   if [ -f tests/zoo/FAILURES.md ]; then echo; cat tests/zoo/FAILURES.md; fi

@@ -84,11 +84,13 @@ def ort_run(path, x, extra):
 
 def tflite_run(path, x):
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    # Without the XNNPACK delegate: it fails to prepare some graphs (MobileNetV3's) that the
-    # builtin kernels run.
-    it = Interpreter(str(path), num_threads=1,
-                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    it.allocate_tensors()
+    try:  # the default resolver also has MediaPipe's Convolution2DTransposeBias
+        it = Interpreter(str(path), num_threads=1)
+        it.allocate_tensors()
+    except RuntimeError:  # the XNNPACK delegate fails to prepare some graphs the builtin kernels run
+        it = Interpreter(str(path), num_threads=1,
+                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        it.allocate_tensors()
     i, o = it.get_input_details()[0], it.get_output_details()[0]
     ys = []
     for s in x:
@@ -119,7 +121,7 @@ def cli(args, log):
 
 
 def short(e):
-    s = str(e).strip().replace("\n", " ")
+    s = str(e).strip().replace("\n", " ").replace(str(pathlib.Path.cwd()) + "/", "")
     return s if len(s) < 400 else s[:400] + "..."
 
 
