@@ -33,7 +33,8 @@ def main(out, inputs, only):
     apps = tf.keras.applications
     models = {
         # MobileNetV2 expects [-1, 1] (its preprocess_input); MobileNetV3 rescales 0-255 itself.
-        "keras_mobilenet_v2": (lambda: apps.MobileNetV2(input_shape=(224, 224, 3), weights=None, classifier_activation=None),
+        "keras_mobilenet_v2": (lambda: apps.MobileNetV2(input_shape=(224, 224, 3), weights=None,
+                                                        classifier_activation=None),
                                lambda x: x / 127.5 - 1.0, "[-1, 1]"),
         "keras_mobilenet_v3_small": (lambda: apps.MobileNetV3Small(input_shape=(224, 224, 3), weights=None,
                                                                          classifier_activation=None),
