@@ -28,12 +28,15 @@ def images(rgb, size):
 
 
 def set_batchnorm(model, x):
-    """BatchNorm running statistics = the exact mean/var over the photos (momentum None)."""
+    """BatchNorm running statistics = the exact mean/var over the photos (momentum None). Only the
+    BatchNorm layers are in train mode: dropout and stochastic depth (EfficientNet's) must not
+    drop blocks while the statistics are taken, or the statistics do not fit the eval model."""
+    model.eval()
     for m in model.modules():
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
             m.reset_running_stats()
             m.momentum = None
-    model.train()
+            m.train()
     with torch.no_grad():
         for i in range(0, len(x), 8):
             model(torch.from_numpy(x[i:i + 8]))
@@ -124,6 +127,8 @@ def main(out, inputs):
         ("resnet18", lambda: tv.resnet18(weights=None), 224),
         ("squeezenet1_1", lambda: tv.squeezenet1_1(weights=None), 224),
         ("efficientnet_b0", lambda: tv.efficientnet_b0(weights=None), 224),
+        ("shufflenet_v2_x0_5", lambda: tv.shufflenet_v2_x0_5(weights=None), 224),
+        ("mnasnet0_5", lambda: tv.mnasnet0_5(weights=None), 224),
         ("vit_small", lambda: SmallViT(), 224),
     ]
     only = set(sys.argv[3:])
