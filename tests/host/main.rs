@@ -23,6 +23,7 @@ mod kernels_recurrent;
 mod kernels_shape;
 mod kernels_softmax;
 mod kernels_spatial;
+mod kernels_transpose_conv;
 mod layer_debug;
 mod layer_norm;
 mod lstm_interp;
