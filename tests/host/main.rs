@@ -49,4 +49,5 @@ mod spatial_models;
 mod support_matrix;
 mod tflite_import;
 mod tflite_shapes;
+mod transpose_conv;
 mod unary_lut;

@@ -570,5 +570,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::ReduceMax { .. }
             | Op::Lstm(_)
             | Op::Gru(_)
+            | Op::TransposeConv2d(_)
     )
 }
