@@ -182,3 +182,41 @@ fn onnx_conv_transpose_limits_are_errors_naming_the_node() {
         assert!(s.contains("deconv") && s.contains(want), "{file}: {s}");
     }
 }
+
+/// The whole model in 16x8 (int16 activations, int8 weights, int64 bias): the interpreter runs
+/// TRANSPOSE_CONV with its i64 accumulators; the int8 weights bound the SQNR (above 40 dB).
+#[test]
+fn transpose_conv_models_quantize_16x8_and_run_close_to_their_reference() {
+    use microquant::ptq::{ActivationType, QuantizeOptions};
+    for c in cases() {
+        let l = load(&c);
+        let x = l.to_graph(&c.input.f32());
+        let options = PtqOptions {
+            quantize: QuantizeOptions { activations: ActivationType::Int16, ..Default::default() },
+            ..Default::default()
+        };
+        let out = convert(&l.graph, &[vec![x.clone()]], None, &options, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let bytes = AlignedBytes::new(&out.compiled.bytes);
+        let mut arena = vec![0u8; out.compiled.arena_len + 16];
+        let mut it = Interpreter::new(&bytes, &mut arena).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let (is, os) = match (it.input_info(0).unwrap().quant, it.output_info(0).unwrap().quant) {
+            (Quant::PerTensor { scale: a, zero_point: 0 }, Quant::PerTensor { scale: s, zero_point: 0 }) => (a, s),
+            _ => panic!("{}: int16 input and output expected", c.name),
+        };
+        for (d, &v) in it.input_bytes(0).unwrap().chunks_exact_mut(2).zip(&x) {
+            let q = ((v / is).round_ties_even() as i32).clamp(-32768, 32767) as i16;
+            d.copy_from_slice(&q.to_le_bytes());
+        }
+        it.invoke().unwrap();
+        let y: Vec<f32> = it
+            .output_bytes(0)
+            .unwrap()
+            .chunks_exact(2)
+            .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) * os)
+            .collect();
+        let db = sqnr(&c.expected.f32(), &l.to_model(&y));
+        println!("{}: 16x8 vs reference float: SQNR {db:.1} dB", c.name);
+        assert!(db > 40.0, "{}: SQNR {db:.1} dB", c.name);
+    }
+}
