@@ -220,3 +220,30 @@ fn transpose_conv_models_quantize_16x8_and_run_close_to_their_reference() {
         assert!(db > 40.0, "{}: SQNR {db:.1} dB", c.name);
     }
 }
+
+/// The int8 and 16x8 TRANSPOSE_CONV models of the kernel goldens (`tests/golden/transpose_conv_models/`,
+/// written with `tests/golden/kernels/transpose_conv*.json` by `gen_transpose_conv.py`): imported,
+/// compiled to `.mq` and run by the interpreter, bit-exact with TFLite Micro on the same file.
+#[test]
+fn quantized_tflite_transpose_conv_models_run_bit_exact_with_tflite_micro() {
+    use base64::Engine;
+    use microquant::compile::{CompileOptions, compile};
+    use microquant_tests::kernels::{transpose_conv_16x8_cases, transpose_conv_cases};
+    let raw = |t: &Tensor| base64::engine::general_purpose::STANDARD.decode(&t.b64).unwrap();
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/transpose_conv_models");
+    let mut run = 0;
+    for c in transpose_conv_cases().into_iter().chain(transpose_conv_16x8_cases()) {
+        let Ok(bytes) = std::fs::read(models.join(format!("{}.tflite", c.name))) else { continue };
+        let g = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        assert_eq!(transpose_convs(&g), 1, "{}", c.name);
+        let compiled = compile(&g, &CompileOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let bytes = AlignedBytes::new(&compiled.bytes);
+        let mut arena = vec![0u8; compiled.arena_len + 16];
+        let mut it = Interpreter::new(&bytes, &mut arena).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        it.input_bytes(0).unwrap().copy_from_slice(&raw(&c.input));
+        it.invoke().unwrap();
+        assert_eq!(it.output_bytes(0).unwrap(), &raw(&c.expected_tflm)[..], "{}: .mq vs TFLite Micro", c.name);
+        run += 1;
+    }
+    assert_eq!(run, 55, "models found");
+}

@@ -14,12 +14,18 @@ the natural ``(in - 1) * stride + k`` for VALID / ``in * stride`` for SAME, plus
 of up to ``stride - 1`` for VALID (TensorFlow's ``output_padding``) or minus up to ``stride - 1``
 for SAME (an odd size upsampled): the TFLite interpreter checks that the convolution of the output
 size gives back the input size.
-Run by gen_all.py.
+Run by gen_all.py; the models of some cases are also written to tests/golden/transpose_conv_models/
+(``SAVED``) for the importer's end-to-end test.
 """
 import numpy as np
 
-from common import (ACTIVATIONS, BO, OPT, PADDINGS, REGIMES, S, Family, ModelBuilder, bias_scales, case_rng,
-                    f32, f32s, linear_quant, tensor_json, uniform_int, zero_points)
+from common import (ACTIVATIONS, BO, GOLDEN, OPT, PADDINGS, REGIMES, S, Family, ModelBuilder, bias_scales,
+                    case_rng, f32, f32s, linear_quant, tensor_json, uniform_int, zero_points)
+
+# Some cases' .tflite models, for the importer's end-to-end test (tests/host/transpose_conv.rs:
+# import, compile, invoke == expected_tflm): the cases whose name has one of these parts.
+MODELS = GOLDEN.parent / "transpose_conv_models"
+SAVED = ("tconv_s_", "tconv_real", "_b2_", "_nobias", "tconv16q_", "tconv16_real", "_pt")
 
 ACTS = list(ACTIVATIONS)
 
@@ -73,7 +79,11 @@ def tconv_case(fam, name, in_shape, out_c, kernel, stride, padding, activation, 
         "output_shape": [int(v) for v in out_shape],
         "padding": padding, "stride_h": sh, "stride_w": sw, "activation": activation,
     }
-    return fam.run(name, model, [x], fields)
+    kept = fam.run(name, model, [x], fields)
+    if kept and any(part in name for part in SAVED):
+        MODELS.mkdir(parents=True, exist_ok=True)
+        (MODELS / f"{name}.tflite").write_bytes(model)
+    return kept
 
 
 def tconv_name(prefix, in_shape, out_c, kernel, stride, padding, act, izp, ozp, regime, pc=True, with_bias=True,
