@@ -247,3 +247,57 @@ fn quantized_tflite_transpose_conv_models_run_bit_exact_with_tflite_micro() {
     }
     assert_eq!(run, 55, "models found");
 }
+
+/// A one-op `.mq` TRANSPOSE_CONV: input `[1, 2, 2, 1]`, a 2x2 filter of ones, stride 2, output
+/// `[1, 4, 4, 1]` (each input value copied to its 2x2 block), multiplier 1.0; `words` and the
+/// scratch length as given.
+fn tconv_mq(words: [u32; 10], scratch_len: u32) -> Vec<u8> {
+    use microquant::model::{ElementType, ModelBuilder, OpKind, OpSpec, TensorSpec};
+    let mut b = ModelBuilder::new();
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I8, &[1, 2, 2, 1]).per_tensor(0.5, 0));
+    let w = b.add_tensor(TensorSpec::const_i8("w", &[1, 2, 2, 1], &[1; 4]).per_channel(vec![1.0], vec![0], 0));
+    let m = b.add_tensor(TensorSpec::const_i32("m", &[1], &[1 << 30]));
+    let s = b.add_tensor(TensorSpec::const_i32("s", &[1], &[1]));
+    let y = b.add_tensor(TensorSpec::activation("y", ElementType::I8, &[1, 4, 4, 1]).per_tensor(0.5, 0));
+    b.add_op(OpSpec {
+        kind: OpKind::TransposeConv,
+        name: "deconv".into(),
+        inputs: vec![Some(x), Some(w), None, Some(m), Some(s)],
+        outputs: vec![y],
+        params: words.to_vec(),
+        in_place: false,
+        scratch_len,
+    });
+    b.set_io(&[x], &[y]);
+    b.set_arena_offsets(&[(x, 0), (y, 16)], 112);
+    b.set_scratch_offset(0, 32);
+    b.finish().unwrap()
+}
+
+/// The interpreter checks a TRANSPOSE_CONV at load (scratch, words against the tensors) and runs
+/// a good one.
+#[test]
+fn mq_transpose_conv_is_checked_at_load_and_runs() {
+    let act = [(-128i32) as u32, 127];
+    let good = [2, 2, 0, 0, 4, 4, 0, 0, act[0], act[1]];
+    let bytes = AlignedBytes::new(&tconv_mq(good, 4 * 16 + 3));
+    let mut arena = vec![0u8; 128];
+    let mut it = Interpreter::new(&bytes, &mut arena).unwrap();
+    it.input_i8(0).unwrap().copy_from_slice(&[1, 2, 3, 4]);
+    it.invoke().unwrap();
+    let want = [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4];
+    assert_eq!(it.output_i8(0).unwrap(), &want);
+
+    let bad = |words: [u32; 10], scratch: u32, why: &str| {
+        let bytes = AlignedBytes::new(&tconv_mq(words, scratch));
+        let mut arena = vec![0u8; 128];
+        match Interpreter::new(&bytes, &mut arena) {
+            Err(microquant::Error::BadOp { index: 0, reason }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("{why}: expected BadOp, got {:?}", other.err()),
+        }
+    };
+    bad(good, 4 * 16 + 2, "scratch");
+    bad([2, 2, 0, 0, 4, 5, 0, 0, act[0], act[1]], 67, "output shape");
+    bad([0, 2, 0, 0, 4, 4, 0, 0, act[0], act[1]], 67, "strides");
+    bad([2, 2, 0, 0, 4, 4, 0, 0, 1, 0], 67, "clamp");
+}
