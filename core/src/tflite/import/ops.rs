@@ -443,9 +443,9 @@ impl<'a> Importer<'a> {
 
     /// MediaPipe's `Convolution2DTransposeBias`: `[input, weights OHWI, bias]`, options in the
     /// custom options as TFLite's `TfLiteTransposeConvParams` (int32 padding: 1 SAME, 2 VALID;
-    /// int32 stride_width; int32 stride_height). The output size is MediaPipe's: `stride * (in -
-    /// 1) + k - pad`, where SAME pads `max(0, k - (in - 1) % stride - 1)` in total, half of it
-    /// (rounded down) before.
+    /// int32 stride_width; int32 stride_height). The output size is MediaPipe's:
+    /// `stride * (in - 1) + k - pad`, where SAME pads `max(0, k - (in - 1) % stride - 1)` in
+    /// total, half of it (rounded down) before.
     fn mediapipe_transpose_conv(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
         let bytes = raw.op.custom_options().fb()?.unwrap_or(&[]);
         let word = |k: usize| -> Result<i32, ConvertError> {
