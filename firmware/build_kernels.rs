@@ -16,6 +16,7 @@ use microquant_tests::oracle::recurrent::LstmCase;
 use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use microquant_tests::oracle::softmax::SoftmaxCase;
 use microquant_tests::oracle::spatial::{ReduceCase, ResizeCase};
+use microquant_tests::oracle::transpose_conv::TransposeConvCase;
 use microquant_tests::oracle::{Activation, Bias, Expected, File, Padding, Values};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -606,6 +607,46 @@ pub fn write(board: &str, path: &Path) {
     };
     g.file(("lstm", "LstmCase"), golden::lstm(), other, lstm_need, |c| &c.expected, lstm_lit);
     g.file(("lstm_16x8", "LstmCase"), golden::lstm_16x8(), other, lstm_need, |c| &c.expected, lstm_lit);
+
+    // TRANSPOSE_CONV: an i32 (16x8: i64) accumulator per output element in the scratch.
+    g.src.push_str("use microquant_tests::oracle::transpose_conv::TransposeConvCase;\n");
+    let tconv_need = |c: &TransposeConvCase| {
+        let o = out_need(&c.expected);
+        let wide = matches!(c.input, Values::I16(_));
+        let n = c.expected.len();
+        Need {
+            bytes: c.input.len() * if wide { 2 } else { 1 } + c.filter.len() + o.bytes,
+            scratch: if wide { 8 * n + 7 } else { 4 * n + 3 },
+            channels: c.filter_shape[0],
+            ..o
+        }
+    };
+    let tconv_lit = |c: &TransposeConvCase| {
+        format!(
+            "TransposeConvCase {{ name: {:?}, input: {}, input_shape: &{:?}, input_scale: {}, input_zero_point: {}, \
+             filter: {}, filter_shape: &{:?}, filter_scales: {}, bias: {}, output_scale: {}, output_zero_point: {}, \
+             output_shape: &{:?}, padding: {}, stride: {:?}, activation: {}, expected: {} }}",
+            c.name,
+            values(&c.input),
+            c.input_shape,
+            f(c.input_scale),
+            c.input_zero_point,
+            i8s(c.filter),
+            c.filter_shape,
+            f32s(c.filter_scales),
+            bias(&c.bias),
+            f(c.output_scale),
+            c.output_zero_point,
+            c.output_shape,
+            pad(c.padding),
+            c.stride,
+            act(c.activation),
+            expected(&c.expected)
+        )
+    };
+    let (tc, tc16) = (golden::transpose_conv(), golden::transpose_conv_16x8());
+    g.file(("transpose_conv", "TransposeConvCase"), tc, other, tconv_need, |c| &c.expected, tconv_lit);
+    g.file(("transpose_conv_16x8", "TransposeConvCase"), tc16, other, tconv_need, |c| &c.expected, tconv_lit);
 
     let m = g.max;
     writeln!(

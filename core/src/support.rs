@@ -276,6 +276,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::TransposeConv],
+        op: "transposed conv 2-D (scatter into int32 / int64 accumulators)",
+        dtypes: "int8 (per-channel weights), 16x8",
+        reference: "`transpose_conv_s8`, `transpose_conv_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::Quantize],
         op: "quantize (requantize)",
         dtypes: "int8↔int16, int8→int8, int16→int16",

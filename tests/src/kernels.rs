@@ -544,6 +544,43 @@ pub struct LstmCase {
     pub expected_tflite_ref: Tensor,
 }
 
+/// TRANSPOSE_CONV (NHWC input, OHWI filter, the output shape given).
+#[derive(Debug, Clone, Deserialize)]
+pub struct TransposeConvCase {
+    /// Case name.
+    pub name: String,
+    /// Input `[n, h, w, in_c]` (int8, or int16 for 16x8).
+    pub input: Tensor,
+    /// Input scale.
+    pub input_scale: f32,
+    /// Input zero point (0 for 16x8).
+    pub input_zero_point: i32,
+    /// Filter `[out_c, kh, kw, in_c]`, int8, symmetric.
+    pub filter: Tensor,
+    /// Filter scales: `out_c` (per-channel, dimension 0) or one (per-tensor).
+    pub filter_scales: Vec<f32>,
+    /// Bias `[out_c]` (int32; int64 for 16x8), or none.
+    pub bias: Option<Tensor>,
+    /// Output scale.
+    pub output_scale: f32,
+    /// Output zero point.
+    pub output_zero_point: i32,
+    /// The op's `output_shape` input `[n, oh, ow, out_c]`.
+    pub output_shape: Vec<usize>,
+    /// Padding mode.
+    pub padding: Padding,
+    /// Vertical stride.
+    pub stride_h: usize,
+    /// Horizontal stride.
+    pub stride_w: usize,
+    /// Fused activation.
+    pub activation: Activation,
+    /// TFLite Micro's output `[n, oh, ow, out_c]`.
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output.
+    pub expected_tflite_ref: Tensor,
+}
+
 kernel_case!(
     ResizeCase,
     MovementCase,
@@ -561,6 +598,7 @@ kernel_case!(
     MeanCase,
     ReshapeCase,
     TransposeCase,
+    TransposeConvCase,
 );
 
 /// Parses one embedded kernel golden file.
@@ -663,4 +701,12 @@ golden_file!(
     (REDUCE_MAX_JSON, reduce_max_file, reduce_max_cases, MeanCase, "reduce_max.json"),
     (LSTM_JSON, lstm_file, lstm_cases, LstmCase, "lstm.json"),
     (LSTM_16X8_JSON, lstm_16x8_file, lstm_16x8_cases, LstmCase, "lstm_16x8.json"),
+    (TRANSPOSE_CONV_JSON, transpose_conv_file, transpose_conv_cases, TransposeConvCase, "transpose_conv.json"),
+    (
+        TRANSPOSE_CONV_16X8_JSON,
+        transpose_conv_16x8_file,
+        transpose_conv_16x8_cases,
+        TransposeConvCase,
+        "transpose_conv_16x8.json"
+    ),
 );

@@ -29,6 +29,9 @@ use crate::kernels::squared_difference::SquaredDifferenceParams;
 use crate::kernels::sub::SubParams;
 use crate::kernels::tanh::TanhParams;
 use crate::kernels::tensor::PerTensorQuant;
+use crate::kernels::transpose_conv::{
+    TransposeConvParams, transpose_conv_s8_scratch_len, transpose_conv_s16_scratch_len,
+};
 use crate::kernels::unary_lut::table_s8;
 use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::words::*;
@@ -316,6 +319,52 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 };
                 spec.scratch_len = if int8 { conv_s8_scratch_len(&p) as u32 } else { 0 };
             }
+            let bias = match node.input(2) {
+                Some(bid) => Some(l.model_tensor(c, b, bid)?),
+                None => None,
+            };
+            let xi = l.model_tensor(c, b, xid)?;
+            let wi = l.model_tensor(c, b, wid)?;
+            let mi = Lowering::const_i32(b, format!("{name}/multiplier"), &m);
+            let si = Lowering::const_i32(b, format!("{name}/shift"), &s);
+            spec.inputs = vec![Some(xi), Some(wi), bias, Some(mi), Some(si)];
+        }
+        Op::TransposeConv2d(a) => {
+            let (xid, x) = l.input(c, 0)?;
+            let (wid, w) = l.input(c, 1)?;
+            let xq = l.q(c, x)?;
+            let yq = l.q(c, y)?;
+            let (in_d, out_d, wd) = (dims4(c, x)?, dims4(c, y)?, dims4(c, w)?);
+            let scales = l.weight_scales(c, w, 0)?;
+            let (mut m, mut s) = (vec![0i32; out_d.c], vec![0i32; out_d.c]);
+            per_channel_multipliers(xq.scale, &scales, yq.scale, &mut m, &mut s).map_err(|e| c.kernel(e))?;
+            let activation = l.activation_range(c, a.activation, y)?;
+            let p = TransposeConvParams {
+                input: in_d,
+                filter: wd,
+                output: out_d,
+                stride: Hw::new(a.stride_h, a.stride_w),
+                padding: Hw::new(a.pad_top, a.pad_left),
+                input_offset: -xq.zero_point,
+                output_offset: yq.zero_point,
+                activation,
+                rounding,
+            };
+            let int8 = x.dtype == graph::DType::I8;
+            let scratch = if int8 { transpose_conv_s8_scratch_len(&p) } else { transpose_conv_s16_scratch_len(&p) };
+            spec.scratch_len = u32::try_from(scratch)
+                .map_err(|_| c.err(K::Unsupported, "transpose conv accumulators above 4 GiB".to_string()))?;
+            spec.kind = OpKind::TransposeConv;
+            spec.params = TransposeConvWords {
+                stride: [a.stride_h as u32, a.stride_w as u32],
+                padding: [a.pad_top as u32, a.pad_left as u32],
+                output: [out_d.h as u32, out_d.w as u32],
+                input_offset: -xq.zero_point,
+                output_offset: yq.zero_point,
+                activation: [activation.min, activation.max],
+            }
+            .to_words()
+            .to_vec();
             let bias = match node.input(2) {
                 Some(bid) => Some(l.model_tensor(c, b, bid)?),
                 None => None,

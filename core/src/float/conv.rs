@@ -202,6 +202,80 @@ pub(crate) fn depthwise_conv2d_f32(
     Ok(out)
 }
 
+/// Geometry of a transposed convolution.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TransposeConvGeometry {
+    /// Input `[n, h, w, c]`.
+    pub input: [usize; 4],
+    /// Kernel height and width.
+    pub kernel: [usize; 2],
+    /// Strides (h, w).
+    pub stride: [usize; 2],
+    /// Rows and columns dropped at the top and left of the full output.
+    pub pad: [usize; 2],
+    /// Output height and width.
+    pub output: [usize; 2],
+}
+
+/// Transposed 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`; every
+/// output is the f64 sum of the products that land on it, plus the bias, rounded once.
+pub(crate) fn transpose_conv2d_f32(
+    x: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &TransposeConvGeometry,
+    out_channels: usize,
+    activation: FusedActivation,
+) -> Result<Vec<f32>, KernelError> {
+    let [n, h, w, ic] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let [oh, ow] = geo.output;
+    let oc = out_channels;
+    if x.len() != n * h * w * ic || filter.len() != oc * kh * kw * ic || bias.is_some_and(|b| b.len() != oc) {
+        return Err(KernelError("transpose conv tensor sizes do not match the shapes"));
+    }
+    if geo.stride.contains(&0) {
+        return Err(KernelError("transpose conv strides must be >= 1"));
+    }
+    let len = n.checked_mul(oh).and_then(|v| v.checked_mul(ow)).and_then(|v| v.checked_mul(oc));
+    let len = len.ok_or(KernelError("transpose conv output too large"))?;
+    let mut acc = Vec::new();
+    acc.try_reserve_exact(len).map_err(|_| KernelError("transpose conv output too large"))?;
+    acc.resize(len, 0f64);
+    for b in 0..n {
+        for iy in 0..h {
+            for ix in 0..w {
+                let xs = &x[((b * h + iy) * w + ix) * ic..][..ic];
+                for fy in 0..kh {
+                    let Some(oy) = (iy * geo.stride[0] + fy).checked_sub(geo.pad[0]).filter(|&v| v < oh) else {
+                        continue;
+                    };
+                    for fx in 0..kw {
+                        let Some(ox) = (ix * geo.stride[1] + fx).checked_sub(geo.pad[1]).filter(|&v| v < ow) else {
+                            continue;
+                        };
+                        let a = &mut acc[((b * oh + oy) * ow + ox) * oc..][..oc];
+                        for (o, a) in a.iter_mut().enumerate() {
+                            let row = &filter[((o * kh + fy) * kw + fx) * ic..][..ic];
+                            let mut s = -0.0f64;
+                            for (&v, &f) in xs.iter().zip(row) {
+                                s += f64::from(v) * f64::from(f);
+                            }
+                            *a += s;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(len);
+    for (i, a) in acc.iter().enumerate() {
+        let b = bias.map_or(0.0, |bv| f64::from(bv[i % oc.max(1)]));
+        out.push(clamp_activation((a + b) as f32, activation));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

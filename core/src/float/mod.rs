@@ -168,6 +168,19 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             };
             recurrent::lstm_f32(x.data, xs, l.time_major, l.cell_clip, &operands).map_err(kerr)?
         }
+        Op::TransposeConv2d(c) => {
+            let w = input(1)?;
+            let ws = nhwc(w.shape)?;
+            let geo = conv::TransposeConvGeometry {
+                input: nhwc(x.shape)?,
+                kernel: [ws[1], ws[2]],
+                stride: [c.stride_h, c.stride_w],
+                pad: [c.pad_top, c.pad_left],
+                output: [c.output_h, c.output_w],
+            };
+            conv::transpose_conv2d_f32(x.data, w.data, opt(2).map(|b| b.data), &geo, ws[0], c.activation)
+                .map_err(kerr)?
+        }
         Op::Gru(gru) => {
             let xs: [usize; 3] =
                 x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "gru input must be 3-D"))?;
@@ -557,5 +570,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::ReduceMax { .. }
             | Op::Lstm(_)
             | Op::Gru(_)
+            | Op::TransposeConv2d(_)
     )
 }

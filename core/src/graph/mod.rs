@@ -62,7 +62,7 @@ pub use movement::StridedSlice;
 pub use op::ResizeMethod;
 pub use op::{
     Arity, AxisWindow, Conv2d, DepthwiseConv2d, FullyConnected, FusedActivation, Gru, Lstm, Op, Padding, PaddingValues,
-    Pool2d,
+    Pool2d, TransposeConv2d,
 };
 pub use shape::{broadcast_shapes, num_elements};
 pub use unary::UnaryFn;
@@ -541,6 +541,11 @@ impl Graph {
             (Op::Conv2d(_), Some(&[_, kh, kw, ci])) => (kh as u64).saturating_mul(kw as u64).saturating_mul(ci as u64),
             (Op::DepthwiseConv2d(_), Some(&[_, kh, kw, _])) => (kh as u64).saturating_mul(kw as u64),
             (Op::FullyConnected(_), Some(&[_, inputs])) => inputs as u64,
+            // Each input value meets every tap: about kh * kw * out_c MACs per input value,
+            // counted here per output as kh * kw * in_c / (stride_h * stride_w).
+            (Op::TransposeConv2d(c), Some(&[_, kh, kw, ci])) => {
+                ((kh * kw * ci) / (c.stride_h * c.stride_w).max(1)) as u64
+            }
             _ => 0,
         };
         out.saturating_mul(per_output)

@@ -179,6 +179,28 @@ pub struct Lstm {
     pub cell_scale: Option<f32>,
 }
 
+/// Attributes of [`Op::TransposeConv2d`]: the op scatters every input pixel `(y, x)` times the
+/// filter onto the output rows `y * stride_h - pad_top + fy` and columns `x * stride_w - pad_left +
+/// fx` that exist (TFLite's TRANSPOSE_CONV with its padding resolved; ONNX ConvTranspose with
+/// `pads` begin values and the output size after `output_padding` / `output_shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TransposeConv2d {
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Rows dropped at the top of the full (unpadded) output.
+    pub pad_top: usize,
+    /// Columns dropped at the left of the full output.
+    pub pad_left: usize,
+    /// Output height.
+    pub output_h: usize,
+    /// Output width.
+    pub output_w: usize,
+    /// Fused activation.
+    pub activation: FusedActivation,
+}
+
 /// Attributes of [`Op::Gru`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gru {
@@ -426,6 +448,10 @@ pub enum Op {
     /// hidden]`. Output `y [batch, time, hidden]` (or time-major). Float graphs only (no integer
     /// kernel yet).
     Gru(Gru),
+    /// Transposed 2-D convolution ("deconvolution"). Inputs: `x [n, h, w, in_c]`, `filter
+    /// [out_c, kh, kw, in_c]` (OHWI), `bias? [out_c]`. Output: `[n, output_h, output_w, out_c]`
+    /// (see [`TransposeConv2d`]).
+    TransposeConv2d(TransposeConv2d),
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -487,6 +513,7 @@ impl Op {
             Op::ReduceMax { .. } => "ReduceMax",
             Op::Lstm(_) => "Lstm",
             Op::Gru(_) => "Gru",
+            Op::TransposeConv2d(_) => "TransposeConv2d",
         }
     }
 
@@ -500,6 +527,7 @@ impl Op {
             Op::Pad { .. } => (1, 2, 1),
             Op::Lstm(_) => (13, 15, 13),
             Op::Gru(_) => (13, 14, 13),
+            Op::TransposeConv2d(_) => (2, 3, 2),
             _ => (1, 1, usize::MAX),
         };
         Arity { min_inputs, max_inputs, outputs: 1, optional_from }
@@ -516,6 +544,7 @@ impl Op {
                 Some(*activation)
             }
             Op::Concatenation { activation, .. } => Some(*activation),
+            Op::TransposeConv2d(c) => Some(c.activation),
             _ => None,
         }
     }
@@ -662,6 +691,15 @@ impl fmt::Display for Op {
                 if g.time_major { "time_major" } else { "batch_major" },
                 u8::from(g.linear_before_reset)
             ),
+            Op::TransposeConv2d(c) => {
+                write!(
+                    f,
+                    "(stride {}x{}, pad {}x{}, output {}x{}",
+                    c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.output_h, c.output_w
+                )?;
+                write_act(f, c.activation)?;
+                f.write_str(")")
+            }
         }
     }
 }

@@ -263,6 +263,24 @@ impl Op {
                 }
                 vec![outer, inner, cell]
             }
+            Op::TransposeConv2d(c) => {
+                let xs = nhwc(x, "transpose conv input")?;
+                let f = nhwc(input(1).unwrap_or(&[]), "transpose conv filter [out_c, kh, kw, in_c]")?;
+                if f[3] != xs[3] {
+                    return Err(err(format!(
+                        "transpose conv filter {} has {} input channels, input {} has {}",
+                        shape_str(&f),
+                        f[3],
+                        shape_str(x),
+                        xs[3]
+                    )));
+                }
+                check_bias(input(2), f[0])?;
+                if c.stride_h == 0 || c.stride_w == 0 || c.output_h == 0 || c.output_w == 0 || f[1] == 0 || f[2] == 0 {
+                    return Err(err("transpose conv strides, filter and output sizes must be >= 1".into()));
+                }
+                vec![xs[0], c.output_h, c.output_w, f[0]]
+            }
             Op::Gru(g) => {
                 let w = input(1).unwrap_or(&[]);
                 let (hidden, n_in) = match *w {

@@ -232,7 +232,7 @@ fn check_dtypes(node: &Node, inputs: &[Option<&Tensor>], outputs: &[&Tensor]) ->
                 return fail(format!("dequantizes i8/u8/i16/f16 to f32, got {x} -> {y}"));
             }
         }
-        Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => {
+        Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_) => {
             let (w, b) = (dtype_of(1), dtype_of(2));
             let hybrid_weights_quantized = inputs.get(1).copied().flatten().is_some_and(|w| w.quant.is_some());
             let ok = match x {

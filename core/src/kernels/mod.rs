@@ -60,6 +60,7 @@ pub mod tanh;
 pub mod tensor;
 pub mod tile;
 pub mod transpose;
+pub mod transpose_conv;
 pub mod unary_lut;
 
 pub use params::{ActivationRange, Dims4, PerChannelQuant};

@@ -208,4 +208,7 @@ op_kinds! {
     /// Unidirectional sequence LSTM (TFLite Micro's integer cell), its state carried between
     /// invokes in its scratch region.
     Lstm = 60, "UNIDIRECTIONAL_SEQUENCE_LSTM";
+    /// Transposed 2-D convolution (TFLite TRANSPOSE_CONV, ONNX ConvTranspose, MediaPipe's
+    /// Convolution2DTransposeBias), its int32 (int64) accumulators in its scratch region.
+    TransposeConv = 61, "TRANSPOSE_CONV";
 }

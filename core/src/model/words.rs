@@ -326,6 +326,37 @@ impl LstmWords {
     }
 }
 
+/// Parameter words of a transposed convolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransposeConvWords {
+    /// Strides (height, width).
+    pub stride: [u32; 2],
+    /// Leading padding the scatter drops: rows above, columns left of the output.
+    pub padding: [u32; 2],
+    /// Output height and width (the output tensor's; checked against it).
+    pub output: [u32; 2],
+    /// `-input_zero_point`.
+    pub input_offset: i32,
+    /// `output_zero_point`.
+    pub output_offset: i32,
+    /// Output clamp (min, max).
+    pub activation: [i32; 2],
+}
+
+impl TransposeConvWords {
+    /// Number of words.
+    pub const LEN: usize = 10;
+
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [sh, sw] = self.stride;
+        let [t, l] = self.padding;
+        let [oh, ow] = self.output;
+        let [lo, hi] = self.activation;
+        [sh, sw, t, l, oh, ow, self.input_offset as u32, self.output_offset as u32, lo as u32, hi as u32]
+    }
+}
+
 /// A cursor over an op's parameter words.
 pub(crate) struct WordReader<'a> {
     bytes: &'a [u8],

@@ -10,6 +10,7 @@
 //! | ONNX | becomes |
 //! |---|---|
 //! | `Conv` (2-D, and 1-D over `[N, C, W]` as a 2-D one over `[N, 1, W, C]`; `group` 1 or depthwise `group == C`) | [`Op::Conv2d`] (filter OHWI) or [`Op::DepthwiseConv2d`] (filter `[1, kh, kw, C·m]`) |
+//! | `ConvTranspose` (2-D, `group` 1, dilations 1; `pads`, `output_padding`, `output_shape`, `auto_pad`) | [`Op::TransposeConv2d`] (filter `[C, M, kH, kW]` to OHWI `[M, kH, kW, C]`) |
 //! | `Gemm` (`transA` 0, constant B) | [`Op::FullyConnected`] with `alpha·B` as `[out, in]` weights (transposed when `transB` is 0) and `beta·C` as bias |
 //! | `MatMul` (constant 2-D B) | [`Op::FullyConnected`] with Bᵀ, no bias (`passes` folds a following `Add` into it), `keep_num_dims` for rank > 2 |
 //! | `Add`, `Sub`, `Mul`, `Div` | [`Op::Add`], [`Op::Sub`], [`Op::Mul`], [`Op::Div`] (`passes` turns Sub/Div by a constant into Add/Mul) |

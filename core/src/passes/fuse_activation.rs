@@ -10,6 +10,7 @@ fn compose(op: &Op, then: FusedActivation) -> Option<FusedActivation> {
         Op::Conv2d(_)
             | Op::DepthwiseConv2d(_)
             | Op::FullyConnected(_)
+            | Op::TransposeConv2d(_)
             | Op::MaxPool2d(_)
             | Op::AvgPool2d(_)
             | Op::Add { .. }
@@ -33,6 +34,7 @@ fn set(op: &mut Op, a: FusedActivation) {
         Op::Conv2d(c) => c.activation = a,
         Op::DepthwiseConv2d(c) => c.activation = a,
         Op::FullyConnected(c) => c.activation = a,
+        Op::TransposeConv2d(c) => c.activation = a,
         Op::MaxPool2d(p) | Op::AvgPool2d(p) => p.activation = a,
         Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } => *activation = a,
         _ => {}

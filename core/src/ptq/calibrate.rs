@@ -117,7 +117,7 @@ impl<'g> Calibrator<'g> {
         let passes = observers.iter().flatten().map(AnyObserver::passes).max().unwrap_or(1);
         let mut sums: Vec<Option<Vec<f64>>> = vec![None; graph.tensors.len()];
         for n in &graph.nodes {
-            if matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_)) {
+            if matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_)) {
                 if let Some(x) = n.input(0) {
                     let len = graph.tensor(x).and_then(|t| t.num_elements()).unwrap_or(0);
                     if let Some(slot) = sums.get_mut(x.index()) {

@@ -52,7 +52,9 @@ pub fn prepare(g: &mut Graph) -> Result<Prepared, ConvertError> {
 fn carried_weights(g: &Graph) -> Vec<(String, TensorQuant)> {
     g.nodes
         .iter()
-        .filter(|n| matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_)))
+        .filter(|n| {
+            matches!(n.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_))
+        })
         .filter_map(|n| {
             let w = g.tensor(n.input(1)?)?;
             (w.dtype == DType::F32).then(|| w.quant.clone()).flatten().map(|q| (n.name.clone(), q))

@@ -261,6 +261,9 @@ fn weight_error(
         Op::FullyConnected(c) => {
             Op::FullyConnected(crate::graph::FullyConnected { activation: crate::graph::FusedActivation::None, ..*c })
         }
+        Op::TransposeConv2d(c) => {
+            Op::TransposeConv2d(crate::graph::TransposeConv2d { activation: crate::graph::FusedActivation::None, ..*c })
+        }
         _ => return None,
     };
     let inputs = [
@@ -293,6 +296,7 @@ fn runs_int16(op: &Op) -> bool {
         Op::Conv2d(_)
             | Op::DepthwiseConv2d(_)
             | Op::FullyConnected(_)
+            | Op::TransposeConv2d(_)
             | Op::Add { .. }
             | Op::Sub { .. }
             | Op::Mul { .. }
@@ -526,7 +530,7 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
         let node = &g.nodes[index];
         let dtype = layer[index];
         let at = |e: ConvertError| e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str());
-        if matches!(node.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_)) {
+        if matches!(node.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_)) {
             let (Some(x), Some(w)) = (node.input(0), node.input(1)) else { continue };
             let xs = param_in(x, dtype, &acts).map_err(at)?.scale;
             let axis = weight_axis(&node.op);
@@ -731,7 +735,8 @@ fn insert_conversions(
     for (index, node) in q.nodes.clone().into_iter().enumerate() {
         let mut node = node;
         let dtype = layer[index];
-        let weighted = matches!(node.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_));
+        let weighted =
+            matches!(node.op, Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_));
         for (k, slot) in node.inputs.iter_mut().enumerate() {
             let Some(t) = *slot else { continue };
             if weighted && k > 0 {

@@ -340,7 +340,7 @@ where
             let y = node.output(0)?;
             let a = aq(y)?;
             let weight_scales = match node.op {
-                Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) => q
+                Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_) => q
                     .nodes
                     .get(quantized.node_map.get(i).copied().unwrap_or(usize::MAX))
                     .and_then(|n| n.input(1))

@@ -12,7 +12,9 @@
 //! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `MINIMUM`, `MAXIMUM`, `PRELU`, `DIV`, `SQUARED_DIFFERENCE` (see
 //! [`Op`](crate::graph::Op) for what each becomes), `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR`
 //! (constant size operand), `SUM`, `REDUCE_MAX`, `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard
-//! LSTM TFLite Micro runs).
+//! LSTM TFLite Micro runs), `TRANSPOSE_CONV` (float, int8 and 16x8: the output size is the output
+//! tensor's, the padding TFLite's), and MediaPipe's custom `Convolution2DTransposeBias` (`CUSTOM`: input,
+//! OHWI weights, bias; padding and strides in its custom options).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

@@ -41,6 +41,7 @@ fn main() -> ! {
     binary_kernels();
     unary_activation_kernels();
     recurrent_kernels();
+    transpose_conv_kernels();
     quant_core();
     interpreter();
     loop {
@@ -394,6 +395,43 @@ fn movement_kernels() {
     }
     black_box((&out, &out16));
 }
+/// The transposed convolution kernels (int8 and 16x8) and their prepare.
+#[inline(never)]
+fn transpose_conv_kernels() {
+    use microquant::kernels::common::{Hw, Padding};
+    use microquant::kernels::transpose_conv::{
+        TransposeConvParams, transpose_conv_padding, transpose_conv_s8, transpose_conv_s8_scratch_len,
+        transpose_conv_s16, transpose_conv_s16_scratch_len,
+    };
+    use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
+    let bb = black_box::<usize>;
+    let (out, filter, stride) = (Hw::new(bb(8), bb(8)), Hw::new(bb(3), bb(3)), Hw::new(bb(2), bb(2)));
+    let padding = transpose_conv_padding(black_box(Padding::Same), out, filter, stride).unwrap_or_default();
+    let p = TransposeConvParams {
+        input: Dims4::new(bb(1), bb(4), bb(4), bb(2)),
+        filter: Dims4::new(bb(2), bb(3), bb(3), bb(2)),
+        output: Dims4::new(bb(1), bb(8), bb(8), bb(2)),
+        stride,
+        padding,
+        input_offset: black_box(3),
+        output_offset: black_box(-2),
+        activation: ActivationRange::INT8,
+        rounding: if black_box(true) { Rounding::Double } else { Rounding::Single },
+    };
+    let q = PerChannelQuant { multiplier: black_box(&[1 << 30, 1 << 29][..]), shift: black_box(&[-3, -2][..]) };
+    let (x8, x16): (&[i8], &[i16]) = (black_box(&[7; 32]), black_box(&[700; 32]));
+    let w: &[i8] = black_box(&[-5; 36]);
+    let (b32, b64): (&[i32], &[i64]) = (black_box(&[10, -10]), black_box(&[10, -10]));
+    let mut scratch = [0u8; 1040];
+    let (mut o8, mut o16) = ([0i8; 128], [0i16; 128]);
+    let n8 = transpose_conv_s8_scratch_len(&p).min(scratch.len());
+    let _ = black_box(transpose_conv_s8(&p, &q, x8, w, Some(b32), &mut o8, &mut scratch[..n8]));
+    let p16 = TransposeConvParams { input_offset: 0, output_offset: 0, activation: ActivationRange::INT16, ..p };
+    let n16 = transpose_conv_s16_scratch_len(&p16).min(scratch.len());
+    let _ = black_box(transpose_conv_s16(&p16, &q, x16, w, Some(b64), &mut o16, &mut scratch[..n16]));
+    black_box((&o8, &o16));
+}
+
 /// The LSTM kernels (int8 and 16x8) and their prepare.
 #[inline(never)]
 fn recurrent_kernels() {

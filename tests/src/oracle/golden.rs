@@ -17,6 +17,7 @@ use super::recurrent::LstmCase;
 use super::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};
 use super::softmax::SoftmaxCase;
 use super::spatial::{ReduceCase, ReduceOp, ResizeCase};
+use super::transpose_conv::TransposeConvCase;
 use super::{Bias, Expected, File, Values};
 use crate::golden::Tensor;
 use crate::kernels::{self, KernelFile};
@@ -392,4 +393,31 @@ files! {
         "resize_nearest_neighbor_16x8.json", |c| resize(ResizeMethod::NearestNeighbor, c);
     resize_bilinear: ResizeCase<'static> =
         resize_bilinear_file, "resize_bilinear.json", |c| resize(ResizeMethod::Bilinear, c);
+}
+
+fn transpose_conv_case(c: &'static kernels::TransposeConvCase) -> TransposeConvCase<'static> {
+    TransposeConvCase {
+        name: &c.name,
+        input: values(&c.input),
+        input_shape: &c.input.shape,
+        input_scale: c.input_scale,
+        input_zero_point: c.input_zero_point,
+        filter: i8s(&c.filter),
+        filter_shape: &c.filter.shape,
+        filter_scales: &c.filter_scales,
+        bias: bias(&c.bias),
+        output_scale: c.output_scale,
+        output_zero_point: c.output_zero_point,
+        output_shape: &c.output_shape,
+        padding: c.padding,
+        stride: [c.stride_h, c.stride_w],
+        activation: c.activation,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
+
+files! {
+    transpose_conv: TransposeConvCase<'static> = transpose_conv_file, "transpose_conv.json", |c| transpose_conv_case(c);
+    transpose_conv_16x8: TransposeConvCase<'static> =
+        transpose_conv_16x8_file, "transpose_conv_16x8.json", |c| transpose_conv_case(c);
 }

@@ -17,6 +17,7 @@
 //! | leaky relu (int8, 16x8) | [`leaky_relu::LeakyReluCase`] | [`leaky_relu_golden_tests!`](crate::leaky_relu_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
+//! | transpose conv (int8, 16x8) | [`transpose_conv::TransposeConvCase`] | [`transpose_conv_golden_tests!`](crate::transpose_conv_golden_tests) |
 //! | slice, strided slice, depth to space, space to depth, mirror pad, gather, broadcast to | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
 //!
 //! A target instantiates a macro with its test attribute, the module that holds the golden files
@@ -51,6 +52,7 @@ pub mod recurrent;
 pub mod shape;
 pub mod softmax;
 pub mod spatial;
+pub mod transpose_conv;
 
 /// Which oracle's output to compare against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -34,6 +34,7 @@ mod squared_difference;
 mod sub;
 mod tile;
 mod transpose;
+mod transpose_conv;
 
 use super::arena::{Pieces, carve};
 use crate::Error;
@@ -165,6 +166,7 @@ op_kinds! {
     Gather => Gather(gather::GatherOp), scratch: false;
     Tile => Tile(tile::TileOp), scratch: false;
     Lstm => Lstm(lstm::LstmOp), scratch: true;
+    TransposeConv => TransposeConv(transpose_conv::TransposeConvOp), scratch: true;
 }
 
 /// Sets the state of every stateful op of `m` (the LSTMs' scratch regions) in `arena` to its

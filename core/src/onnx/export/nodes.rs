@@ -96,6 +96,55 @@ impl<'g> Exporter<'g> {
                 let out = self.activation(act, out, &base);
                 self.finish(y, out, NCHW.to_vec())
             }
+            Op::TransposeConv2d(c) => {
+                // The portable form only: ONNX has no integer ConvTranspose, and ONNX Runtime's
+                // ConvTranspose runs in float, so there is no exact (bit-for-bit) form.
+                if self.is_dynamic(node)? || self.exact_int8(node)? {
+                    return Err(ConvertError::new(
+                        Kind::Unsupported,
+                        format!(
+                            "TransposeConv2d '{nname}' has no exact or integer QDQ form (ONNX has no integer \
+                             ConvTranspose); export with --qdq-portable"
+                        ),
+                    ));
+                }
+                let x = self.act(input(self, 0)?)?;
+                let x = self.in_order(&x, &NCHW);
+                let xt = self.tensor(input(self, 0)?)?;
+                let wid = input(self, 1)?;
+                let wt = self.tensor(wid)?;
+                let (kh, kw) = (wt.shape.get(1).copied().unwrap_or(1), wt.shape.get(2).copied().unwrap_or(1));
+                let (h, w) = (xt.shape.get(1).copied().unwrap_or(1), xt.shape.get(2).copied().unwrap_or(1));
+                // The full output (in - 1) * stride + k, less the leading padding, less the
+                // output: what remains is trailing padding (>= 0) or output_padding (< 0).
+                let mut pads = [c.pad_top as i64, c.pad_left as i64, 0, 0];
+                let mut out_pad = [0i64; 2];
+                for (a, (n, k, s, o)) in
+                    [(h, kh, c.stride_h, c.output_h), (w, kw, c.stride_w, c.output_w)].into_iter().enumerate()
+                {
+                    let full = ((n.max(1) - 1) * s + k) as i64;
+                    let rest = full - pads[a] - o as i64;
+                    if rest >= 0 { pads[a + 2] = rest } else { out_pad[a] = -rest }
+                }
+                let attrs = vec![
+                    attr_ints("dilations", &[1, 1]),
+                    attr_int("group", 1),
+                    attr_ints("kernel_shape", &[kh as i64, kw as i64]),
+                    attr_ints("output_padding", &out_pad),
+                    attr_ints("pads", &pads),
+                    attr_ints("strides", &[c.stride_h as i64, c.stride_w as i64]),
+                ];
+                // OHWI [M, kh, kw, C] -> [C, M, kh, kw]; the output channels on axis 1.
+                let wq = self.weight_dq_axis(wid, &[3, 0, 1, 2], 1)?;
+                let mut ins = vec![x.name, wq];
+                if let Some(b) = node.input(2) {
+                    ins.push(self.const_dq(b, &[0], Some(0))?);
+                }
+                let out = float_name(self);
+                self.node("ConvTranspose", &nname, ins, vec![out.clone()], attrs);
+                let out = self.activation(c.activation, out, &base);
+                self.finish(y, out, NCHW.to_vec())
+            }
             Op::FullyConnected(f) => {
                 let xid = input(self, 0)?;
                 let xt = self.tensor(xid)?;

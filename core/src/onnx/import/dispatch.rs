@@ -51,6 +51,7 @@ impl Builder {
 
         match op {
             "Conv" => self.conv(ctx),
+            "ConvTranspose" => self.conv_transpose(ctx),
             "LSTM" => self.lstm(ctx),
             "GRU" => self.gru(ctx),
             "Gemm" => self.gemm(ctx),

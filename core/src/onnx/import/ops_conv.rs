@@ -1,7 +1,7 @@
 //! Conv, Gemm/MatMul (fully connected), BatchNormalization and pooling.
 
 use super::*;
-use crate::graph::PaddingValues;
+use crate::graph::{PaddingValues, TransposeConv2d};
 
 /// How a `Pad`/conv/pool pads, from ONNX `auto_pad` and `pads` (2-D: `[top, left, bottom, right]`).
 pub(super) fn resolve_padding(
@@ -166,6 +166,135 @@ impl Builder {
             return Ok(());
         }
         let id = self.emit(ctx, ctx.name(), op, vec![Some(xid), Some(wid), bias_id], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm: layout::channels_last(4) }));
+        Ok(())
+    }
+
+    /// ConvTranspose (2-D, group 1, dilations 1) as [`Op::TransposeConv2d`]: weights `[C, M, kH,
+    /// kW]` to OHWI `[M, kH, kW, C]`; the output size and leading padding as ONNX defines them
+    /// (`pads` begin values, `output_padding` added at the end; with `output_shape` or `auto_pad`
+    /// SAME the total padding from it, split as ONNX Runtime does: the odd one before, except
+    /// for `SAME_UPPER`, which puts it after).
+    pub(super) fn conv_transpose(&mut self, ctx: &Ctx) -> Result<(), ConvertError> {
+        let x = self.act_input(ctx, 0)?;
+        let xs = self.onnx_shape(&x);
+        if xs.len() != 4 {
+            return Err(ctx.unsupported(format!(
+                "ConvTranspose of a rank-{} input {xs:?}: only 2-D transposed convolutions (NCHW) are supported",
+                xs.len()
+            )));
+        }
+        let w = self
+            .const_input(ctx, 1, "the weight")?
+            .ok_or_else(|| ctx.err(Kind::Malformed, "ConvTranspose without weights"))?;
+        let bias = self.const_input(ctx, 2, "the bias")?;
+        let attrs = ctx.attrs();
+        let group = ctx.a(attrs.int_or("group", 1))?;
+        if group != 1 {
+            return Err(ctx.unsupported(format!("ConvTranspose with group {group}: only group 1 is supported")));
+        }
+        let (c, m, kh, kw) = match *w.shape.as_slice() {
+            [c, m, kh, kw] if kh > 0 && kw > 0 => (c, m, kh, kw),
+            _ => {
+                return Err(ctx.err(
+                    Kind::Malformed,
+                    format!("ConvTranspose weights of shape {:?}, expected [C, M, kH, kW]", w.shape),
+                ));
+            }
+        };
+        if c != xs[1] {
+            return Err(
+                ctx.err(Kind::Malformed, format!("ConvTranspose weights {:?} for {} input channels", w.shape, xs[1]))
+            );
+        }
+        let stride = pair(ctx, ctx.a(attrs.ints("strides"))?, 1, "strides")?;
+        let dilation = pair(ctx, ctx.a(attrs.ints("dilations"))?, 1, "dilations")?;
+        if dilation != [1, 1] {
+            return Err(ctx.unsupported(format!("ConvTranspose with dilations {dilation:?}: only 1 is supported")));
+        }
+        let out_pad = match ctx.a(attrs.ints("output_padding"))?.as_deref() {
+            None | Some([]) => [0, 0],
+            Some(&[a, b]) if a >= 0 && b >= 0 => [a as usize, b as usize],
+            Some(o) => return Err(ctx.unsupported(format!("output_padding {o:?}: expected 2 non-negative values"))),
+        };
+        let out_shape = match ctx.a(attrs.ints("output_shape"))?.as_deref() {
+            None | Some([]) => None,
+            Some(&[.., h, w]) if h > 0 && w > 0 => Some([h as usize, w as usize]),
+            Some(o) => return Err(ctx.unsupported(format!("output_shape {o:?}: expected positive spatial sizes"))),
+        };
+        let pads = ctx.a(attrs.ints("pads"))?.unwrap_or_default();
+        let auto_pad = ctx.a(attrs.string("auto_pad"))?.unwrap_or_default();
+        let (ih, iw) = (xs[2], xs[3]);
+        // Per axis: the full size (in - 1) * stride + k + output_padding, the output size and the
+        // leading padding.
+        let mut out = [0usize; 2];
+        let mut pad = [0usize; 2];
+        for (a, (n, k)) in [(ih, kh), (iw, kw)].into_iter().enumerate() {
+            let full = n
+                .checked_sub(1)
+                .and_then(|v| v.checked_mul(stride[a]))
+                .and_then(|v| v.checked_add(k + out_pad[a]))
+                .ok_or_else(|| ctx.err(Kind::Malformed, "ConvTranspose of an empty input"))?;
+            let given = match (out_shape, auto_pad.as_str()) {
+                (Some(s), _) => Some(s[a]),
+                (None, "SAME_UPPER" | "SAME_LOWER") => Some(n * stride[a]),
+                _ => None,
+            };
+            let (o, head) = match (given, auto_pad.as_str()) {
+                (Some(o), ap) => {
+                    let total = full.saturating_sub(o);
+                    (o, if ap == "SAME_UPPER" { total / 2 } else { total - total / 2 })
+                }
+                (None, "" | "NOTSET") => {
+                    let (b, e) = match pads.as_slice() {
+                        [] => (0, 0),
+                        &[t, l, bt, r] if t >= 0 && l >= 0 && bt >= 0 && r >= 0 => {
+                            if a == 0 {
+                                (t as usize, bt as usize)
+                            } else {
+                                (l as usize, r as usize)
+                            }
+                        }
+                        _ => return Err(ctx.unsupported(format!("pads {pads:?}: expected 4 non-negative values"))),
+                    };
+                    let o = full.checked_sub(b + e).filter(|&o| o > 0).ok_or_else(|| {
+                        ctx.err(Kind::Malformed, format!("ConvTranspose pads {pads:?} leave no output"))
+                    })?;
+                    (o, b)
+                }
+                (None, "VALID") => (full, 0),
+                (None, other) => return Err(ctx.unsupported(format!("auto_pad {other:?}"))),
+            };
+            out[a] = o;
+            pad[a] = head;
+        }
+        let xid = self.in_order(&x, &layout::channels_last(4), &ctx.out_name(0))?;
+        let out_name = ctx.out_name(0);
+        let bias_id = match &bias {
+            Some(b) if b.shape.iter().product::<usize>() == m => {
+                Some(self.const_tensor(ctx, &ctx.a(b.reshaped(vec![m]))?, &format!("{out_name}/bias"))?)
+            }
+            Some(b) => {
+                return Err(ctx.err(
+                    Kind::Malformed,
+                    format!("ConvTranspose bias of shape {:?} for {m} output channels", b.shape),
+                ));
+            }
+            None => None,
+        };
+        let op = Op::TransposeConv2d(TransposeConv2d {
+            stride_h: stride[0],
+            stride_w: stride[1],
+            pad_top: pad[0],
+            pad_left: pad[1],
+            output_h: out[0],
+            output_w: out[1],
+            activation: FusedActivation::None,
+        });
+        // [C, M, kH, kW] -> OHWI [M, kH, kW, C].
+        let filter = w.transpose(&[1, 2, 3, 0]);
+        let wid = self.const_tensor(ctx, &ctx.a(filter)?, &format!("{out_name}/filter"))?;
+        let id = self.emit(ctx, ctx.name(), op, vec![Some(xid), Some(wid), bias_id], &out_name)?;
         self.set(ctx, 0, Value::Act(Act { id, perm: layout::channels_last(4) }));
         Ok(())
     }

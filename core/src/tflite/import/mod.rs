@@ -19,8 +19,10 @@ use super::schema_generated::tflite as fb;
 use super::{FILE_IDENTIFIER, Imported, SCHEMA_VERSION, builtin_operator_name};
 use crate::graph::{
     ConstData, Conv2d, ConvertError, ConvertErrorKind as Kind, DType, DepthwiseConv2d, FullyConnected, FusedActivation,
-    Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId, TensorQuant, num_elements,
+    Graph, GraphMetadata, Node, Op, Padding, Pool2d, Tensor, TensorId, TensorQuant, TransposeConv2d, num_elements,
 };
+use crate::kernels::common::Hw;
+use crate::kernels::transpose_conv::transpose_conv_padding;
 
 // Builtin operator codes we convert (values of `BuiltinOperator` in schema.fbs).
 const ADD: i32 = fb::BuiltinOperator::Add as i32;
@@ -67,6 +69,9 @@ const MIRROR_PAD: i32 = fb::BuiltinOperator::MirrorPad as i32;
 const GATHER: i32 = fb::BuiltinOperator::Gather as i32;
 const TILE: i32 = fb::BuiltinOperator::Tile as i32;
 const BROADCAST_TO: i32 = fb::BuiltinOperator::BroadcastTo as i32;
+const TRANSPOSE_CONV: i32 = fb::BuiltinOperator::TransposeConv as i32;
+/// MediaPipe's custom transposed convolution with bias (`CUSTOM` with this custom code).
+const MEDIAPIPE_TRANSPOSE_CONV: &str = "CUSTOM \"Convolution2DTransposeBias\"";
 
 const SUPPORTED: &[i32] = &[
     SUM,
@@ -103,6 +108,7 @@ const SUPPORTED: &[i32] = &[
     DIV,
     SQUARED_DIFFERENCE,
     UNIDIRECTIONAL_SEQUENCE_LSTM,
+    TRANSPOSE_CONV,
 ];
 const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = fb::BuiltinOperator::UnidirectionalSequenceLstm as i32;
 
@@ -256,6 +262,8 @@ impl RawOp<'_> {
             RESIZE_BILINEAR | RESIZE_NEAREST_NEIGHBOR => vec![0],
             SUM | REDUCE_MAX => vec![0],
             PADV2 => vec![0, 2],
+            // [output_shape, weights, input, bias?]: the output shape is the output tensor's.
+            TRANSPOSE_CONV => vec![2, 1, 3],
             // The input, the eight weights and the four biases; the state tensors (18, 19) are
             // the op's own (its kept state), read for their quantization only.
             UNIDIRECTIONAL_SEQUENCE_LSTM => (0..=8).chain(12..=15).collect(),
@@ -349,6 +357,7 @@ pub(super) fn import(bytes: &[u8]) -> Result<Imported, ConvertError> {
             let op = op.fb().map_err(|e| e.or_at_node(index, "?"))?;
             let raw = read_raw_op(index, op, &codes, n_tensors)?;
             if !SUPPORTED.contains(&raw.code)
+                && raw.name != MEDIAPIPE_TRANSPOSE_CONV
                 && !ops_movement::SUPPORTED.contains(&raw.code)
                 && !fold::FOLD_ONLY.contains(&raw.code)
             {

@@ -232,6 +232,8 @@ impl<'a> Importer<'a> {
                 if raw.code == SUM { Op::Sum { axes, keep_dims } } else { Op::ReduceMax { axes, keep_dims } }
             }
             UNIDIRECTIONAL_SEQUENCE_LSTM => self.lstm(raw)?,
+            TRANSPOSE_CONV => self.transpose_conv(raw)?,
+            CUSTOM if raw.name == MEDIAPIPE_TRANSPOSE_CONV => self.mediapipe_transpose_conv(raw)?,
             _ => return Err(err(Kind::UnsupportedOp, format!("{} is not supported", raw.name))),
         };
 
@@ -389,5 +391,96 @@ pub(super) fn check_reshape(declared: &[i64], output: &[usize]) -> Result<(), Co
         Ok(())
     } else {
         Err(malformed(format!("reshape target {declared:?} does not match the output shape {output:?}")))
+    }
+}
+
+impl<'a> Importer<'a> {
+    /// The filter's `[kh, kw]` and the input's `[h, w]` of a transposed convolution whose
+    /// operands are at `input` and `filter`.
+    fn transpose_conv_shapes(&self, raw: &RawOp<'a>, input: usize, filter: usize) -> Result<[usize; 4], ConvertError> {
+        let x = raw.input(input).ok_or_else(|| malformed(format!("{} has no input", raw.name)))?;
+        let w = raw.input(filter).ok_or_else(|| malformed(format!("{} has no weights", raw.name)))?;
+        match (self.shape(x)?, self.shape(w)?) {
+            (&[_, h, wd, _], &[_, kh, kw, _]) if kh > 0 && kw > 0 => Ok([h, wd, kh, kw]),
+            (x, w) => Err(malformed(format!("{}: input {x:?} and weights {w:?} must be 4-D", raw.name))),
+        }
+    }
+
+    /// TRANSPOSE_CONV: `[output_shape, weights OHWI, input, bias?]`; the output size is the
+    /// output tensor's (the `output_shape` operand agrees with it when constant), the padding
+    /// TFLite's (the padding of the convolution of the output size).
+    fn transpose_conv(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let o = required_options!(raw, TransposeConvOptions);
+        let stride = Hw::new(positive(o.stride_h().fb()?, "stride_h")?, positive(o.stride_w().fb()?, "stride_w")?);
+        let [_, _, kh, kw] = self.transpose_conv_shapes(raw, 2, 1)?;
+        let out = raw.outputs.first().copied().ok_or_else(|| malformed("TRANSPOSE_CONV has no output"))?;
+        let (oh, ow) = match *self.shape(out)? {
+            [_, h, w, _] => (h, w),
+            ref s => return Err(malformed(format!("TRANSPOSE_CONV output {s:?} is not 4-D"))),
+        };
+        let constant =
+            |s: usize| self.tensor_ref(s).ok().and_then(|t| self.buffer_bytes(s, &t).ok().flatten()).is_some();
+        if let Some(s) = raw.input(0).filter(|&s| constant(s)) {
+            let declared = self.const_ints(s, "output_shape")?;
+            if declared.len() != 4 || declared[1] != oh as i64 || declared[2] != ow as i64 {
+                return Err(malformed(format!(
+                    "TRANSPOSE_CONV output_shape {declared:?} differs from the output tensor's {oh}x{ow}"
+                )));
+            }
+        }
+        let pad = transpose_conv_padding(padding(o.padding().fb()?), Hw::new(oh, ow), Hw::new(kh, kw), stride)
+            .map_err(|e| malformed(format!("TRANSPOSE_CONV: {e}")))?;
+        Ok(Op::TransposeConv2d(TransposeConv2d {
+            stride_h: stride.h,
+            stride_w: stride.w,
+            pad_top: pad.h,
+            pad_left: pad.w,
+            output_h: oh,
+            output_w: ow,
+            activation: activation(o.fused_activation_function().fb()?)?,
+        }))
+    }
+
+    /// MediaPipe's `Convolution2DTransposeBias`: `[input, weights OHWI, bias]`, options in the
+    /// custom options as TFLite's `TfLiteTransposeConvParams` (int32 padding: 1 SAME, 2 VALID;
+    /// int32 stride_width; int32 stride_height). The output size is MediaPipe's:
+    /// `stride * (in - 1) + k - pad`, where SAME pads `max(0, k - (in - 1) % stride - 1)` in
+    /// total, half of it (rounded down) before.
+    fn mediapipe_transpose_conv(&self, raw: &RawOp<'a>) -> Result<Op, ConvertError> {
+        let bytes = raw.op.custom_options().fb()?.unwrap_or(&[]);
+        let word = |k: usize| -> Result<i32, ConvertError> {
+            bytes
+                .get(4 * k..4 * k + 4)
+                .and_then(|b| b.try_into().ok())
+                .map(i32::from_le_bytes)
+                .ok_or_else(|| malformed(format!("{}: custom options shorter than 12 bytes", raw.name)))
+        };
+        let same = match word(0)? {
+            1 => true,
+            2 => false,
+            p => return Err(malformed(format!("{}: padding {p} is neither SAME (1) nor VALID (2)", raw.name))),
+        };
+        let (sw, sh) = (positive(word(1)?, "stride_width")?, positive(word(2)?, "stride_height")?);
+        if raw.inputs.len() != 3 {
+            return Err(malformed(format!("{} takes 3 inputs (input, weights, bias)", raw.name)));
+        }
+        let [h, w, kh, kw] = self.transpose_conv_shapes(raw, 0, 1)?;
+        let axis = |n: usize, k: usize, s: usize| -> Option<(usize, usize)> {
+            let total = if same { k.saturating_sub((n.checked_sub(1)? % s) + 1) } else { 0 };
+            Some((s.checked_mul(n - 1)?.checked_add(k)? - total, total / 2))
+        };
+        let ((oh, pad_top), (ow, pad_left)) = match (axis(h, kh, sh), axis(w, kw, sw)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(malformed(format!("{}: empty or oversized input", raw.name))),
+        };
+        Ok(Op::TransposeConv2d(TransposeConv2d {
+            stride_h: sh,
+            stride_w: sw,
+            pad_top,
+            pad_left,
+            output_h: oh,
+            output_w: ow,
+            activation: FusedActivation::None,
+        }))
     }
 }

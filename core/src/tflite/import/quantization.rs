@@ -42,7 +42,8 @@ pub(super) fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Resul
         Ok(())
     };
 
-    let is_weighted = matches!(code, CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED);
+    // TRANSPOSE_CONV's node inputs are already [input, weights, bias] (OHWI, channels on axis 0).
+    let is_weighted = matches!(code, CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED | TRANSPOSE_CONV);
     for (k, input) in node.inputs.iter().enumerate() {
         if is_weighted && k > 0 {
             continue;
