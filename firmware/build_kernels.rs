@@ -9,6 +9,7 @@ use microquant_tests::oracle::conv::ConvCase;
 use microquant_tests::oracle::depthwise::DepthwiseConvCase;
 use microquant_tests::oracle::fully_connected::FullyConnectedCase;
 use microquant_tests::oracle::golden;
+use microquant_tests::oracle::batch_matmul::BatchMatMulCase;
 use microquant_tests::oracle::leaky_relu::LeakyReluCase;
 use microquant_tests::oracle::movement::MovementCase;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
@@ -173,6 +174,7 @@ pub fn write(board: &str, path: &Path) {
              use microquant_tests::oracle::fully_connected::FullyConnectedCase;\n\
              use microquant_tests::oracle::movement::{MoveOp, MovementCase};\n\
              use microquant_tests::oracle::leaky_relu::LeakyReluCase;\n\
+             use microquant_tests::oracle::batch_matmul::BatchMatMulCase;\n\
              use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
              use microquant_tests::oracle::recurrent::LstmCase;\n\
              use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
@@ -606,6 +608,41 @@ pub fn write(board: &str, path: &Path) {
     };
     g.file(("lstm", "LstmCase"), golden::lstm(), other, lstm_need, |c| &c.expected, lstm_lit);
     g.file(("lstm_16x8", "LstmCase"), golden::lstm_16x8(), other, lstm_need, |c| &c.expected, lstm_lit);
+
+    let bmm_need = |c: &BatchMatMulCase| {
+        let w = if matches!(c.lhs, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: w * (c.lhs.len() + c.rhs.len()) + out_need(&c.expected).bytes, ..out_need(&c.expected) }
+    };
+    let bmm_lit = |c: &BatchMatMulCase| {
+        format!(
+            "BatchMatMulCase {{ name: {:?}, lhs: {}, lhs_shape: &{:?}, lhs_scale: {}, lhs_zero_point: {}, rhs: {}, \
+             rhs_shape: &{:?}, rhs_scale: {}, rhs_zero_point: {}, output_scale: {}, output_zero_point: {}, \
+             adj_x: {}, adj_y: {}, expected: {} }}",
+            c.name,
+            values(&c.lhs),
+            c.lhs_shape,
+            f(c.lhs_scale),
+            c.lhs_zero_point,
+            values(&c.rhs),
+            c.rhs_shape,
+            f(c.rhs_scale),
+            c.rhs_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            c.adj_x,
+            c.adj_y,
+            expected(&c.expected)
+        )
+    };
+    g.file(("batch_matmul", "BatchMatMulCase"), golden::batch_matmul(), other, bmm_need, |c| &c.expected, bmm_lit);
+    g.file(
+        ("batch_matmul_16x8", "BatchMatMulCase"),
+        golden::batch_matmul_16x8(),
+        other,
+        bmm_need,
+        |c| &c.expected,
+        bmm_lit,
+    );
 
     let m = g.max;
     writeln!(

@@ -1,8 +1,8 @@
 //! The kernels of the later op families on the device against the golden outputs of TFLite Micro
 //! and the TFLite interpreter's reference kernels, bit for bit, as `kernels.rs` does for the first
 //! ones (a second image: the cases of every family do not fit the micro:bit's flash in one):
-//! resize, reductions, slices, gather, tile, mirror pad, depth/space, leaky relu, LSTM; int8 and
-//! 16x8; both rounding modes.
+//! resize, reductions, slices, gather, tile, mirror pad, depth/space, leaky relu, LSTM, batch
+//! matmul; int8 and 16x8; both rounding modes.
 #![no_std]
 #![no_main]
 
@@ -15,6 +15,7 @@ microquant_tests::spatial_golden_tests!(mod spatial; target Device; files kg);
 microquant_tests::movement_golden_tests!(mod movement; target Device; files kg);
 microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; target Device; files kg);
 microquant_tests::lstm_golden_tests!(mod recurrent; target Device; files kg);
+microquant_tests::batch_matmul_golden_tests!(mod batch_matmul; target Device; files kg);
 
 #[defmt_test::tests]
 mod tests {
@@ -43,5 +44,10 @@ mod tests {
     #[test]
     fn lstm_matches_tflite_micro() {
         golden(super::recurrent::TESTS);
+    }
+
+    #[test]
+    fn batch_matmul_matches_tflite_micro_and_interpreter() {
+        golden(super::batch_matmul::TESTS);
     }
 }

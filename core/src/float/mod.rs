@@ -168,6 +168,10 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             };
             recurrent::lstm_f32(x.data, xs, l.time_major, l.cell_clip, &operands).map_err(kerr)?
         }
+        Op::BatchMatMul { adj_x, adj_y } => {
+            let b = input(1)?;
+            fully_connected::batch_matmul_f32(x.data, x.shape, b.data, b.shape, *adj_x, *adj_y).map_err(kerr)?
+        }
         Op::Gru(gru) => {
             let xs: [usize; 3] =
                 x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "gru input must be 3-D"))?;
@@ -557,5 +561,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::ReduceMax { .. }
             | Op::Lstm(_)
             | Op::Gru(_)
+            | Op::BatchMatMul { .. }
     )
 }

@@ -426,6 +426,16 @@ pub enum Op {
     /// hidden]`. Output `y [batch, time, hidden]` (or time-major). Float graphs only (no integer
     /// kernel yet).
     Gru(Gru),
+    /// Batched matrix product of two tensors (TFLite `BATCH_MATMUL`, ONNX `MatMul` of two
+    /// activations): inputs `a [.., m, k]`, `b [.., k, n]` (each read transposed in its last two
+    /// dimensions when `adj_x` / `adj_y`), ranks 2 to 5, batch dimensions broadcast NumPy-style;
+    /// output `[broadcast batch.., m, n]`. Quantized: int8 per tensor, any zero points.
+    BatchMatMul {
+        /// Read `a` transposed in its last two dimensions.
+        adj_x: bool,
+        /// Read `b` transposed in its last two dimensions.
+        adj_y: bool,
+    },
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -487,6 +497,7 @@ impl Op {
             Op::ReduceMax { .. } => "ReduceMax",
             Op::Lstm(_) => "Lstm",
             Op::Gru(_) => "Gru",
+            Op::BatchMatMul { .. } => "BatchMatMul",
         }
     }
 
@@ -500,6 +511,7 @@ impl Op {
             Op::Pad { .. } => (1, 2, 1),
             Op::Lstm(_) => (13, 15, 13),
             Op::Gru(_) => (13, 14, 13),
+            Op::BatchMatMul { .. } => (2, 2, usize::MAX),
             _ => (1, 1, usize::MAX),
         };
         Arity { min_inputs, max_inputs, outputs: 1, optional_from }
@@ -662,6 +674,10 @@ impl fmt::Display for Op {
                 if g.time_major { "time_major" } else { "batch_major" },
                 u8::from(g.linear_before_reset)
             ),
+            Op::BatchMatMul { adj_x, adj_y } => match (adj_x, adj_y) {
+                (false, false) => Ok(()),
+                _ => write!(f, "(adj_x {}, adj_y {})", u8::from(*adj_x), u8::from(*adj_y)),
+            },
         }
     }
 }

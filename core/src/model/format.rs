@@ -208,4 +208,7 @@ op_kinds! {
     /// Unidirectional sequence LSTM (TFLite Micro's integer cell), its state carried between
     /// invokes in its scratch region.
     Lstm = 60, "UNIDIRECTIONAL_SEQUENCE_LSTM";
+    /// Batched matrix multiplication of two activations (TFLite BATCH_MATMUL, ONNX MatMul of two
+    /// non-constant operands), batch dimensions broadcast.
+    BatchMatMul = 62, "BATCH_MATMUL";
 }

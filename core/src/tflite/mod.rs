@@ -12,7 +12,7 @@
 //! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `MINIMUM`, `MAXIMUM`, `PRELU`, `DIV`, `SQUARED_DIFFERENCE` (see
 //! [`Op`](crate::graph::Op) for what each becomes), `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR`
 //! (constant size operand), `SUM`, `REDUCE_MAX`, `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard
-//! LSTM TFLite Micro runs).
+//! LSTM TFLite Micro runs), `BATCH_MATMUL` (both operands activations or constants, ranks 2 to 5).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

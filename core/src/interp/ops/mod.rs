@@ -6,6 +6,7 @@
 //! { ... }`) maps each op kind to its file.
 
 mod add;
+mod batch_matmul;
 mod common;
 mod concat;
 mod conv;
@@ -165,6 +166,7 @@ op_kinds! {
     Gather => Gather(gather::GatherOp), scratch: false;
     Tile => Tile(tile::TileOp), scratch: false;
     Lstm => Lstm(lstm::LstmOp), scratch: true;
+    BatchMatMul => BatchMatMul(batch_matmul::BatchMatMulOp), scratch: false;
 }
 
 /// Sets the state of every stateful op of `m` (the LSTMs' scratch regions) in `arena` to its

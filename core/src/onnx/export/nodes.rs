@@ -457,6 +457,30 @@ impl<'g> Exporter<'g> {
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
             | Op::Tile { .. } => self.export_movement(node, &nname, &base),
+            Op::BatchMatMul { adj_x, adj_y } => {
+                // MatMul between QDQ pairs (portable in both export forms); an adjoint operand is
+                // transposed in its last two axes first.
+                let mut ins = Vec::with_capacity(2);
+                for (k, adj) in [(0, *adj_x), (1, *adj_y)] {
+                    let id = input(self, k)?;
+                    let r = self.tensor(id)?.shape.len();
+                    if self.tensor(id)?.is_constant() {
+                        return Err(err(format!(
+                            "{}: a constant MatMul operand cannot be written as QDQ ONNX",
+                            node.name
+                        )));
+                    }
+                    let mut target = layout::identity(r);
+                    if adj && r >= 2 {
+                        target.swap(r - 2, r - 1);
+                    }
+                    let x = self.act(id)?;
+                    ins.push(self.in_order(&x, &target).name);
+                }
+                let out = float_name(self);
+                self.node("MatMul", &nname, ins, vec![out.clone()], vec![]);
+                self.finish(y, out, layout::identity(yt.shape.len()))
+            }
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }

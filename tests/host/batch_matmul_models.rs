@@ -1,0 +1,151 @@
+//! MatMul of two activations end to end (tests/golden/batch_matmul/, written by
+//! tests/gen/gen_batch_matmul_models.py): ONNX attention blocks (single head, and four heads in
+//! rank 4 as PyTorch's nn.MultiheadAttention exports them: Q·Kᵀ through a Transpose, Softmax, ·V),
+//! two-input MatMuls with broadcast batch dimensions and a transposed operand, run by ONNX Runtime;
+//! TFLite float models with BATCH_MATMUL (adj_y, and an attention), run by the TFLite interpreter.
+//! Each imports into `Op::BatchMatMul`, runs in float within 1e-5 of its runtime (relative to the
+//! output's largest magnitude), quantizes through PTQ to int8 (BATCH_MATMUL ops in the `.mq`) and
+//! runs on the interpreter with an SQNR above 25 dB against the runtime's float output.
+
+use microquant::compile::{CompileOptions, compile};
+use microquant::float::FloatExecutor;
+use microquant::graph::{Graph, Op};
+use microquant::interp::Interpreter;
+use microquant::model::AlignedBytes;
+use microquant::ptq::*;
+use microquant_tests::golden::Tensor;
+use serde::Deserialize;
+
+fn dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/batch_matmul")
+}
+
+#[derive(Deserialize)]
+struct Case {
+    name: String,
+    file: String,
+    format: String,
+    inputs: Vec<Tensor>,
+    expected: Tensor,
+}
+
+#[derive(Deserialize)]
+struct File {
+    models: Vec<Case>,
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(dir().join("cases.json")).unwrap();
+    serde_json::from_str::<File>(&text).unwrap().models
+}
+
+/// The graph and the inputs in its layout; the output back in the model's layout.
+struct Loaded {
+    graph: Graph,
+    inputs: Vec<Vec<f32>>,
+    to_model: Box<dyn Fn(&[f32]) -> Vec<f32>>,
+}
+
+fn load(c: &Case) -> Loaded {
+    let bytes = std::fs::read(dir().join(&c.file)).unwrap();
+    let xs: Vec<Vec<f32>> = c.inputs.iter().map(Tensor::f32).collect();
+    if c.format == "onnx" {
+        let imported = microquant::onnx::import(&bytes).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let inputs = xs.iter().zip(&imported.inputs).map(|(x, info)| info.to_graph_layout(x).unwrap()).collect();
+        let out = imported.outputs[0].clone();
+        Loaded { graph: imported.graph, inputs, to_model: Box::new(move |y| out.to_model_layout(y).unwrap()) }
+    } else {
+        let graph = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        Loaded { graph, inputs: xs, to_model: Box::new(|y| y.to_vec()) }
+    }
+}
+
+/// `|ours - ref| <= 1e-5 · max|ref|` element by element (the runtimes accumulate in f32, we in
+/// f64: where a dot product cancels to near zero, the error relative to that element is larger,
+/// relative to the tensor it is not); returns the worst error relative to `max|ref|`.
+fn assert_close_to_scale(case: &str, reference: &[f32], ours: &[f32]) -> f64 {
+    assert_eq!(reference.len(), ours.len(), "{case}: length");
+    let scale = reference.iter().fold(0f64, |m, &v| m.max(f64::from(v).abs())).max(f64::MIN_POSITIVE);
+    let worst =
+        reference.iter().zip(ours).map(|(&r, &o)| (f64::from(o) - f64::from(r)).abs() / scale).fold(0f64, f64::max);
+    assert!(worst <= 1e-5, "{case}: error {worst:e} of max |reference| {scale}");
+    worst
+}
+
+fn batch_matmuls(g: &Graph) -> Vec<(bool, bool)> {
+    g.nodes
+        .iter()
+        .filter_map(|n| match n.op {
+            Op::BatchMatMul { adj_x, adj_y } => Some((adj_x, adj_y)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn two_activation_matmuls_import_and_run_as_their_runtimes() {
+    let all = cases();
+    assert_eq!(all.len(), 6);
+    for c in &all {
+        let l = load(c);
+        let mut g = l.graph.clone();
+        let bmm = batch_matmuls(&g);
+        let want = match c.name.as_str() {
+            // Q·Kᵀ reads K in place (adj_y) instead of transposing it; attn·V as it is.
+            "attn_single_head" => vec![(false, true), (false, false)],
+            "matmul_transposed" | "tfl_bmm_adj_y" => vec![(false, true)],
+            "tfl_attention" => vec![(false, true), (false, false)],
+            // K's heads as [0, 2, 3, 1] is not a swap of the last two axes: transposed.
+            "attn_multi_head" => vec![(false, false), (false, false)],
+            "matmul_broadcast" => vec![(false, false)],
+            other => panic!("unexpected model {other}"),
+        };
+        assert_eq!(bmm, want, "{}", c.name);
+        assert!(!bmm.is_empty(), "{}: no BatchMatMul", c.name);
+        microquant::passes::optimize(&mut g).unwrap();
+        let refs: Vec<&[f32]> = l.inputs.iter().map(Vec::as_slice).collect();
+        let y = FloatExecutor::new(&g).unwrap().run(&refs).unwrap();
+        let y = (l.to_model)(&y[0]);
+        let e = assert_close_to_scale(&c.name, &c.expected.f32(), &y);
+        println!("{}: {} nodes, BatchMatMul {bmm:?}, worst error / max |reference| {e:.1e}", c.name, g.nodes.len());
+    }
+}
+
+#[test]
+fn two_activation_matmuls_quantize_and_run_int8_close_to_their_runtimes() {
+    for c in cases() {
+        let l = load(&c);
+        let mut g = l.graph.clone();
+        prepare(&mut g).unwrap();
+        let mut cal = Calibrator::new(&g, &CalibrationOptions::default()).unwrap();
+        cal.calibrate(&[l.inputs.clone()], &mut |_| {}).unwrap();
+        let q = quantize(&cal, &QuantizeOptions::default()).unwrap();
+        let compiled = compile(&q.graph, &CompileOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let bytes = AlignedBytes::new(&compiled.bytes);
+        let mut arena = vec![0u8; compiled.arena_len + 16];
+        let mut it = Interpreter::new(&bytes, &mut arena).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let kinds: Vec<&str> =
+            (0..it.model().num_ops() as u32).map(|i| it.model().op(i).unwrap().kind.name()).collect();
+        assert!(kinds.contains(&"BATCH_MATMUL"), "{}: {kinds:?}", c.name);
+        for (k, x) in l.inputs.iter().enumerate() {
+            let (s, z) = it.input_info(k).unwrap().per_tensor().unwrap();
+            for (d, &v) in it.input_i8(k).unwrap().iter_mut().zip(x) {
+                *d = ((v / s).round_ties_even() as i32 + z).clamp(-128, 127) as i8;
+            }
+        }
+        it.invoke().unwrap();
+        let (os, oz) = it.output_info(0).unwrap().per_tensor().unwrap();
+        let ours: Vec<f32> = it.output_i8(0).unwrap().iter().map(|&q| (q as i32 - oz) as f32 * os).collect();
+        let ours = (l.to_model)(&ours);
+        let reference = c.expected.f32();
+        assert_eq!(ours.len(), reference.len(), "{}", c.name);
+        let (mut signal, mut noise) = (0f64, 0f64);
+        for (&a, &b) in reference.iter().zip(&ours) {
+            signal += f64::from(a) * f64::from(a);
+            noise += f64::from(a - b) * f64::from(a - b);
+        }
+        let sqnr = 10.0 * (signal / noise.max(1e-30)).log10();
+        println!("{}: int8 ({} ops: {kinds:?}) vs float: SQNR {sqnr:.1} dB", c.name, kinds.len());
+        assert!(sqnr > 25.0, "{}: SQNR {sqnr:.1} dB", c.name);
+    }
+}
