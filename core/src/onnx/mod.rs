@@ -12,6 +12,7 @@
 //! | `Conv` (2-D; `group` 1 or depthwise `group == C`) | [`Op::Conv2d`] (filter OHWI) or [`Op::DepthwiseConv2d`] (filter `[1, kh, kw, C·m]`) |
 //! | `Gemm` (`transA` 0, constant B) | [`Op::FullyConnected`] with `alpha·B` as `[out, in]` weights (transposed when `transB` is 0) and `beta·C` as bias |
 //! | `MatMul` (constant 2-D B) | [`Op::FullyConnected`] with Bᵀ, no bias (`passes` folds a following `Add` into it), `keep_num_dims` for rank > 2 |
+//! | `MatMul` (two activations, ranks 2 to 5) | [`Op::BatchMatMul`] (NumPy broadcasting of the batch dimensions); an operand that is a `Transpose` of its last two axes is read in place (`adj_x` / `adj_y`) |
 //! | `Add`, `Sub`, `Mul`, `Div` | [`Op::Add`], [`Op::Sub`], [`Op::Mul`], [`Op::Div`] (`passes` turns Sub/Div by a constant into Add/Mul) |
 //! | `Min`, `Max` (any number of inputs) | a chain of two-input [`Op::Minimum`] / [`Op::Maximum`] |
 //! | `PRelu` | [`Op::Prelu`] (the slope broadcast unidirectionally, in the activation's layout) |
