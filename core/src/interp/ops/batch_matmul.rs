@@ -78,9 +78,10 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<BatchMatMulOp<'m>, Error>
 pub(crate) fn run(o: &BatchMatMulOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let (ab, bb) = (o.lhs.bytes(&ro, idx)?, o.rhs.bytes(&ro, idx)?);
+    // `as_pod` (a fallible cast) for int8 too: no panicking cast on the device path.
     if o.int16 {
         batch_matmul_s16(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?)
     } else {
-        batch_matmul_s8(&o.params, bytemuck::cast_slice(ab), bytemuck::cast_slice(bb), bytemuck::cast_slice_mut(out))
+        batch_matmul_s8(&o.params, as_pod(ab, idx)?, as_pod(bb, idx)?, as_pod_mut(out, idx)?)
     }
 }
