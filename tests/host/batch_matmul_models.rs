@@ -79,8 +79,8 @@ fn assert_close_to_scale(case: &str, reference: &[f32], ours: &[f32]) -> f64 {
     worst
 }
 
-/// Runs a `.mq` on float inputs (quantized with its input parameters); the dequantized output and
-/// the op kinds.
+/// Runs a `.mq` on float inputs (int8, quantized with the input's parameters); the dequantized
+/// output (int8 or int16) and the op kinds.
 fn run_int8(name: &str, model: &[u8], arena_len: usize, inputs: &[Vec<f32>]) -> (Vec<f32>, Vec<&'static str>) {
     let bytes = AlignedBytes::new(model);
     let mut arena = vec![0u8; arena_len + 16];
@@ -93,8 +93,14 @@ fn run_int8(name: &str, model: &[u8], arena_len: usize, inputs: &[Vec<f32>]) -> 
         }
     }
     it.invoke().unwrap();
-    let (os, oz) = it.output_info(0).unwrap().per_tensor().unwrap();
-    (it.output_i8(0).unwrap().iter().map(|&q| (q as i32 - oz) as f32 * os).collect(), kinds)
+    let info = it.output_info(0).unwrap();
+    let (os, oz) = info.per_tensor().unwrap();
+    let values: Vec<i32> = if info.dtype == microquant::model::ElementType::I16 {
+        it.output_bytes(0).unwrap().chunks_exact(2).map(|b| i32::from(i16::from_le_bytes([b[0], b[1]]))).collect()
+    } else {
+        it.output_i8(0).unwrap().iter().map(|&q| i32::from(q)).collect()
+    };
+    (values.iter().map(|&q| (q - oz) as f32 * os).collect(), kinds)
 }
 
 fn batch_matmuls(g: &Graph) -> Vec<(bool, bool)> {
@@ -205,4 +211,36 @@ fn quantized_matmuls_export_as_qdq_and_read_back() {
         );
         assert!(sqnr > 35.0, "{}: the re-imported QDQ model: SQNR {sqnr:.1} dB", c.name);
     }
+}
+
+/// The two matmuls of the single-head attention as 16x16 layers (`QuantizeOptions::int16_layers`:
+/// int16 operands and output, zero points 0, the int16 BATCH_MATMUL kernel), the rest int8.
+#[test]
+fn attention_matmuls_run_as_int16_layers() {
+    let c = cases().into_iter().find(|c| c.name == "attn_single_head").unwrap();
+    let l = load(&c);
+    let options = PtqOptions {
+        quantize: QuantizeOptions { int16_layers: vec!["s".into(), "y".into()], ..Default::default() },
+        ..Default::default()
+    };
+    let out = convert(&l.graph, &[l.inputs.clone()], None, &options, &mut |_| {}).unwrap();
+    let g = &out.quantized.graph;
+    let int16 = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::BatchMatMul { .. }))
+        .filter(|n| g.tensor(n.output(0).unwrap()).unwrap().dtype == microquant::graph::DType::I16)
+        .count();
+    assert_eq!(int16, 2, "{g}");
+    let (ours, kinds) = run_int8(&c.name, &out.compiled.bytes, out.compiled.arena_len, &l.inputs);
+    let ours = (l.to_model)(&ours);
+    let reference = c.expected.f32();
+    let (mut signal, mut noise) = (0f64, 0f64);
+    for (&a, &b) in reference.iter().zip(&ours) {
+        signal += f64::from(a) * f64::from(a);
+        noise += f64::from(a - b) * f64::from(a - b);
+    }
+    let sqnr = 10.0 * (signal / noise.max(1e-30)).log10();
+    println!("{}: matmuls in 16x16 ({} ops: {kinds:?}): SQNR {sqnr:.1} dB", c.name, kinds.len());
+    assert!(sqnr > 25.0, "{}: SQNR {sqnr:.1} dB", c.name);
 }

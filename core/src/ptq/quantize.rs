@@ -313,6 +313,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Gather { .. }
             | Op::Tile { .. }
             | Op::Sum { .. }
+            | Op::BatchMatMul { .. }
     )
 }
 
