@@ -5,6 +5,7 @@ TFLite float models with BATCH_MATMUL converted by TensorFlow from tf.linalg.mat
 tensors, run by the TFLite interpreter.
 
     .venv/bin/python tests/gen/gen_batch_matmul_models.py
+    .venv/bin/python tests/gen/gen_batch_matmul_models.py qdq   # ONNX Runtime on the exact QDQ exports
 
 Writes tests/golden/batch_matmul/: the models and cases.json: per model its file, its seeded
 inputs (numpy default_rng) and the runtime's float output (ONNX Runtime with graph optimizations
@@ -185,5 +186,40 @@ def main():
                                         "models": cases})
 
 
+def qdq():
+    """ONNX Runtime's outputs on the exact QDQ exports (<name>.qdq.onnx, written by the test
+    batch_matmul_models::exact_qdq_export_runs_bit_exact_in_onnx_runtime with MQ_BLESS=1), with
+    graph optimizations off and on (which must agree), on each model's inputs of cases.json."""
+    goldenio.check_pins({k: v for k, v in PINNED.items() if k in ("numpy", "onnx", "onnxruntime")})
+    import json
+    import base64
+    doc = json.loads((OUT / "cases.json").read_text())
+    out = []
+    for c in doc["models"]:
+        path = OUT / f"{c['name']}.qdq.onnx"
+        if c["format"] != "onnx":
+            continue
+        m = onnx.load(path)
+        feeds = {}
+        for vi, t in zip(m.graph.input, c["inputs"]):
+            a = np.frombuffer(base64.b64decode(t["b64"]), np.float32).reshape(t["shape"])
+            feeds[vi.name] = a
+        ys = []
+        for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+            so = ort.SessionOptions()
+            so.graph_optimization_level = level
+            sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+            ys.append(sess.run(None, feeds)[0])
+        assert np.array_equal(ys[0], ys[1]), c["name"]
+        out.append({"name": c["name"], "file": path.name, "ort": goldenio.tensor(ys[0])})
+        print(c["name"], "->", ys[0].shape)
+    goldenio.write(OUT / "qdq_exact.json", {"generator": "tests/gen/gen_batch_matmul_models.py qdq",
+                                            "tools": {k: PINNED[k] for k in ("numpy", "onnx", "onnxruntime")},
+                                            "models": out})
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["qdq"]:
+        qdq()
+    else:
+        main()

@@ -244,3 +244,60 @@ fn attention_matmuls_run_as_int16_layers() {
     println!("{}: matmuls in 16x16 ({} ops: {kinds:?}): SQNR {sqnr:.1} dB", c.name, kinds.len());
     assert!(sqnr > 25.0, "{}: SQNR {sqnr:.1} dB", c.name);
 }
+
+#[derive(Deserialize)]
+struct ExactCase {
+    name: String,
+    ort: Tensor,
+}
+
+#[derive(Deserialize)]
+struct ExactFile {
+    models: Vec<ExactCase>,
+}
+
+/// The quantized ONNX models in the exact QDQ form (`export_qdq`: the integer matmul in double,
+/// TFLite's requantization) are the committed `<name>.qdq.onnx` (`MQ_BLESS=1` rewrites them),
+/// and ONNX Runtime's outputs on them (`qdq_exact.json`, written by
+/// `gen_batch_matmul_models.py qdq`, graph optimizations on and off) equal the `.mq`'s, bit for bit.
+#[test]
+fn exact_qdq_export_runs_bit_exact_in_onnx_runtime() {
+    let bless = std::env::var_os("MQ_BLESS").is_some();
+    let expected: Vec<ExactCase> = if bless {
+        Vec::new() // rewriting the exports: ONNX Runtime's outputs on them come after
+    } else {
+        let text = std::fs::read_to_string(dir().join("qdq_exact.json")).unwrap();
+        serde_json::from_str::<ExactFile>(&text).unwrap().models
+    };
+    let mut checked = 0;
+    for c in cases().into_iter().filter(|c| c.format == "onnx") {
+        let l = load(&c);
+        let out = convert(&l.graph, &[l.inputs.clone()], None, &PtqOptions::default(), &mut |_| {}).unwrap();
+        let (inputs, outputs) = l.io.clone().unwrap();
+        let opts =
+            microquant::onnx::QdqExportOptions { inputs, outputs, graph_name: c.name.clone(), ..Default::default() };
+        let qdq = microquant::onnx::export_qdq(&out.quantized.graph, &opts).unwrap();
+        let path = dir().join(format!("{}.qdq.onnx", c.name));
+        if bless {
+            std::fs::write(&path, &qdq).unwrap();
+            continue;
+        }
+        assert!(
+            std::fs::read(&path).unwrap() == qdq,
+            "{}: the exact QDQ export differs from the committed one",
+            c.name
+        );
+        let (ours, _) = run_int8(&c.name, &out.compiled.bytes, out.compiled.arena_len, &l.inputs);
+        let ours = (l.to_model)(&ours);
+        let e = expected.iter().find(|e| e.name == c.name).unwrap_or_else(|| panic!("{}: no ORT output", c.name));
+        assert_eq!(e.ort.f32(), ours, "{}: ONNX Runtime on the exact QDQ export vs the .mq", c.name);
+        println!(
+            "{}: exact QDQ export ({} bytes): ONNX Runtime = .mq on all {} outputs",
+            c.name,
+            qdq.len(),
+            ours.len()
+        );
+        checked += 1;
+    }
+    assert!(bless || checked == 4, "{checked} models checked");
+}

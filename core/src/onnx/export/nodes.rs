@@ -457,8 +457,11 @@ impl<'g> Exporter<'g> {
             | Op::MirrorPad { .. }
             | Op::Gather { .. }
             | Op::Tile { .. } => self.export_movement(node, &nname, &base),
+            Op::BatchMatMul { adj_x, adj_y } if self.exact_int8(node)? => {
+                self.exact_batch_matmul(node, &nname, *adj_x, *adj_y)
+            }
             Op::BatchMatMul { adj_x, adj_y } => {
-                // MatMul between QDQ pairs (portable in both export forms); an adjoint operand is
+                // MatMul between QDQ pairs (the portable form, and int16); an adjoint operand is
                 // transposed in its last two axes first.
                 let mut ins = Vec::with_capacity(2);
                 for (k, adj) in [(0, *adj_x), (1, *adj_y)] {
