@@ -4,12 +4,12 @@
 //! megabytes of flash, on the micro:bit (256 KB flash, 16 KB RAM) a spread-out subset of the
 //! small cases of each file.
 use microquant_tests::oracle::activation::{UnaryCase, UnaryOp};
+use microquant_tests::oracle::batch_matmul::BatchMatMulCase;
 use microquant_tests::oracle::binary::BinaryCase;
 use microquant_tests::oracle::conv::ConvCase;
 use microquant_tests::oracle::depthwise::DepthwiseConvCase;
 use microquant_tests::oracle::fully_connected::FullyConnectedCase;
 use microquant_tests::oracle::golden;
-use microquant_tests::oracle::batch_matmul::BatchMatMulCase;
 use microquant_tests::oracle::leaky_relu::LeakyReluCase;
 use microquant_tests::oracle::movement::MovementCase;
 use microquant_tests::oracle::pooling::{Pool, PoolCase};
