@@ -4,6 +4,7 @@
 //! megabytes of flash, on the micro:bit (256 KB flash, 16 KB RAM) a spread-out subset of the
 //! small cases of each file.
 use microquant_tests::oracle::activation::{UnaryCase, UnaryOp};
+use microquant_tests::oracle::batch_matmul::BatchMatMulCase;
 use microquant_tests::oracle::binary::BinaryCase;
 use microquant_tests::oracle::conv::ConvCase;
 use microquant_tests::oracle::depthwise::DepthwiseConvCase;
@@ -174,6 +175,7 @@ pub fn write(board: &str, path: &Path) {
              use microquant_tests::oracle::fully_connected::FullyConnectedCase;\n\
              use microquant_tests::oracle::movement::{MoveOp, MovementCase};\n\
              use microquant_tests::oracle::leaky_relu::LeakyReluCase;\n\
+             use microquant_tests::oracle::batch_matmul::BatchMatMulCase;\n\
              use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
              use microquant_tests::oracle::recurrent::LstmCase;\n\
              use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
@@ -647,6 +649,40 @@ pub fn write(board: &str, path: &Path) {
     let (tc, tc16) = (golden::transpose_conv(), golden::transpose_conv_16x8());
     g.file(("transpose_conv", "TransposeConvCase"), tc, other, tconv_need, |c| &c.expected, tconv_lit);
     g.file(("transpose_conv_16x8", "TransposeConvCase"), tc16, other, tconv_need, |c| &c.expected, tconv_lit);
+    let bmm_need = |c: &BatchMatMulCase| {
+        let w = if matches!(c.lhs, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: w * (c.lhs.len() + c.rhs.len()) + out_need(&c.expected).bytes, ..out_need(&c.expected) }
+    };
+    let bmm_lit = |c: &BatchMatMulCase| {
+        format!(
+            "BatchMatMulCase {{ name: {:?}, lhs: {}, lhs_shape: &{:?}, lhs_scale: {}, lhs_zero_point: {}, rhs: {}, \
+             rhs_shape: &{:?}, rhs_scale: {}, rhs_zero_point: {}, output_scale: {}, output_zero_point: {}, \
+             adj_x: {}, adj_y: {}, expected: {} }}",
+            c.name,
+            values(&c.lhs),
+            c.lhs_shape,
+            f(c.lhs_scale),
+            c.lhs_zero_point,
+            values(&c.rhs),
+            c.rhs_shape,
+            f(c.rhs_scale),
+            c.rhs_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            c.adj_x,
+            c.adj_y,
+            expected(&c.expected)
+        )
+    };
+    g.file(("batch_matmul", "BatchMatMulCase"), golden::batch_matmul(), other, bmm_need, |c| &c.expected, bmm_lit);
+    g.file(
+        ("batch_matmul_16x8", "BatchMatMulCase"),
+        golden::batch_matmul_16x8(),
+        other,
+        bmm_need,
+        |c| &c.expected,
+        bmm_lit,
+    );
 
     let m = g.max;
     writeln!(

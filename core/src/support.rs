@@ -285,6 +285,15 @@ pub const KERNELS: &[KernelSupport] = &[
         portable: None,
     },
     KernelSupport {
+        kinds: &[OpKind::BatchMatMul],
+        op: "batch matmul of two activations (adj_x, adj_y, broadcast batch dims)",
+        dtypes: "int8 (any zero points), int16 (zero points 0)",
+        reference: "`batch_matmul_s8`, `batch_matmul_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
         kinds: &[OpKind::Quantize],
         op: "quantize (requantize)",
         dtypes: "int8↔int16, int8→int8, int16→int16",

@@ -2,7 +2,7 @@
 //! and the TFLite interpreter's reference kernels, bit for bit, as `kernels.rs` does for the first
 //! ones (a second image: the cases of every family do not fit the micro:bit's flash in one):
 //! resize, reductions, slices, gather, tile, mirror pad, depth/space, leaky relu, LSTM, transpose
-//! conv; int8 and 16x8; both rounding modes.
+//! conv, batch matmul; int8 and 16x8; both rounding modes.
 #![no_std]
 #![no_main]
 
@@ -16,6 +16,7 @@ microquant_tests::movement_golden_tests!(mod movement; target Device; files kg);
 microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; target Device; files kg);
 microquant_tests::lstm_golden_tests!(mod recurrent; target Device; files kg);
 microquant_tests::transpose_conv_golden_tests!(mod transpose_conv; target Device; files kg);
+microquant_tests::batch_matmul_golden_tests!(mod batch_matmul; target Device; files kg);
 
 #[defmt_test::tests]
 mod tests {
@@ -49,5 +50,10 @@ mod tests {
     #[test]
     fn transpose_conv_matches_tflite_micro_and_interpreter() {
         golden(super::transpose_conv::TESTS);
+    }
+
+    #[test]
+    fn batch_matmul_matches_tflite_micro_and_interpreter() {
+        golden(super::batch_matmul::TESTS);
     }
 }

@@ -458,3 +458,35 @@ fn split_cases_tell_the_oracles_apart() {
     }
     println!("split cases: {counts:?}");
 }
+
+#[test]
+fn batch_matmul_files_are_consistent() {
+    for (f, dt) in [(kernels::batch_matmul_file(), "int8"), (kernels::batch_matmul_16x8_file(), "int16")] {
+        let n = check_file(&f, "BATCH_MATMUL");
+        for c in &f.cases {
+            let nm = &c.name;
+            for (t, zp, s) in [
+                (&c.lhs, c.lhs_zero_point, c.lhs_scale),
+                (&c.rhs, c.rhs_zero_point, c.rhs_scale),
+                (&c.expected_tflm, c.output_zero_point, c.output_scale),
+            ] {
+                assert_eq!(t.dtype, dt, "{nm}");
+                assert_eq!(ints(t).len(), t.len(), "{nm}");
+                check_zero_point(nm, zp, dt);
+                check_scale(nm, s);
+            }
+            // The output shape from the operands' (NumPy matmul after the adjoints).
+            let (l, r) = (&c.lhs.shape, &c.rhs.shape);
+            assert!((2..=5).contains(&l.len()) && (2..=5).contains(&r.len()), "{nm}: ranks");
+            let (lm, ln) = (l[l.len() - 2], l[l.len() - 1]);
+            let (rm, rn) = (r[r.len() - 2], r[r.len() - 1]);
+            let (rows, depth) = if c.adj_x { (ln, lm) } else { (lm, ln) };
+            let (depth_r, cols) = if c.adj_y { (rn, rm) } else { (rm, rn) };
+            assert_eq!(depth, depth_r, "{nm}: accumulation depths");
+            let mut want = broadcast(&l[..l.len() - 2], &r[..r.len() - 2]);
+            want.extend([rows, cols]);
+            assert_eq!(c.expected_tflm.shape, want, "{nm}: output shape");
+        }
+        println!("BATCH_MATMUL {dt}: {n} cases");
+    }
+}

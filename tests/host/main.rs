@@ -4,6 +4,7 @@
 //! with a filter, e.g. `cargo test -p microquant-tests --test host kernels_fc::`.
 
 mod bad_input;
+mod batch_matmul_models;
 mod binary_ops;
 mod float_exec;
 mod fuzz_regressions;
@@ -12,6 +13,7 @@ mod graph;
 mod hybrid;
 mod interp_errors;
 mod kernels_activation;
+mod kernels_batch_matmul;
 mod kernels_conv;
 mod kernels_depthwise;
 mod kernels_elementwise;

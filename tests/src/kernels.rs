@@ -599,7 +599,41 @@ kernel_case!(
     ReshapeCase,
     TransposeCase,
     TransposeConvCase,
+    BatchMatMulCase,
 );
+
+/// BATCH_MATMUL of two activations: `output[.., i, j] = requant(sum_k (lhs[.., i, k] - lhs_zp) *
+/// (rhs[.., k, j] - rhs_zp))`, `adj_x` / `adj_y` transposing the last two dimensions of an operand,
+/// batch dimensions broadcast.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchMatMulCase {
+    /// Case name.
+    pub name: String,
+    /// Left operand (int8, or int16), rank 2 to 5.
+    pub lhs: Tensor,
+    /// Its scale.
+    pub lhs_scale: f32,
+    /// Its zero point.
+    pub lhs_zero_point: i32,
+    /// Right operand.
+    pub rhs: Tensor,
+    /// Its scale.
+    pub rhs_scale: f32,
+    /// Its zero point.
+    pub rhs_zero_point: i32,
+    /// Output scale.
+    pub output_scale: f32,
+    /// Output zero point.
+    pub output_zero_point: i32,
+    /// lhs transposed in its last two dimensions.
+    pub adj_x: bool,
+    /// rhs transposed in its last two dimensions.
+    pub adj_y: bool,
+    /// TFLite Micro's output.
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output.
+    pub expected_tflite_ref: Tensor,
+}
 
 /// Parses one embedded kernel golden file.
 pub fn load<C: DeserializeOwned>(json: &str) -> KernelFile<C> {
@@ -708,5 +742,13 @@ golden_file!(
         transpose_conv_16x8_cases,
         TransposeConvCase,
         "transpose_conv_16x8.json"
+    ),
+    (BATCH_MATMUL_JSON, batch_matmul_file, batch_matmul_cases, BatchMatMulCase, "batch_matmul.json"),
+    (
+        BATCH_MATMUL_16X8_JSON,
+        batch_matmul_16x8_file,
+        batch_matmul_16x8_cases,
+        BatchMatMulCase,
+        "batch_matmul_16x8.json"
     ),
 );

@@ -48,6 +48,7 @@ microquant_tests::shape_golden_tests!(mod shape; #[wasm_bindgen_test] target Std
 microquant_tests::spatial_golden_tests!(mod spatial; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::lstm_golden_tests!(mod recurrent; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::transpose_conv_golden_tests!(mod transpose_conv; #[wasm_bindgen_test] target Std; files golden);
+microquant_tests::batch_matmul_golden_tests!(mod batch_matmul; #[wasm_bindgen_test] target Std; files golden);
 
 // --- random shapes: SIMD paths against the reference ---------------------------------------------
 

@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use super::err;
 use crate::graph::{self, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
 use crate::kernels::add::AddParams;
+use crate::kernels::batch_matmul::BatchMatMulParams;
 use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
 use crate::kernels::concat::Requantize;
 use crate::kernels::conv::{ConvParams, conv_s8_scratch_len};
@@ -555,6 +556,38 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 left_shift: p.left_shift,
                 multipliers: [mw(p.input1_multiplier), mw(p.input2_multiplier), mw(p.output_multiplier)],
                 activation: [p.activation.min, p.activation.max],
+            }
+            .to_words()
+            .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, aid)?), Some(l.model_tensor(c, b, bid)?)];
+        }
+        Op::BatchMatMul { adj_x, adj_y } => {
+            let (aid, a) = l.input(c, 0)?;
+            let (bid, bt) = l.input(c, 1)?;
+            let (qa, qb, qy) = (l.q(c, a)?, l.q(c, bt)?, l.q(c, y)?);
+            let p = match (a.dtype, bt.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8, graph::DType::I8) => {
+                    BatchMatMulParams::prepare_s8(qa, qb, qy, &a.shape, &bt.shape, *adj_x, *adj_y)
+                }
+                (graph::DType::I16, graph::DType::I16, graph::DType::I16) => {
+                    BatchMatMulParams::prepare_s16(qa, qb, qy, &a.shape, &bt.shape, *adj_x, *adj_y)
+                }
+                _ => {
+                    return Err(c.err(
+                        K::UnsupportedDType,
+                        "batch matmul runs int8 or int16 operands and output, all of one type",
+                    ));
+                }
+            }
+            .map_err(|e| c.kernel(e))?;
+            if y.dtype == graph::DType::I16 && p.multiplier.shift > 7 {
+                return Err(c.err(K::UnsupportedQuantization, "int16 batch matmul multiplier above 128"));
+            }
+            spec.kind = OpKind::BatchMatMul;
+            spec.params = BatchMatMulWords {
+                adj_x: *adj_x,
+                adj_y: *adj_y,
+                multiplier: [p.multiplier.multiplier, p.multiplier.shift],
             }
             .to_words()
             .to_vec();

@@ -42,6 +42,30 @@ pub(crate) fn fully_connected_f32(
     Ok(out)
 }
 
+/// Batched matmul of `a` and `b` (shapes `a_shape`, `b_shape`, see
+/// [`BatchMatMulShape`](crate::kernels::batch_matmul::BatchMatMulShape)), f64 accumulation.
+pub(crate) fn batch_matmul_f32(
+    a: &[f32],
+    a_shape: &[usize],
+    b: &[f32],
+    b_shape: &[usize],
+    adj_x: bool,
+    adj_y: bool,
+) -> Result<Vec<f32>, KernelError> {
+    let s = crate::kernels::batch_matmul::BatchMatMulShape::new(a_shape, b_shape, adj_x, adj_y)
+        .map_err(|_| KernelError("batch matmul operand shapes do not multiply"))?;
+    if a.len() != a_shape.iter().product::<usize>() || b.len() != b_shape.iter().product::<usize>() {
+        return Err(KernelError("batch matmul tensor sizes do not match the shapes"));
+    }
+    let (depth, (ak, bk)) = (s.depth(), s.depth_strides());
+    let mut out = Vec::with_capacity(s.output_len());
+    s.for_each_output(|a0, b0| {
+        let dot: f64 = (0..depth).map(|k| f64::from(a[a0 + k * ak]) * f64::from(b[b0 + k * bk])).sum();
+        out.push(dot as f32);
+    });
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

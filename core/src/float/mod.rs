@@ -181,6 +181,10 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             conv::transpose_conv2d_f32(x.data, w.data, opt(2).map(|b| b.data), &geo, ws[0], c.activation)
                 .map_err(kerr)?
         }
+        Op::BatchMatMul { adj_x, adj_y } => {
+            let b = input(1)?;
+            fully_connected::batch_matmul_f32(x.data, x.shape, b.data, b.shape, *adj_x, *adj_y).map_err(kerr)?
+        }
         Op::Gru(gru) => {
             let xs: [usize; 3] =
                 x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "gru input must be 3-D"))?;
@@ -571,5 +575,6 @@ fn is_supported(op: &Op) -> bool {
             | Op::Lstm(_)
             | Op::Gru(_)
             | Op::TransposeConv2d(_)
+            | Op::BatchMatMul { .. }
     )
 }

@@ -452,6 +452,16 @@ pub enum Op {
     /// [out_c, kh, kw, in_c]` (OHWI), `bias? [out_c]`. Output: `[n, output_h, output_w, out_c]`
     /// (see [`TransposeConv2d`]).
     TransposeConv2d(TransposeConv2d),
+    /// Batched matrix product of two tensors (TFLite `BATCH_MATMUL`, ONNX `MatMul` of two
+    /// activations): inputs `a [.., m, k]`, `b [.., k, n]` (each read transposed in its last two
+    /// dimensions when `adj_x` / `adj_y`), ranks 2 to 5, batch dimensions broadcast NumPy-style;
+    /// output `[broadcast batch.., m, n]`. Quantized: int8 per tensor, any zero points.
+    BatchMatMul {
+        /// Read `a` transposed in its last two dimensions.
+        adj_x: bool,
+        /// Read `b` transposed in its last two dimensions.
+        adj_y: bool,
+    },
 }
 
 /// How many inputs and outputs an op takes (checked by [`Graph::validate`](super::Graph::validate)).
@@ -514,6 +524,7 @@ impl Op {
             Op::Lstm(_) => "Lstm",
             Op::Gru(_) => "Gru",
             Op::TransposeConv2d(_) => "TransposeConv2d",
+            Op::BatchMatMul { .. } => "BatchMatMul",
         }
     }
 
@@ -528,6 +539,7 @@ impl Op {
             Op::Lstm(_) => (13, 15, 13),
             Op::Gru(_) => (13, 14, 13),
             Op::TransposeConv2d(_) => (2, 3, 2),
+            Op::BatchMatMul { .. } => (2, 2, usize::MAX),
             _ => (1, 1, usize::MAX),
         };
         Arity { min_inputs, max_inputs, outputs: 1, optional_from }
@@ -700,6 +712,10 @@ impl fmt::Display for Op {
                 write_act(f, c.activation)?;
                 f.write_str(")")
             }
+            Op::BatchMatMul { adj_x, adj_y } => match (adj_x, adj_y) {
+                (false, false) => Ok(()),
+                _ => write!(f, "(adj_x {}, adj_y {})", u8::from(*adj_x), u8::from(*adj_y)),
+            },
         }
     }
 }

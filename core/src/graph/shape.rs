@@ -281,6 +281,12 @@ impl Op {
                 }
                 vec![xs[0], c.output_h, c.output_w, f[0]]
             }
+            Op::BatchMatMul { adj_x, adj_y } => {
+                let y = input(1).unwrap_or(&[]);
+                crate::kernels::batch_matmul::BatchMatMulShape::new(x, y, *adj_x, *adj_y)
+                    .map(|s| s.output_shape().to_vec())
+                    .map_err(|e| err(format!("batch matmul of {} and {}: {e}", shape_str(x), shape_str(y))))?
+            }
             Op::Gru(g) => {
                 let w = input(1).unwrap_or(&[]);
                 let (hidden, n_in) = match *w {

@@ -33,6 +33,7 @@ pub mod pooling;
 pub(crate) mod window;
 // Elementwise, activation and data-movement kernels.
 pub mod add;
+pub mod batch_matmul;
 pub mod concat;
 pub mod depth_to_space;
 pub mod div;

@@ -211,4 +211,7 @@ op_kinds! {
     /// Transposed 2-D convolution (TFLite TRANSPOSE_CONV, ONNX ConvTranspose, MediaPipe's
     /// Convolution2DTransposeBias), its int32 (int64) accumulators in its scratch region.
     TransposeConv = 61, "TRANSPOSE_CONV";
+    /// Batched matrix multiplication of two activations (TFLite BATCH_MATMUL, ONNX MatMul of two
+    /// non-constant operands), batch dimensions broadcast.
+    BatchMatMul = 62, "BATCH_MATMUL";
 }

@@ -226,6 +226,28 @@ impl LeakyReluWords {
     }
 }
 
+/// Parameter words of BATCH_MATMUL: TFLite's two options (each 0 or 1) and the quantized
+/// `lhs_scale · rhs_scale / output_scale` (the zero points are the tensors', the shapes too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchMatMulWords {
+    /// TFLite's `adj_x`: the lhs is read transposed in its last two dimensions.
+    pub adj_x: bool,
+    /// TFLite's `adj_y`: the rhs is read transposed in its last two dimensions.
+    pub adj_y: bool,
+    /// (multiplier, shift).
+    pub multiplier: [i32; 2],
+}
+
+impl BatchMatMulWords {
+    /// Number of words.
+    pub const LEN: usize = 4;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [m, s] = self.multiplier;
+        [self.adj_x as u32, self.adj_y as u32, m as u32, s as u32]
+    }
+}
+
 /// Most inputs a CONCATENATION may have.
 pub const MAX_CONCAT_INPUTS: usize = 16;
 

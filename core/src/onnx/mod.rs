@@ -13,6 +13,7 @@
 //! | `ConvTranspose` (2-D, `group` 1, dilations 1; `pads`, `output_padding`, `output_shape`, `auto_pad`) | [`Op::TransposeConv2d`] (filter `[C, M, kH, kW]` to OHWI `[M, kH, kW, C]`) |
 //! | `Gemm` (`transA` 0, constant B) | [`Op::FullyConnected`] with `alpha·B` as `[out, in]` weights (transposed when `transB` is 0) and `beta·C` as bias |
 //! | `MatMul` (constant 2-D B) | [`Op::FullyConnected`] with Bᵀ, no bias (`passes` folds a following `Add` into it), `keep_num_dims` for rank > 2 |
+//! | `MatMul` (two activations, ranks 2 to 5) | [`Op::BatchMatMul`] (NumPy broadcasting of the batch dimensions); an operand that is a `Transpose` of its last two axes is read in place (`adj_x` / `adj_y`) |
 //! | `Add`, `Sub`, `Mul`, `Div` | [`Op::Add`], [`Op::Sub`], [`Op::Mul`], [`Op::Div`] (`passes` turns Sub/Div by a constant into Add/Mul) |
 //! | `Min`, `Max` (any number of inputs) | a chain of two-input [`Op::Minimum`] / [`Op::Maximum`] |
 //! | `PRelu` | [`Op::Prelu`] (the slope broadcast unidirectionally, in the activation's layout) |

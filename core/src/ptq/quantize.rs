@@ -317,6 +317,7 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Gather { .. }
             | Op::Tile { .. }
             | Op::Sum { .. }
+            | Op::BatchMatMul { .. }
     )
 }
 

@@ -14,7 +14,8 @@
 //! (constant size operand), `SUM`, `REDUCE_MAX`, `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard
 //! LSTM TFLite Micro runs), `TRANSPOSE_CONV` (float, int8 and 16x8: the output size is the output
 //! tensor's, the padding TFLite's), and MediaPipe's custom `Convolution2DTransposeBias` (`CUSTOM`: input,
-//! OHWI weights, bias; padding and strides in its custom options).
+//! OHWI weights, bias; padding and strides in its custom options), `BATCH_MATMUL` (both operands
+//! activations or constants, ranks 2 to 5).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

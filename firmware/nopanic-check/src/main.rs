@@ -42,6 +42,7 @@ fn main() -> ! {
     unary_activation_kernels();
     recurrent_kernels();
     transpose_conv_kernels();
+    batch_matmul_kernels();
     quant_core();
     interpreter();
     loop {
@@ -732,5 +733,28 @@ fn unary_activation_kernels() {
                 let _ = black_box(leaky_relu_s16(&p, a16, &mut out16));
             }
         }
+    }
+}
+
+/// BATCH_MATMUL (int8, int16) with opaque shapes, adjoints and quantization.
+#[inline(never)]
+fn batch_matmul_kernels() {
+    use microquant::kernels::batch_matmul::{BatchMatMulParams, batch_matmul_s8, batch_matmul_s16};
+    use microquant::kernels::tensor::PerTensorQuant;
+    let q = |s: f32, z: i32| PerTensorQuant::new(black_box(s), black_box(z));
+    let ls: &[usize] = black_box(&[2, 1, 3, 4]);
+    let rs: &[usize] = black_box(&[3, 4, 2]);
+    let (ax, ay) = (black_box(false), black_box(true));
+    let a: &[i8] = black_box(&[3; 24]);
+    let b: &[i8] = black_box(&[-7; 24]);
+    let a16: &[i16] = black_box(&[300; 24]);
+    let b16: &[i16] = black_box(&[-32768; 24]);
+    let mut out = [0i8; 36];
+    let mut out16 = [0i16; 36];
+    if let Ok(p) = BatchMatMulParams::prepare_s8(q(0.1, 3), q(0.05, -10), q(0.2, 7), ls, rs, ax, ay) {
+        let _ = black_box(batch_matmul_s8(&p, a, b, black_box(&mut out[..])));
+    }
+    if let Ok(p) = BatchMatMulParams::prepare_s16(q(0.001, 0), q(0.002, 0), q(0.01, 0), ls, rs, ax, ay) {
+        let _ = black_box(batch_matmul_s16(&p, a16, b16, black_box(&mut out16[..])));
     }
 }

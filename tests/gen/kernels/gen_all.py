@@ -34,6 +34,7 @@ MODULES = [
     "gen_binary",
     "gen_lstm",
     "gen_transpose_conv",
+    "gen_batch_matmul",
 ]
 
 

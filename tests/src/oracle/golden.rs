@@ -6,6 +6,7 @@
 use std::sync::OnceLock;
 
 use super::activation::{UnaryCase, UnaryOp};
+use super::batch_matmul::BatchMatMulCase;
 use super::binary::{BinaryCase, BinaryOp};
 use super::conv::ConvCase;
 use super::depthwise::DepthwiseConvCase;
@@ -303,6 +304,9 @@ files! {
     leaky_relu_16x8: LeakyReluCase<'static> = leaky_relu_16x8_file, "leaky_relu_16x8.json", |c| leaky_relu_case(c);
     lstm: LstmCase<'static> = lstm_file, "lstm.json", |c| lstm_case(c);
     lstm_16x8: LstmCase<'static> = lstm_16x8_file, "lstm_16x8.json", |c| lstm_case(c);
+    batch_matmul: BatchMatMulCase<'static> = batch_matmul_file, "batch_matmul.json", |c| batch_matmul_case(c);
+    batch_matmul_16x8: BatchMatMulCase<'static> =
+        batch_matmul_16x8_file, "batch_matmul_16x8.json", |c| batch_matmul_case(c);
     concatenation: ConcatCase<'static> = concatenation_file, "concatenation.json", |c| concat(c);
     pad: PadCase<'static> = pad_file, "pad.json", |c| PadCase {
         name: &c.name,
@@ -420,4 +424,23 @@ files! {
     transpose_conv: TransposeConvCase<'static> = transpose_conv_file, "transpose_conv.json", |c| transpose_conv_case(c);
     transpose_conv_16x8: TransposeConvCase<'static> =
         transpose_conv_16x8_file, "transpose_conv_16x8.json", |c| transpose_conv_case(c);
+}
+
+fn batch_matmul_case(c: &'static kernels::BatchMatMulCase) -> BatchMatMulCase<'static> {
+    BatchMatMulCase {
+        name: &c.name,
+        lhs: values(&c.lhs),
+        lhs_shape: &c.lhs.shape,
+        lhs_scale: c.lhs_scale,
+        lhs_zero_point: c.lhs_zero_point,
+        rhs: values(&c.rhs),
+        rhs_shape: &c.rhs.shape,
+        rhs_scale: c.rhs_scale,
+        rhs_zero_point: c.rhs_zero_point,
+        output_scale: c.output_scale,
+        output_zero_point: c.output_zero_point,
+        adj_x: c.adj_x,
+        adj_y: c.adj_y,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
 }

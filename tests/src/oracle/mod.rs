@@ -14,6 +14,7 @@
 //! | add, mul | [`binary::BinaryCase`] | [`binary_golden_tests!`](crate::binary_golden_tests) |
 //! | softmax | [`softmax::SoftmaxCase`] | [`softmax_golden_tests!`](crate::softmax_golden_tests) |
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
+//! | batch matmul (int8, 16x16) | [`batch_matmul::BatchMatMulCase`] | [`batch_matmul_golden_tests!`](crate::batch_matmul_golden_tests) |
 //! | leaky relu (int8, 16x8) | [`leaky_relu::LeakyReluCase`] | [`leaky_relu_golden_tests!`](crate::leaky_relu_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
@@ -39,6 +40,7 @@ use microquant::kernels::common::FusedActivation;
 use microquant::kernels::fully_connected::ExactMultiplier;
 
 pub mod activation;
+pub mod batch_matmul;
 pub mod binary;
 pub mod conv;
 pub mod depthwise;

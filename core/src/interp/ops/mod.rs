@@ -6,6 +6,7 @@
 //! { ... }`) maps each op kind to its file.
 
 mod add;
+mod batch_matmul;
 mod common;
 mod concat;
 mod conv;
@@ -167,6 +168,7 @@ op_kinds! {
     Tile => Tile(tile::TileOp), scratch: false;
     Lstm => Lstm(lstm::LstmOp), scratch: true;
     TransposeConv => TransposeConv(transpose_conv::TransposeConvOp), scratch: true;
+    BatchMatMul => BatchMatMul(batch_matmul::BatchMatMulOp), scratch: false;
 }
 
 /// Sets the state of every stateful op of `m` (the LSTMs' scratch regions) in `arena` to its

@@ -22,6 +22,7 @@
 //! | `HardSwish`, `Logistic`, `Tanh`, and the table ops (`Op::Unary`: SiLU, GELU, exp, sqrt, ...; `HardSigmoid`) | the kernel's own 256-entry table, read with `Gather` at the int8 input as a `u8` index |
 //! | `Concatenation` | each input through the 256-entry table of its requantization, then `Concat` of the int8 values |
 //! | `Mean` | `ReduceSum` of the integers, then the requantization below with the kernel's multiplier (`1/n` folded in) |
+//! | `BatchMatMul` | the integers `a − zp_a`, `b − zp_b` (an adjoint operand transposed in its last two axes) cast to `double`, their `MatMul` (exact below 2^53), then the requantization below |
 //!
 //! The requantization `MultiplyByQuantizedMultiplier(acc, m, shift)` in `double` (exact: every
 //! intermediate is an integer or a half-integer below 2^53):
@@ -222,6 +223,49 @@ impl<'g> Exporter<'g> {
         }
         let q = self.requantize(acc, false, &mq, channel_shape, yq.zero_point, act, &base);
         self.finish_int8(y, q, out_perm)
+    }
+
+    /// TFLite's int8 `BATCH_MATMUL`: the integers of both operands (an adjoint operand transposed
+    /// in its last two axes), their `MatMul` in double (exact; TFLite's int32 sum wraps only past
+    /// 2^31, a depth above 33 000), requantized with the kernel's multiplier.
+    pub(super) fn exact_batch_matmul(
+        &mut self,
+        node: &Node,
+        nname: &str,
+        adj_x: bool,
+        adj_y: bool,
+    ) -> Result<(), ConvertError> {
+        let (aid, bid, y) = match (node.input(0), node.input(1), node.output(0)) {
+            (Some(a), Some(b), Some(c)) => (a, b, c),
+            _ => return Err(ConvertError::new(Kind::InvalidGraph, "a batch matmul without operands or output")),
+        };
+        let base = self.names[y.index()].clone();
+        let (qa, qb, qy) = (self.tq(aid)?, self.tq(bid)?, self.tq(y)?);
+        let (sa, sb) = (self.tensor(aid)?.shape.clone(), self.tensor(bid)?.shape.clone());
+        let p = crate::kernels::batch_matmul::BatchMatMulParams::prepare_s8(qa, qb, qy, &sa, &sb, adj_x, adj_y)
+            .map_err(Self::kernel_err)?;
+        let mut ins = Vec::with_capacity(2);
+        for (k, (id, q, adj)) in [(aid, qa, adj_x), (bid, qb, adj_y)].into_iter().enumerate() {
+            let t = self.tensor(id)?;
+            if t.is_constant() {
+                return Err(err(format!("{}: a constant MatMul operand cannot be written as QDQ ONNX", node.name)));
+            }
+            let r = t.shape.len();
+            let mut target = layout::identity(r);
+            if adj && r >= 2 {
+                target.swap(r - 2, r - 1);
+            }
+            let x = self.act(id)?;
+            let x = self.in_order(&x, &target);
+            let xi = self.integers(&x.name, q.scale, &format!("{base}/operand{k}"));
+            let cast = vec![attr_int("to", i64::from(dt::DOUBLE))];
+            ins.push(self.op1("Cast", &format!("{base}/operand{k}_double"), vec![xi], cast));
+        }
+        let acc = self.fresh(&format!("{base}/accumulator"));
+        self.node("MatMul", nname, ins, vec![acc.clone()], vec![]);
+        let q = self.requantize(acc, true, &[p.multiplier], &[], qy.zero_point, ActivationRange::INT8, &base);
+        let rank = self.tensor(y)?.shape.len();
+        self.finish_int8(y, q, layout::identity(rank))
     }
 
     /// TFLite's int8 `ADD` / `MUL` (with broadcasting) in double.

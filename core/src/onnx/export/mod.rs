@@ -7,7 +7,7 @@
 //! [`export_qdq_portable`]. [`export_qdq`] (what `microquant quantize --qdq` writes) goes further:
 //! the int8 layers whose TFLite Micro arithmetic rounds differently from one float rounding
 //! (conv, depthwise conv, fully connected, add, mul, average pooling, mean, concatenation,
-//! hard-swish, logistic, tanh) are written as ONNX ops computing the `.mq`'s integers exactly
+//! hard-swish, logistic, tanh, batch matmul) are written as ONNX ops computing the `.mq`'s integers exactly
 //! (`exact.rs` has the table), so ONNX Runtime, with or without its graph optimizations, gives
 //! the `.mq`'s outputs; the other ops are exact in QDQ form already (max pooling, pad, reshape,
 //! transpose, ReLU with shared parameters) or keep the QDQ form (softmax, sub, div, leaky ReLU,
@@ -34,6 +34,7 @@
 //! | `Concatenation`, `Pad`, `Mean` | `Concat`, `Pad` (constant 0), `ReduceMean` |
 //! | `Reshape`, `Squeeze`, `Transpose` | `Reshape`, `Reshape`, `Transpose` |
 //! | `Sum`, `ReduceMax` | `ReduceSum`, `ReduceMax` |
+//! | `BatchMatMul` | `MatMul` (a `Transpose` of the last two axes first for `adj_x` / `adj_y`); exact in [`export_qdq`] (int8) |
 //! | `Resize` | `Resize` with `sizes` (bilinear: `linear` with `asymmetric` / `align_corners` / `half_pixel`; nearest: `asymmetric` + `floor`, `align_corners` + `round_prefer_ceil`, `tf_half_pixel_for_nn` + `floor`; nearest with both flags: an error) |
 //! | `Quantize` (int8 ↔ int16 conversion) | nothing: its output's `QuantizeLinear` requantizes |
 //!

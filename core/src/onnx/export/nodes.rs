@@ -507,6 +507,33 @@ impl<'g> Exporter<'g> {
             | Op::Gather { .. }
             | Op::Tile { .. } => self.export_movement(node, &nname, &base),
             Op::Unary(_) | Op::HardSigmoid { .. } => self.export_unary(node, &nname, &base),
+            Op::BatchMatMul { adj_x, adj_y } if self.exact_int8(node)? => {
+                self.exact_batch_matmul(node, &nname, *adj_x, *adj_y)
+            }
+            Op::BatchMatMul { adj_x, adj_y } => {
+                // MatMul between QDQ pairs (the portable form, and int16); an adjoint operand is
+                // transposed in its last two axes first.
+                let mut ins = Vec::with_capacity(2);
+                for (k, adj) in [(0, *adj_x), (1, *adj_y)] {
+                    let id = input(self, k)?;
+                    let r = self.tensor(id)?.shape.len();
+                    if self.tensor(id)?.is_constant() {
+                        return Err(err(format!(
+                            "{}: a constant MatMul operand cannot be written as QDQ ONNX",
+                            node.name
+                        )));
+                    }
+                    let mut target = layout::identity(r);
+                    if adj && r >= 2 {
+                        target.swap(r - 2, r - 1);
+                    }
+                    let x = self.act(id)?;
+                    ins.push(self.in_order(&x, &target).name);
+                }
+                let out = float_name(self);
+                self.node("MatMul", &nname, ins, vec![out.clone()], vec![]);
+                self.finish(y, out, layout::identity(yt.shape.len()))
+            }
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }

@@ -387,11 +387,8 @@ impl Builder {
         };
         let bk = match self.input(ctx, 1)? {
             Some(Value::Const(k)) => k,
-            _ => {
-                return Err(
-                    ctx.unsupported("MatMul of two activations: only a constant second operand (weights) is supported")
-                );
-            }
+            Some(Value::Act(b)) => return self.batch_matmul(ctx, &a, &b),
+            None => return Err(ctx.err(Kind::Malformed, "MatMul without its second operand")),
         };
         if bk.shape.len() != 2 {
             return Err(
@@ -412,6 +409,30 @@ impl Builder {
             let id = self.fully_connected(ctx, xid, w, None, r > 2, &out)?;
             self.set(ctx, 0, Value::Act(Act { id, perm: layout::identity(r) }));
         }
+        Ok(())
+    }
+
+    /// MatMul of two activations: [`Op::BatchMatMul`] (NumPy `matmul`: ranks 2 to 5, batch
+    /// dimensions broadcast). An operand stored with its last two axes swapped (an ONNX
+    /// `Transpose` of them, as `Q · Kᵀ` writes) is read in place with `adj_x` / `adj_y` instead
+    /// of being transposed.
+    fn batch_matmul(&mut self, ctx: &Ctx, a: &Act, b: &Act) -> Result<(), ConvertError> {
+        let (ra, rb) = (a.perm.len(), b.perm.len());
+        if !(2..=5).contains(&ra) || !(2..=5).contains(&rb) {
+            return Err(ctx
+                .unsupported(format!("MatMul of two activations of ranks {ra} and {rb}: both must have rank 2 to 5")));
+        }
+        let out = ctx.out_name(0);
+        let operand = |s: &mut Self, x: &Act| -> Result<(TensorId, bool), ConvertError> {
+            let r = x.perm.len();
+            let mut swapped = layout::identity(r);
+            swapped.swap(r - 2, r - 1);
+            if x.perm == swapped { Ok((x.id, true)) } else { Ok((s.plain(x, &out)?, false)) }
+        };
+        let (aid, adj_x) = operand(self, a)?;
+        let (bid, adj_y) = operand(self, b)?;
+        let id = self.emit(ctx, &out, Op::BatchMatMul { adj_x, adj_y }, vec![Some(aid), Some(bid)], &out)?;
+        self.set(ctx, 0, Value::Act(Act { id, perm: layout::identity(ra.max(rb)) }));
         Ok(())
     }
 

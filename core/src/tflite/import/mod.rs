@@ -109,8 +109,10 @@ const SUPPORTED: &[i32] = &[
     SQUARED_DIFFERENCE,
     UNIDIRECTIONAL_SEQUENCE_LSTM,
     TRANSPOSE_CONV,
+    BATCH_MATMUL,
 ];
 const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = fb::BuiltinOperator::UnidirectionalSequenceLstm as i32;
+const BATCH_MATMUL: i32 = fb::BuiltinOperator::BatchMatmul as i32;
 
 fn err(kind: Kind, message: impl Into<String>) -> ConvertError {
     ConvertError::new(kind, message)

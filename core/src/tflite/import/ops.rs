@@ -99,6 +99,18 @@ impl<'a> Importer<'a> {
             MAXIMUM => Op::Maximum,
             PRELU => Op::Prelu,
             SQUARED_DIFFERENCE => Op::SquaredDifference,
+            BATCH_MATMUL => match options!(raw, BatchMatMulOptions) {
+                Some(o) => {
+                    if o.asymmetric_quantize_inputs().fb()? {
+                        return Err(err(
+                            Kind::UnsupportedQuantization,
+                            "BATCH_MATMUL with asymmetric_quantize_inputs (hybrid float x int8) is not supported",
+                        ));
+                    }
+                    Op::BatchMatMul { adj_x: o.adj_x().fb()?, adj_y: o.adj_y().fb()? }
+                }
+                None => Op::BatchMatMul { adj_x: false, adj_y: false },
+            },
             DIV => Op::Div {
                 activation: match options!(raw, DivOptions) {
                     Some(o) => activation(o.fused_activation_function().fb()?)?,
