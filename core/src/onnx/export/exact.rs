@@ -20,6 +20,7 @@
 //! | `Add`, `Mul` | TFLite's integer add (inputs shifted left 20 bits, each requantized, summed, requantized) and mul (the product of the integers, requantized), in `double` |
 //! | `AvgPool2d` | the window sums of the raw int8 values (a `Conv` with a ones filter per channel), divided by each pixel's own count (a constant: pixels inside the input), rounded half away from zero |
 //! | `HardSwish`, `Logistic`, `Tanh`, and the table ops (`Op::Unary`: SiLU, GELU, exp, sqrt, ...; `HardSigmoid`) | the kernel's own 256-entry table, read with `Gather` at the int8 input as a `u8` index |
+//! | `Prelu` | TFLite's integer PRELU: the identity and the slope branches each requantized, chosen with `Where` on the sign of `x − zp` |
 //! | `Concatenation` | each input through the 256-entry table of its requantization, then `Concat` of the int8 values |
 //! | `Mean` | `ReduceSum` of the integers, then the requantization below with the kernel's multiplier (`1/n` folded in) |
 //! | `BatchMatMul` | the integers `a − zp_a`, `b − zp_b` (an adjoint operand transposed in its last two axes) cast to `double`, their `MatMul` (exact below 2^53), then the requantization below |
@@ -326,6 +327,47 @@ impl<'g> Exporter<'g> {
             let q = self.requantize(prod, true, &[p.output_multiplier], &[], p.output_offset, p.activation, &base);
             self.finish_int8(y, q, target)
         }
+    }
+
+    /// TFLite's int8 PRELU: `x − zp` requantized by `s_x / s_y` where it is not negative, else
+    /// `(x − zp) · (α − zp_α)` requantized by `s_x · s_α / s_y` (`Where` picks), plus the output
+    /// zero point, clamped.
+    pub(super) fn exact_prelu(&mut self, node: &Node, nname: &str) -> Result<(), ConvertError> {
+        let (xid, aid, y) = match (node.input(0), node.input(1), node.output(0)) {
+            (Some(a), Some(b), Some(c)) => (a, b, c),
+            _ => return Err(ConvertError::new(Kind::InvalidGraph, "prelu needs two inputs and an output")),
+        };
+        let rank = self.tensor(y)?.shape.len();
+        let target = Self::inner_perm(rank);
+        let base = self.names[y.index()].clone();
+        let (qx, qa, qy) = (self.tq(xid)?, self.tq(aid)?, self.tq(y)?);
+        let (xshape, ashape) = (self.tensor(xid)?.shape.clone(), self.tensor(aid)?.shape.clone());
+        let p = crate::kernels::prelu::PreluParams::prepare_s8(
+            qx,
+            qa,
+            qy,
+            &xshape,
+            &ashape,
+            crate::kernels::Rounding::Double,
+        )
+        .map_err(Self::kernel_err)?;
+        let x = self.operand(xid, rank, &target, &base)?;
+        let a = self.operand(aid, rank, &target, &base)?;
+        let xi = self.integers(&x, qx.scale, &format!("{base}/input"));
+        let ai = self.integers(&a, qa.scale, &format!("{base}/alpha"));
+        let cast = |s: &mut Self, v: String, k: &str| {
+            s.op1("Cast", &format!("{base}/{k}_double"), vec![v], vec![attr_int("to", i64::from(dt::DOUBLE))])
+        };
+        let (xd, ad) = (cast(self, xi, "input"), cast(self, ai, "alpha"));
+        let identity = self.requantize_raw(xd.clone(), p.identity_multiplier, &format!("{base}/identity"));
+        let prod = self.op1("Mul", &format!("{base}/slope_product"), vec![xd.clone(), ad], vec![]);
+        let slope = self.requantize_raw(prod, p.alpha_multiplier, &format!("{base}/slope"));
+        let zero = self.f64s(&format!("{base}/zero"), &[], &[0.0]);
+        let keep = self.op1("GreaterOrEqual", &format!("{base}/not_negative"), vec![xd, zero], vec![]);
+        let v = self.op1("Where", nname, vec![keep, identity, slope], vec![]);
+        let full = ActivationRange { min: -128, max: 127 };
+        let q = self.clamp_cast(v, p.output_offset, full, &base);
+        self.finish_int8(y, q, target)
     }
 
     /// `MultiplyByQuantizedMultiplier(x, m)` of a double tensor of integers, without offset

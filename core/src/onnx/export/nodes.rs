@@ -264,6 +264,7 @@ impl<'g> Exporter<'g> {
                 self.node("Mul", &nname, vec![d.clone(), d], vec![out.clone()], vec![]);
                 self.finish(y, out, target)
             }
+            Op::Prelu if self.exact_int8(node)? => self.exact_prelu(node, &nname),
             Op::Minimum | Op::Maximum | Op::Prelu => {
                 let rank = yt.shape.len();
                 let target = Self::inner_perm(rank);
