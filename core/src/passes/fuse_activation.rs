@@ -1,4 +1,5 @@
-//! [`fuse_activation`]: a separate `Relu` / `Relu6` becomes its producer's fused activation.
+//! [`fuse_activation`]: a separate `Relu` / `Relu6` / `Clip(-1, 1)` becomes its producer's fused
+//! activation.
 
 use super::single_use;
 use crate::graph::{ConvertError, FusedActivation, Graph, Op};
@@ -53,6 +54,9 @@ pub fn fuse_activation(g: &mut Graph) -> Result<usize, ConvertError> {
         let then = match g.nodes[i].op {
             Op::Relu => FusedActivation::Relu,
             Op::Relu6 => FusedActivation::Relu6,
+            // A clamp to [-1, 1] (TFLite RELU_N1_TO_1, ONNX Clip(-1, 1)) is a fused activation
+            // too; other clamps run as their own op.
+            Op::Clip { min, max } if min == -1.0 && max == 1.0 => FusedActivation::ReluN1To1,
             _ => {
                 i += 1;
                 continue;

@@ -12,7 +12,8 @@
 //! `SQUEEZE`, `QUANTIZE`, `DEQUANTIZE`, `MINIMUM`, `MAXIMUM`, `PRELU`, `DIV`, `SQUARED_DIFFERENCE` (see
 //! [`Op`](crate::graph::Op) for what each becomes), `RESIZE_BILINEAR`, `RESIZE_NEAREST_NEIGHBOR`
 //! (constant size operand), `SUM`, `REDUCE_MAX`, `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard
-//! LSTM TFLite Micro runs).
+//! LSTM TFLite Micro runs), `RELU_N1_TO_1`, `RELU_0_TO_1` (clamps, [`Op::Clip`](crate::graph::Op::Clip)), `ABS`, `NEG`,
+//! `RSQRT`, `ELU` (TFLite's own int8 kernels), `SQRT` (a table).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

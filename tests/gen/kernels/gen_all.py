@@ -33,6 +33,7 @@ MODULES = [
     "gen_movement",
     "gen_binary",
     "gen_lstm",
+    "gen_unary",
 ]
 
 

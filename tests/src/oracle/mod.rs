@@ -15,6 +15,7 @@
 //! | softmax | [`softmax::SoftmaxCase`] | [`softmax_golden_tests!`](crate::softmax_golden_tests) |
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
 //! | leaky relu (int8, 16x8) | [`leaky_relu::LeakyReluCase`] | [`leaky_relu_golden_tests!`](crate::leaky_relu_golden_tests) |
+//! | relu / relu6 / relu_n1_to_1 / clamp, abs, neg, rsqrt, elu | [`elementwise_unary::ElementwiseUnaryCase`] | [`elementwise_unary_golden_tests!`](crate::elementwise_unary_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
 //! | slice, strided slice, depth to space, space to depth, mirror pad, gather, broadcast to | [`movement::MovementCase`] | [`movement_golden_tests!`](crate::movement_golden_tests) |
@@ -41,6 +42,7 @@ pub mod activation;
 pub mod binary;
 pub mod conv;
 pub mod depthwise;
+pub mod elementwise_unary;
 pub mod fully_connected;
 #[cfg(feature = "std")]
 pub mod golden;

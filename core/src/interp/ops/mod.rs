@@ -5,6 +5,7 @@
 //! carved arena). What several files share is in `common.rs`. The one table below (`op_kinds!
 //! { ... }`) maps each op kind to its file.
 
+mod abs;
 mod add;
 mod common;
 mod concat;
@@ -25,6 +26,8 @@ mod pooling;
 mod prelu;
 mod reduce;
 mod reduce_max;
+mod relu;
+mod rsqrt;
 mod requantize;
 mod reshape;
 mod resize;
@@ -148,7 +151,7 @@ op_kinds! {
     Softmax => Softmax(softmax::SoftmaxOp), scratch: false;
     Mean | Sum => Mean(reduce::MeanOp), scratch: true;
     ReduceMax => ReduceMax(reduce_max::ReduceMaxOp), scratch: false;
-    Logistic | Tanh | HardSwish | Lut => Lut(lut::LutOp), scratch: false;
+    Logistic | Tanh | HardSwish | Lut | Elu => Lut(lut::LutOp), scratch: false;
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
@@ -159,6 +162,9 @@ op_kinds! {
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
     LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
+    Relu => Relu(relu::ReluOp), scratch: false;
+    Abs | Neg => Sign(abs::SignOp), scratch: false;
+    Rsqrt => Rsqrt(rsqrt::RsqrtOp), scratch: false;
     Div => Div(div::DivOp), scratch: false;
     SquaredDifference => SquaredDifference(squared_difference::SquaredDifferenceOp), scratch: false;
     MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;

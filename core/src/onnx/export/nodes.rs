@@ -283,7 +283,18 @@ impl<'g> Exporter<'g> {
                 .map_err(|e| err(format!("exact export: {e:?}")))?;
                 self.exact_table(node, &nname, &lut)
             }
-            Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::LeakyRelu { .. } | Op::Quantize => {
+            Op::Logistic
+            | Op::Tanh
+            | Op::HardSwish
+            | Op::Relu
+            | Op::Relu6
+            | Op::Clip { .. }
+            | Op::Abs
+            | Op::Neg
+            | Op::Rsqrt
+            | Op::Elu { .. }
+            | Op::LeakyRelu { .. }
+            | Op::Quantize => {
                 let xid = input(self, 0)?;
                 let x = self.act(xid)?;
                 let out = float_name(self);
@@ -300,9 +311,23 @@ impl<'g> Exporter<'g> {
                         vec![attr_float("alpha", *alpha)],
                     ),
                     Op::Quantize => self.node("Identity", &nname, vec![x.name], vec![out.clone()], vec![]),
+                    Op::Abs => self.node("Abs", &nname, vec![x.name], vec![out.clone()], vec![]),
+                    Op::Neg => self.node("Neg", &nname, vec![x.name], vec![out.clone()], vec![]),
+                    Op::Elu { alpha } => {
+                        self.node("Elu", &nname, vec![x.name], vec![out.clone()], vec![attr_float("alpha", *alpha)])
+                    }
+                    Op::Rsqrt => {
+                        let s = self.fresh(&format!("{base}/sqrt"));
+                        self.node("Sqrt", &s.clone(), vec![x.name], vec![s.clone()], vec![]);
+                        self.node("Reciprocal", &nname, vec![s], vec![out.clone()], vec![]);
+                    }
                     _ => {
-                        let lo = self.f32_scalar(&format!("{base}/clip_min"), 0.0);
-                        let hi = self.f32_scalar(&format!("{base}/clip_max"), 6.0);
+                        let (lo, hi) = match node.op {
+                            Op::Clip { min, max } => (min, max),
+                            _ => (0.0, 6.0),
+                        };
+                        let lo = self.f32_scalar(&format!("{base}/clip_min"), lo);
+                        let hi = self.f32_scalar(&format!("{base}/clip_max"), hi);
                         self.node("Clip", &nname, vec![x.name, lo, hi], vec![out.clone()], vec![]);
                     }
                 }
