@@ -4,7 +4,7 @@
 //! models with ABS, NEG, RSQRT, ELU, RELU_N1_TO_1, SQRT, run by the TFLite interpreter. Float
 //! execution within 1e-5 of the runtime; quantized to int8, compiled to `.mq` with the op's own
 //! kind (RELU, ABS, NEG, RSQRT, ELU) and run by the interpreter, close to the runtime's float
-//! output (SQNR).
+//! output (SQNR); both QDQ export forms written, the portable one read back.
 
 use crate::onnx_golden::assert_close;
 use microquant::compile::{CompileOptions, compile};
@@ -12,6 +12,7 @@ use microquant::float::FloatExecutor;
 use microquant::graph::{Graph, Op};
 use microquant::interp::Interpreter;
 use microquant::model::AlignedBytes;
+use microquant::onnx::{QdqExportOptions, export_qdq, export_qdq_portable};
 use microquant::ptq::*;
 use microquant_tests::golden::Tensor;
 use serde::Deserialize;
@@ -88,6 +89,14 @@ fn unary_models_quantize_and_run_int8_close_to_the_runtimes() {
         let mut cal = Calibrator::new(&g, &CalibrationOptions::default()).unwrap();
         cal.calibrate(&[vec![x.clone()]], &mut |_| {}).unwrap();
         let q = quantize(&cal, &QuantizeOptions::default()).unwrap();
+        // Both QDQ export forms write the op (the exact one as the kernel's table), and the
+        // portable one reads back (table functions, `Op::Unary`, have no QDQ form).
+        if expected_ops(&c.name).1 != "LUT" {
+            let o = QdqExportOptions::default();
+            export_qdq(&q.graph, &o).unwrap_or_else(|e| panic!("{}: exact export: {e}", c.name));
+            let portable = export_qdq_portable(&q.graph, &o).unwrap();
+            microquant::onnx::import(&portable).unwrap_or_else(|e| panic!("{}: portable QDQ re-import: {e}", c.name));
+        }
         let compiled = compile(&q.graph, &CompileOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let bytes = AlignedBytes::new(&compiled.bytes);
         let mut arena = vec![0u8; compiled.arena_len + 16];

@@ -20,7 +20,7 @@ use crate::kernels::fully_connected::{
 use crate::kernels::hard_swish::HardSwishParams;
 use crate::kernels::leaky_relu::LeakyReluParams;
 use crate::kernels::abs::SignParams;
-use crate::kernels::elu::elu_f32;
+use crate::kernels::elu::EluParams;
 use crate::kernels::relu::ReluParams;
 use crate::kernels::rsqrt::RsqrtParams;
 use crate::kernels::logistic::LogisticParams;
@@ -678,13 +678,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 return Err(c.err(K::UnsupportedDType, "elu runs int8 (a 256-entry table)"));
             }
             let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
-            qx.check(-128, 127).and(qy.check(-128, 127)).map_err(|e| c.kernel(e))?;
-            let alpha = *alpha;
-            let lut = if alpha == 1.0 {
-                crate::kernels::lut::lut_populate_s8(qx, qy, elu_f32)
-            } else {
-                crate::kernels::lut::lut_populate_s8(qx, qy, |v| if v < 0.0 { alpha * (elu_f32(v)) } else { v })
-            };
+            let lut = EluParams::prepare_s8_alpha(qx, qy, *alpha).map_err(|e| c.kernel(e))?.lut;
             spec.kind = OpKind::Elu;
             let ti = b.add_tensor(TensorSpec::const_i8(&format!("{name}/table"), &[256], &lut));
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];

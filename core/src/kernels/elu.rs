@@ -42,6 +42,20 @@ impl EluParams {
         output.check(-128, 127)?;
         Ok(Self { lut: lut_populate_s8(input, output, elu_f32) })
     }
+
+    /// As [`Self::prepare_s8`] with the negative part scaled by `alpha` (ONNX `Elu`; TFLite's is
+    /// alpha 1, for which this is [`Self::prepare_s8`]).
+    ///
+    /// # Errors
+    /// As [`Self::prepare_s8`].
+    pub fn prepare_s8_alpha(input: PerTensorQuant, output: PerTensorQuant, alpha: f32) -> Result<Self, Error> {
+        if alpha == 1.0 {
+            return Self::prepare_s8(input, output);
+        }
+        input.check(-128, 127)?;
+        output.check(-128, 127)?;
+        Ok(Self { lut: lut_populate_s8(input, output, |v| if v < 0.0 { alpha * elu_f32(v) } else { v }) })
+    }
 }
 
 /// int8 ELU.

@@ -112,6 +112,26 @@ mod tests {
     }
 
     #[test]
+    fn clip_n1_1_fuses_and_other_clips_stay() {
+        let mut b = G::new();
+        let x = b.input(&[1, 4]);
+        let w = b.constant(&[4, 4], values(16, 7));
+        let f = b.node(
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
+            &[Some(x), Some(w)],
+        );
+        let c = b.node(Op::Clip { min: -1.0, max: 1.0 }, &[Some(f)]);
+        let a = b.node(Op::Add { activation: FusedActivation::None }, &[Some(c), Some(x)]);
+        let c2 = b.node(Op::Clip { min: 0.5, max: 3.0 }, &[Some(a)]);
+        let before = b.output(c2);
+        let mut g = before.clone();
+        assert_eq!(fuse_activation(&mut g).unwrap(), 1);
+        assert_eq!(ops(&g), ["FullyConnected", "Add", "Clip"]);
+        assert_eq!(g.nodes[0].op.activation(), Some(FusedActivation::ReluN1To1));
+        assert_same_function(&before, &g, 0.0);
+    }
+
+    #[test]
     fn shared_producer_keeps_its_relu() {
         let mut b = G::new();
         let x = b.input(&[1, 4]);

@@ -313,6 +313,9 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Gather { .. }
             | Op::Tile { .. }
             | Op::Sum { .. }
+            | Op::Clip { .. }
+            | Op::Abs
+            | Op::Neg
     )
 }
 
