@@ -60,8 +60,8 @@ fn quantize_bound(bound: f32, scale: f32, zp: i32, lo: i32, hi: i32) -> i32 {
     if q.is_nan() {
         return if bound < 0.0 { lo } else { hi };
     }
-    // Clamped in float first: the quotient may be far outside i32.
-    let q = q.clamp((lo - zp) as f32 - 1.0, (hi - zp) as f32 + 1.0) as i32;
+    // Clamped in float first: the quotient may be far outside i32 (max then min: no panic).
+    let q = q.max((lo - zp) as f32 - 1.0).min((hi - zp) as f32 + 1.0) as i32;
     clamp_i32(zp + q, lo, hi)
 }
 

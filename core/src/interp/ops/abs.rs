@@ -55,7 +55,7 @@ pub(crate) fn run(o: &SignOp, carved: Carved, idx: u32) -> Result<(), Error> {
     match (o.int16, o.neg) {
         (true, false) => abs_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
         (true, true) => neg_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
-        (false, false) => abs_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
-        (false, true) => neg_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out)),
+        (false, false) => abs_s8(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
+        (false, true) => neg_s8(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?),
     }
 }

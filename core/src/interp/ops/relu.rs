@@ -66,6 +66,6 @@ pub(crate) fn run(o: &ReluOp, carved: Carved, idx: u32) -> Result<(), Error> {
     if o.int16 {
         relu_s16(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?)
     } else {
-        relu_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out))
+        relu_s8(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?)
     }
 }

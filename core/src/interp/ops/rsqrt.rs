@@ -3,7 +3,7 @@
 //! `[multiplier, shift]`; the zero points are the tensors'. An input below its zero point (a
 //! negative value) makes the run fail, as TFLite's does.
 
-use super::common::{Carved, Ctx, Src, qm, tensor_quant};
+use super::common::{Carved, Ctx, Src, as_pod, as_pod_mut, qm, tensor_quant};
 use crate::Error;
 use crate::kernels::rsqrt::{RsqrtParams, rsqrt_s8};
 use crate::model::ElementType;
@@ -36,5 +36,5 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<RsqrtOp<'m>, Error> {
 pub(crate) fn run(o: &RsqrtOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
-    rsqrt_s8(&o.params, bytemuck::cast_slice(xb), bytemuck::cast_slice_mut(out))
+    rsqrt_s8(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?)
 }
