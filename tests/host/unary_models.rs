@@ -52,7 +52,9 @@ fn import(c: &Case) -> Graph {
 /// The graph op each model must hold after import, and the `.mq` kind it must lower to.
 fn expected_ops(name: &str) -> (fn(&Op) -> bool, &'static str) {
     match name {
-        "onnx_fc_clip_n1_1" => (|o| matches!(o, Op::Clip { min, max } if *min == -1.0 && *max == 1.0), "FULLY_CONNECTED"),
+        "onnx_fc_clip_n1_1" => {
+            (|o| matches!(o, Op::Clip { min, max } if *min == -1.0 && *max == 1.0), "FULLY_CONNECTED")
+        }
         "onnx_clip_0p5_3" => (|o| matches!(o, Op::Clip { min, max } if *min == 0.5 && *max == 3.0), "RELU"),
         "onnx_clip_max_only" => (|o| matches!(o, Op::Clip { min, .. } if *min == f32::NEG_INFINITY), "RELU"),
         "tflite_relu_n1_to_1" => (|o| matches!(o, Op::Clip { .. }), "RELU"),
@@ -72,7 +74,12 @@ fn unary_models_import_and_run_as_the_runtimes() {
     for c in &all {
         let mut g = import(c);
         let (is_op, _) = expected_ops(&c.name);
-        assert!(g.nodes.iter().any(|n| is_op(&n.op)), "{}: {:?}", c.name, g.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>());
+        assert!(
+            g.nodes.iter().any(|n| is_op(&n.op)),
+            "{}: {:?}",
+            c.name,
+            g.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>()
+        );
         microquant::passes::optimize(&mut g).unwrap();
         let y = FloatExecutor::new(&g).unwrap().run(&[&c.input.f32()]).unwrap();
         let e = assert_close(&c.name, &c.expected.f32(), &y[0]);

@@ -7,27 +7,27 @@ use alloc::vec::Vec;
 
 use super::err;
 use crate::graph::{self, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
+use crate::kernels::abs::SignParams;
 use crate::kernels::add::AddParams;
 use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
 use crate::kernels::concat::Requantize;
 use crate::kernels::conv::{ConvParams, conv_s8_scratch_len};
 use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8_scratch_len};
 use crate::kernels::div::DivParams;
+use crate::kernels::elu::EluParams;
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedParams, fully_connected_multiplier, fully_connected_per_channel_multipliers,
     fully_connected_s8_scratch_len,
 };
 use crate::kernels::hard_swish::HardSwishParams;
 use crate::kernels::leaky_relu::LeakyReluParams;
-use crate::kernels::abs::SignParams;
-use crate::kernels::elu::EluParams;
-use crate::kernels::relu::ReluParams;
-use crate::kernels::rsqrt::RsqrtParams;
 use crate::kernels::logistic::LogisticParams;
 use crate::kernels::minimum_maximum::{MinMaxOp, MinMaxParams};
 use crate::kernels::mul::MulParams;
 use crate::kernels::prelu::PreluParams;
 use crate::kernels::reduce::mean_scratch_len;
+use crate::kernels::relu::ReluParams;
+use crate::kernels::rsqrt::RsqrtParams;
 use crate::kernels::softmax::SoftmaxParams;
 use crate::kernels::squared_difference::SquaredDifferenceParams;
 use crate::kernels::sub::SubParams;
@@ -638,12 +638,10 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             }
             .map_err(|e| c.kernel(e))?;
             spec.kind = OpKind::Relu;
-            spec.params = ReluWords {
-                multiplier: [p.multiplier.multiplier, p.multiplier.shift],
-                bounds: [p.act_min, p.act_max],
-            }
-            .to_words()
-            .to_vec();
+            spec.params =
+                ReluWords { multiplier: [p.multiplier.multiplier, p.multiplier.shift], bounds: [p.act_min, p.act_max] }
+                    .to_words()
+                    .to_vec();
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
         }
         Op::Abs | Op::Neg => {

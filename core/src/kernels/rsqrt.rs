@@ -128,8 +128,9 @@ pub fn rsqrt_s8(params: &RsqrtParams, input: &[i8], output: &mut [i8]) -> Result
         } else {
             let (m, s) = inv_sqrt(v);
             let data = multiply_by_quantized_multiplier(1, m, s + K_SHIFT);
-            let out = multiply_by_quantized_multiplier(data, params.multiplier.multiplier, params.multiplier.shift - K_SHIFT)
-                .saturating_add(params.output_zero_point);
+            let out =
+                multiply_by_quantized_multiplier(data, params.multiplier.multiplier, params.multiplier.shift - K_SHIFT)
+                    .saturating_add(params.output_zero_point);
             clamp_i32(out, -128, 127) as i8
         };
     }

@@ -114,7 +114,10 @@ pub fn check<'a>(c: &'a ElementwiseUnaryCase<'a>, ws: &mut Workspace<'_>) -> Res
                     for ((o, &xv), &ev) in out.iter_mut().zip(x).zip(e) {
                         if xv == -128 {
                             if (*o, ev) != (127, -128) {
-                                return Err(Failure::BadCase { case: c.name, reason: "NEG of -128 is not the known wrap" });
+                                return Err(Failure::BadCase {
+                                    case: c.name,
+                                    reason: "NEG of -128 is not the known wrap",
+                                });
                             }
                             *o = ev;
                         }

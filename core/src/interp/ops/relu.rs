@@ -45,13 +45,7 @@ fn params(ctx: &Ctx) -> Result<(ReluParams, bool), Error> {
     if !(lo..=hi).contains(&act_min) || !(lo..=hi).contains(&act_max) || act_min > act_max {
         return Err(ctx.bad("relu bounds outside the output type or crossed"));
     }
-    let params = ReluParams {
-        input_offset: qx.zero_point,
-        output_offset: qy.zero_point,
-        multiplier,
-        act_min,
-        act_max,
-    };
+    let params = ReluParams { input_offset: qx.zero_point, output_offset: qy.zero_point, multiplier, act_min, act_max };
     Ok((params, int16))
 }
 

@@ -606,9 +606,11 @@ fn exact_unary_table(
     let mut lut = [0i8; 256];
     let r = Rounding::Double;
     match op {
-        Op::Clip { min, max } => {
-            crate::kernels::relu::relu_s8(&crate::kernels::relu::ReluParams::prepare_s8(qx, qy, *min, *max, r)?, &x, &mut lut)?
-        }
+        Op::Clip { min, max } => crate::kernels::relu::relu_s8(
+            &crate::kernels::relu::ReluParams::prepare_s8(qx, qy, *min, *max, r)?,
+            &x,
+            &mut lut,
+        )?,
         Op::Abs => crate::kernels::abs::abs_s8(&crate::kernels::abs::SignParams::prepare_s8(qx, qy, r)?, &x, &mut lut)?,
         Op::Neg => crate::kernels::abs::neg_s8(&crate::kernels::abs::SignParams::prepare_s8(qx, qy, r)?, &x, &mut lut)?,
         Op::Elu { alpha } => lut = crate::kernels::elu::EluParams::prepare_s8_alpha(qx, qy, *alpha)?.lut,
