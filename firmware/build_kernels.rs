@@ -8,6 +8,7 @@ use microquant_tests::oracle::batch_matmul::BatchMatMulCase;
 use microquant_tests::oracle::binary::BinaryCase;
 use microquant_tests::oracle::conv::ConvCase;
 use microquant_tests::oracle::depthwise::DepthwiseConvCase;
+use microquant_tests::oracle::elementwise_unary::ElementwiseUnaryCase;
 use microquant_tests::oracle::fully_connected::FullyConnectedCase;
 use microquant_tests::oracle::golden;
 use microquant_tests::oracle::leaky_relu::LeakyReluCase;
@@ -176,6 +177,7 @@ pub fn write(board: &str, path: &Path) {
              use microquant_tests::oracle::movement::{MoveOp, MovementCase};\n\
              use microquant_tests::oracle::leaky_relu::LeakyReluCase;\n\
              use microquant_tests::oracle::batch_matmul::BatchMatMulCase;\n\
+             use microquant_tests::oracle::elementwise_unary::ElementwiseUnaryCase;\n\
              use microquant_tests::oracle::pooling::{Pool, PoolCase};\n\
              use microquant_tests::oracle::recurrent::LstmCase;\n\
              use microquant_tests::oracle::shape::{ConcatCase, MeanCase, PadCase, ReshapeCase, TransposeCase};\n\
@@ -425,6 +427,36 @@ pub fn write(board: &str, path: &Path) {
     };
     g.file(("leaky_relu", "LeakyReluCase"), golden::leaky_relu(), other, lr_need, |c| &c.expected, lr_lit);
     g.file(("leaky_relu_16x8", "LeakyReluCase"), golden::leaky_relu_16x8(), other, lr_need, |c| &c.expected, lr_lit);
+
+    let eu_need = |c: &ElementwiseUnaryCase| {
+        let w = if matches!(c.input, Values::I16(_)) { 2 } else { 1 };
+        Need { bytes: w * c.input.len() + out_need(&c.expected).bytes, ..out_need(&c.expected) }
+    };
+    let eu_lit = |c: &ElementwiseUnaryCase| {
+        format!(
+            "ElementwiseUnaryCase {{ name: {:?}, op: {:?}, input: {}, input_scale: {}, input_zero_point: {}, \
+             output_scale: {}, output_zero_point: {}, expected: {} }}",
+            c.name,
+            c.op,
+            values(&c.input),
+            f(c.input_scale),
+            c.input_zero_point,
+            f(c.output_scale),
+            c.output_zero_point,
+            expected(&c.expected)
+        )
+    };
+    for (file, cases) in [
+        ("relu", golden::relu()),
+        ("relu_16x8", golden::relu_16x8()),
+        ("abs", golden::abs()),
+        ("abs_16x8", golden::abs_16x8()),
+        ("neg", golden::neg()),
+        ("rsqrt", golden::rsqrt()),
+        ("elu", golden::elu()),
+    ] {
+        g.file((file, "ElementwiseUnaryCase"), cases, other, eu_need, |c| &c.expected, eu_lit);
+    }
 
     let concat_need = |c: &ConcatCase| Need {
         bytes: c.inputs.iter().map(|v| v.len()).sum::<usize>() + out_need(&c.expected).bytes,

@@ -77,7 +77,7 @@ impl KernelSupport {
 /// Op kinds of the `.mq` format that no interpreter of this version runs yet (loading a model
 /// with one fails with [`Error::UnsupportedOp`](crate::Error::UnsupportedOp)); the converter
 /// never writes them (it fuses RELU into the op before).
-pub const RESERVED: &[OpKind] = &[OpKind::Dequantize, OpKind::Relu];
+pub const RESERVED: &[OpKind] = &[OpKind::Dequantize];
 
 /// The support matrix: every op kind the interpreter runs.
 pub const KERNELS: &[KernelSupport] = &[
@@ -235,6 +235,42 @@ pub const KERNELS: &[KernelSupport] = &[
         op: "logistic, tanh, hard-swish, table (exp, sqrt, erf, GELU, SiLU, ...)",
         dtypes: "int8",
         reference: "lookup tables (`lut_lookup_s8`)",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Relu],
+        op: "relu, relu6, relu_n1_to_1, clamp [lo, hi] (requantizing)",
+        dtypes: "int8, int16",
+        reference: "`relu_s8`, `relu_s16`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Abs, OpKind::Neg],
+        op: "abs, neg (requantizing)",
+        dtypes: "int8, int16",
+        reference: "`abs_s{8,16}`, `neg_s{8,16}`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Rsqrt],
+        op: "rsqrt (TFLite's integer 1/√x)",
+        dtypes: "int8",
+        reference: "`rsqrt_s8`",
+        arm_dsp: None,
+        wasm_simd: None,
+        portable: None,
+    },
+    KernelSupport {
+        kinds: &[OpKind::Elu],
+        op: "elu (TFLite Micro's table)",
+        dtypes: "int8",
+        reference: "`elu_s8` (`lut_lookup_s8`)",
         arm_dsp: None,
         wasm_simd: None,
         portable: None,

@@ -333,6 +333,32 @@ pub struct LeakyReluCase {
     pub expected_tflite_ref: Tensor,
 }
 
+/// A requantizing elementwise op with one input (RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, ABS,
+/// NEG, RSQRT, ELU; `tests/gen/kernels/gen_unary.py`): int8 inputs hold each value once (RSQRT:
+/// each value from the zero point up), int16 inputs are random with the extremes.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ElementwiseUnaryCase {
+    /// Case name.
+    pub name: String,
+    /// The TFLite builtin's name.
+    pub op: String,
+    /// Input, int8 or int16.
+    pub input: Tensor,
+    /// Input scale.
+    pub input_scale: f32,
+    /// Input zero point.
+    pub input_zero_point: i32,
+    /// Output scale.
+    pub output_scale: f32,
+    /// Output zero point.
+    pub output_zero_point: i32,
+    /// TFLite Micro's output (a copy of the interpreter's where TFLite Micro lacks the op).
+    pub expected_tflm: Tensor,
+    /// TFLite interpreter (reference kernels) output (a copy of TFLite Micro's where the
+    /// interpreter lacks the op).
+    pub expected_tflite_ref: Tensor,
+}
+
 /// CONCATENATION along `axis` (all inputs and the output share quantization here: TFLite Micro
 /// refuses anything else).
 #[derive(Debug, Clone, Deserialize)]
@@ -593,6 +619,7 @@ kernel_case!(
     SoftmaxCase,
     UnaryCase,
     LeakyReluCase,
+    ElementwiseUnaryCase,
     ConcatCase,
     PadCase,
     MeanCase,
@@ -700,6 +727,13 @@ golden_file!(
     (HARD_SWISH_JSON, hard_swish_file, hard_swish_cases, UnaryCase, "hard_swish.json"),
     (LEAKY_RELU_JSON, leaky_relu_file, leaky_relu_cases, LeakyReluCase, "leaky_relu.json"),
     (LEAKY_RELU_16X8_JSON, leaky_relu_16x8_file, leaky_relu_16x8_cases, LeakyReluCase, "leaky_relu_16x8.json"),
+    (RELU_JSON, relu_file, relu_cases, ElementwiseUnaryCase, "relu.json"),
+    (RELU_16X8_JSON, relu_16x8_file, relu_16x8_cases, ElementwiseUnaryCase, "relu_16x8.json"),
+    (ABS_JSON, abs_file, abs_cases, ElementwiseUnaryCase, "abs.json"),
+    (ABS_16X8_JSON, abs_16x8_file, abs_16x8_cases, ElementwiseUnaryCase, "abs_16x8.json"),
+    (NEG_JSON, neg_file, neg_cases, ElementwiseUnaryCase, "neg.json"),
+    (RSQRT_JSON, rsqrt_file, rsqrt_cases, ElementwiseUnaryCase, "rsqrt.json"),
+    (ELU_JSON, elu_file, elu_cases, ElementwiseUnaryCase, "elu.json"),
     (CONCATENATION_JSON, concatenation_file, concatenation_cases, ConcatCase, "concatenation.json"),
     (PAD_JSON, pad_file, pad_cases, PadCase, "pad.json"),
     (MEAN_JSON, mean_file, mean_cases, MeanCase, "mean.json"),

@@ -44,6 +44,7 @@ microquant_tests::binary_golden_tests!(mod binary; #[wasm_bindgen_test] target S
 microquant_tests::softmax_golden_tests!(mod softmax; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::activation_golden_tests!(mod activation; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::leaky_relu_golden_tests!(mod leaky_relu; #[wasm_bindgen_test] target Std; files golden);
+microquant_tests::elementwise_unary_golden_tests!(mod elementwise_unary; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::shape_golden_tests!(mod shape; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::spatial_golden_tests!(mod spatial; #[wasm_bindgen_test] target Std; files golden);
 microquant_tests::lstm_golden_tests!(mod recurrent; #[wasm_bindgen_test] target Std; files golden);

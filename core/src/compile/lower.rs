@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use super::err;
 use crate::graph::{self, ConvertError, ConvertErrorKind as K, Graph, Node, Op, TensorId};
+use crate::kernels::abs::SignParams;
 use crate::kernels::add::AddParams;
 use crate::kernels::batch_matmul::BatchMatMulParams;
 use crate::kernels::common::{FusedActivation, Hw, PaddingValues, per_channel_multipliers};
@@ -14,6 +15,7 @@ use crate::kernels::concat::Requantize;
 use crate::kernels::conv::{ConvParams, conv_s8_scratch_len};
 use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8_scratch_len};
 use crate::kernels::div::DivParams;
+use crate::kernels::elu::EluParams;
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedParams, fully_connected_multiplier, fully_connected_per_channel_multipliers,
     fully_connected_s8_scratch_len,
@@ -25,6 +27,8 @@ use crate::kernels::minimum_maximum::{MinMaxOp, MinMaxParams};
 use crate::kernels::mul::MulParams;
 use crate::kernels::prelu::PreluParams;
 use crate::kernels::reduce::mean_scratch_len;
+use crate::kernels::relu::ReluParams;
+use crate::kernels::rsqrt::RsqrtParams;
 use crate::kernels::softmax::SoftmaxParams;
 use crate::kernels::squared_difference::SquaredDifferenceParams;
 use crate::kernels::sub::SubParams;
@@ -704,6 +708,60 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             .to_words()
             .to_vec();
             spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Clip { min, max } => {
+            // A clamp: RELU with the bounds quantized as TFLite's CalculateActivationRangeQuantized.
+            let (xid, x) = l.input(c, 0)?;
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let p = match (x.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8) => ReluParams::prepare_s8(qx, qy, *min, *max, rounding),
+                (graph::DType::I16, graph::DType::I16) => ReluParams::prepare_s16(qx, qy, *min, *max, rounding),
+                _ => return Err(c.err(K::UnsupportedDType, "clip runs int8 or int16 (input and output alike)")),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Relu;
+            spec.params =
+                ReluWords { multiplier: [p.multiplier.multiplier, p.multiplier.shift], bounds: [p.act_min, p.act_max] }
+                    .to_words()
+                    .to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Abs | Op::Neg => {
+            let (xid, x) = l.input(c, 0)?;
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let p = match (x.dtype, y.dtype) {
+                (graph::DType::I8, graph::DType::I8) => SignParams::prepare_s8(qx, qy, rounding),
+                (graph::DType::I16, graph::DType::I16) => SignParams::prepare_s16(qx, qy, rounding),
+                _ => return Err(c.err(K::UnsupportedDType, "abs / neg run int8 or int16 (input and output alike)")),
+            }
+            .map_err(|e| c.kernel(e))?;
+            spec.kind = if matches!(node.op, Op::Abs) { OpKind::Abs } else { OpKind::Neg };
+            let multiplier = p.rescale.map_or([0, 0], |m| [m.multiplier, m.shift]);
+            spec.params = SignWords { rescale: p.rescale.is_some() as u32, multiplier }.to_words().to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Rsqrt => {
+            let (xid, x) = l.input(c, 0)?;
+            if x.dtype != graph::DType::I8 || y.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, "rsqrt runs int8"));
+            }
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let p = RsqrtParams::prepare_s8(qx, qy, rounding).map_err(|e| c.kernel(e))?;
+            spec.kind = OpKind::Rsqrt;
+            spec.params = RsqrtWords { multiplier: [p.multiplier.multiplier, p.multiplier.shift] }.to_words().to_vec();
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?)];
+        }
+        Op::Elu { alpha } => {
+            // TFLite Micro's table (kernels/elu.rs); alpha other than 1 scales the negative part.
+            let (xid, x) = l.input(c, 0)?;
+            if x.dtype != graph::DType::I8 || y.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, "elu runs int8 (a 256-entry table)"));
+            }
+            let (qx, qy) = (l.q(c, x)?, l.q(c, y)?);
+            let lut = EluParams::prepare_s8_alpha(qx, qy, *alpha).map_err(|e| c.kernel(e))?.lut;
+            spec.kind = OpKind::Elu;
+            let ti = b.add_tensor(TensorSpec::const_i8(&format!("{name}/table"), &[256], &lut));
+            spec.inputs = vec![Some(l.model_tensor(c, b, xid)?), Some(ti)];
         }
         Op::Concatenation { axis, activation } => {
             if *activation != FusedActivation::None {

@@ -204,6 +204,12 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::HardSigmoid { alpha, beta } => map(&|v| elementwise::hard_sigmoid(v, *alpha, *beta)),
         Op::Relu => map(&|v| v.max(0.0)),
         Op::Relu6 => map(&|v| v.clamp(0.0, 6.0)),
+        // max then min, as ONNX Runtime (NaN bounds were refused at import).
+        Op::Clip { min, max } => map(&|v| v.max(*min).min(*max)),
+        Op::Abs => map(&|v| v.abs()),
+        Op::Neg => map(&|v| -v),
+        Op::Rsqrt => map(&|v| 1.0 / libm::sqrtf(v)),
+        Op::Elu { alpha } => map(&|v| if v < 0.0 { *alpha * (libm::expf(v) - 1.0) } else { v }),
         Op::LeakyRelu { alpha } => map(&|v| elementwise::leaky_relu(v, *alpha)),
         Op::Unary(f) => map(&|v| f.eval(v)),
         Op::Concatenation { axis, activation } => {
@@ -550,6 +556,11 @@ fn is_supported(op: &Op) -> bool {
             | Op::HardSigmoid { .. }
             | Op::Relu
             | Op::Relu6
+            | Op::Clip { .. }
+            | Op::Abs
+            | Op::Neg
+            | Op::Rsqrt
+            | Op::Elu { .. }
             | Op::LeakyRelu { .. }
             | Op::Unary(_)
             | Op::Concatenation { .. }

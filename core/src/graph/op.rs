@@ -293,6 +293,28 @@ pub enum Op {
     Relu,
     /// min(max(x, 0), 6) as a separate op, same shape.
     Relu6,
+    /// `|x|`, same shape (ONNX `Abs`, TFLite `ABS`); int8 / int16 as `.mq` kind `ABS`.
+    Abs,
+    /// `−x`, same shape (TFLite `NEG`; ONNX `Neg` is [`Op::Unary`]); int8 / int16 as `.mq` kind
+    /// `NEG`.
+    Neg,
+    /// `1 / √x`, same shape (TFLite `RSQRT`); int8 as `.mq` kind `RSQRT` (TFLite's integer
+    /// arithmetic).
+    Rsqrt,
+    /// `x ≥ 0 ? x : alpha · (e^x − 1)`, same shape (ONNX `Elu`, TFLite `ELU` with alpha 1); int8
+    /// as `.mq` kind `ELU` (a 256-entry table, as TFLite Micro).
+    Elu {
+        /// Scale of the negative part.
+        alpha: f32,
+    },
+    /// `min(max(x, min), max)`, same shape (ONNX `Clip` with other bounds than ReLU's and
+    /// ReLU6's, TFLite `RELU_N1_TO_1` and `RELU_0_TO_1`); int8 / int16 as `.mq` kind `RELU`.
+    Clip {
+        /// Lower bound (may be `-inf`).
+        min: f32,
+        /// Upper bound (may be `+inf`).
+        max: f32,
+    },
     /// `x` if `x >= 0` else `alpha * x`, same shape.
     LeakyRelu {
         /// Slope for negative inputs.
@@ -498,6 +520,11 @@ impl Op {
             Op::HardSigmoid { .. } => "HardSigmoid",
             Op::Relu => "Relu",
             Op::Relu6 => "Relu6",
+            Op::Clip { .. } => "Clip",
+            Op::Abs => "Abs",
+            Op::Neg => "Neg",
+            Op::Rsqrt => "Rsqrt",
+            Op::Elu { .. } => "Elu",
             Op::LeakyRelu { .. } => "LeakyRelu",
             Op::Unary(f) => f.name(),
             Op::Concatenation { .. } => "Concatenation",
@@ -630,6 +657,9 @@ impl fmt::Display for Op {
             }
             Op::Softmax { beta } => write!(f, "(beta {beta})"),
             Op::LeakyRelu { alpha } => write!(f, "(alpha {alpha})"),
+            Op::Clip { min, max } => write!(f, "(min {min}, max {max})"),
+            Op::Elu { alpha } => write!(f, "(alpha {alpha})"),
+            Op::Abs | Op::Neg | Op::Rsqrt => Ok(()),
             Op::Unary(super::UnaryFn::Pow(e)) => write!(f, "(exponent {e})"),
             Op::Unary(_) => Ok(()),
             Op::HardSigmoid { alpha, beta } => write!(f, "(alpha {alpha}, beta {beta})"),

@@ -322,6 +322,11 @@ impl Op {
             | Op::HardSigmoid { .. }
             | Op::Relu
             | Op::Relu6
+            | Op::Clip { .. }
+            | Op::Abs
+            | Op::Neg
+            | Op::Rsqrt
+            | Op::Elu { .. }
             | Op::LeakyRelu { .. }
             | Op::Unary(_)
             | Op::Quantize

@@ -168,7 +168,8 @@ op_kinds! {
     Dequantize = 18, "DEQUANTIZE";
     /// Elementwise subtraction.
     Sub = 19, "SUB";
-    /// ReLU family as a clamp (RELU, RELU6, RELU_N1_TO_1) with requantization.
+    /// ReLU family as a clamp (RELU, RELU6, RELU_N1_TO_1, any clamp `[lo, hi]`) with
+    /// requantization (`kernels::relu`).
     Relu = 20, "RELU";
     /// Leaky ReLU.
     LeakyRelu = 21, "LEAKY_RELU";
@@ -214,4 +215,12 @@ op_kinds! {
     /// Batched matrix multiplication of two activations (TFLite BATCH_MATMUL, ONNX MatMul of two
     /// non-constant operands), batch dimensions broadcast.
     BatchMatMul = 62, "BATCH_MATMUL";
+    /// Absolute value with requantization (TFLite ABS).
+    Abs = 63, "ABS";
+    /// Reciprocal square root (TFLite RSQRT's integer arithmetic).
+    Rsqrt = 64, "RSQRT";
+    /// ELU as TFLite's 256-entry int8 table.
+    Elu = 65, "ELU";
+    /// Negation with requantization (TFLite NEG).
+    Neg = 66, "NEG";
 }

@@ -248,6 +248,66 @@ impl BatchMatMulWords {
     }
 }
 
+/// Parameter words of RELU (a clamp with requantization, int8 or int16 input and output of the
+/// same type; the zero points are the tensors'): the quantized `s_in / s_out` and the quantized
+/// bounds ([`crate::kernels::relu::ReluParams`], prepared for the file's rounding mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReluWords {
+    /// (multiplier, shift) of `s_in / s_out`.
+    pub multiplier: [i32; 2],
+    /// The quantized lower and upper bounds, within the output type.
+    pub bounds: [i32; 2],
+}
+
+impl ReluWords {
+    /// Number of words.
+    pub const LEN: usize = 4;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let ([m, s], [lo, hi]) = (self.multiplier, self.bounds);
+        [m as u32, s as u32, lo as u32, hi as u32]
+    }
+}
+
+/// Parameter words of ABS and NEG (int8 or int16 input and output of the same type; the zero
+/// points are the tensors'): whether the scales differ, and the quantized `s_in / s_out`
+/// ([`crate::kernels::abs::SignParams`], prepared for the file's rounding mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignWords {
+    /// 1 if the values are rescaled (the scales differ), else 0 (multiplier and shift unused).
+    pub rescale: u32,
+    /// (multiplier, shift) of `s_in / s_out`.
+    pub multiplier: [i32; 2],
+}
+
+impl SignWords {
+    /// Number of words.
+    pub const LEN: usize = 3;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [m, s] = self.multiplier;
+        [self.rescale, m as u32, s as u32]
+    }
+}
+
+/// Parameter words of RSQRT (int8; the zero points are the tensors'): the quantized
+/// `1 / (√s_in · s_out)` ([`crate::kernels::rsqrt::RsqrtParams`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RsqrtWords {
+    /// (multiplier, shift).
+    pub multiplier: [i32; 2],
+}
+
+impl RsqrtWords {
+    /// Number of words.
+    pub const LEN: usize = 2;
+    /// The words, in file order.
+    pub fn to_words(&self) -> [u32; Self::LEN] {
+        let [m, s] = self.multiplier;
+        [m as u32, s as u32]
+    }
+}
+
 /// Most inputs a CONCATENATION may have.
 pub const MAX_CONCAT_INPUTS: usize = 16;
 

@@ -20,7 +20,9 @@
 //! | `BatchNormalization` (inference) | [`Op::Mul`] by `scale / sqrt(var + eps)` and [`Op::Add`] of `B - mean · that` (`passes` folds both into a preceding conv/FC) |
 //! | `Relu`, `LeakyRelu`, `Sigmoid`, `Tanh`, `HardSigmoid`, `HardSwish`, `Softmax` | [`Op::Relu`], [`Op::LeakyRelu`], [`Op::Logistic`], [`Op::Tanh`], [`Op::HardSigmoid`], [`Op::HardSwish`], [`Op::Softmax`] |
 //! | `Exp`, `Sqrt`, `Erf`, `Neg`, `Softplus`, `Sin`, `Cos`, `Gelu` (opset 20, `approximate` none or tanh), `Pow` with a constant exponent | [`Op::Unary`] (int8: one 256-entry table, `.mq` kind LUT); `x · Sigmoid(x)` becomes SiLU (`passes::fuse_silu`) |
-//! | `Clip` with range [0, 6] or [0, ∞) | [`Op::Relu6`] or [`Op::Relu`] (other ranges are an error) |
+//! | `Abs`, `Elu` | [`Op::Abs`] (`.mq` ABS), [`Op::Elu`] (`.mq` ELU, TFLite Micro's table) |
+//! | `Reciprocal` (of an activation) | [`Op::Unary`] `Pow(-1)` (a table) |
+//! | `Clip` with constant bounds | [`Op::Relu6`] for [0, 6], [`Op::Relu`] for [0, ∞), else [`Op::Clip`] |
 //! | `MaxPool`, `AveragePool` (2-D), `GlobalAveragePool`, `GlobalMaxPool` | [`Op::MaxPool2d`], [`Op::AvgPool2d`], [`Op::Mean`] over H and W, [`Op::MaxPool2d`] over the whole plane |
 //! | `Flatten`, `Reshape`, `Squeeze`, `Unsqueeze` | [`Op::Reshape`] / [`Op::Squeeze`] (a [`Op::Transpose`] first when the data order must change) |
 //! | `Transpose` | nothing: the importer tracks each tensor's axis order and transposes only when a consumer needs it |

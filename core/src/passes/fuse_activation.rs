@@ -1,4 +1,5 @@
-//! [`fuse_activation`]: a separate `Relu` / `Relu6` becomes its producer's fused activation.
+//! [`fuse_activation`]: a separate `Relu` / `Relu6` / `Clip(-1, 1)` becomes its producer's fused
+//! activation.
 
 use super::single_use;
 use crate::graph::{ConvertError, FusedActivation, Graph, Op};
@@ -55,6 +56,9 @@ pub fn fuse_activation(g: &mut Graph) -> Result<usize, ConvertError> {
         let then = match g.nodes[i].op {
             Op::Relu => FusedActivation::Relu,
             Op::Relu6 => FusedActivation::Relu6,
+            // A clamp to [-1, 1] (TFLite RELU_N1_TO_1, ONNX Clip(-1, 1)) is a fused activation
+            // too; other clamps run as their own op.
+            Op::Clip { min, max } if min == -1.0 && max == 1.0 => FusedActivation::ReluN1To1,
             _ => {
                 i += 1;
                 continue;
@@ -106,6 +110,26 @@ mod tests {
         assert_eq!(fuse_activation(&mut g).unwrap(), 3);
         assert_eq!(ops(&g), ["FullyConnected", "Add"]);
         assert_eq!(g.nodes[1].op, Op::Add { activation: FusedActivation::Relu6 });
+        assert_same_function(&before, &g, 0.0);
+    }
+
+    #[test]
+    fn clip_n1_1_fuses_and_other_clips_stay() {
+        let mut b = G::new();
+        let x = b.input(&[1, 4]);
+        let w = b.constant(&[4, 4], values(16, 7));
+        let f = b.node(
+            Op::FullyConnected(FullyConnected { activation: FusedActivation::None, keep_num_dims: false }),
+            &[Some(x), Some(w)],
+        );
+        let c = b.node(Op::Clip { min: -1.0, max: 1.0 }, &[Some(f)]);
+        let a = b.node(Op::Add { activation: FusedActivation::None }, &[Some(c), Some(x)]);
+        let c2 = b.node(Op::Clip { min: 0.5, max: 3.0 }, &[Some(a)]);
+        let before = b.output(c2);
+        let mut g = before.clone();
+        assert_eq!(fuse_activation(&mut g).unwrap(), 1);
+        assert_eq!(ops(&g), ["FullyConnected", "Add", "Clip"]);
+        assert_eq!(g.nodes[0].op.activation(), Some(FusedActivation::ReluN1To1));
         assert_same_function(&before, &g, 0.0);
     }
 

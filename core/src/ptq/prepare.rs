@@ -88,6 +88,9 @@ fn restore_carried_weights(g: &mut Graph, carried: &[(String, TensorQuant)]) {
 }
 
 /// `Relu(x)` → `MaxPool2d(1×1, relu)(x)` (4-D), or reshape to `[1, 1, n, c]`, pool, reshape back.
+/// The pool shares its input's quantization, as TFLite's RELU with equal quantizations (`.mq`
+/// kind RELU computes the same values then); other clamps (`Op::Clip`) lower to RELU with their
+/// own output quantization.
 fn relu_as_max_pool(g: &mut Graph) -> Result<usize, ConvertError> {
     let mut n = 0;
     let mut i = 0;

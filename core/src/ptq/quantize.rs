@@ -318,6 +318,9 @@ fn runs_int16(op: &Op) -> bool {
             | Op::Tile { .. }
             | Op::Sum { .. }
             | Op::BatchMatMul { .. }
+            | Op::Clip { .. }
+            | Op::Abs
+            | Op::Neg
     )
 }
 

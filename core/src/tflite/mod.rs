@@ -15,7 +15,9 @@
 //! LSTM TFLite Micro runs), `TRANSPOSE_CONV` (float, int8 and 16x8: the output size is the output
 //! tensor's, the padding TFLite's), and MediaPipe's custom `Convolution2DTransposeBias` (`CUSTOM`: input,
 //! OHWI weights, bias; padding and strides in its custom options), `BATCH_MATMUL` (both operands
-//! activations or constants, ranks 2 to 5).
+//! activations or constants, ranks 2 to 5), `RELU_N1_TO_1`, `RELU_0_TO_1` (clamps,
+//! [`Op::Clip`](crate::graph::Op::Clip)), `ABS`, `NEG`, `RSQRT`, `ELU` (TFLite's own int8
+//! kernels), `SQRT` (a table).
 //!
 //! What the importer resolves:
 //! - the operator code: the larger of `builtin_code` and `deprecated_builtin_code`, as TFLite

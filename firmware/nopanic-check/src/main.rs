@@ -734,6 +734,49 @@ fn unary_activation_kernels() {
             }
         }
     }
+    clamp_sign_kernels();
+}
+
+/// RELU (any clamp), ABS, NEG, RSQRT, ELU.
+#[inline(never)]
+fn clamp_sign_kernels() {
+    use microquant::kernels::Rounding;
+    use microquant::kernels::abs::{SignParams, abs_s8, abs_s16, neg_s8, neg_s16};
+    use microquant::kernels::elu::{EluParams, elu_s8};
+    use microquant::kernels::relu::{ReluParams, relu_s8, relu_s16};
+    use microquant::kernels::rsqrt::{RsqrtParams, rsqrt_s8};
+    use microquant::kernels::tensor::PerTensorQuant;
+    let q = |s: f32, z: i32| PerTensorQuant::new(black_box(s), black_box(z));
+    let a: &[i8] = black_box(&[3, -7, 0, 127, -128, 5]);
+    let a16: &[i16] = black_box(&[300, -32768, 32767, 0, -1, 5]);
+    let mut out = [0i8; 6];
+    let mut out16 = [0i16; 6];
+    for r in [Rounding::Double, Rounding::Single] {
+        let (lo, hi) = (black_box(-1.0f32), black_box(f32::INFINITY));
+        if let Ok(p) = ReluParams::prepare_s8(q(0.1, 3), q(0.05, -10), lo, hi, r) {
+            let _ = black_box(relu_s8(&p, a, &mut out));
+        }
+        if let Ok(p) = ReluParams::prepare_s16(q(0.001, 0), q(0.002, 0), lo, hi, r) {
+            let _ = black_box(relu_s16(&p, a16, &mut out16));
+        }
+        if let Ok(p) = SignParams::prepare_s8(q(0.1, 3), q(0.05, -10), r) {
+            let _ = black_box(abs_s8(&p, a, &mut out));
+            let _ = black_box(neg_s8(&p, a, &mut out));
+        }
+        if let Ok(p) = SignParams::prepare_s16(q(0.001, 0), q(0.002, 0), r) {
+            let _ = black_box(abs_s16(&p, a16, &mut out16));
+            let _ = black_box(neg_s16(&p, a16, &mut out16));
+        }
+        if let Ok(p) = RsqrtParams::prepare_s8(q(0.1, -128), q(0.05, -128), r) {
+            let _ = black_box(rsqrt_s8(&p, a, &mut out));
+        }
+    }
+    if let Ok(p) = ReluParams::prepare_relu6_tflm(q(0.05, 3), black_box(false)) {
+        let _ = black_box(relu_s8(&p, a, &mut out));
+    }
+    if let Ok(p) = EluParams::prepare_s8(q(0.1, 3), q(0.05, -10)) {
+        let _ = black_box(elu_s8(&p, a, &mut out));
+    }
 }
 
 /// BATCH_MATMUL (int8, int16) with opaque shapes, adjoints and quantization.

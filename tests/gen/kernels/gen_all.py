@@ -35,6 +35,7 @@ MODULES = [
     "gen_lstm",
     "gen_transpose_conv",
     "gen_batch_matmul",
+    "gen_unary",
 ]
 
 

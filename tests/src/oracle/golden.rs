@@ -10,6 +10,7 @@ use super::batch_matmul::BatchMatMulCase;
 use super::binary::{BinaryCase, BinaryOp};
 use super::conv::ConvCase;
 use super::depthwise::DepthwiseConvCase;
+use super::elementwise_unary::ElementwiseUnaryCase;
 use super::fully_connected::FullyConnectedCase;
 use super::leaky_relu::LeakyReluCase;
 use super::movement::{MoveOp, MovementCase};
@@ -236,6 +237,19 @@ fn leaky_relu_case(c: &'static kernels::LeakyReluCase) -> LeakyReluCase<'static>
         expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
     }
 }
+fn elementwise_unary(c: &'static kernels::ElementwiseUnaryCase) -> ElementwiseUnaryCase<'static> {
+    ElementwiseUnaryCase {
+        name: &c.name,
+        op: &c.op,
+        input: values(&c.input),
+        input_scale: c.input_scale,
+        input_zero_point: c.input_zero_point,
+        output_scale: c.output_scale,
+        output_zero_point: c.output_zero_point,
+        expected: expected(&c.expected_tflm, &c.expected_tflite_ref),
+    }
+}
+
 fn lstm_case(c: &'static kernels::LstmCase) -> LstmCase<'static> {
     LstmCase {
         name: &c.name,
@@ -302,6 +316,13 @@ files! {
     hard_swish: UnaryCase<'static> = hard_swish_file, "hard_swish.json", |c| unary(UnaryOp::HardSwish, c);
     leaky_relu: LeakyReluCase<'static> = leaky_relu_file, "leaky_relu.json", |c| leaky_relu_case(c);
     leaky_relu_16x8: LeakyReluCase<'static> = leaky_relu_16x8_file, "leaky_relu_16x8.json", |c| leaky_relu_case(c);
+    relu: ElementwiseUnaryCase<'static> = relu_file, "relu.json", |c| elementwise_unary(c);
+    relu_16x8: ElementwiseUnaryCase<'static> = relu_16x8_file, "relu_16x8.json", |c| elementwise_unary(c);
+    abs: ElementwiseUnaryCase<'static> = abs_file, "abs.json", |c| elementwise_unary(c);
+    abs_16x8: ElementwiseUnaryCase<'static> = abs_16x8_file, "abs_16x8.json", |c| elementwise_unary(c);
+    neg: ElementwiseUnaryCase<'static> = neg_file, "neg.json", |c| elementwise_unary(c);
+    rsqrt: ElementwiseUnaryCase<'static> = rsqrt_file, "rsqrt.json", |c| elementwise_unary(c);
+    elu: ElementwiseUnaryCase<'static> = elu_file, "elu.json", |c| elementwise_unary(c);
     lstm: LstmCase<'static> = lstm_file, "lstm.json", |c| lstm_case(c);
     lstm_16x8: LstmCase<'static> = lstm_16x8_file, "lstm_16x8.json", |c| lstm_case(c);
     batch_matmul: BatchMatMulCase<'static> = batch_matmul_file, "batch_matmul.json", |c| batch_matmul_case(c);

@@ -16,6 +16,7 @@
 //! | logistic, tanh, hard-swish | [`activation::UnaryCase`] | [`activation_golden_tests!`](crate::activation_golden_tests) |
 //! | batch matmul (int8, 16x16) | [`batch_matmul::BatchMatMulCase`] | [`batch_matmul_golden_tests!`](crate::batch_matmul_golden_tests) |
 //! | leaky relu (int8, 16x8) | [`leaky_relu::LeakyReluCase`] | [`leaky_relu_golden_tests!`](crate::leaky_relu_golden_tests) |
+//! | relu / relu6 / relu_n1_to_1 / clamp, abs, neg, rsqrt, elu | [`elementwise_unary::ElementwiseUnaryCase`] | [`elementwise_unary_golden_tests!`](crate::elementwise_unary_golden_tests) |
 //! | concat, pad, mean, reshape, transpose | [`shape`] | [`shape_golden_tests!`](crate::shape_golden_tests) |
 //! | resize (nearest, bilinear) | [`spatial::ResizeCase`] | [`spatial_golden_tests!`](crate::spatial_golden_tests) |
 //! | transpose conv (int8, 16x8) | [`transpose_conv::TransposeConvCase`] | [`transpose_conv_golden_tests!`](crate::transpose_conv_golden_tests) |
@@ -44,6 +45,7 @@ pub mod batch_matmul;
 pub mod binary;
 pub mod conv;
 pub mod depthwise;
+pub mod elementwise_unary;
 pub mod fully_connected;
 #[cfg(feature = "std")]
 pub mod golden;

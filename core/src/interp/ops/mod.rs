@@ -5,6 +5,7 @@
 //! carved arena). What several files share is in `common.rs`. The one table below (`op_kinds!
 //! { ... }`) maps each op kind to its file.
 
+mod abs;
 mod add;
 mod batch_matmul;
 mod common;
@@ -26,9 +27,11 @@ mod pooling;
 mod prelu;
 mod reduce;
 mod reduce_max;
+mod relu;
 mod requantize;
 mod reshape;
 mod resize;
+mod rsqrt;
 mod slice;
 mod softmax;
 mod squared_difference;
@@ -150,7 +153,7 @@ op_kinds! {
     Softmax => Softmax(softmax::SoftmaxOp), scratch: false;
     Mean | Sum => Mean(reduce::MeanOp), scratch: true;
     ReduceMax => ReduceMax(reduce_max::ReduceMaxOp), scratch: false;
-    Logistic | Tanh | HardSwish | Lut => Lut(lut::LutOp), scratch: false;
+    Logistic | Tanh | HardSwish | Lut | Elu => Lut(lut::LutOp), scratch: false;
     Pad => Pad(pad::PadOp), scratch: false;
     Transpose => Transpose(transpose::TransposeOp), scratch: false;
     Quantize => Requantize(requantize::RequantizeOp), scratch: false;
@@ -161,6 +164,9 @@ op_kinds! {
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
     LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
+    Relu => Relu(relu::ReluOp), scratch: false;
+    Abs | Neg => Sign(abs::SignOp), scratch: false;
+    Rsqrt => Rsqrt(rsqrt::RsqrtOp), scratch: false;
     Div => Div(div::DivOp), scratch: false;
     SquaredDifference => SquaredDifference(squared_difference::SquaredDifferenceOp), scratch: false;
     MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;

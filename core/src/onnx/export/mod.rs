@@ -31,6 +31,7 @@
 //! | `Minimum`, `Maximum`, `Prelu` | `Min`, `Max`, `PRelu` |
 //! | `SquaredDifference` | `Sub` then `Mul` of the difference by itself |
 //! | `Softmax`, `Logistic`, `Tanh`, `HardSwish`, `Relu`, `Relu6`, `LeakyRelu` | `Softmax`, `Sigmoid`, `Tanh`, `HardSwish`, `Relu`, `Clip`, `LeakyRelu` |
+//! | `Clip`, `Abs`, `Neg`, `Rsqrt`, `Elu` | `Clip`, `Abs`, `Neg`, `Sqrt` then `Reciprocal`, `Elu` (between `DequantizeLinear` and `QuantizeLinear`) |
 //! | `Concatenation`, `Pad`, `Mean` | `Concat`, `Pad` (constant 0), `ReduceMean` |
 //! | `Reshape`, `Squeeze`, `Transpose` | `Reshape`, `Reshape`, `Transpose` |
 //! | `Sum`, `ReduceMax` | `ReduceSum`, `ReduceMax` |

@@ -333,7 +333,25 @@ impl<'g> Exporter<'g> {
                 .map_err(|e| err(format!("exact export: {e:?}")))?;
                 self.exact_table(node, &nname, &lut)
             }
-            Op::Logistic | Op::Tanh | Op::HardSwish | Op::Relu | Op::Relu6 | Op::LeakyRelu { .. } | Op::Quantize => {
+            Op::Clip { .. } | Op::Abs | Op::Neg | Op::Elu { .. } if self.exact_int8(node)? => {
+                // The kernel's outputs for the 256 int8 inputs, read with `Gather`.
+                let xid = input(self, 0)?;
+                let (qx, qy) = (self.tq(xid)?, self.tq(y)?);
+                let lut = exact_unary_table(&node.op, qx, qy).map_err(|e| err(format!("exact export: {e:?}")))?;
+                self.exact_table(node, &nname, &lut)
+            }
+            Op::Logistic
+            | Op::Tanh
+            | Op::HardSwish
+            | Op::Relu
+            | Op::Relu6
+            | Op::Clip { .. }
+            | Op::Abs
+            | Op::Neg
+            | Op::Rsqrt
+            | Op::Elu { .. }
+            | Op::LeakyRelu { .. }
+            | Op::Quantize => {
                 let xid = input(self, 0)?;
                 let x = self.act(xid)?;
                 let out = float_name(self);
@@ -350,9 +368,23 @@ impl<'g> Exporter<'g> {
                         vec![attr_float("alpha", *alpha)],
                     ),
                     Op::Quantize => self.node("Identity", &nname, vec![x.name], vec![out.clone()], vec![]),
+                    Op::Abs => self.node("Abs", &nname, vec![x.name], vec![out.clone()], vec![]),
+                    Op::Neg => self.node("Neg", &nname, vec![x.name], vec![out.clone()], vec![]),
+                    Op::Elu { alpha } => {
+                        self.node("Elu", &nname, vec![x.name], vec![out.clone()], vec![attr_float("alpha", *alpha)])
+                    }
+                    Op::Rsqrt => {
+                        let s = self.fresh(&format!("{base}/sqrt"));
+                        self.node("Sqrt", &s.clone(), vec![x.name], vec![s.clone()], vec![]);
+                        self.node("Reciprocal", &nname, vec![s], vec![out.clone()], vec![]);
+                    }
                     _ => {
-                        let lo = self.f32_scalar(&format!("{base}/clip_min"), 0.0);
-                        let hi = self.f32_scalar(&format!("{base}/clip_max"), 6.0);
+                        let (lo, hi) = match node.op {
+                            Op::Clip { min, max } => (min, max),
+                            _ => (0.0, 6.0),
+                        };
+                        let lo = self.f32_scalar(&format!("{base}/clip_min"), lo);
+                        let hi = self.f32_scalar(&format!("{base}/clip_max"), hi);
                         self.node("Clip", &nname, vec![x.name, lo, hi], vec![out.clone()], vec![]);
                     }
                 }
@@ -635,4 +667,32 @@ pub(super) fn pads_of(
     let ah = p.resolve_h(h, kh, stride.0, dilation.0).ok_or_else(bad)?;
     let aw = p.resolve_w(w, kw, stride.1, dilation.1).ok_or_else(bad)?;
     Ok([ah.pad_before as i64, aw.pad_before as i64, ah.pad_after as i64, aw.pad_after as i64])
+}
+
+/// The int8 table of a clamp, ABS, NEG or ELU: the kernel run on the 256 int8 values (TFLite
+/// Micro's preparation), indexed by the input byte as `u8`.
+fn exact_unary_table(
+    op: &Op,
+    qx: crate::kernels::tensor::PerTensorQuant,
+    qy: crate::kernels::tensor::PerTensorQuant,
+) -> Result<crate::kernels::lut::LutS8, crate::Error> {
+    use crate::kernels::Rounding;
+    let mut x = [0i8; 256];
+    for (i, v) in x.iter_mut().enumerate() {
+        *v = i as u8 as i8;
+    }
+    let mut lut = [0i8; 256];
+    let r = Rounding::Double;
+    match op {
+        Op::Clip { min, max } => crate::kernels::relu::relu_s8(
+            &crate::kernels::relu::ReluParams::prepare_s8(qx, qy, *min, *max, r)?,
+            &x,
+            &mut lut,
+        )?,
+        Op::Abs => crate::kernels::abs::abs_s8(&crate::kernels::abs::SignParams::prepare_s8(qx, qy, r)?, &x, &mut lut)?,
+        Op::Neg => crate::kernels::abs::neg_s8(&crate::kernels::abs::SignParams::prepare_s8(qx, qy, r)?, &x, &mut lut)?,
+        Op::Elu { alpha } => lut = crate::kernels::elu::EluParams::prepare_s8_alpha(qx, qy, *alpha)?.lut,
+        _ => return Err(crate::Error::BadKernelArgument { kernel: "exact export", reason: "not a table op" }),
+    }
+    Ok(lut)
 }

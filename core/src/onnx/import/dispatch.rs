@@ -88,6 +88,13 @@ impl Builder {
                 self.unary(ctx, Op::HardSigmoid { alpha, beta })
             }
             "Clip" => self.clip(ctx),
+            "Abs" => self.unary(ctx, Op::Abs),
+            "Elu" => {
+                let alpha = ctx.a(ctx.attrs().float_or("alpha", 1.0))?;
+                self.unary(ctx, Op::Elu { alpha })
+            }
+            // 1 / x as a table (the `Pow(-1)` function).
+            "Reciprocal" => self.unary(ctx, Op::Unary(crate::graph::UnaryFn::Pow(-1.0))),
             "Exp" | "Sqrt" | "Erf" | "Neg" | "Softplus" | "Sin" | "Cos" | "Gelu" | "Pow" => self.unary_fn(ctx),
             "Softmax" => self.softmax(ctx),
             "MaxPool" | "AveragePool" => self.pool(ctx),

@@ -85,10 +85,12 @@ impl Builder {
             Op::Relu6
         } else if lo == 0.0 && hi >= f32::MAX {
             Op::Relu
+        } else if lo.is_nan() || hi.is_nan() {
+            return Err(ctx.unsupported(format!("Clip to [{lo}, {hi}]: a NaN bound")));
         } else {
-            return Err(
-                ctx.unsupported(format!("Clip to [{lo}, {hi}]: only [0, 6] (ReLU6) and [0, inf) (ReLU) are supported"))
-            );
+            // Any other constant bounds: a clamp (`.mq` kind RELU with the bounds quantized).
+            // ONNX Runtime returns `max` everywhere when min > max; so does `max(min).min(max)`.
+            Op::Clip { min: lo, max: hi }
         };
         self.unary(ctx, op)
     }

@@ -43,6 +43,13 @@ const PADV2: i32 = fb::BuiltinOperator::Padv2 as i32;
 const QUANTIZE: i32 = fb::BuiltinOperator::Quantize as i32;
 const RELU: i32 = fb::BuiltinOperator::Relu as i32;
 const RELU6: i32 = fb::BuiltinOperator::Relu6 as i32;
+const RELU_N1_TO_1: i32 = fb::BuiltinOperator::ReluN1To1 as i32;
+const RELU_0_TO_1: i32 = fb::BuiltinOperator::Relu0To1 as i32;
+const ABS: i32 = fb::BuiltinOperator::Abs as i32;
+const NEG: i32 = fb::BuiltinOperator::Neg as i32;
+const RSQRT: i32 = fb::BuiltinOperator::Rsqrt as i32;
+const ELU: i32 = fb::BuiltinOperator::Elu as i32;
+const SQRT: i32 = fb::BuiltinOperator::Sqrt as i32;
 const RESHAPE: i32 = fb::BuiltinOperator::Reshape as i32;
 const SUM: i32 = fb::BuiltinOperator::Sum as i32;
 const REDUCE_MAX: i32 = fb::BuiltinOperator::ReduceMax as i32;
@@ -110,6 +117,13 @@ const SUPPORTED: &[i32] = &[
     UNIDIRECTIONAL_SEQUENCE_LSTM,
     TRANSPOSE_CONV,
     BATCH_MATMUL,
+    RELU_N1_TO_1,
+    RELU_0_TO_1,
+    ABS,
+    NEG,
+    RSQRT,
+    ELU,
+    SQRT,
 ];
 const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = fb::BuiltinOperator::UnidirectionalSequenceLstm as i32;
 const BATCH_MATMUL: i32 = fb::BuiltinOperator::BatchMatmul as i32;

@@ -123,6 +123,13 @@ impl<'a> Importer<'a> {
             HARD_SWISH => Op::HardSwish,
             RELU => Op::Relu,
             RELU6 => Op::Relu6,
+            RELU_N1_TO_1 => Op::Clip { min: -1.0, max: 1.0 },
+            RELU_0_TO_1 => Op::Clip { min: 0.0, max: 1.0 },
+            ABS => Op::Abs,
+            NEG => Op::Neg,
+            RSQRT => Op::Rsqrt,
+            ELU => Op::Elu { alpha: 1.0 },
+            SQRT => Op::Unary(crate::graph::UnaryFn::Sqrt),
             LEAKY_RELU => Op::LeakyRelu { alpha: required_options!(raw, LeakyReluOptions).alpha().fb()? },
             CONCATENATION => {
                 let o = required_options!(raw, ConcatenationOptions);
