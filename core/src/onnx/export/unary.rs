@@ -61,7 +61,7 @@ impl<'g> Exporter<'g> {
                     } else {
                         let three = scalar(self, "three", 3.0);
                         let c = scalar(self, "cubic", 0.044715);
-                        let k = scalar(self, "sqrt_2_over_pi", (2.0 / core::f32::consts::PI).sqrt());
+                        let k = scalar(self, "sqrt_2_over_pi", libm::sqrtf(2.0 / core::f32::consts::PI));
                         let x3 = self.op1("Pow", &format!("{base}/cube"), vec![x.name.clone(), three], vec![]);
                         let x3 = self.op1("Mul", &format!("{base}/cube_scaled"), vec![x3, c], vec![]);
                         let t = self.op1("Add", &format!("{base}/inner"), vec![x.name.clone(), x3], vec![]);
