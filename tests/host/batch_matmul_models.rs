@@ -39,13 +39,18 @@ fn cases() -> Vec<Case> {
     serde_json::from_str::<File>(&text).unwrap().models
 }
 
+use microquant::onnx::IoInfo;
+
+/// The output back in the model's layout.
+type ToModel = Box<dyn Fn(&[f32]) -> Vec<f32>>;
+
 /// The graph and the inputs in its layout; the output back in the model's layout.
 struct Loaded {
     graph: Graph,
     /// The ONNX importer's input and output layouts (none for TFLite).
-    io: Option<(Vec<microquant::onnx::IoInfo>, Vec<microquant::onnx::IoInfo>)>,
+    io: Option<(Vec<IoInfo>, Vec<IoInfo>)>,
     inputs: Vec<Vec<f32>>,
-    to_model: Box<dyn Fn(&[f32]) -> Vec<f32>>,
+    to_model: ToModel,
 }
 
 fn load(c: &Case) -> Loaded {
@@ -149,7 +154,7 @@ fn two_activation_matmuls_quantize_and_run_int8_close_to_their_runtimes() {
         let mut g = l.graph.clone();
         prepare(&mut g).unwrap();
         let mut cal = Calibrator::new(&g, &CalibrationOptions::default()).unwrap();
-        cal.calibrate(&[l.inputs.clone()], &mut |_| {}).unwrap();
+        cal.calibrate(std::slice::from_ref(&l.inputs), &mut |_| {}).unwrap();
         let q = quantize(&cal, &QuantizeOptions::default()).unwrap();
         let compiled = compile(&q.graph, &CompileOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let (ours, kinds) = run_int8(&c.name, &compiled.bytes, compiled.arena_len, &l.inputs);
@@ -188,7 +193,7 @@ fn quantized_matmuls_export_as_qdq_and_read_back() {
         let xs: Vec<Vec<f32>> = c.inputs.iter().map(Tensor::f32).collect();
         let back_inputs: Vec<Vec<f32>> =
             xs.iter().zip(&back.inputs).map(|(x, info)| info.to_graph_layout(x).unwrap()).collect();
-        let again = convert(&back.graph, &[back_inputs.clone()], None, &PtqOptions::default(), &mut |_| {})
+        let again = convert(&back.graph, std::slice::from_ref(&back_inputs), None, &PtqOptions::default(), &mut |_| {})
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let (a, _) = run_int8(&c.name, &out.compiled.bytes, out.compiled.arena_len, &l.inputs);
         let (b, kinds) = run_int8(&c.name, &again.compiled.bytes, again.compiled.arena_len, &back_inputs);
@@ -223,7 +228,7 @@ fn attention_matmuls_run_as_int16_layers() {
         quantize: QuantizeOptions { int16_layers: vec!["s".into(), "y".into()], ..Default::default() },
         ..Default::default()
     };
-    let out = convert(&l.graph, &[l.inputs.clone()], None, &options, &mut |_| {}).unwrap();
+    let out = convert(&l.graph, std::slice::from_ref(&l.inputs), None, &options, &mut |_| {}).unwrap();
     let g = &out.quantized.graph;
     let int16 = g
         .nodes
@@ -272,7 +277,8 @@ fn exact_qdq_export_runs_bit_exact_in_onnx_runtime() {
     let mut checked = 0;
     for c in cases().into_iter().filter(|c| c.format == "onnx") {
         let l = load(&c);
-        let out = convert(&l.graph, &[l.inputs.clone()], None, &PtqOptions::default(), &mut |_| {}).unwrap();
+        let out =
+            convert(&l.graph, std::slice::from_ref(&l.inputs), None, &PtqOptions::default(), &mut |_| {}).unwrap();
         let (inputs, outputs) = l.io.clone().unwrap();
         let opts =
             microquant::onnx::QdqExportOptions { inputs, outputs, graph_name: c.name.clone(), ..Default::default() };
