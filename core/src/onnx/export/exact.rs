@@ -16,7 +16,7 @@
 //!
 //! | layer | written as |
 //! |---|---|
-//! | `Conv2d`, `DepthwiseConv2d`, `FullyConnected` | the integer input `x − zp` (`Round(DequantizeLinear(x) / s)`), int8 weights and int32 bias through `DequantizeLinear` with scale 1, the float `Conv` / `Gemm` / `MatMul` of those integers (exact: every partial sum is an integer below 2^24 in float32), then the requantization below |
+//! | `Conv2d`, `DepthwiseConv2d`, `TransposeConv2d`, `FullyConnected` | the integer input `x − zp` (`Round(DequantizeLinear(x) / s)`), int8 weights and int32 bias through `DequantizeLinear` with scale 1, the float `Conv` / `ConvTranspose` / `Gemm` / `MatMul` of those integers (exact: every partial sum is an integer below 2^24 in float32), then the requantization below |
 //! | `Add`, `Mul` | TFLite's integer add (inputs shifted left 20 bits, each requantized, summed, requantized) and mul (the product of the integers, requantized), in `double` |
 //! | `AvgPool2d` | the window sums of the raw int8 values (a `Conv` with a ones filter per channel), divided by each pixel's own count (a constant: pixels inside the input), rounded half away from zero |
 //! | `HardSwish`, `Logistic`, `Tanh`, and the table ops (`Op::Unary`: SiLU, GELU, exp, sqrt, ...; `HardSigmoid`) | the kernel's own 256-entry table, read with `Gather` at the int8 input as a `u8` index |
@@ -180,7 +180,8 @@ impl<'g> Exporter<'g> {
         Ok(())
     }
 
-    /// Conv / depthwise conv / fully connected: the integer op `op` on integers, requantized.
+    /// Conv / depthwise conv / transposed conv / fully connected: the integer op `op` on integers,
+    /// requantized.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn exact_layer(
         &mut self,

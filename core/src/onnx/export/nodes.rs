@@ -97,14 +97,14 @@ impl<'g> Exporter<'g> {
                 self.finish(y, out, NCHW.to_vec())
             }
             Op::TransposeConv2d(c) => {
-                // The portable form only: ONNX has no integer ConvTranspose, and ONNX Runtime's
-                // ConvTranspose runs in float, so there is no exact (bit-for-bit) form.
-                if self.is_dynamic(node)? || self.exact_int8(node)? {
+                // ONNX has no integer ConvTranspose (no dynamic form); the exact form runs the float
+                // ConvTranspose on the integers, as the exact Conv does.
+                if self.is_dynamic(node)? {
                     return Err(ConvertError::new(
                         Kind::Unsupported,
                         format!(
-                            "TransposeConv2d '{nname}' has no exact or integer QDQ form (ONNX has no integer \
-                             ConvTranspose); export with --qdq-portable"
+                            "TransposeConv2d '{nname}' has no dynamically quantized form (ONNX has no integer \
+                             ConvTranspose)"
                         ),
                     ));
                 }
@@ -134,6 +134,20 @@ impl<'g> Exporter<'g> {
                     attr_ints("pads", &pads),
                     attr_ints("strides", &[c.stride_h as i64, c.stride_w as i64]),
                 ];
+                if self.exact_int8(node)? {
+                    let channels = yt.shape.last().copied().unwrap_or(1);
+                    return self.exact_layer(
+                        node,
+                        "ConvTranspose",
+                        &nname,
+                        x,
+                        &[3, 0, 1, 2],
+                        attrs,
+                        c.activation,
+                        &[channels, 1, 1],
+                        NCHW.to_vec(),
+                    );
+                }
                 // OHWI [M, kh, kw, C] -> [C, M, kh, kw]; the output channels on axis 1.
                 let wq = self.weight_dq_axis(wid, &[3, 0, 1, 2], 1)?;
                 let mut ins = vec![x.name, wq];
