@@ -16,11 +16,12 @@ Writes tests/golden/qdq/:
                        and, when PyTorch is available ($TORCH_PYTHON, default
                        .venv-torch/bin/python), a QAT-style export (gen_qdq_torch.py)
   conv_bn_calib.npy, concat_pad_calib.npy, unary_calib.npy, prelu_calib.npy,
-  decoder_calib.npy
+  decoder_calib.npy, resize_calib.npy
                        float32 calibration samples of two importer test models (numpy
                        default_rng(7 / 8).standard_normal, NCHW) and of the table-op models of
                        tests/golden/unary (2 · default_rng(9).standard_normal) and of a PRelu
-                       model (default_rng(10)) and a transposed-convolution decoder (default_rng(11))
+                       model (default_rng(10)) a transposed-convolution decoder (default_rng(11)) and a conv + bilinear resize model
+                       (default_rng(12))
   mobile_float.onnx, mobile_calib.npy
                        a small mobile-CNN-like float model (hard-swish, depthwise conv,
                        squeeze-and-excitation multiply, residual add, average pooling,
@@ -73,6 +74,7 @@ PEERS = REPO / "tests" / "golden" / "peers"
 ONNX = REPO / "tests" / "golden" / "onnx"
 UNARY = REPO / "tests" / "golden" / "unary"
 TCONV = REPO / "tests" / "golden" / "transpose_conv"
+SPATIAL = REPO / "tests" / "golden" / "spatial" / "onnx"
 
 # (name, float model, calibration file, observer)
 EXPORTS = [
@@ -92,6 +94,8 @@ EXPORTS = [
     ("prelu_minmax", ONNX / "binary" / "prelu_opset13.onnx", OUT / "prelu_calib.npy", "minmax"),
     # TRANSPOSE_CONV (ConvTranspose of the integers): gen_transpose_conv_models.py's decoder.
     ("decoder_minmax", TCONV / "onnx_decoder.onnx", OUT / "decoder_calib.npy", "minmax"),
+    # RESIZE_BILINEAR (TFLite's integer taps, Gather and double sums): gen_spatial_models.py's conv + resize.
+    ("conv_resize_minmax", SPATIAL / "conv_resize_opset13.onnx", OUT / "resize_calib.npy", "minmax"),
 ]
 # (name, float model, calibration file, activation type)
 IMPORTS = [
@@ -171,6 +175,7 @@ def main():
     (OUT / "import").mkdir(parents=True, exist_ok=True)
     np.save(OUT / "conv_bn_calib.npy", np.random.default_rng(7).standard_normal((32, 3, 8, 8)).astype(np.float32))
     np.save(OUT / "concat_pad_calib.npy", np.random.default_rng(8).standard_normal((32, 2, 6, 6)).astype(np.float32))
+    np.save(OUT / "resize_calib.npy", np.random.default_rng(12).standard_normal((32, 3, 6, 8)).astype(np.float32))
     np.save(OUT / "decoder_calib.npy", np.random.default_rng(11).standard_normal((32, 6, 8, 8)).astype(np.float32))
     np.save(OUT / "prelu_calib.npy", np.random.default_rng(10).standard_normal((32, 3, 6, 6)).astype(np.float32))
     np.save(OUT / "unary_calib.npy", (2 * np.random.default_rng(9).standard_normal((32, 2, 64))).astype(np.float32))

@@ -172,6 +172,16 @@ impl ResizeParams {
         nearest_source(v, scale, in_size, self.align_corners, self.half_pixel_centers)
     }
 
+    /// The bilinear taps of output index `v` along axis `a` (0: height, 1: width): the lower
+    /// and upper input indices and the upper one's weight in 1/1024 (the lower's is
+    /// `1024 − weight`), as [`resize_bilinear_s8`] uses them (the exact QDQ export writes the
+    /// same sums).
+    pub fn bilinear_taps(&self, a: usize, v: usize) -> (usize, usize, i64) {
+        let in_size = if a == 0 { self.input[1] } else { self.input[2] };
+        let (scaled, lo, hi) = self.bilinear_axis(a, v as i32, in_size as i32);
+        (lo.max(0) as usize, hi.max(0) as usize, i64::from(scaled - (1 << 10) * lo))
+    }
+
     /// TFLite's `ComputeInterpolationValuesInteger`: (scaled value, lower, upper) of output
     /// index `v` along axis `a`.
     #[inline]

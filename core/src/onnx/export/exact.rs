@@ -20,6 +20,7 @@
 //! | `Add`, `Mul` | TFLite's integer add (inputs shifted left 20 bits, each requantized, summed, requantized) and mul (the product of the integers, requantized), in `double` |
 //! | `AvgPool2d` | the window sums of the raw int8 values (a `Conv` with a ones filter per channel), divided by each pixel's own count (a constant: pixels inside the input), rounded half away from zero |
 //! | `HardSwish`, `Logistic`, `Tanh`, and the table ops (`Op::Unary`: SiLU, GELU, exp, sqrt, ...; `HardSigmoid`) | the kernel's own 256-entry table, read with `Gather` at the int8 input as a `u8` index |
+//! | `Resize` (bilinear) | TFLite's integer bilinear: the four neighbours (`Gather`) weighted by its 1/1024 taps, summed in double, rounded as the kernel rounds |
 //! | `Prelu` | TFLite's integer PRELU: the identity and the slope branches each requantized, chosen with `Where` on the sign of `x − zp` |
 //! | `Concatenation` | each input through the 256-entry table of its requantization, then `Concat` of the int8 values |
 //! | `Mean` | `ReduceSum` of the integers, then the requantization below with the kernel's multiplier (`1/n` folded in) |
@@ -328,6 +329,90 @@ impl<'g> Exporter<'g> {
             let q = self.requantize(prod, true, &[p.output_multiplier], &[], p.output_offset, p.activation, &base);
             self.finish_int8(y, q, target)
         }
+    }
+
+    /// TFLite's int8 RESIZE_BILINEAR (`ResizeBilinearInteger`; input and output share their
+    /// quantization): the four neighbours of each output pixel (`Gather` along H, then W) of the
+    /// raw int8 values, weighted by the kernel's 1/1024 taps (`(1024 − dy)(1024 − dx)`, ...:
+    /// constants), summed in double (exact) and rounded as the kernel does, `(s ± 2^19) / 2^20`
+    /// toward zero.
+    pub(super) fn exact_resize_bilinear(
+        &mut self,
+        node: &Node,
+        nname: &str,
+        size: [usize; 2],
+        align_corners: bool,
+        half_pixel_centers: bool,
+    ) -> Result<(), ConvertError> {
+        let (xid, y) = match (node.input(0), node.output(0)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(ConvertError::new(Kind::InvalidGraph, "a resize without input or output")),
+        };
+        let base = self.names[y.index()].clone();
+        let xq = self.tq(xid)?;
+        let xs = self.tensor(xid)?.shape.clone();
+        let input: [usize; 4] = match xs.as_slice() {
+            &[n, h, w, c] => [n, h, w, c],
+            _ => return Err(err(format!("resize of a rank-{} tensor", xs.len()))),
+        };
+        let p = crate::kernels::resize::ResizeParams::prepare(
+            crate::kernels::resize::ResizeMethod::Bilinear,
+            input,
+            size,
+            align_corners,
+            half_pixel_centers,
+        )
+        .map_err(Self::kernel_err)?;
+        let taps = |a: usize, n: usize| (0..n).map(|v| p.bilinear_taps(a, v)).collect::<Vec<_>>();
+        let (ty, tx) = (taps(0, size[0]), taps(1, size[1]));
+        let x = self.act(xid)?;
+        let x = self.in_order(&x, &NCHW);
+        // The raw int8 values (x − zp) + zp, exact in float.
+        let xi = self.integers(&x.name, xq.scale, &format!("{base}/input"));
+        let zp = self.f32_scalar(&format!("{base}/input_zero_point"), xq.zero_point as f32);
+        let raw = self.op1("Add", &format!("{base}/raw"), vec![xi, zp], vec![]);
+        let raw =
+            self.op1("Cast", &format!("{base}/raw_double"), vec![raw], vec![attr_int("to", i64::from(dt::DOUBLE))]);
+        let idx = |s: &mut Self, k: &str, v: Vec<i64>| s.i64s(&format!("{base}/{k}"), &v);
+        let y0 = idx(self, "rows_lower", ty.iter().map(|t| t.0 as i64).collect());
+        let y1 = idx(self, "rows_upper", ty.iter().map(|t| t.1 as i64).collect());
+        let x0 = idx(self, "cols_lower", tx.iter().map(|t| t.0 as i64).collect());
+        let x1 = idx(self, "cols_upper", tx.iter().map(|t| t.1 as i64).collect());
+        let gather = |s: &mut Self, v: &str, i: &str, axis: i64, k: &str| {
+            s.op1("Gather", &format!("{base}/{k}"), vec![v.to_string(), i.to_string()], vec![attr_int("axis", axis)])
+        };
+        let r0 = gather(self, &raw, &y0, 2, "rows0");
+        let r1 = gather(self, &raw, &y1, 2, "rows1");
+        let mut sum: Option<String> = None;
+        for (r, rk, wy) in [(&r0, "0", 0usize), (&r1, "1", 1)] {
+            for (xi, ck, wx) in [(&x0, "0", 0usize), (&x1, "1", 1)] {
+                let v = gather(self, r, xi, 3, &format!("n{rk}{ck}"));
+                let w: Vec<f64> = ty
+                    .iter()
+                    .flat_map(|&(_, _, dy)| {
+                        let fy = if wy == 0 { 1024 - dy } else { dy };
+                        tx.iter().map(move |&(_, _, dx)| (fy * if wx == 0 { 1024 - dx } else { dx }) as f64)
+                    })
+                    .collect();
+                let wn = self.f64s(&format!("{base}/weights{rk}{ck}"), &[size[0], size[1]], &w);
+                let t = self.op1("Mul", &format!("{base}/weighted{rk}{ck}"), vec![v, wn], vec![]);
+                sum = Some(match sum {
+                    None => t,
+                    Some(s) => self.op1("Add", &format!("{base}/sum{rk}{ck}"), vec![s, t], vec![]),
+                });
+            }
+        }
+        let s = sum.ok_or_else(|| err("resize without taps".into()))?;
+        let a = self.op1("Abs", &format!("{base}/sum_abs"), vec![s.clone()], vec![]);
+        let sg = self.op1("Sign", &format!("{base}/sum_sign"), vec![s], vec![]);
+        let half = self.f64s(&format!("{base}/half"), &[], &[f64::from(1u32 << 19)]);
+        let unit = self.f64s(&format!("{base}/unit"), &[], &[1.0 / f64::from(1u32 << 20)]);
+        let a = self.op1("Add", &format!("{base}/rounding"), vec![a, half], vec![]);
+        let a = self.op1("Mul", &format!("{base}/scaled"), vec![a, unit], vec![]);
+        let a = self.op1("Floor", &format!("{base}/truncated"), vec![a], vec![]);
+        let v = self.op1("Mul", nname, vec![a, sg], vec![]);
+        let q = self.clamp_cast(v, 0, ActivationRange { min: -128, max: 127 }, &base);
+        self.finish_int8(y, q, NCHW.to_vec())
     }
 
     /// TFLite's int8 PRELU: `x − zp` requantized by `s_x / s_y` where it is not negative, else

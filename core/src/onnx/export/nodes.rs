@@ -509,6 +509,11 @@ impl<'g> Exporter<'g> {
                 self.node("Transpose", &nname, vec![x.name], vec![out.clone()], vec![attr_ints("perm", &p)]);
                 self.finish(y, out, layout::identity(yt.shape.len()))
             }
+            Op::Resize { method: crate::graph::ResizeMethod::Bilinear, size, align_corners, half_pixel_centers }
+                if self.exact_int8(node)? =>
+            {
+                self.exact_resize_bilinear(node, &nname, *size, *align_corners, *half_pixel_centers)
+            }
             Op::Resize { method, size, align_corners, half_pixel_centers } => {
                 // The ONNX spelling of TFLite's two flags (the importer's mapping, reversed).
                 let (mode, coord, nearest) = match (method, align_corners, half_pixel_centers) {
