@@ -77,6 +77,12 @@ pub struct QuantizeArgs {
     /// input (an int64 sample rate, a bool flag).
     #[arg(long = "input-value", value_name = "NAME=V[,V...]", value_parser = parse_input_value, allow_hyphen_values = true)]
     pub input_values: Vec<(String, Vec<f64>)>,
+    /// An ONNX output to keep, by name; repeatable (default: every output, in the model's
+    /// order). Only what the kept outputs need is converted: the way to leave out an output
+    /// computed by an op microquant does not run (a recurrent model's returned state, a
+    /// label next to the probabilities).
+    #[arg(long = "output-name", value_name = "NAME")]
+    pub output_names: Vec<String>,
     /// Where to write the `.mq` (`--mode weight-only`: the ONNX model).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -185,9 +191,9 @@ fn load(path: &Path, a: &QuantizeArgs) -> Result<Source, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path, e))?;
     let at = |e| CliError::convert(path, e);
     if bytes.get(4..8) == Some(b"TFL3") {
-        if !a.input_shapes.is_empty() || !a.input_values.is_empty() {
+        if !a.input_shapes.is_empty() || !a.input_values.is_empty() || !a.output_names.is_empty() {
             return Err(CliError::Invalid(format!(
-                "{}: --input-shape and --input-value apply to ONNX models; a TFLite model's shapes are static",
+                "{}: --input-shape, --input-value and --output-name apply to ONNX models; a TFLite model's shapes are static",
                 path.display()
             )));
         }
@@ -198,6 +204,7 @@ fn load(path: &Path, a: &QuantizeArgs) -> Result<Source, CliError> {
         let options = ImportOptions {
             input_shapes: a.input_shapes.clone(),
             input_values: a.input_values.clone(),
+            outputs: (!a.output_names.is_empty()).then(|| a.output_names.clone()),
             ..Default::default()
         };
         let imported = microquant::onnx::import_with_options(&bytes, &options).map_err(at)?;

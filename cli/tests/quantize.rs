@@ -534,3 +534,32 @@ fn several_inputs_and_outputs() {
     let data = |v: &[u8]| v[v.len() - n * 8..].to_vec();
     assert_eq!(data(&a), data(&b), "Y_h of a one-step GRU is its Y");
 }
+
+/// `--output-name` keeps the outputs named (only what they need is converted): a one-step GRU
+/// quantized for its `Y_h` alone has one output, `Y_h`.
+#[test]
+fn output_name_keeps_the_outputs_named() {
+    let model = repo().join("tests/golden/onnx_recurrent/gru_l0_s1_b2_i3_h4_yh_lbr0.onnx");
+    let xs = tmp("gru_out_x.npy");
+    write_npy_f32(&xs, &[8, 1, 2, 3], &(0..48).map(|i| (i as f32 * 0.37).sin()).collect::<Vec<f32>>());
+    let mq = tmp("gru_out.mq");
+    let args = |name: &str| -> Vec<String> {
+        [
+            "quantize",
+            &model.display().to_string(),
+            "--calib",
+            &xs.display().to_string(),
+            "-o",
+            &mq.display().to_string(),
+            "--output-name",
+            name,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    ok(&args("Y_h"));
+    let inspect = ok(&["inspect".as_ref(), "--json".as_ref(), mq.as_os_str()]);
+    assert!(inspect.contains("Y_h") && !inspect.contains("\"Y\""), "{inspect}");
+    let err = fails(&args("nope"));
+    assert!(err.contains("nope"), "{err}");
+}

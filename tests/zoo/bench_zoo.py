@@ -167,6 +167,8 @@ def bench(d, clip, work, log):
     for name, v in meta.get("input_values", {}).items():
         vals = ",".join(str(float(x)) if v["dtype"].startswith("float") else str(int(x)) for x in v["value"])
         opts += ["--input-value", f"{name}={vals}"]
+    for name in meta.get("outputs", []):
+        opts += ["--output-name", name]
     row["mq_options"] = " ".join(o if len(o) < 60 else o[:40] + "...(" + str(o.count(",") + 1) + " values)" for o in opts)
     args = [clip, "quantize", model, "--calib", w / "calib.npy", "-o", w / "model.mq", "--report", w / "report.json",
             "--qdq", w / "model_qdq.onnx"] + opts

@@ -166,6 +166,7 @@ def main(out, inputs, only):
                   kind="regressor", input_layout="NC", input_shape={"input": [1, 576]},
                   input_values={"sr": {"dtype": "int64", "shape": [], "value": [16000]},
                                 "state": {"dtype": "float32", "shape": [2, 1, 128], "value": [0.0] * 256}},
+                  outputs=["output"],
                   inputs="576-sample chunks at 16 kHz of a synthesized speech-like waveform (zoo_wheels.speech_like)"))
 
     build("silero_vad", vad)

@@ -293,14 +293,32 @@ fn needed_nodes(graph: &pb::GraphProto, outputs: &[String], used: &mut VecSet<St
             for s in node.input.iter().filter(|s| !s.is_empty()) {
                 used.add(s.clone());
             }
-            for a in &node.attribute {
-                for g in a.g.iter().chain(&a.graphs) {
-                    subgraph_reads(g, used);
+            if node.op_type.as_deref() == Some("If") {
+                // A branch needs only what the If's used outputs need (`if_node` converts just that).
+                for g in node.attribute.iter().filter_map(|a| a.g.as_ref()) {
+                    needed_nodes(g, &branch_outputs_used(g, &node.output, used), used);
+                }
+            } else {
+                for a in &node.attribute {
+                    for g in a.g.iter().chain(&a.graphs) {
+                        subgraph_reads(g, used);
+                    }
                 }
             }
         }
     }
     needed
+}
+
+/// The names of a branch's outputs whose If outputs (`if_outputs`, by position) are used.
+fn branch_outputs_used(branch: &pb::GraphProto, if_outputs: &[String], used: &VecSet<String>) -> Vec<String> {
+    branch
+        .output
+        .iter()
+        .zip(if_outputs)
+        .filter(|(_, o)| !o.is_empty() && used.contains_key(*o))
+        .map(|(b, _)| b.name.clone().unwrap_or_default())
+        .collect()
 }
 
 /// Adds every name the nodes of a subgraph (an `If` branch) read, and its outputs: the branch

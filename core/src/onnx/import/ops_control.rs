@@ -46,7 +46,11 @@ impl Builder {
             let k = konst_from_proto(t, &format!("initializer {name:?} of {which}")).map_err(|e| ctx.loc(e))?;
             self.values.insert(name, Value::Const(k));
         }
-        for node in &branch.node {
+        // Only what the used outputs need: an output nobody reads may come from ops we do not run.
+        let wanted = branch_outputs_used(branch, &ctx.node.output, &self.used);
+        let mut reads = VecSet::new();
+        let needed = needed_nodes(branch, &wanted, &mut reads);
+        for (node, _) in branch.node.iter().zip(needed).filter(|(_, n)| *n) {
             let op = node.op_type.as_deref().unwrap_or("");
             let domain = node.domain.as_deref().unwrap_or("");
             let sub = Ctx { index: ctx.index, node, op, opset: ctx.opset };
@@ -60,6 +64,9 @@ impl Builder {
         }
         for (i, o) in branch.output.iter().enumerate() {
             let name = o.name.as_deref().unwrap_or("");
+            if !wanted.iter().any(|w| w == name) {
+                continue;
+            }
             let v = self.values.get(name).cloned().ok_or_else(|| {
                 ctx.err(Kind::Malformed, format!("output {name:?} of {which} is not produced by the branch"))
             })?;

@@ -100,6 +100,8 @@ impl Builder {
         for (k, what) in [(5, "initial_h"), (6, "initial_c")] {
             let id = match self.input(ctx, k)? {
                 None => None,
+                // A zero state (a model's state input fixed to zeros) is the default: dropped.
+                Some(Value::Const(c)) if c.as_f32().is_ok_and(|v| v.iter().all(|&x| x == 0.0)) => None,
                 Some(Value::Const(c)) => Some(self.const_tensor(ctx, &c, &format!("{name}/{what}"))?),
                 Some(Value::Act(a)) => Some(self.plain(&a, &format!("{name}/{what}"))?),
             };
@@ -224,6 +226,7 @@ impl Builder {
         }
         let h0 = match self.input(ctx, 5)? {
             None => None,
+            Some(Value::Const(c)) if c.as_f32().is_ok_and(|v| v.iter().all(|&x| x == 0.0)) => None,
             Some(Value::Const(c)) => Some(self.const_tensor(ctx, &c, &format!("{name}/initial_h"))?),
             Some(Value::Act(a)) => Some(self.plain(&a, &format!("{name}/initial_h"))?),
         };
