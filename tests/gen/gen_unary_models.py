@@ -6,7 +6,8 @@ tests/host/unary_models.rs.
 
 ONNX (onnx.helper, run by ONNX Runtime with graph optimizations disabled): Clip[-1, 1] after a
 MatMul (fused into the fully connected op as RELU_N1_TO_1), Clip[0.5, 3], Clip[-inf, 2] (only a
-max), Abs, Elu (alpha 1 and 0.5), Neg, Reciprocal.
+max), Abs, Elu (alpha 1 and 0.5), Neg, Reciprocal; hard swish in pieces as Paddle2ONNX writes it
+(x · Clip(x + 3, 0, 6) / 6, two groupings).
 TFLite (tf.function converted by the TFLite converter, run by the TFLite interpreter with the
 builtin kernels, no delegates: the reference resolver has no ELU): ABS, NEG, RSQRT, ELU, RELU_N1_TO_1, SQRT (the converter writes
 clip_by_value(x, 0, 1) as MINIMUM and RELU, not RELU_0_TO_1).
@@ -69,6 +70,27 @@ def onnx_specs(rng):
     ]
 
 
+def hardswish_specs(rng):
+    """Hard swish as Paddle2ONNX writes it (PP-OCR, PP-LCNet): x · Clip(x + 3, 0, 6) / 6, after a
+    layer with weights (here a MatMul and an Add of a bias), and the other grouping
+    x · (Clip(x + 3, 0, 6) / 6); microquant fuses both into one HardSwish."""
+    n = helper.make_node
+    w = (rng.standard_normal((16, 16)) / 2.0).astype(np.float32)
+    b = (rng.standard_normal(16) / 4.0).astype(np.float32)
+    consts = [f32("w", w), f32("b", b), f32("three", 3.0), f32("zero", 0.0), f32("six", 6.0)]
+    conv = [n("MatMul", ["x", "w"], ["p"], name="fc"), n("Add", ["p", "b"], ["c"], name="bias")]
+    return [
+        ("onnx_hardswish_paddle", conv + [n("Add", ["c", "three"], ["a"], name="add"),
+                                   n("Clip", ["a", "zero", "six"], ["r"], name="clip"),
+                                   n("Mul", ["c", "r"], ["m"], name="mul"), n("Div", ["m", "six"], ["y"], name="div")],
+         consts, 1.0),
+        ("onnx_hardswish_gate", conv + [n("Add", ["three", "c"], ["a"], name="add"),
+                                 n("Clip", ["a", "zero", "six"], ["r"], name="clip"),
+                                 n("Div", ["r", "six"], ["h"], name="div"), n("Mul", ["h", "c"], ["y"], name="mul")],
+         consts, 1.0),
+    ]
+
+
 def tflite_specs():
     import tensorflow as tf
     return [
@@ -105,7 +127,8 @@ def main():
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     cases = []
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, nodes, inits, spread in onnx_specs(rng):
+
+    def onnx_case(name, nodes, inits, spread, rng):
         m = onnx_model(name, nodes, inits)
         path = OUT / f"{name}.onnx"
         onnx.save(m, path)
@@ -114,6 +137,9 @@ def main():
         cases.append({"name": name, "file": path.name, "input": goldenio.tensor(x), "expected": goldenio.tensor(y),
                       "ops": [nd.op_type for nd in nodes]})
         print(name, [nd.op_type for nd in nodes])
+
+    for spec in onnx_specs(rng):
+        onnx_case(*spec, rng)
     for name, fn in tflite_specs():
         model = convert(fn)
         path = OUT / f"{name}.tflite"
@@ -123,6 +149,10 @@ def main():
         cases.append({"name": name, "file": path.name, "input": goldenio.tensor(x), "expected": goldenio.tensor(y),
                       "ops": ops})
         print(name, ops)
+    # The hard swish models came later, from their own seed (the earlier cases stay as they were).
+    rng2 = np.random.default_rng(2027)
+    for spec in hardswish_specs(rng2):
+        onnx_case(*spec, rng2)
     goldenio.write(OUT / "cases.json", {"generator": "tests/gen/gen_unary_models.py", "tools": PINNED, "models": cases})
 
 

@@ -4,8 +4,10 @@ read), with real inputs:
 
   ppocr_det / ppocr_cls / ppocr_rec  rapidocr_onnxruntime 1.4.4 (PaddleOCR PP-OCRv4 det and rec,
       PP-OCR mobile v2.0 direction classifier, converted to ONNX by paddle2onnx; Apache-2.0).
-      det: the photos of inputs.npz at 320x320; cls / rec: text-line crops of skimage's `page`
-      (calibration) and `text` (evaluation) pictures, half of the cls crops turned upside down.
+      det: scene text (words written with Pillow's default font on the photos of inputs.npz) and,
+      for calibration only, square crops of skimage's `page`, at 320x320; cls / rec: text-line
+      crops of skimage's `page` (calibration) and `text` (evaluation) pictures, half of the cls
+      crops turned upside down.
   silero_vad  silero-vad 6.2.3 (silero_vad.onnx; MIT): 576-sample chunks (64 samples of context +
       512) at 16 kHz of a synthesized speech-like waveform (glottal pulse train with a moving pitch
       through moving formant resonators, syllables separated by pauses, with noise: no audio file
@@ -27,6 +29,7 @@ import scipy.signal as ss
 import skimage.data as sd
 from skimage.color import gray2rgb
 from skimage.transform import resize
+from PIL import Image, ImageDraw, ImageFont
 
 N_CALIB, N_EVAL = 32, 16
 
@@ -73,6 +76,46 @@ def text_lines(picture, n, w_over_h, seed, flip_half=False):
             c = c[::-1, ::-1]
         out.append(c)
     return out
+
+
+def text_pages(picture, n, seed, size=320):
+    """n square crops of a text picture (side 120 px up to the picture's height, anywhere in it),
+    resized to size x size, as float 0-255 RGB: what an OCR detector is given."""
+    p = getattr(sd, picture)()
+    p = (gray2rgb(p) if p.ndim == 2 else p[..., :3]).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    H, W = p.shape[:2]
+    out = []
+    for _ in range(n):
+        s = int(rng.integers(120, H + 1))
+        y, x = rng.integers(0, H - s + 1), rng.integers(0, W - s + 1)
+        out.append(resize(p[y:y + s, x:x + s], (size, size), anti_aliasing=True, preserve_range=True))
+    return np.stack(out).astype(np.float32)
+
+
+SIGN_WORDS = ("quick brown fox jumps over the lazy dog open daily coffee station exit north street market "
+              "sale today fresh bread platform hotel city centre parking only 24 hours welcome bus stop").split()
+
+
+def scene_text(photos, seed, size=320):
+    """The photos at size x size with 3-6 lines of 1-3 words written on them (Pillow's default
+    font, 16-40 px, dark on light backgrounds and light on dark): scene text, as a sign or a
+    label shows it."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in resized(photos, size, size):
+        im = Image.fromarray(np.clip(p, 0, 255).astype(np.uint8))
+        d = ImageDraw.Draw(im)
+        for _ in range(int(rng.integers(3, 7))):
+            fs = int(rng.integers(16, 41))
+            font = ImageFont.load_default(size=fs)
+            words = " ".join(rng.choice(SIGN_WORDS, int(rng.integers(1, 4))))
+            x, y = int(rng.integers(0, size // 3)), int(rng.integers(0, size - fs))
+            b = d.textbbox((x, y), words, font=font)
+            under = np.asarray(im)[b[1]:min(b[3], size), b[0]:min(b[2], size)]
+            d.text((x, y), words, font=font, fill=(20, 20, 20) if under.size == 0 or under.mean() > 110 else (240, 240, 240))
+        out.append(np.asarray(im, np.float32))
+    return np.stack(out)
 
 
 def ocr_batch(crops, h, w):
@@ -134,12 +177,15 @@ def main(out, inputs, only):
         src = "rapidocr_onnxruntime " + version("rapidocr_onnxruntime")
         lic = "Apache-2.0 (PaddleOCR models, packaged by RapidOCR)"
         if name == "ppocr_det":
-            mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
-            prep = lambda rgb: ((resized(rgb, 320, 320) / 255.0 - mean) / std).transpose(0, 3, 1, 2)  # noqa: E731
-            save(out, name, models / "ch_PP-OCRv4_det_infer.onnx", "onnx", prep(calib_rgb), prep(eval_rgb),
+            # RapidOCR's det preprocessing: x / 255, mean 0.5, std 0.5.
+            norm = lambda rgb: ((rgb / 255.0 - 0.5) / 0.5).transpose(0, 3, 1, 2)  # noqa: E731
+            half = N_CALIB // 2
+            calib = np.concatenate([text_pages("page", half, 5), scene_text(calib_rgb[:N_CALIB - half], 7)])
+            save(out, name, models / "ch_PP-OCRv4_det_infer.onnx", "onnx", norm(calib), norm(scene_text(eval_rgb, 8)),
                  dict(source=src + ": models/ch_PP-OCRv4_det_infer.onnx", license=lic, kind="segmenter",
                       input_layout="NCHW", input_shape={"x": [1, 3, 320, 320]},
-                      inputs="photos of inputs.npz resized to 320x320, ImageNet normalization"))
+                      inputs="calibration: square crops of skimage page and photos with words written on them; "
+                             "evaluation: other photos with other words; 320x320, RapidOCR's normalization"))
         elif name == "ppocr_cls":
             save(out, name, models / "ch_ppocr_mobile_v2.0_cls_infer.onnx", "onnx",
                  ocr_batch(text_lines("page", N_CALIB, 4, 1, True), 48, 192),

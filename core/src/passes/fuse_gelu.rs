@@ -4,37 +4,8 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{const_f32, readers, single_use};
+use super::{is_scalar, mul_inputs, other, single_use, sole_reader};
 use crate::graph::{ConvertError, FusedActivation, Graph, Op, TensorId, UnaryFn};
-
-fn is_scalar(g: &Graph, t: TensorId, want: f32, tol: f32) -> bool {
-    matches!(const_f32(g, t), Some([v]) if (v - want).abs() <= tol)
-}
-
-/// `Mul` without activation: its two inputs.
-fn mul_inputs(g: &Graph, i: usize) -> Option<(TensorId, TensorId)> {
-    let n = g.nodes.get(i)?;
-    match (&n.op, n.input(0), n.input(1)) {
-        (Op::Mul { activation: FusedActivation::None }, Some(a), Some(b)) => Some((a, b)),
-        _ => None,
-    }
-}
-
-/// The input of `pair` that is not `t`, if `t` is one of them.
-fn other(pair: (TensorId, TensorId), t: TensorId) -> Option<TensorId> {
-    if pair.0 == t {
-        Some(pair.1)
-    } else if pair.1 == t {
-        Some(pair.0)
-    } else {
-        None
-    }
-}
-
-/// The single reader of `t` (not a graph output).
-fn sole_reader(g: &Graph, t: TensorId) -> Option<usize> {
-    if single_use(g, t) { readers(g, t).first().copied() } else { None }
-}
 
 /// Matches the pattern around the Erf node `e`: `(x, the node computing the result, the nodes to
 /// remove)`.

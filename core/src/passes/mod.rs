@@ -10,7 +10,7 @@
 //! | [`fold_scale`] | a per-channel constant `Mul` after a conv / depthwise / fully connected scales its weights and bias (BatchNormalization's scale) |
 //! | [`fold_bias`] | a per-channel constant `Add` after a conv / depthwise / fully connected goes into its bias (MatMul + Add → FullyConnected with bias; BatchNormalization's shift) |
 //! | [`fuse_activation`] | a `Relu` / `Relu6` (ONNX `Relu`, `Clip(0, 6)`) becomes the fused activation of its producer |
-//! | [`fuse_hard_swish`] | `x · HardSigmoid(x)` with alpha 1/6, beta 1/2 (PyTorch's HardSwish before opset 14) → `HardSwish` |
+//! | [`fuse_hard_swish`] | `x · HardSigmoid(x)` with alpha 1/6, beta 1/2 (PyTorch's HardSwish before opset 14) and `x · relu6(x + 3) / 6` in either grouping (Paddle2ONNX) → `HardSwish` |
 //! | [`fuse_gelu`] | `0.5 · x · (1 + Erf(x / √2))` (GELU before opset 20) → `Unary(Gelu)` |
 //! | [`fuse_silu`] | `x · Sigmoid(x)` (PyTorch's SiLU, Keras swish) → `Unary(Silu)` (a table in int8) |
 //! | [`fold_transpose_into_fc`] | transpose → flatten → fully connected: the weights' columns are permuted instead (Flatten of an NCHW tensor stored NHWC) |
@@ -41,7 +41,7 @@ mod unroll_gru;
 
 use alloc::vec::Vec;
 
-use crate::graph::{ConstData, ConvertError, Graph, Op, TensorId};
+use crate::graph::{ConstData, ConvertError, FusedActivation, Graph, Op, TensorId};
 
 pub use fold_bias::fold_bias;
 pub use fold_constants::fold_constants;
@@ -195,6 +195,36 @@ pub(crate) fn readers(g: &Graph, t: TensorId) -> Vec<usize> {
 /// True if `t` is read by exactly one node and is not a graph output.
 pub(crate) fn single_use(g: &Graph, t: TensorId) -> bool {
     readers(g, t).len() == 1 && !g.outputs.contains(&t)
+}
+
+/// True if `t` is a one-value constant within `tol` of `want`.
+pub(crate) fn is_scalar(g: &Graph, t: TensorId, want: f32, tol: f32) -> bool {
+    matches!(const_f32(g, t), Some([v]) if (v - want).abs() <= tol)
+}
+
+/// `Mul` without activation: its two inputs.
+pub(crate) fn mul_inputs(g: &Graph, i: usize) -> Option<(TensorId, TensorId)> {
+    let n = g.nodes.get(i)?;
+    match (&n.op, n.input(0), n.input(1)) {
+        (Op::Mul { activation: FusedActivation::None }, Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// The input of `pair` that is not `t`, if `t` is one of them.
+pub(crate) fn other(pair: (TensorId, TensorId), t: TensorId) -> Option<TensorId> {
+    if pair.0 == t {
+        Some(pair.1)
+    } else if pair.1 == t {
+        Some(pair.0)
+    } else {
+        None
+    }
+}
+
+/// The single reader of `t` (not a graph output).
+pub(crate) fn sole_reader(g: &Graph, t: TensorId) -> Option<usize> {
+    if single_use(g, t) { readers(g, t).first().copied() } else { None }
 }
 
 /// The f32 data of a constant tensor.
