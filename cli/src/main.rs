@@ -57,6 +57,11 @@ enum Command {
         /// Write float32 (dequantized) outputs instead of raw int8.
         #[arg(long)]
         dequantize: bool,
+        /// Start each sample from the zero recurrent state. By default the samples of a model with
+        /// an LSTM run in their order as one sequence, the state carried from one to the next (the
+        /// consecutive chunks of a stream), as on the device.
+        #[arg(long)]
+        reset_state: bool,
         /// Where to run: the host, or an emulated Cortex-M board (QEMU).
         #[arg(long, value_enum, default_value_t = Target::Host)]
         target: Target,
@@ -130,8 +135,11 @@ fn run(cli: Cli, out: &mut Stdout) -> Result<(), CliError> {
             };
             import::run(&model, &output, r, out)
         }
-        Command::Run { model, input, output, dequantize, target } => match target {
-            Target::Host => run::run(&model, &input, &output, dequantize, out),
+        Command::Run { model, input, output, dequantize, reset_state, target } => match target {
+            Target::Host => run::run(&model, &input, &output, dequantize, reset_state, out),
+            _ if reset_state => Err(CliError::Invalid(
+                "--reset-state runs on the host only (the firmware image runs the samples as one sequence)".into(),
+            )),
             _ => match (&input[..], &output[..]) {
                 ([i], [o]) if !i.contains('=') && !o.contains('=') => {
                     qemu::run(&model, &PathBuf::from(i), &PathBuf::from(o), dequantize, target, out)

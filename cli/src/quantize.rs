@@ -65,6 +65,13 @@ pub struct QuantizeArgs {
     /// mean error its weights' quantization causes on the calibration samples).
     #[arg(long)]
     pub no_bias_correction: bool,
+    /// Start each calibration sample from the zero recurrent state. By default a model with an
+    /// LSTM, which keeps its state from one invoke to the next on the device (as TFLite Micro's
+    /// does), is calibrated the same way: the samples in their order form one sequence (the
+    /// consecutive chunks of a stream). `microquant run --reset-state` is the same choice when
+    /// running.
+    #[arg(long)]
+    pub calib_reset_state: bool,
     /// The shape of an ONNX input whose extents are dynamic (`dim_param`s such as `height`),
     /// in the model's axis order: `NAME=1x3x320x320`; repeatable. Static extents must be given
     /// as the model declares them; a dynamic batch is 1 unless given here. Shape computations
@@ -296,6 +303,7 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         calibration: CalibrationOptions {
             observer: a.observer,
             overrides: a.layer_observers.clone(),
+            reset_state: a.calib_reset_state,
             ..Default::default()
         },
         quantize: QuantizeOptions {
@@ -404,6 +412,7 @@ fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         (a.qdq_portable.is_some(), "--qdq-portable (the ONNX model is the output: -o model.onnx)"),
         (a.rounding != RoundingMode::Double, "--rounding"),
         (a.no_bias_correction, "--no-bias-correction"),
+        (a.calib_reset_state, "--calib-reset-state"),
     ];
     if let Some((_, flag)) = static_only.iter().find(|(given, _)| *given) {
         return Err(CliError::Invalid(format!("{flag} applies to --mode static only, not --mode {mode}")));

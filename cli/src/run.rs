@@ -181,14 +181,16 @@ pub fn write_outputs(
     Ok(())
 }
 
-/// Runs the model over the samples of `inputs` (one file per model input, see [`named_files`])
-/// and writes its outputs (`outputs`: one path per output written, in the model's order or as
+/// Runs the model over the samples of `inputs` (one file per model input, see [`named_files`]),
+/// in order as one sequence (or each from the zero state with `reset_state`), and writes its
+/// outputs (`outputs`: one path per output written, in the model's order or as
 /// `NAME=PATH`; outputs not named are not written).
 pub fn run(
     model_path: &Path,
     inputs: &[String],
     outputs: &[String],
     dequantize: bool,
+    reset_state: bool,
     out: &mut Stdout,
 ) -> Result<(), CliError> {
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
@@ -226,6 +228,9 @@ pub fn run(
     let mut ys: Vec<Vec<i8>> = vec![Vec::new(); out_paths.len()];
     let t0 = std::time::Instant::now();
     for s in 0..n {
+        if reset_state {
+            it.reset_state()?;
+        }
         for (k, (_, rows)) in batches.iter().enumerate() {
             let per = rows.len() / n.max(1);
             it.input_i8(k)?.copy_from_slice(&rows[s * per..(s + 1) * per]);

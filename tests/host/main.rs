@@ -38,6 +38,7 @@ mod onnx_golden;
 mod onnx_import;
 mod onnx_recurrent;
 mod onnx_shapes;
+mod onnx_streaming;
 mod peers;
 mod peers_common;
 mod ptq;

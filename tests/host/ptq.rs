@@ -222,7 +222,7 @@ fn every_observer_on_ic() {
                 g.clone(),
                 &calib,
                 &eval,
-                &CalibrationOptions { observer: kind, overrides: vec![], two_pass },
+                &CalibrationOptions { observer: kind, overrides: vec![], two_pass, ..Default::default() },
                 &QuantizeOptions::default(),
             );
             let s = out.report.model.output_sqnr_db.unwrap_or(f64::INFINITY);
@@ -300,6 +300,7 @@ fn per_tensor_weights_and_observer_overrides() {
         observer: ObserverKind::MinMax,
         overrides: vec![(first.clone(), ObserverKind::Entropy)],
         two_pass: true,
+        ..Default::default()
     };
     let out = run(g.clone(), &calib, &eval, &opts, &QuantizeOptions { per_channel: false, ..Default::default() });
     print("conv_bn_opset17 per-tensor", &out.report);
@@ -322,7 +323,7 @@ fn chunked_calibration_merges_exactly() {
         (ObserverKind::Entropy, true),
         (ObserverKind::Percentile(99.9), true),
     ] {
-        let opts = CalibrationOptions { observer: kind, overrides: vec![], two_pass };
+        let opts = CalibrationOptions { observer: kind, overrides: vec![], two_pass, ..Default::default() };
         let mut whole = Calibrator::new(&g, &opts).unwrap();
         whole.calibrate(&data, &mut |_| {}).unwrap();
         // Two chunks per pass, merged; two-pass: merge, end the pass, fork for the second.

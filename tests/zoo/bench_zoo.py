@@ -10,6 +10,11 @@ samples (<= 16):
               CalibrationMethod.MinMax, int8 activations and weights) of the float ONNX model
               (of a TFLite model: its tf2onnx conversion), run by ONNX Runtime;
   TFLite int8 (Keras models) the TFLite converter's full-integer quantization, same samples.
+A streaming model (the meta's `stream`: Silero VAD) runs its evaluation samples in order as one
+sequence everywhere: ONNX Runtime feeds each step the state the last returned (and calibrates its
+quantize_static on those states), microquant's .mq keeps its LSTM state between invokes (and
+calibrates the same way, its default). A model whose top-level If depends only on a fixed input
+(the meta's `ort_if_branch`) reaches quantize_static with that branch inlined.
 Compared with the float model's output 0 (ONNX Runtime for ONNX models, the TFLite interpreter for
 TFLite models): SQNR over all evaluation outputs, top-1 agreement for classifiers; the QDQ export
 against the .mq: fraction of output elements within one quantization step, and the largest
@@ -77,9 +82,47 @@ def ort_feeds(sess, x, extra):
         yield {main[0]: s[None].astype(np.float32), **{k: v for k, v in extra.items() if k in names}}
 
 
-def ort_run(path, x, extra):
+def ort_stream(sess, x, extra, stream):
+    """A streaming model (the meta's `stream`: {"state_in": ..., "state_out": ...}) run over the
+    samples in order as one sequence, each step fed the state the last one returned (the first
+    the meta's fixed value): the outputs 0, and the feeds used."""
+    outs = [o.name for o in sess.get_outputs()]
+    state = None
+    ys, feeds = [], []
+    for f in ort_feeds(sess, x, extra):
+        if state is not None:
+            f[stream["state_in"]] = state
+        y0, state = sess.run([outs[0], stream["state_out"]], f)
+        ys.append(y0.reshape(1, -1))
+        feeds.append(f)
+    return np.concatenate(ys), feeds
+
+
+def ort_run(path, x, extra, stream=None):
     sess = ort_session(path)
+    if stream:
+        return ort_stream(sess, x, extra, stream)[0]
     return np.concatenate([sess.run(None, f)[0].reshape(1, -1) for f in ort_feeds(sess, x, extra)])
+
+
+def inline_if(src, dst, branch):
+    """The model at `src` with its (one) top-level If replaced by the nodes of `branch`
+    ("then_branch" / "else_branch"): for a model whose If condition depends only on an input the
+    meta fixes (Silero's sample rate), which ONNX Runtime's quantize_static does not look into."""
+    import onnx
+    from onnx import helper
+    m = onnx.load(str(src))
+    g = m.graph
+    k = next(i for i, n in enumerate(g.node) if n.op_type == "If")
+    node = g.node[k]
+    body = next(helper.get_attribute_value(a) for a in node.attribute if a.name == branch)
+    new = list(body.node) + [helper.make_node("Identity", [o.name], [name], name=f"{node.name}/{name}")
+                             for o, name in zip(body.output, node.output)]
+    g.initializer.extend(body.initializer)
+    nodes = list(g.node[:k]) + new + list(g.node[k + 1:])
+    del g.node[:]
+    g.node.extend(nodes)
+    onnx.save(m, str(dst))
 
 
 def tflite_run(path, x):
@@ -126,17 +169,21 @@ def short(e):
 
 
 class CalibReader:
-    def __init__(self, sess_path, x, extra):
-        self.it = iter(list(ort_feeds(ort_session(sess_path), x, extra)))
+    def __init__(self, sess_path, x, extra, stream=None):
+        sess = ort_session(sess_path)
+        # A streaming model calibrates on the states the float model passes along the sequence.
+        feeds = ort_stream(sess, x, extra, stream)[1] if stream else ort_feeds(sess, x, extra)
+        self.it = iter(list(feeds))
 
     def get_next(self):
         return next(self.it, None)
 
 
-def ort_quantize(float_onnx, calib, extra, out):
+def ort_quantize(float_onnx, calib, extra, out, stream=None):
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
     t0 = time.time()
-    quantize_static(str(float_onnx), str(out), CalibReader(float_onnx, calib, extra), quant_format=QuantFormat.QDQ,
+    reader = CalibReader(float_onnx, calib, extra, stream)
+    quantize_static(str(float_onnx), str(out), reader, quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
                     calibrate_method=CalibrationMethod.MinMax)
     return time.time() - t0
@@ -156,7 +203,8 @@ def bench(d, clip, work, log):
     np.save(w / "eval.npy", evals)
     row["samples"] = f"{len(calib)}/{len(evals)}"
     extra = extra_inputs(meta)
-    ref = ort_run(model, evals, extra) if fmt == "onnx" else tflite_run(model, evals)
+    stream = meta.get("stream")
+    ref = ort_run(model, evals, extra, stream) if fmt == "onnx" else tflite_run(model, evals)
     row["output_elems"] = int(ref.shape[1])
     classifier = meta.get("kind") == "classifier"
 
@@ -203,7 +251,7 @@ def bench(d, clip, work, log):
             row["mq_error"] = short(e)
         if row.get("run") == "ok" and "qdq_error" not in row:
             try:
-                yx = ort_run(w / "model_qdq.onnx", evals, extra)
+                yx = ort_run(w / "model_qdq.onnx", evals, extra, stream)
                 steps = np.abs(np.round(yx / q["scale"]) + q["zero_point"] - yq)
                 row["qdq_within1"] = float(np.mean(steps <= 1))
                 row["qdq_maxdiff"] = int(steps.max())
@@ -219,10 +267,14 @@ def bench(d, clip, work, log):
             if not float_onnx.exists():
                 tf2onnx.convert.from_tflite(str(model), opset=17, output_path=str(float_onnx))
             row["ort_on"] = "tf2onnx"
-        row["ort_time_s"] = ort_quantize(float_onnx, calib, extra, w / "ort_qdq.onnx")
+        if meta.get("ort_if_branch"):
+            inline_if(model, w / "ort_float.onnx", meta["ort_if_branch"])
+            float_onnx = w / "ort_float.onnx"
+            row["ort_on"] = f"the If's {meta['ort_if_branch']} inlined"
+        row["ort_time_s"] = ort_quantize(float_onnx, calib, extra, w / "ort_qdq.onnx", stream)
         import onnx
         row["ort_quantize_nodes"] = sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(w / "ort_qdq.onnx")).graph.node)
-        yo = ort_run(w / "ort_qdq.onnx", evals, extra)
+        yo = ort_run(w / "ort_qdq.onnx", evals, extra, stream)
         row["ort_sqnr"] = sqnr(ref, yo)
         row["ort_sqnr_median"] = median_sqnr(ref, yo)
         if classifier:
@@ -264,7 +316,7 @@ def markdown(rows):
             t1 = f"{f1(r.get('mq_top1'), '{:.2f}')} / {f1(r.get('ort_top1'), '{:.2f}')}"
         qdq = (f"{100 * r['qdq_within1']:.2f} %, {r['qdq_maxdiff']}" if "qdq_within1" in r
                else ("no QDQ form (error below)" if "qdq_error" in r else "–"))
-        ort = sq(r, "ort_sqnr") + (" (tf2onnx)" if r.get("ort_on") and "ort_sqnr" in r else "")
+        ort = sq(r, "ort_sqnr") + (f" ({r['ort_on']})" if r.get("ort_on") and "ort_sqnr" in r else "")
         if "ort_error" in r:
             ort = "error"
         elif r.get("ort_quantize_nodes") == 0:

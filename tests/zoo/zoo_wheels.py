@@ -11,8 +11,9 @@ read), with real inputs:
   silero_vad  silero-vad 6.2.3 (silero_vad.onnx; MIT): 576-sample chunks (64 samples of context +
       512) at 16 kHz of a synthesized speech-like waveform (glottal pulse train with a moving pitch
       through moving formant resonators, syllables separated by pauses, with noise: no audio file
-      ships in the wheels at hand). The state input is fixed at zeros and sr at 16000
-      (`--input-value`), so each chunk is judged without memory.
+      ships in the wheels at hand). The state input is fixed at zeros and sr at 16000; the chunks
+      are consecutive and run as one stream (the state carried from chunk to chunk; the
+      `--input-value` zeros are the state the stream starts from).
   mp_*  mediapipe 0.10.14 (mediapipe/modules/*/*.tflite; Apache-2.0): face detection (short
       range), face landmarks, palm detection (lite), hand landmarks (lite), selfie segmentation,
       pose detection, iris landmarks, on the photos resized to each model's input.
@@ -213,7 +214,12 @@ def main(out, inputs, only):
                   input_values={"sr": {"dtype": "int64", "shape": [], "value": [16000]},
                                 "state": {"dtype": "float32", "shape": [2, 1, 128], "value": [0.0] * 256}},
                   outputs=["output"],
-                  inputs="576-sample chunks at 16 kHz of a synthesized speech-like waveform (zoo_wheels.speech_like)"))
+                  # A stream: each chunk continues from the state the previous one returned.
+                  stream={"state_in": "state", "state_out": "stateN"},
+                  # Its If (on sr == 16000) is left whole by quantize_static: give it the branch.
+                  ort_if_branch="then_branch",
+                  inputs="consecutive 576-sample chunks (64 samples of context + 512) at 16 kHz of a synthesized "
+                         "speech-like waveform (zoo_wheels.speech_like), run as one stream"))
 
     build("silero_vad", vad)
 

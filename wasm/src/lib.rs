@@ -7,7 +7,7 @@
 //!
 //! | JS | Rust |
 //! |---|---|
-//! | `loadModel(bytes, options)` | [`load_model`]: `.mq`, int8 TFLite, float TFLite, float ONNX (`inputShapes`, `inputValues`) |
+//! | `loadModel(bytes, options)` | [`load_model`]: `.mq`, int8 TFLite, float TFLite, float ONNX (`inputShapes`, `inputValues`, `outputNames`) |
 //! | `modelInputs(bytes)` | [`model_inputs`]: the declared inputs, dynamic extents with their names |
 //! | `FloatModel` | [`FloatModel`]: `run`, `createCalibration`, `quantize`, `calibrateAndQuantize` |
 //! | `Calibration` | [`Calibration`]: `calibrate`/`observe` (Promises, progress, `AbortSignal`), `toState`/`merge` |
@@ -139,6 +139,10 @@ export interface CalibrationOptions extends ProgressOptions {
   overrides?: Record<string, ObserverName>;
   /** Histogram observers: exact binning over two passes (default true). */
   twoPass?: boolean;
+  /** A model with an LSTM keeps its state between runs: by default the samples calibrate in
+   * their order as one sequence (consecutive chunks of a stream); true starts each from the
+   * zero state. */
+  resetState?: boolean;
 }
 
 export interface QuantizeOptions extends ProgressOptions {
@@ -206,6 +210,13 @@ export interface LoadOptions {
    * it folds away. Needed for every non-float input (an Error whose `input` names it otherwise).
    */
   inputValues?: Record<string, number | boolean | number[] | ArrayLike<number>>;
+  /**
+   * ONNX: the outputs to keep, by name (default: all, in the model's order). Only what they need
+   * is converted: the way to leave out an output computed by an op microquant does not run (a
+   * recurrent model's returned state: the int8 model keeps that state itself, see
+   * `Model.resetState`).
+   */
+  outputNames?: string[];
   /** The file name: the .mq metadata's source_file and the exports' identifier. */
   name?: string;
   /** When an int8 TFLite model is compiled (default "double"). */
@@ -375,7 +386,8 @@ fn detect(bytes: &[u8], requested: Option<&str>) -> Result<Format, JsValue> {
 /// `Error` that names the problem: the unsupported op with its node, the byte offset of
 /// damage, the shape that does not fit. ONNX models: `inputShapes` (`{name: [extents]}`) fixes
 /// dynamic input extents, `inputValues` (`{name: value or [values]}`) fixes inputs at
-/// conversion (every non-float input needs one); an error about an input (a dynamic extent
+/// conversion (every non-float input needs one), `outputNames` (`[names]`) keeps those outputs
+/// only; an error about an input (a dynamic extent
 /// left unspecified, a missing value) carries its name in `error.input` (see `modelInputs`).
 #[wasm_bindgen(js_name = loadModel, unchecked_return_type = "FloatModel | QuantizedModel")]
 pub fn load_model(
@@ -451,11 +463,11 @@ mod loaders {
     pub(super) fn load(b: Vec<u8>, format: Format, name: String, options: &JsValue) -> Result<JsValue, JsValue> {
         match format {
             Format::Tflite => {
-                for key in ["inputShapes", "inputValues"] {
+                for key in ["inputShapes", "inputValues", "outputNames"] {
                     let v = js::get(options, key);
                     if !(v.is_undefined() || v.is_null()) {
                         return Err(error(format!(
-                            "options.{key} applies to ONNX models: a TFLite model's input shapes are static"
+                            "options.{key} applies to ONNX models (a TFLite model's inputs and outputs are static)"
                         )));
                     }
                 }

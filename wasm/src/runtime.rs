@@ -562,6 +562,16 @@ impl QuantizedModel {
         })
     }
 
+    /// Sets the state the model keeps between runs (an LSTM's hidden and cell states) back to
+    /// zero: to start a new sequence (a new utterance of streaming audio). Without it, each run
+    /// continues from the state the last one left, as on the device. A model without an LSTM
+    /// keeps no state (this does nothing).
+    #[wasm_bindgen(js_name = resetState)]
+    pub fn reset_state(&self) -> Result<(), JsValue> {
+        let mut session = self.inner.session.try_borrow_mut().map_err(|_| error("the model is already running"))?;
+        session.with_dependent_mut(|_, Prepared { it, .. }| it.reset_state().ctx("resetting the state"))
+    }
+
     /// Runs one inference and dequantizes the outputs: `Float32Array`s, one per output.
     #[wasm_bindgen(js_name = runFloat, unchecked_return_type = "Float32Array[]")]
     pub fn run_float(

@@ -149,3 +149,63 @@ fn what_is_missing_is_named_with_the_input() {
     let o = obj(&[("inputShapes", obj(&[("x", numbers(&[1.0]))]))]);
     assert!(message(&load_model(bytes(KWS_INT8), Some(o)).unwrap_err()).contains("applies to ONNX models"));
 }
+
+const STREAM_MODEL: &[u8] = include_bytes!("../../tests/golden/onnx_streaming/lstm_stream.onnx");
+const STREAM_CALIB: &[u8] = include_bytes!("../../tests/golden/onnx_streaming/calibration.npy");
+const STREAM: &[u8] = include_bytes!("../../tests/golden/onnx_streaming/stream.npy");
+const STREAMED: &[u8] = include_bytes!("../../tests/golden/onnx_streaming/expected_streamed.npy");
+const STATELESS: &[u8] = include_bytes!("../../tests/golden/onnx_streaming/expected_stateless.npy");
+
+fn npy_f32(b: &[u8]) -> Vec<f32> {
+    microquant::npy::Npy::parse(b).unwrap().to_f32()
+}
+
+fn sqnr(want: &[f32], got: &[f32]) -> f64 {
+    let (mut s, mut n) = (0f64, 0f64);
+    for (&a, &b) in want.iter().zip(got) {
+        s += f64::from(a) * f64::from(a);
+        n += f64::from(a - b) * f64::from(a - b);
+    }
+    10.0 * (s / n.max(1e-30)).log10()
+}
+
+/// A streaming LSTM (tests/golden/onnx_streaming/, written by tests/gen/gen_onnx_streaming.py:
+/// the state as graph inputs and outputs, as Silero VAD's) loaded with its initial state fixed
+/// (`inputValues`) and only its probability kept (`outputNames`), calibrated on a stream (the
+/// default: the samples in order as one sequence), run over a stream of frames: it follows ONNX
+/// Runtime's stream (the state fed back), and after `resetState()` starts over; with
+/// `resetState()` before each frame it follows ONNX Runtime's zero-state runs.
+#[wasm_bindgen_test]
+async fn a_streaming_lstm_keeps_its_state_between_runs() {
+    let zeros = numbers(&[0.0; 16]);
+    let options = obj(&[
+        ("inputValues", obj(&[("h0", zeros.clone()), ("c0", zeros)])),
+        ("outputNames", ["y"].iter().map(|s| JsValue::from_str(s)).collect::<Array>().into()),
+    ]);
+    let fm = FloatModel::try_from_js_value(load_model(bytes(STREAM_MODEL), Some(options)).unwrap()).unwrap();
+    let v = wasm_bindgen_futures::JsFuture::from(fm.calibrate_and_quantize(bytes(STREAM_CALIB), None)).await.unwrap();
+    let q = microquant_wasm::QuantizedModel::try_from_js_value(v).unwrap();
+    let frames = npy_f32(STREAM);
+    let run = |reset: bool| -> Vec<f32> {
+        frames
+            .chunks(12)
+            .map(|f| {
+                if reset {
+                    q.reset_state().unwrap();
+                }
+                Float32Array::from(q.run_float(Float32Array::from(f).into()).unwrap().get(0)).to_vec()[0]
+            })
+            .collect()
+    };
+    let streamed = run(false);
+    let s = sqnr(&npy_f32(STREAMED), &streamed);
+    assert!(s >= 25.0, "stream: {s:.1} dB");
+    q.reset_state().unwrap();
+    assert_eq!(run(false), streamed, "resetState starts the stream over");
+    let s0 = sqnr(&npy_f32(STATELESS), &run(true));
+    assert!(s0 >= 20.0, "zero-state frames: {s0:.1} dB");
+    // outputNames on a TFLite model: named as ONNX-only.
+    let o = obj(&[("outputNames", Array::new().into())]);
+    let e = load_model(bytes(KWS_INT8), Some(o)).unwrap_err();
+    assert!(message(&e).contains("options.outputNames applies to ONNX models"), "{}", message(&e));
+}

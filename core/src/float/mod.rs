@@ -35,6 +35,7 @@ use alloc::borrow::Cow;
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
 use crate::graph::{
     ConstData, ConvertError, ConvertErrorKind as Kind, DType, FusedActivation, Graph, Node, Op, Tensor, TensorId,
@@ -155,19 +156,7 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
         Op::Softmax { beta } => {
             softmax::softmax_f32(x.data, x.shape.last().copied().unwrap_or(1), *beta).map_err(kerr)?
         }
-        Op::Lstm(l) => {
-            let xs: [usize; 3] =
-                x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "lstm input must be 3-D"))?;
-            let data = |k: usize| input(k).map(|t| t.data);
-            let operands = recurrent::LstmOperands {
-                weights: [data(1)?, data(2)?, data(3)?, data(4)?],
-                recurrent: [data(5)?, data(6)?, data(7)?, data(8)?],
-                bias: [data(9)?, data(10)?, data(11)?, data(12)?],
-                initial_h: opt(13).map(|t| t.data),
-                initial_c: opt(14).map(|t| t.data),
-            };
-            recurrent::lstm_f32(x.data, xs, l.time_major, l.cell_clip, &operands).map_err(kerr)?
-        }
+        Op::Lstm(l) => eval_lstm(l, inputs, None, None)?,
         Op::TransposeConv2d(c) => {
             let w = input(1)?;
             let ws = nhwc(w.shape)?;
@@ -299,6 +288,12 @@ pub struct FloatExecutor<'g> {
     dynamic: Vec<Option<Vec<f32>>>,
     /// Index of the last node reading each tensor (`usize::MAX`: keep to the end).
     last_use: Vec<usize>,
+    /// With [`FloatExecutor::carry_state`]: per node, the state an LSTM left at the end of the
+    /// last run.
+    carried: Option<RefCell<Vec<Option<recurrent::LstmState>>>>,
+    /// Per node: the largest `|cell state|` an LSTM reached in any run so far (0 for other
+    /// nodes): what the int16 cell state's scale must hold.
+    cell_peaks: RefCell<Vec<f32>>,
 }
 
 fn node_err(index: usize, node: &Node, e: ConvertError) -> ConvertError {
@@ -411,7 +406,37 @@ impl<'g> FloatExecutor<'g> {
                 *l = usize::MAX;
             }
         }
-        Ok(Self { graph, constants, dynamic: dynamic_nodes, last_use })
+        let cell_peaks = RefCell::new(vec![0.0; graph.nodes.len()]);
+        Ok(Self { graph, constants, dynamic: dynamic_nodes, last_use, carried: None, cell_peaks })
+    }
+
+    /// With `true`, each LSTM starts a run from the hidden and cell states it ended the last run
+    /// with, as the int8 interpreter does from one invoke to the next: samples run in order then
+    /// form one sequence (chunks of streaming audio). The first run after this call (and after
+    /// [`reset_state`](Self::reset_state)) starts from the graph's initial states. With `false`
+    /// (the default), every run starts from them.
+    pub fn carry_state(&mut self, on: bool) {
+        self.carried = on.then(|| RefCell::new(vec![None; self.graph.nodes.len()]));
+    }
+
+    /// True if runs carry the recurrent state ([`carry_state`](Self::carry_state)).
+    pub fn carries_state(&self) -> bool {
+        self.carried.is_some()
+    }
+
+    /// The largest `|cell state|` LSTM node `node` reached in the runs so far (`None` for other
+    /// nodes, or before a run).
+    pub fn lstm_cell_peak(&self, node: usize) -> Option<f32> {
+        let is_lstm = self.graph.nodes.get(node).is_some_and(|n| matches!(n.op, Op::Lstm(_)));
+        let p = self.cell_peaks.borrow().get(node).copied()?;
+        (is_lstm && p > 0.0).then_some(p)
+    }
+
+    /// Forgets the carried state: the next run starts a new sequence.
+    pub fn reset_state(&self) {
+        if let Some(c) = &self.carried {
+            c.borrow_mut().iter_mut().for_each(|s| *s = None);
+        }
     }
 
     /// The graph.
@@ -513,9 +538,16 @@ impl<'g> FloatExecutor<'g> {
                     });
                 }
                 let out = node.output(0).and_then(|o| g.tensor(o)).map(|t| t.shape.as_slice()).unwrap_or(&[]);
-                match self.dynamic.get(index).and_then(Option::as_deref) {
-                    Some(scales) => dynamic::eval_dynamic(&node.op, &refs, out, scales),
-                    None => eval_op(&node.op, &refs, out),
+                match (self.dynamic.get(index).and_then(Option::as_deref), &node.op, &self.carried) {
+                    (Some(scales), _, _) => dynamic::eval_dynamic(&node.op, &refs, out, scales),
+                    (None, Op::Lstm(l), carried) => {
+                        let mut peaks = self.cell_peaks.borrow_mut();
+                        match carried {
+                            Some(c) => eval_lstm(l, &refs, c.borrow_mut().get_mut(index), peaks.get_mut(index)),
+                            None => eval_lstm(l, &refs, None, peaks.get_mut(index)),
+                        }
+                    }
+                    _ => eval_op(&node.op, &refs, out),
                 }
                 .map_err(|e| node_err(index, node, e))?
             };
@@ -535,6 +567,58 @@ impl<'g> FloatExecutor<'g> {
         }
         Ok(values)
     }
+}
+
+/// An LSTM node; with `carried`, it starts from the states held there (when there are any,
+/// instead of its initial-state inputs) and leaves its last states there; with `peak`, raises
+/// it to the largest `|cell state|` of the run.
+fn eval_lstm(
+    l: &crate::graph::Lstm,
+    inputs: &[Option<TensorRef<'_>>],
+    carried: Option<&mut Option<recurrent::LstmState>>,
+    peak: Option<&mut f32>,
+) -> Result<Vec<f32>, ConvertError> {
+    let data = |k: usize| {
+        inputs
+            .get(k)
+            .copied()
+            .flatten()
+            .map(|t| t.data)
+            .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("Lstm input {k} is missing")))
+    };
+    let opt = |k: usize| inputs.get(k).copied().flatten().map(|t| t.data);
+    let x = inputs
+        .first()
+        .copied()
+        .flatten()
+        .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, "Lstm input 0 is missing"))?;
+    let xs: [usize; 3] =
+        x.shape.try_into().map_err(|_| ConvertError::new(Kind::InvalidGraph, "lstm input must be 3-D"))?;
+    let mut last = recurrent::LstmState::default();
+    let held = carried.as_deref().and_then(Option::as_ref);
+    let operands = recurrent::LstmOperands {
+        weights: [data(1)?, data(2)?, data(3)?, data(4)?],
+        recurrent: [data(5)?, data(6)?, data(7)?, data(8)?],
+        bias: [data(9)?, data(10)?, data(11)?, data(12)?],
+        initial_h: held.map_or_else(|| opt(13), |s| Some(s.h.as_slice())),
+        initial_c: held.map_or_else(|| opt(14), |s| Some(s.c.as_slice())),
+    };
+    let y = recurrent::lstm_f32(x.data, xs, l.time_major, l.cell_clip, &operands, Some(&mut last))
+        .map_err(|e| ConvertError::new(Kind::InvalidGraph, e.0))?;
+    if let Some(peak) = peak {
+        *peak = peak.max(last.peak_c);
+    }
+    if let Some(slot) = carried {
+        *slot = Some(last);
+    }
+    Ok(y)
+}
+
+/// True if `graph` has ops that keep state from one run to the next in the int8 runtime (LSTMs:
+/// their hidden and cell states, as TFLite Micro's UNIDIRECTIONAL_SEQUENCE_LSTM keeps them), so
+/// that samples run in order form one sequence ([`FloatExecutor::carry_state`]).
+pub fn has_recurrent_state(graph: &Graph) -> bool {
+    graph.nodes.iter().any(|n| matches!(n.op, Op::Lstm(_)))
 }
 
 fn is_supported(op: &Op) -> bool {

@@ -18,14 +18,25 @@ pub(crate) struct LstmOperands<'a> {
     pub initial_c: Option<&'a [f32]>,
 }
 
+/// An LSTM's hidden and cell states after its last step, `[batch, cell]` each, and the largest
+/// `|c|` of any step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct LstmState {
+    pub h: Vec<f32>,
+    pub c: Vec<f32>,
+    pub peak_c: f32,
+}
+
 /// `x` `[batch, time, in]` (or `[time, batch, in]` when `time_major`); returns the hidden state
-/// at every step in the same layout with `cell` last.
+/// at every step in the same layout with `cell` last. With `last`, also writes the states after
+/// the last step there.
 pub(crate) fn lstm_f32(
     x: &[f32],
     [outer, inner, n_in]: [usize; 3],
     time_major: bool,
     cell_clip: f32,
     o: &LstmOperands<'_>,
+    mut last: Option<&mut LstmState>,
 ) -> Result<Vec<f32>, KernelError> {
     let n_cell = o.bias[0].len();
     let (batch, time) = if time_major { (inner, outer) } else { (outer, inner) };
@@ -41,6 +52,11 @@ pub(crate) fn lstm_f32(
     }
     let mut y = vec![0f32; outer * inner * n_cell];
     let mut gates = [vec![0f32; n_cell], vec![0f32; n_cell], vec![0f32; n_cell], vec![0f32; n_cell]];
+    let mut peak_c = 0f32;
+    if let Some(l) = last.as_deref_mut() {
+        l.h = vec![0.0; batch * n_cell];
+        l.c = vec![0.0; batch * n_cell];
+    }
     for b in 0..batch {
         let mut h: Vec<f32> = o.initial_h.map_or_else(|| vec![0.0; n_cell], |s| s[b * n_cell..][..n_cell].to_vec());
         let mut c: Vec<f32> = o.initial_c.map_or_else(|| vec![0.0; n_cell], |s| s[b * n_cell..][..n_cell].to_vec());
@@ -64,9 +80,15 @@ pub(crate) fn lstm_f32(
                     cj = cj.clamp(-cell_clip, cell_clip);
                 }
                 c[j] = cj;
+                peak_c = peak_c.max(cj.abs());
                 h[j] = gates[3][j] * tanh(cj);
                 out[j] = h[j];
             }
+        }
+        if let Some(l) = last.as_deref_mut() {
+            l.h[b * n_cell..][..n_cell].copy_from_slice(&h);
+            l.c[b * n_cell..][..n_cell].copy_from_slice(&c);
+            l.peak_c = peak_c;
         }
     }
     Ok(y)

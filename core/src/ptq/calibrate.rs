@@ -12,7 +12,7 @@ use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, Op, TensorId};
 /// First bytes of [`Calibrator::to_state`].
 const STATE_MAGIC: &[u8; 4] = b"MQCS";
 /// Version of [`Calibrator::to_state`]'s layout (2: with the bias-correction input sums).
-const STATE_VERSION: u8 = 2;
+const STATE_VERSION: u8 = 3;
 
 /// Which observer each activation gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,12 +27,20 @@ pub struct CalibrationOptions {
     /// (bins up to twice as wide, aligned to powers of two). Min/max observers always take one
     /// pass.
     pub two_pass: bool,
+    /// A graph with an LSTM keeps its hidden and cell states from one invoke to the next in the
+    /// int8 runtime (as TFLite Micro's UNIDIRECTIONAL_SEQUENCE_LSTM does), so by default the
+    /// samples are calibrated the same way: in the order given, as one sequence, each starting
+    /// from the state the previous one left (the chunks of a stream, as a voice-activity
+    /// detector is fed). With `true`, each sample starts from the graph's initial state
+    /// (independent sequences, each run after [`crate::interp::Interpreter::reset_state`]).
+    /// Graphs without an LSTM ignore it.
+    pub reset_state: bool,
 }
 
 impl Default for CalibrationOptions {
-    /// Min/max for every activation, two-pass histograms when chosen.
+    /// Min/max for every activation, two-pass histograms when chosen, recurrent state carried.
     fn default() -> Self {
-        Self { observer: ObserverKind::MinMax, overrides: Vec::new(), two_pass: true }
+        Self { observer: ObserverKind::MinMax, overrides: Vec::new(), two_pass: true, reset_state: false }
     }
 }
 
@@ -70,6 +78,9 @@ pub struct Calibrator<'g> {
     /// bias correction), and how many samples.
     sums: Vec<Option<Vec<f64>>>,
     summed: usize,
+    /// Per node: the largest `|cell state|` of an LSTM in statistics merged or loaded from other
+    /// calibrators (this one's own runs are the executor's).
+    cell_peaks: Vec<f32>,
 }
 
 fn obs_err(e: crate::Error, what: String) -> ConvertError {
@@ -82,7 +93,8 @@ impl<'g> Calibrator<'g> {
     /// # Errors
     /// [`FloatExecutor::new`]'s errors; `InvalidGraph` for an override naming no node or tensor.
     pub fn new(graph: &'g Graph, options: &CalibrationOptions) -> Result<Self, ConvertError> {
-        let executor = FloatExecutor::new(graph)?;
+        let mut executor = FloatExecutor::new(graph)?;
+        executor.carry_state(!options.reset_state && crate::float::has_recurrent_state(graph));
         let mut kinds: Vec<Option<ObserverKind>> = vec![None; graph.tensors.len()];
         let mut activations: Vec<TensorId> = graph.inputs.clone();
         activations.extend(graph.nodes.iter().flat_map(|n| n.outputs.iter().copied()));
@@ -126,7 +138,17 @@ impl<'g> Calibrator<'g> {
                 }
             }
         }
-        Ok(Self { executor, observers, kinds, pass: 0, passes, samples: 0, sums, summed: 0 })
+        Ok(Self {
+            executor,
+            observers,
+            kinds,
+            pass: 0,
+            passes,
+            samples: 0,
+            sums,
+            summed: 0,
+            cell_peaks: vec![0.0; graph.nodes.len()],
+        })
     }
 
     /// The graph being calibrated.
@@ -147,6 +169,22 @@ impl<'g> Calibrator<'g> {
     /// Samples observed in the current pass (all passes see the same samples).
     pub fn samples(&self) -> usize {
         self.samples
+    }
+
+    /// True if the samples run as one sequence, the recurrent state carried from one to the
+    /// next ([`CalibrationOptions::reset_state`]).
+    pub fn carries_state(&self) -> bool {
+        self.executor.carries_state()
+    }
+
+    /// The largest `|cell state|` LSTM node `node` reached over the calibration samples (`None`
+    /// for other nodes, or before any sample): the range the int16 cell state's scale covers.
+    pub fn lstm_cell_peak(&self, node: usize) -> Option<f32> {
+        let merged = self.cell_peaks.get(node).copied().unwrap_or(0.0);
+        let own = self.executor.lstm_cell_peak(node).unwrap_or(0.0);
+        let p = merged.max(own);
+        (p > 0.0 && self.graph().nodes.get(node).is_some_and(|n| matches!(n.op, crate::graph::Op::Lstm(_))))
+            .then_some(p)
     }
 
     /// The observer kind of a tensor (`None` for constants).
@@ -231,6 +269,8 @@ impl<'g> Calibrator<'g> {
         if self.pass < self.passes {
             self.samples = 0;
         }
+        // Each pass replays the sequence from its start.
+        self.executor.reset_state();
         Ok(())
     }
 
@@ -260,6 +300,9 @@ impl<'g> Calibrator<'g> {
             }
             self.summed += other.summed;
         }
+        for (i, p) in self.cell_peaks.iter_mut().enumerate() {
+            *p = p.max(other.lstm_cell_peak(i).unwrap_or(0.0));
+        }
         self.samples += other.samples;
         Ok(())
     }
@@ -272,11 +315,13 @@ impl<'g> Calibrator<'g> {
     /// Layout (little-endian): `MQCS`, version byte, tensor count (u32), pass (u32), passes
     /// (u32), samples (u64), then per tensor its state length (u32, 0 for constants) and state;
     /// then the bias-correction input sums: samples summed (u64), and per tensor the number of
-    /// sums (u32, 0 for tensors without) and the sums (f64).
+    /// sums (u32, 0 for tensors without) and the sums (f64); then the node count (u32) and per
+    /// node the largest LSTM `|cell state|` (f32, 0 for other nodes).
     pub fn to_state(&self) -> Vec<u8> {
-        let len = 33
+        let len = 37
             + self.observers.iter().map(|o| 4 + o.as_ref().map_or(0, AnyObserver::state_len)).sum::<usize>()
-            + self.sums.iter().map(|s| 4 + 8 * s.as_ref().map_or(0, Vec::len)).sum::<usize>();
+            + self.sums.iter().map(|s| 4 + 8 * s.as_ref().map_or(0, Vec::len)).sum::<usize>()
+            + 4 * self.cell_peaks.len();
         let mut out = Vec::with_capacity(len);
         out.extend_from_slice(STATE_MAGIC);
         out.push(STATE_VERSION);
@@ -301,6 +346,10 @@ impl<'g> Calibrator<'g> {
             for x in v {
                 out.extend_from_slice(&x.to_le_bytes());
             }
+        }
+        out.extend_from_slice(&(self.cell_peaks.len() as u32).to_le_bytes());
+        for i in 0..self.cell_peaks.len() {
+            out.extend_from_slice(&self.lstm_cell_peak(i).unwrap_or(0.0).to_le_bytes());
         }
         out
     }
@@ -387,6 +436,23 @@ impl<'g> Calibrator<'g> {
                 at += 8 * len;
             }
         }
+        let nodes = word(at)? as usize;
+        if nodes != self.cell_peaks.len() {
+            return Err(bad(
+                format!("written for a graph of {nodes} nodes, this one has {}", self.cell_peaks.len()),
+                at,
+            ));
+        }
+        at += 4;
+        let mut cell_peaks = Vec::with_capacity(nodes);
+        for _ in 0..nodes {
+            let p = f32::from_bits(word(at)?);
+            if !(p.is_finite() && p >= 0.0) {
+                return Err(bad(format!("an LSTM cell state peak of {p}"), at));
+            }
+            cell_peaks.push(p);
+            at += 4;
+        }
         if at != bytes.len() {
             return Err(bad(format!("{} bytes after the end of the state", bytes.len() - at), at));
         }
@@ -397,6 +463,7 @@ impl<'g> Calibrator<'g> {
         self.samples = samples;
         self.sums = sums;
         self.summed = summed;
+        self.cell_peaks = cell_peaks;
         Ok(())
     }
 

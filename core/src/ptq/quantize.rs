@@ -656,7 +656,8 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
         if let Op::Lstm(_) = node.op {
             let x = node.input(0).ok_or_else(|| at(err(Kind::InvalidGraph, String::from("input 0 is missing"))))?;
             let xs = param_in(x, dtype, &acts).map_err(at)?.scale;
-            super::quantize_recurrent::quantize_lstm(g, &mut q, index, xs, dtype).map_err(at)?;
+            let cell_peak = cal.lstm_cell_peak(index);
+            super::quantize_recurrent::quantize_lstm(g, &mut q, index, xs, dtype, cell_peak).map_err(at)?;
             continue;
         }
         if let Op::Pad { .. } = node.op {

@@ -2,10 +2,12 @@
 //! integer LSTM (`kernels/lstm.rs`): the eight weight tensors symmetric int8 **per tensor** (the
 //! kernel has one multiplier per product), each gate's bias `round(b / (s_x · s_W))` in int32
 //! (int64 for 16x8), the hidden state quantized as the op's output (observed like any
-//! activation), and the int16 cell state at the fixed scale [`CELL_SCALE`] = 2^-11: the cell
-//! state is not a tensor the calibration observes, and 2^-11 holds `|c| < 16` (a cell value
-//! beyond saturates) with a step of 4.9e-4, about a quarter of an int8 hidden step's influence.
-//! An LSTM with an initial state is refused (the integer LSTM starts from zero).
+//! activation), and the int16 cell state at a power-of-two scale (the kernel's requirement, as
+//! TFLite's converter writes it) chosen from the largest `|c|` the calibration reached
+//! ([`cell_scale`]): the smallest `2^p` with `2 · |c| <= 32767 · 2^p` (a bit of headroom: a
+//! stream's cell state drifts past what calibration saw), at least 2^-15. Without
+//! calibration data for it, [`CELL_SCALE`] = 2^-11 (`|c| < 16`, a step of 4.9e-4). An LSTM with
+//! an initial state is refused (the integer LSTM starts from zero).
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -13,12 +15,33 @@ use alloc::vec::Vec;
 use super::quantize::{err, quantize_weights};
 use crate::graph::{ConstData, ConvertError, ConvertErrorKind as Kind, DType, Graph, Op, Tensor, TensorQuant};
 
-/// The int16 cell state's scale of a quantized LSTM.
+/// The int16 cell state's scale of a quantized LSTM whose calibration gave no cell range.
 pub const CELL_SCALE: f32 = 1.0 / 2048.0;
 
+/// The int16 cell state's scale for a largest `|c|` of `peak`: the smallest power of two `2^p`,
+/// `-15 <= p <= 1`, with `2 · peak <= 32767 · 2^p`: twice the calibrated peak fits (a cell state
+/// beyond `2^16` saturates).
+pub fn cell_scale(peak: Option<f32>) -> f32 {
+    match peak {
+        Some(p) if p.is_finite() && p > 0.0 => {
+            let power = libm::ceil(libm::log2(2.0 * f64::from(p) / 32767.0)).clamp(-15.0, 1.0) as i32;
+            libm::exp2(f64::from(power)) as f32
+        }
+        _ => CELL_SCALE,
+    }
+}
+
 /// Quantizes the constants of LSTM node `index` of `g` into `q` (a copy of `g` being quantized):
-/// `xs` is the input's scale, `dtype` the layer's activation type.
-pub(super) fn quantize_lstm(g: &Graph, q: &mut Graph, index: usize, xs: f32, dtype: DType) -> Result<(), ConvertError> {
+/// `xs` is the input's scale, `dtype` the layer's activation type, `cell_peak` the largest `|c|`
+/// of the calibration.
+pub(super) fn quantize_lstm(
+    g: &Graph,
+    q: &mut Graph,
+    index: usize,
+    xs: f32,
+    dtype: DType,
+    cell_peak: Option<f32>,
+) -> Result<(), ConvertError> {
     let node = &g.nodes[index];
     let Op::Lstm(attrs) = node.op else { return Ok(()) };
     if node.input(13).is_some() || node.input(14).is_some() {
@@ -73,6 +96,27 @@ pub(super) fn quantize_lstm(g: &Graph, q: &mut Graph, index: usize, xs: f32, dty
             *slot = Some(id);
         }
     }
-    q.nodes[index].op = Op::Lstm(crate::graph::Lstm { cell_scale: Some(CELL_SCALE), ..attrs });
+    q.nodes[index].op = Op::Lstm(crate::graph::Lstm { cell_scale: Some(cell_scale(cell_peak)), ..attrs });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_scale_holds_the_peak_in_int16() {
+        assert_eq!(cell_scale(None), CELL_SCALE);
+        assert_eq!(cell_scale(Some(0.0)), CELL_SCALE);
+        assert_eq!(cell_scale(Some(f32::NAN)), CELL_SCALE);
+        for peak in [0.01f32, 0.9, 1.0, 3.7, 15.99, 16.0, 38.9, 1000.0] {
+            let s = cell_scale(Some(peak));
+            assert!(2.0 * peak <= 32767.0 * s || s == 2.0, "{peak}: {s}");
+            assert!(s == 1.0 / 32768.0 || 2.0 * peak > 32767.0 * s / 2.0, "{peak}: {s} is not the smallest");
+            assert_eq!(s.to_bits() & 0x007f_ffff, 0, "a power of two");
+        }
+        assert_eq!(cell_scale(Some(7.9)), 1.0 / 2048.0);
+        assert_eq!(cell_scale(Some(15.9)), 1.0 / 1024.0);
+        assert_eq!(cell_scale(Some(38.9)), 1.0 / 256.0);
+    }
 }

@@ -266,7 +266,11 @@ where
     let float: &Graph = calibrator.graph();
     let observer_of = |t: crate::graph::TensorId| calibrator.kind(t);
     let q = &quantized.graph;
-    let ex = FloatExecutor::new(float)?;
+    // The samples run as calibration ran them: one sequence (the LSTMs' state carried, in float
+    // as in the interpreter), or each from the initial state.
+    let mut ex = FloatExecutor::new(float)?;
+    let sequence = calibrator.carries_state();
+    ex.carry_state(sequence);
     let bytes = AlignedBytes::new(&compiled.bytes);
     let mut arena = vec![0u8; compiled.arena_len + crate::interp::ARENA_ALIGN];
     let mut it = Interpreter::new(&bytes, &mut arena).map_err(interp_err)?;
@@ -296,6 +300,9 @@ where
     let mut out_acc = Acc::default();
     for (done, s) in samples.iter().enumerate() {
         let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
+        if !sequence {
+            it.reset_state().map_err(interp_err)?;
+        }
         let all = ex.run_all(&inputs)?;
         for (k, (&fid, x)) in float.inputs.iter().zip(&inputs).enumerate() {
             let a =

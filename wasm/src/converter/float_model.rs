@@ -108,7 +108,9 @@ impl FloatModel {
     /// A calibration (one observer per activation) with `options`: `observer` (`"minmax"`
     /// (default), `"moving-average"`, `"histogram"`, `"entropy"`, `"percentile"`), `percentile`
     /// (default 99.999), `overrides` (`{layerName: observer}`: observer per layer), `twoPass`
-    /// (histogram observers: exact binning in two passes, default true).
+    /// (histogram observers: exact binning in two passes, default true), `resetState` (a model
+    /// with an LSTM: each sample from the zero state instead of the samples in order as one
+    /// sequence, default false).
     #[wasm_bindgen(js_name = createCalibration)]
     pub fn create_calibration(
         &self,

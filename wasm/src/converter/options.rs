@@ -52,7 +52,12 @@ pub(super) fn calibration_options(options: &JsValue) -> Result<CalibrationOption
             overrides.push((key.clone(), observer_kind(&name, percentile, &format!("options.overrides[{key:?}]"))?));
         }
     }
-    Ok(CalibrationOptions { observer, overrides, two_pass: js::opt_bool(options, "twoPass", true)? })
+    Ok(CalibrationOptions {
+        observer,
+        overrides,
+        two_pass: js::opt_bool(options, "twoPass", true)?,
+        reset_state: js::opt_bool(options, "resetState", false)?,
+    })
 }
 
 pub(super) fn rounding_option(options: &JsValue) -> Result<Rounding, JsValue> {
@@ -137,11 +142,15 @@ pub(super) fn labels(options: &JsValue) -> Result<Option<Vec<usize>>, JsValue> {
         .map(Some)
 }
 
-/// `options.inputShapes` (`{name: [extents]}`) and `options.inputValues` (`{name: number |
-/// boolean | number[]}`) of `loadModel`: ONNX inputs with dynamic extents fixed, non-float (or
-/// any) inputs fixed at conversion.
+/// `options.inputShapes` (`{name: [extents]}`), `options.inputValues` (`{name: number |
+/// boolean | number[]}`) and `options.outputNames` (`[names]`) of `loadModel`: ONNX inputs with
+/// dynamic extents fixed, non-float (or any) inputs fixed at conversion, the outputs kept.
 pub(crate) fn onnx_import_options(options: &JsValue) -> Result<microquant::onnx::ImportOptions, JsValue> {
     let mut out = microquant::onnx::ImportOptions::default();
+    let names = js::opt_strings(options, "outputNames")?;
+    if !names.is_empty() {
+        out.outputs = Some(names);
+    }
     for (name, v) in js_record(options, "inputShapes", "{inputName: [1, 3, 320, 320]}")? {
         out.input_shapes.push((name.clone(), js::shape(&v, &format!("options.inputShapes[{name:?}]"))?));
     }
