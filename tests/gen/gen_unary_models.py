@@ -7,7 +7,7 @@ tests/host/unary_models.rs.
 ONNX (onnx.helper, run by ONNX Runtime with graph optimizations disabled): Clip[-1, 1] after a
 MatMul (fused into the fully connected op as RELU_N1_TO_1), Clip[0.5, 3], Clip[-inf, 2] (only a
 max), Abs, Elu (alpha 1 and 0.5), Neg, Reciprocal; hard swish in pieces as Paddle2ONNX writes it
-(x · Clip(x + 3, 0, 6) / 6, two groupings).
+(x · Clip(x + 3, 0, 6) / 6, two groupings); 1/√x as Reciprocal(Sqrt) and Div(1, Sqrt).
 TFLite (tf.function converted by the TFLite converter, run by the TFLite interpreter with the
 builtin kernels, no delegates: the reference resolver has no ELU): ABS, NEG, RSQRT, ELU, RELU_N1_TO_1, SQRT (the converter writes
 clip_by_value(x, 0, 1) as MINIMUM and RELU, not RELU_0_TO_1).
@@ -91,6 +91,18 @@ def hardswish_specs(rng):
     ]
 
 
+def rsqrt_specs():
+    """1/√x as PyTorch exports torch.rsqrt: Reciprocal(Sqrt(x)) and Div(1, Sqrt(x)) (after Abs and
+    + 0.5, to stay positive); microquant fuses both into one RSQRT."""
+    n = helper.make_node
+    pre = [n("Abs", ["x"], ["a"], name="abs"), n("Add", ["a", "half"], ["p"], name="add"),
+           n("Sqrt", ["p"], ["s"], name="sqrt")]
+    return [
+        ("onnx_rsqrt_reciprocal", pre + [n("Reciprocal", ["s"], ["y"], name="reciprocal")], [f32("half", 0.5)], 2.0),
+        ("onnx_rsqrt_div", pre + [n("Div", ["one", "s"], ["y"], name="div")], [f32("half", 0.5), f32("one", 1.0)], 2.0),
+    ]
+
+
 def tflite_specs():
     import tensorflow as tf
     return [
@@ -151,7 +163,7 @@ def main():
         print(name, ops)
     # The hard swish models came later, from their own seed (the earlier cases stay as they were).
     rng2 = np.random.default_rng(2027)
-    for spec in hardswish_specs(rng2):
+    for spec in hardswish_specs(rng2) + rsqrt_specs():
         onnx_case(*spec, rng2)
     goldenio.write(OUT / "cases.json", {"generator": "tests/gen/gen_unary_models.py", "tools": PINNED, "models": cases})
 

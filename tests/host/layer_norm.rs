@@ -1,7 +1,8 @@
 //! Layer normalization (tests/golden/layer_norm/, written by tests/gen/gen_layer_norm.py with
 //! ONNX Runtime): the ONNX `LayerNormalization` op (opset 17: last axis, an inner axis of a 4-D
 //! tensor, no bias, in a transformer's post-norm feed-forward block) and the pieces PyTorch writes
-//! below opset 17. Float execution within 1e-5 of ONNX Runtime; quantized to int8 (each piece
+//! below opset 17 (matched as one by the quantizer: rewritten into the op's form). Float
+//! execution within 1e-5 of ONNX Runtime; quantized to int8 (each piece
 //! an int8 kernel: MEAN, SUB, MUL, ADD, a LUT for (var + ε)^-½) and run by the interpreter, close to
 //! ONNX Runtime's float output.
 
@@ -69,7 +70,14 @@ fn layer_normalization_quantizes_and_runs_int8_close_to_onnx_runtime() {
     for c in cases() {
         let imported = import(&c);
         let mut g = imported.graph.clone();
-        prepare(&mut g).unwrap();
+        let prepared = prepare(&mut g).unwrap();
+        if c.name.contains("decomposed") {
+            // PyTorch's pieces are matched as one layer norm: the ONNX op's form, the square a
+            // product and 1/√(var + ε) one function.
+            assert_eq!(prepared.layer_norms_fused, 1, "{}", c.name);
+            let names: Vec<&str> = g.nodes.iter().map(|n| n.op.name()).collect();
+            assert_eq!(&names[..8], ["Mean", "Sub", "Mul", "Mean", "Add", "Pow", "Mul", "Mul"], "{}", c.name);
+        }
         let x = imported.inputs[0].to_graph_layout(&c.input.f32()).unwrap();
         let mut cal = Calibrator::new(&g, &CalibrationOptions::default()).unwrap();
         cal.calibrate(&[vec![x.clone()]], &mut |_| {}).unwrap();
@@ -81,6 +89,9 @@ fn layer_normalization_quantizes_and_runs_int8_close_to_onnx_runtime() {
         let kinds: Vec<&str> =
             (0..it.model().num_ops() as u32).map(|i| it.model().op(i).unwrap().kind.name()).collect();
         assert!(kinds.iter().filter(|&&k| k == "MEAN").count() == 2, "{}: {kinds:?}", c.name);
+        // Every form runs the same kernels: no square-root table, no int8 division.
+        assert!(!kinds.contains(&"DIV"), "{}: {kinds:?}", c.name);
+        assert_eq!(kinds.iter().filter(|&&k| k == "LUT").count(), 1, "{}: {kinds:?}", c.name);
         let (is, iz) = it.input_info(0).unwrap().per_tensor().unwrap();
         let (os, oz) = it.output_info(0).unwrap().per_tensor().unwrap();
         for (d, &v) in it.input_i8(0).unwrap().iter_mut().zip(&x) {

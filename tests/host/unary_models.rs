@@ -1,7 +1,8 @@
 //! The clamp and sign ops end to end (tests/golden/unary_models/, written by
 //! tests/gen/gen_unary_models.py): ONNX models with Clip (fused into a fully connected op as
 //! RELU_N1_TO_1, [0.5, 3], only a max), Abs, Elu, Neg, Reciprocal, hard swish written in pieces
-//! as Paddle2ONNX does (fused into one HARD_SWISH), run by ONNX Runtime; TFLite
+//! as Paddle2ONNX does (fused into one HARD_SWISH), 1/√x as PyTorch exports rsqrt (fused into
+//! one RSQRT), run by ONNX Runtime; TFLite
 //! models with ABS, NEG, RSQRT, ELU, RELU_N1_TO_1, SQRT, run by the TFLite interpreter. Float
 //! execution within 1e-5 of the runtime; quantized to int8, compiled to `.mq` with the op's own
 //! kind (RELU, ABS, NEG, RSQRT, ELU) and run by the interpreter, close to the runtime's float
@@ -66,6 +67,7 @@ fn expected_ops(name: &str) -> (fn(&Op) -> bool, &'static str) {
         "onnx_neg" | "onnx_reciprocal" | "tflite_sqrt" => (|o| matches!(o, Op::Unary(_)), "LUT"),
         // Fused by `passes::optimize`, not at import.
         "onnx_hardswish_paddle" | "onnx_hardswish_gate" => (|o| matches!(o, Op::HardSwish), "HARD_SWISH"),
+        "onnx_rsqrt_reciprocal" | "onnx_rsqrt_div" => (|o| matches!(o, Op::Rsqrt), "RSQRT"),
         other => panic!("no expectation for {other}"),
     }
 }
@@ -73,18 +75,21 @@ fn expected_ops(name: &str) -> (fn(&Op) -> bool, &'static str) {
 #[test]
 fn unary_models_import_and_run_as_the_runtimes() {
     let all = cases();
-    assert_eq!(all.len(), 16);
+    assert_eq!(all.len(), 18);
     for c in &all {
         let mut g = import(c);
         let (is_op, _) = expected_ops(&c.name);
-        let fused_later = c.name.starts_with("onnx_hardswish");
+        let fused_later = c.name.starts_with("onnx_hardswish") || c.name.starts_with("onnx_rsqrt");
         let holds = |g: &Graph| g.nodes.iter().any(|n| is_op(&n.op));
         let names = |g: &Graph| g.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>();
         assert!(fused_later || holds(&g), "{}: {:?}", c.name, names(&g));
         microquant::passes::optimize(&mut g).unwrap();
-        if fused_later {
+        if c.name.starts_with("onnx_hardswish") {
             // One HardSwish instead of the add, clip, product and division.
             assert_eq!(names(&g), ["FullyConnected", "HardSwish"], "{}", c.name);
+        } else if fused_later {
+            // One RSQRT instead of the square root and the reciprocal.
+            assert_eq!(names(&g), ["Abs", "Add", "Rsqrt"], "{}", c.name);
         }
         let y = FloatExecutor::new(&g).unwrap().run(&[&c.input.f32()]).unwrap();
         let e = assert_close(&c.name, &c.expected.f32(), &y[0]);

@@ -12,6 +12,8 @@
 //! | [`fuse_activation`] | a `Relu` / `Relu6` (ONNX `Relu`, `Clip(0, 6)`) becomes the fused activation of its producer |
 //! | [`fuse_hard_swish`] | `x · HardSigmoid(x)` with alpha 1/6, beta 1/2 (PyTorch's HardSwish before opset 14) and `x · relu6(x + 3) / 6` in either grouping (Paddle2ONNX) → `HardSwish` |
 //! | [`fuse_gelu`] | `0.5 · x · (1 + Erf(x / √2))` (GELU before opset 20) → `Unary(Gelu)` |
+//! | [`fuse_layer_norm`] | layer normalization in pieces (`ReduceMean`, `Sub`, `Pow 2`, `ReduceMean`, `Add ε`, `Sqrt`, `Div`: PyTorch below opset 17) → the `LayerNormalization` import's form: `d · d` and `d · (var + ε)^−½` (not part of [`optimize`]: the float graph keeps ONNX Runtime's rounding; the quantizer runs it) |
+//! | [`fuse_rsqrt`] | `Reciprocal(Sqrt(x))` and `Div(1, Sqrt(x))` (PyTorch's `rsqrt`) → `Rsqrt` |
 //! | [`fuse_silu`] | `x · Sigmoid(x)` (PyTorch's SiLU, Keras swish) → `Unary(Silu)` (a table in int8) |
 //! | [`fold_transpose_into_fc`] | transpose → flatten → fully connected: the weights' columns are permuted instead (Flatten of an NCHW tensor stored NHWC) |
 //! | [`hard_sigmoid_to_relu6`] | `HardSigmoid(alpha, beta)` → `Mul(6·alpha)`, `Add(6·beta)` with ReLU6, `Mul(1/6)`: ops the int8 runtime has (not part of [`optimize`]; the quantizer runs it) |
@@ -31,6 +33,8 @@ mod fold_transpose_into_fc;
 mod fuse_activation;
 mod fuse_gelu;
 mod fuse_hard_swish;
+mod fuse_layer_norm;
+mod fuse_rsqrt;
 mod fuse_silu;
 mod hard_sigmoid_to_relu6;
 mod remove_noops;
@@ -50,6 +54,8 @@ pub use fold_transpose_into_fc::fold_transpose_into_fc;
 pub use fuse_activation::fuse_activation;
 pub use fuse_gelu::fuse_gelu;
 pub use fuse_hard_swish::fuse_hard_swish;
+pub use fuse_layer_norm::fuse_layer_norm;
+pub use fuse_rsqrt::fuse_rsqrt;
 pub use fuse_silu::fuse_silu;
 pub use hard_sigmoid_to_relu6::hard_sigmoid_to_relu6;
 pub use remove_noops::remove_noops;
@@ -79,6 +85,8 @@ pub struct PassStats {
     pub silu_fused: usize,
     /// [`fuse_gelu`].
     pub gelu_fused: usize,
+    /// [`fuse_rsqrt`].
+    pub rsqrt_fused: usize,
 }
 
 impl core::ops::AddAssign for PassStats {
@@ -93,6 +101,7 @@ impl core::ops::AddAssign for PassStats {
         self.transposes_folded += o.transposes_folded;
         self.silu_fused += o.silu_fused;
         self.gelu_fused += o.gelu_fused;
+        self.rsqrt_fused += o.rsqrt_fused;
     }
 }
 
@@ -109,6 +118,7 @@ impl PassStats {
             + self.transposes_folded
             + self.silu_fused
             + self.gelu_fused
+            + self.rsqrt_fused
     }
 }
 
@@ -133,6 +143,7 @@ pub fn optimize(g: &mut Graph) -> Result<PassStats, ConvertError> {
         s.hard_swish_fused += fuse_hard_swish(g)?;
         s.silu_fused += fuse_silu(g)?;
         s.gelu_fused += fuse_gelu(g)?;
+        s.rsqrt_fused += fuse_rsqrt(g)?;
         s.activations_fused += fuse_activation(g)?;
         s.transposes_folded += fold_transpose_into_fc(g)?;
         if s.total() == before {

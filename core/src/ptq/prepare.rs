@@ -23,12 +23,15 @@ pub struct Prepared {
     pub relus_as_max_pool: usize,
     /// GRU nodes unrolled into int8-runnable ops by [`passes::unroll_gru`].
     pub grus_unrolled: usize,
+    /// Layer norms written in pieces rewritten by [`passes::fuse_layer_norm`].
+    pub layer_norms_fused: usize,
 }
 
 /// Makes `g` ready for calibration and quantization, in place: dequantizes hybrid weights, unrolls
 /// GRUs into per-step ops ([`passes::unroll_gru`]), runs [`passes::optimize`], lowers HardSigmoid
 /// to ReLU6 arithmetic, runs the passes again (the
-/// lowering creates fusable patterns), and rewrites ReLU/ReLU6 nodes that could not be fused as
+/// lowering creates fusable patterns), matches layer norms written in pieces
+/// ([`passes::fuse_layer_norm`]), and rewrites ReLU/ReLU6 nodes that could not be fused as
 /// 1×1 max pools with the clamp (with reshapes around non-4-D tensors).
 ///
 /// # Errors
@@ -42,6 +45,7 @@ pub fn prepare(g: &mut Graph) -> Result<Prepared, ConvertError> {
     if p.hard_sigmoids_lowered > 0 {
         p.pass_stats += passes::optimize(g)?;
     }
+    p.layer_norms_fused = passes::fuse_layer_norm(g)?;
     p.relus_as_max_pool = relu_as_max_pool(g)?;
     restore_carried_weights(g, &carried);
     g.validate()?;
