@@ -16,12 +16,12 @@ Writes tests/golden/qdq/:
                        and, when PyTorch is available ($TORCH_PYTHON, default
                        .venv-torch/bin/python), a QAT-style export (gen_qdq_torch.py)
   conv_bn_calib.npy, concat_pad_calib.npy, unary_calib.npy, prelu_calib.npy,
-  decoder_calib.npy, resize_calib.npy
+  decoder_calib.npy, resize_calib.npy, layer_norm_calib.npy
                        float32 calibration samples of two importer test models (numpy
                        default_rng(7 / 8).standard_normal, NCHW) and of the table-op models of
                        tests/golden/unary (2 · default_rng(9).standard_normal) and of a PRelu
                        model (default_rng(10)) a transposed-convolution decoder (default_rng(11)) and a conv + bilinear resize model
-                       (default_rng(12))
+                       (default_rng(12)) and a layer norm (1.5 · default_rng(13).standard_normal + 0.3)
   mobile_float.onnx, mobile_calib.npy
                        a small mobile-CNN-like float model (hard-swish, depthwise conv,
                        squeeze-and-excitation multiply, residual add, average pooling,
@@ -75,6 +75,7 @@ ONNX = REPO / "tests" / "golden" / "onnx"
 UNARY = REPO / "tests" / "golden" / "unary"
 TCONV = REPO / "tests" / "golden" / "transpose_conv"
 SPATIAL = REPO / "tests" / "golden" / "spatial" / "onnx"
+LAYER_NORM = REPO / "tests" / "golden" / "layer_norm"
 
 # (name, float model, calibration file, observer)
 EXPORTS = [
@@ -96,6 +97,8 @@ EXPORTS = [
     ("decoder_minmax", TCONV / "onnx_decoder.onnx", OUT / "decoder_calib.npy", "minmax"),
     # RESIZE_BILINEAR (TFLite's integer taps, Gather and double sums): gen_spatial_models.py's conv + resize.
     ("conv_resize_minmax", SPATIAL / "conv_resize_opset13.onnx", OUT / "resize_calib.npy", "minmax"),
+    # SUB of two activations (TFLite's integer sub), MEAN, the rstd table: gen_layer_norm.py's layer norm.
+    ("layer_norm_minmax", LAYER_NORM / "ln_last_axis.onnx", OUT / "layer_norm_calib.npy", "minmax"),
 ]
 # (name, float model, calibration file, activation type)
 IMPORTS = [
@@ -179,6 +182,8 @@ def main():
     np.save(OUT / "decoder_calib.npy", np.random.default_rng(11).standard_normal((32, 6, 8, 8)).astype(np.float32))
     np.save(OUT / "prelu_calib.npy", np.random.default_rng(10).standard_normal((32, 3, 6, 6)).astype(np.float32))
     np.save(OUT / "unary_calib.npy", (2 * np.random.default_rng(9).standard_normal((32, 2, 64))).astype(np.float32))
+    np.save(OUT / "layer_norm_calib.npy",
+            (1.5 * np.random.default_rng(13).standard_normal((32, 1, 10, 32)) + 0.3).astype(np.float32))
     torch_py = os.environ.get("TORCH_PYTHON", str(REPO / ".venv-torch" / "bin" / "python"))
     if pathlib.Path(torch_py).exists():
         subprocess.run([torch_py, str(HERE / "gen_qdq_mobile_torch.py"), str(OUT / "mobile_float.onnx"),

@@ -122,7 +122,7 @@ fn options(observer: Option<&str>) -> PtqOptions {
 #[test]
 fn export_is_reproduced_and_matches_onnx_runtime() {
     let list = entries("export");
-    assert_eq!(list.len(), 14);
+    assert_eq!(list.len(), 15);
     let mut failures = Vec::new();
     for e in &list {
         let fm = float_model(e);

@@ -17,7 +17,7 @@
 //! | layer | written as |
 //! |---|---|
 //! | `Conv2d`, `DepthwiseConv2d`, `TransposeConv2d`, `FullyConnected` | the integer input `x − zp` (`Round(DequantizeLinear(x) / s)`), int8 weights and int32 bias through `DequantizeLinear` with scale 1, the float `Conv` / `ConvTranspose` / `Gemm` / `MatMul` of those integers (exact: every partial sum is an integer below 2^24 in float32), then the requantization below |
-//! | `Add`, `Mul` | TFLite's integer add (inputs shifted left 20 bits, each requantized, summed, requantized) and mul (the product of the integers, requantized), in `double` |
+//! | `Add`, `Sub`, `Mul` | TFLite's integer add and sub (inputs shifted left 20 bits, each requantized, summed or subtracted, requantized) and mul (the product of the integers, requantized), in `double` |
 //! | `AvgPool2d` | the window sums of the raw int8 values (a `Conv` with a ones filter per channel), divided by each pixel's own count (a constant: pixels inside the input), rounded half away from zero |
 //! | `HardSwish`, `Logistic`, `Tanh`, and the table ops (`Op::Unary`: SiLU, GELU, exp, sqrt, ...; `HardSigmoid`) | the kernel's own 256-entry table, read with `Gather` at the int8 input as a `u8` index |
 //! | `Resize` (bilinear) | TFLite's integer bilinear: the four neighbours (`Gather`) weighted by its 1/1024 taps, summed in double, rounded as the kernel rounds |
@@ -271,7 +271,7 @@ impl<'g> Exporter<'g> {
         self.finish_int8(y, q, layout::identity(rank))
     }
 
-    /// TFLite's int8 `ADD` / `MUL` (with broadcasting) in double.
+    /// TFLite's int8 `ADD` / `SUB` / `MUL` (with broadcasting) in double.
     pub(super) fn exact_add_mul(&mut self, node: &Node, nname: &str, act: FusedActivation) -> Result<(), ConvertError> {
         let (aid, bid, y) = match (node.input(0), node.input(1), node.output(0)) {
             (Some(a), Some(b), Some(c)) => (a, b, c),
@@ -293,16 +293,14 @@ impl<'g> Exporter<'g> {
             s.op1("Cast", &format!("{base}/{k}_double"), vec![v], vec![attr_int("to", i64::from(dt::DOUBLE))])
         };
         let (ad, bd) = (cast(self, ai, "input1"), cast(self, bi, "input2"));
-        if matches!(node.op, Op::Add { .. }) {
-            let p = crate::kernels::params::AddParams::prepare_s8(
-                qa,
-                qb,
-                qy,
-                actr,
-                &ashape,
-                &bshape,
-                crate::kernels::Rounding::Double,
-            )
+        let sub = matches!(node.op, Op::Sub { .. });
+        if matches!(node.op, Op::Add { .. } | Op::Sub { .. }) {
+            let r = crate::kernels::Rounding::Double;
+            let p = if sub {
+                crate::kernels::sub::SubParams::prepare_s8(qa, qb, qy, actr, &ashape, &bshape, r).map(|p| p.0)
+            } else {
+                crate::kernels::params::AddParams::prepare_s8(qa, qb, qy, actr, &ashape, &bshape, r)
+            }
             .map_err(Self::kernel_err)?;
             let shifted = |s: &mut Self, v: String, k: &str| {
                 let c = s.f64s(&format!("{base}/{k}_left_shift"), &[], &[pow2(p.left_shift)]);
@@ -311,7 +309,7 @@ impl<'g> Exporter<'g> {
             let (sa, sb) = (shifted(self, ad, "input1"), shifted(self, bd, "input2"));
             let ra = self.requantize_raw(sa, p.input1_multiplier, &format!("{base}/input1"));
             let rb = self.requantize_raw(sb, p.input2_multiplier, &format!("{base}/input2"));
-            let sum = self.op1("Add", nname, vec![ra, rb], vec![]);
+            let sum = self.op1(if sub { "Sub" } else { "Add" }, nname, vec![ra, rb], vec![]);
             let q = self.requantize(sum, true, &[p.output_multiplier], &[], p.output_offset, p.activation, &base);
             self.finish_int8(y, q, target)
         } else {

@@ -296,7 +296,7 @@ impl<'g> Exporter<'g> {
                 self.node(op, &nname, ins, vec![out.clone()], vec![]);
                 self.finish(y, out, target)
             }
-            Op::Add { activation } | Op::Mul { activation } if self.exact_int8(node)? => {
+            Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } if self.exact_int8(node)? => {
                 self.exact_add_mul(node, &nname, *activation)
             }
             Op::Add { activation } | Op::Sub { activation } | Op::Mul { activation } | Op::Div { activation } => {
