@@ -51,6 +51,7 @@
 //! without prost's encoders for every ONNX message in the `.wasm`).
 
 mod exact;
+mod lstm;
 mod movement;
 mod nodes;
 mod proto;
@@ -206,6 +207,8 @@ struct Exporter<'g> {
     exact: bool,
     /// Node names written so far (ONNX Runtime refuses two nodes with one name).
     node_names: VecMap<String, usize>,
+    /// Graph outputs written after the model's own: the LSTM states (`lstm.rs`).
+    state_outputs: Vec<pb::ValueInfoProto>,
 }
 
 impl<'g> Exporter<'g> {
@@ -233,6 +236,7 @@ impl<'g> Exporter<'g> {
             used,
             dynamic: false,
             exact: false,
+            state_outputs: Vec::new(),
         }
     }
 
@@ -332,6 +336,8 @@ impl<'g> Exporter<'g> {
             self.node("Identity", &name.clone(), vec![v.name], vec![name.clone()], vec![]);
             self.outputs.push(value_info(&name, dt::FLOAT, &model_shape));
         }
+        let states = core::mem::take(&mut self.state_outputs);
+        self.outputs.extend(states);
         Ok(())
     }
 
