@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The int8 LSTM in our exact QDQ export, run by ONNX Runtime as a stream (tests/host/qdq_lstm.rs).
 
-    /work/main/.venv/bin/python tests/gen/gen_qdq_lstm.py      (or .venv/bin/python from the root)
+    .venv/bin/python tests/gen/gen_qdq_lstm.py
 
 `microquant quantize --qdq` writes an int8 LSTM as ONNX ops computing TFLite Micro's integer
 LSTM exactly, every time step unrolled, its hidden and cell state carried between calls through
