@@ -100,6 +100,12 @@ pub struct QuantizeArgs {
     /// model's own layout.
     /// The exact form: the int8 layers' integer arithmetic written as ONNX ops, so that ONNX
     /// Runtime gives the `.mq`'s outputs bit for bit.
+    /// An int8 LSTM keeps its state between calls as the `.mq` does, through added graph inputs
+    /// `<node>/h_in` (int8 hidden state, the LSTM output's scale and zero point) and
+    /// `<node>/c_in` (int16 cell state), both `[batch, cell]`, and outputs `<node>/h_out`,
+    /// `<node>/c_out`: feed each call's `*_out` to the next call's `*_in`. The start state (real
+    /// zero: the hidden state at its zero point, the cell state 0) is each input's default (its
+    /// initializer). `--qdq-portable` refuses an LSTM.
     #[arg(long)]
     pub qdq: Option<PathBuf>,
     /// Where to write the quantized model as plain QDQ ONNX (each layer `DequantizeLinear` → float

@@ -45,6 +45,7 @@ mod ptq;
 mod qdq;
 mod qdq_exact;
 mod qdq_layers;
+mod qdq_lstm;
 mod qdq_requantize;
 mod quant;
 mod quant_observers;

@@ -25,6 +25,7 @@
 //! | `Concatenation` | each input through the 256-entry table of its requantization, then `Concat` of the int8 values |
 //! | `Mean` | `ReduceSum` of the integers, then the requantization below with the kernel's multiplier (`1/n` folded in) |
 //! | `BatchMatMul` | the integers `a − zp_a`, `b − zp_b` (an adjoint operand transposed in its last two axes) cast to `double`, their `MatMul` (exact below 2^53), then the requantization below |
+//! | `Lstm` | every time step unrolled (`lstm.rs`): the gate products as `MatMul`s of the integers in double, requantized with the doubling high product in int64 (exact where a double product of a 31-bit multiplier and a 31-bit accumulator is not), σ and tanh read with `Gather` from the kernel's functions tabulated on the 65536 int16 inputs, the cell update and the hidden state as the kernel computes them; the state a graph input and output |
 //!
 //! The requantization `MultiplyByQuantizedMultiplier(acc, m, shift)` in `double` (exact: every
 //! intermediate is an integer or a half-integer below 2^53):

@@ -7,9 +7,9 @@
 //! [`export_qdq_portable`]. [`export_qdq`] (what `microquant quantize --qdq` writes) goes further:
 //! the int8 layers whose TFLite Micro arithmetic rounds differently from one float rounding
 //! (conv, depthwise conv, fully connected, add, mul, average pooling, mean, concatenation,
-//! hard-swish, logistic, tanh, batch matmul) are written as ONNX ops computing the `.mq`'s integers exactly
-//! (`exact.rs` has the table), so ONNX Runtime, with or without its graph optimizations, gives
-//! the `.mq`'s outputs; the other ops are exact in QDQ form already (max pooling, pad, reshape,
+//! hard-swish, logistic, tanh, batch matmul, LSTM) are written as ONNX ops computing the `.mq`'s
+//! integers exactly (`exact.rs` has the table, `lstm.rs` the LSTM), so ONNX Runtime, with or
+//! without its graph optimizations, gives the `.mq`'s outputs; the other ops are exact in QDQ form already (max pooling, pad, reshape,
 //! transpose, ReLU with shared parameters) or keep the QDQ form (softmax, sub, div, leaky ReLU,
 //! int16 layers).
 //!
@@ -38,6 +38,18 @@
 //! | `BatchMatMul` | `MatMul` (a `Transpose` of the last two axes first for `adj_x` / `adj_y`); exact in [`export_qdq`] (int8) |
 //! | `Resize` | `Resize` with `sizes` (bilinear: `linear` with `asymmetric` / `align_corners` / `half_pixel`; nearest: `asymmetric` + `floor`, `align_corners` + `round_prefer_ceil`, `tf_half_pixel_for_nn` + `floor`; nearest with both flags: an error) |
 //! | `Quantize` (int8 ↔ int16 conversion) | nothing: its output's `QuantizeLinear` requantizes |
+//! | `Lstm` (int8) | [`export_qdq`] only: every time step unrolled into the ONNX ops of TFLite Micro's integer LSTM (`lstm.rs`); the portable form refuses it |
+//!
+//! # LSTM state
+//! The `.mq` keeps an LSTM's hidden and cell state between invokes (a stream is fed in
+//! consecutive calls). [`export_qdq`] carries it through graph inputs and outputs added per LSTM
+//! node, named after the node: `<node>/h_in` (int8, `[batch, cell]`, the hidden state's int8
+//! values: the LSTM output's scale and zero point), `<node>/c_in` (int16, `[batch, cell]`, the
+//! cell state at its power-of-two scale), and `<node>/h_out`, `<node>/c_out` (after the model's
+//! own outputs): the state after the call. Feed each call's `*_out` to the next call's `*_in`;
+//! the start state (the `.mq`'s, real zero: the hidden state at its zero point, the cell state
+//! 0) is the initializer each state input carries under its own name, what a call that does not
+//! feed it gets. A model without LSTM has no such inputs or outputs.
 //!
 //! int16 activations need `QuantizeLinear` of opset 21 ([`QdqExportOptions::opset`]); int64
 //! biases (16x8 layers) are written as int32 when they fit.
@@ -51,6 +63,7 @@
 //! without prost's encoders for every ONNX message in the `.wasm`).
 
 mod exact;
+mod lstm;
 mod movement;
 mod nodes;
 mod proto;
@@ -206,6 +219,8 @@ struct Exporter<'g> {
     exact: bool,
     /// Node names written so far (ONNX Runtime refuses two nodes with one name).
     node_names: VecMap<String, usize>,
+    /// Graph outputs written after the model's own: the LSTM states (`lstm.rs`).
+    state_outputs: Vec<pb::ValueInfoProto>,
 }
 
 impl<'g> Exporter<'g> {
@@ -233,6 +248,7 @@ impl<'g> Exporter<'g> {
             used,
             dynamic: false,
             exact: false,
+            state_outputs: Vec::new(),
         }
     }
 
@@ -332,6 +348,8 @@ impl<'g> Exporter<'g> {
             self.node("Identity", &name.clone(), vec![v.name], vec![name.clone()], vec![]);
             self.outputs.push(value_info(&name, dt::FLOAT, &model_shape));
         }
+        let states = core::mem::take(&mut self.state_outputs);
+        self.outputs.extend(states);
         Ok(())
     }
 

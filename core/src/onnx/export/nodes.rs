@@ -586,6 +586,11 @@ impl<'g> Exporter<'g> {
                 self.node("MatMul", &nname, ins, vec![out.clone()], vec![]);
                 self.finish(y, out, layout::identity(yt.shape.len()))
             }
+            Op::Lstm(a) if self.exact_int8(node)? => self.exact_lstm(node, &nname, a),
+            Op::Lstm(_) => Err(err(format!(
+                "Lstm '{nname}': only the exact form (export_qdq, --qdq) writes an int8 LSTM; the portable QDQ \
+                 form has none"
+            ))),
             other => Err(err(format!("{} cannot be written as QDQ ONNX", other.name()))),
         }
     }
