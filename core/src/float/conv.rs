@@ -1,13 +1,20 @@
-//! Float convolution and depthwise convolution (NHWC input, OHWI / `[1, kh, kw, c·m]` filters).
+//! Float convolution, depthwise and transposed convolution (NHWC input, OHWI / `[1, kh, kw, c·m]`
+//! filters).
 //!
-//! Sums are accumulated in f64 and rounded once, so results are as close to the exact value as
-//! f32 allows (ONNX Runtime's f32 sums differ from them by its own rounding only).
+//! Two implementations of each: the `*_reference` loops, which accumulate in f64 and round once
+//! (as close to the exact value as f32 allows), and the fast ones the executor runs, in f32 as
+//! ONNX Runtime computes: convolution as im2col blocks times the filter through the blocked GEMM
+//! ([`crate::kernels::arch::gemm`]; a 1×1 stride-1 convolution multiplies the input itself),
+//! transposed convolution as one GEMM per tap scattered into the output, depthwise as
+//! per-channel f32 lanes the compiler vectorizes. Tests hold the fast ones within f32 rounding of
+//! the reference. The `force-reference` feature makes the executor run the reference.
 
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{KernelError, clamp_activation};
 use crate::graph::{AxisWindow, FusedActivation, Padding};
+use crate::kernels::arch::gemm::{GemmShapeError, MatRef, sgemm};
 
 /// Geometry shared by convolution and depthwise convolution.
 #[derive(Debug, Clone, Copy)]
@@ -92,7 +99,7 @@ fn tap(o: usize, k: usize, stride: usize, dilation: usize, pad: usize, extent: u
 }
 
 /// 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`.
-pub(crate) fn conv2d_f32(
+pub(crate) fn conv2d_f32_reference(
     x: &[f32],
     filter: &[f32],
     bias: Option<&[f32]>,
@@ -150,7 +157,7 @@ pub(crate) fn conv2d_f32(
 
 /// Depthwise convolution: `x [n, h, w, c]`, `filter [1, kh, kw, c·m]`, `bias [c·m]`; output
 /// channel `c·m + j` reads input channel `c`.
-pub(crate) fn depthwise_conv2d_f32(
+pub(crate) fn depthwise_conv2d_f32_reference(
     x: &[f32],
     filter: &[f32],
     bias: Option<&[f32]>,
@@ -219,7 +226,7 @@ pub(crate) struct TransposeConvGeometry {
 
 /// Transposed 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`; every
 /// output is the f64 sum of the products that land on it, plus the bias, rounded once.
-pub(crate) fn transpose_conv2d_f32(
+pub(crate) fn transpose_conv2d_f32_reference(
     x: &[f32],
     filter: &[f32],
     bias: Option<&[f32]>,
@@ -276,9 +283,193 @@ pub(crate) fn transpose_conv2d_f32(
     Ok(out)
 }
 
+/// Rows of im2col patches one GEMM call takes (bounded so that the patch block stays in cache
+/// and the scratch small).
+fn patch_rows(k: usize) -> usize {
+    (64 * 1024 / k.max(1)).clamp(16, 1024)
+}
+
+/// The output initialized with each row's bias (so the GEMM accumulates onto it), or zeros.
+fn bias_rows(rows: usize, bias: Option<&[f32]>, oc: usize) -> Result<Vec<f32>, KernelError> {
+    let len = rows.checked_mul(oc).ok_or(KernelError("output too large"))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| KernelError("output too large"))?;
+    match bias {
+        Some(b) if oc > 0 => {
+            for _ in 0..rows {
+                out.extend_from_slice(b);
+            }
+        }
+        _ => out.resize(len, 0.0),
+    }
+    Ok(out)
+}
+
+fn apply_activation(out: &mut [f32], activation: FusedActivation) {
+    if activation != FusedActivation::None {
+        out.iter_mut().for_each(|v| *v = clamp_activation(*v, activation));
+    }
+}
+
+fn gemm_err(_: GemmShapeError) -> KernelError {
+    KernelError("matrix product operands do not fit their shapes")
+}
+
+/// 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`, in f32 through the
+/// GEMM (see the module doc); within f32 rounding of [`conv2d_f32_reference`].
+pub(crate) fn conv2d_f32(
+    x: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &ConvGeometry,
+    out_channels: usize,
+    activation: FusedActivation,
+) -> Result<Vec<f32>, KernelError> {
+    if cfg!(feature = "force-reference") {
+        return conv2d_f32_reference(x, filter, bias, geo, out_channels, activation);
+    }
+    let [n, h, w, ic] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let (wh, ww) = geo.windows()?;
+    let (oh, ow) = (wh.output, ww.output);
+    let oc = out_channels;
+    if x.len() != n * h * w * ic || filter.len() != oc * kh * kw * ic || bias.is_some_and(|b| b.len() != oc) {
+        return Err(KernelError("conv tensor sizes do not match the shapes"));
+    }
+    let k = kh * kw * ic;
+    let rows = n * oh * ow;
+    let mut out = bias_rows(rows, bias, oc)?;
+    // The filter `[oc, k]` read as the `k × oc` right-hand side.
+    let b = MatRef { data: filter, offset: 0, row_stride: 1, col_stride: k };
+    let pointwise =
+        kh == 1 && kw == 1 && geo.stride == [1, 1] && wh.pad_before == 0 && ww.pad_before == 0 && (oh, ow) == (h, w);
+    if pointwise {
+        sgemm([rows, k, oc], MatRef::row_major(x, ic), b, &mut out, oc, true).map_err(gemm_err)?;
+        apply_activation(&mut out, activation);
+        return Ok(out);
+    }
+    let block = patch_rows(k);
+    let mut patches = vec![0f32; block.min(rows) * k];
+    let mut row = 0;
+    while row < rows {
+        let m = block.min(rows - row);
+        for (r, patch) in patches.chunks_exact_mut(k.max(1)).take(m).enumerate() {
+            let p = row + r;
+            let (b_, oy, ox) = (p / (oh * ow), p / ow % oh, p % ow);
+            for ky in 0..kh {
+                let iy = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h);
+                for kx in 0..kw {
+                    let dst = &mut patch[(ky * kw + kx) * ic..][..ic];
+                    let ix = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w);
+                    match (iy, ix) {
+                        (Some(iy), Some(ix)) => dst.copy_from_slice(&x[((b_ * h + iy) * w + ix) * ic..][..ic]),
+                        _ => dst.fill(0.0),
+                    }
+                }
+            }
+        }
+        let a = MatRef::row_major(&patches, k);
+        sgemm([m, k, oc], a, b, &mut out[row * oc..], oc, true).map_err(gemm_err)?;
+        row += m;
+    }
+    apply_activation(&mut out, activation);
+    Ok(out)
+}
+
+/// Depthwise convolution in f32 lanes (see the module doc); within f32 rounding of
+/// [`depthwise_conv2d_f32_reference`].
+pub(crate) fn depthwise_conv2d_f32(
+    x: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &ConvGeometry,
+    multiplier: usize,
+    activation: FusedActivation,
+) -> Result<Vec<f32>, KernelError> {
+    if cfg!(feature = "force-reference") || multiplier != 1 {
+        return depthwise_conv2d_f32_reference(x, filter, bias, geo, multiplier, activation);
+    }
+    let [n, h, w, c] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let (wh, ww) = geo.windows()?;
+    let (oh, ow) = (wh.output, ww.output);
+    if x.len() != n * h * w * c || filter.len() != kh * kw * c || bias.is_some_and(|b| b.len() != c) {
+        return Err(KernelError("depthwise tensor sizes do not match the shapes"));
+    }
+    let mut out = bias_rows(n * oh * ow, bias, c)?;
+    let mut o = 0;
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let acc = &mut out[o..][..c];
+                for ky in 0..kh {
+                    let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
+                    for kx in 0..kw {
+                        let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
+                        let xs = &x[((b * h + iy) * w + ix) * c..][..c];
+                        let fs = &filter[(ky * kw + kx) * c..][..c];
+                        for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
+                            *a += v * f;
+                        }
+                    }
+                }
+                o += c;
+            }
+        }
+    }
+    apply_activation(&mut out, activation);
+    Ok(out)
+}
+
+/// Transposed 2-D convolution through the GEMM: per filter tap, the products of every input
+/// pixel with the tap's `[ic, oc]` weights, added where the tap lands; within f32 rounding of
+/// [`transpose_conv2d_f32_reference`].
+pub(crate) fn transpose_conv2d_f32(
+    x: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &TransposeConvGeometry,
+    out_channels: usize,
+    activation: FusedActivation,
+) -> Result<Vec<f32>, KernelError> {
+    if cfg!(feature = "force-reference") {
+        return transpose_conv2d_f32_reference(x, filter, bias, geo, out_channels, activation);
+    }
+    let [n, h, w, ic] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let [oh, ow] = geo.output;
+    let oc = out_channels;
+    if x.len() != n * h * w * ic || filter.len() != oc * kh * kw * ic || bias.is_some_and(|b| b.len() != oc) {
+        return Err(KernelError("transpose conv tensor sizes do not match the shapes"));
+    }
+    if geo.stride.contains(&0) {
+        return Err(KernelError("transpose conv strides must be >= 1"));
+    }
+    let mut out = bias_rows(n * oh * ow, bias, oc)?;
+    let taps = kh * kw;
+    let pixels = n * h * w;
+    let mut prods = vec![0f32; pixels * oc];
+    for t in 0..taps {
+        let (fy, fx) = (t / kw, t % kw);
+        // Tap t's weights: element (i, o) at filter[(o·taps + t)·ic + i].
+        let b = MatRef { data: filter, offset: t * ic, row_stride: 1, col_stride: taps * ic };
+        sgemm([pixels, ic, oc], MatRef::row_major(x, ic), b, &mut prods, oc, false).map_err(gemm_err)?;
+        for (p, prod) in prods.chunks_exact(oc.max(1)).enumerate() {
+            let (b_, iy, ix) = (p / (h * w), p / w % h, p % w);
+            let Some(oy) = (iy * geo.stride[0] + fy).checked_sub(geo.pad[0]).filter(|&v| v < oh) else { continue };
+            let Some(ox) = (ix * geo.stride[1] + fx).checked_sub(geo.pad[1]).filter(|&v| v < ow) else { continue };
+            let dst = &mut out[((b_ * oh + oy) * ow + ox) * oc..][..oc];
+            dst.iter_mut().zip(prod).for_each(|(d, &v)| *d += v);
+        }
+    }
+    apply_activation(&mut out, activation);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     #[test]
     fn conv_same_padding_by_hand() {
@@ -302,6 +493,71 @@ mod tests {
         };
         let y = conv2d_f32(&[2.0, 3.0], &[1.0, 10.0, -1.0, 0.0], None, &geo, 2, FusedActivation::Relu).unwrap();
         assert_eq!(y, [32.0, 0.0]);
+    }
+
+    /// The fast kernels (GEMM, f32 lanes) agree with the f64 reference loops within f32 rounding
+    /// on random geometries: strides, dilations, both paddings, 1×1 pointwise, batches, depth
+    /// multipliers, transposed convolutions with padding cropped, every fused activation.
+    #[test]
+    fn fast_kernels_match_the_reference() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        let close = |a: &[f32], b: &[f32], what: &str| {
+            assert_eq!(a.len(), b.len(), "{what}");
+            for (x, y) in a.iter().zip(b) {
+                assert!((x - y).abs() <= 2e-5 * (1.0 + y.abs()), "{what}: {x} vs {y}");
+            }
+        };
+        let acts = [FusedActivation::None, FusedActivation::Relu, FusedActivation::Relu6];
+        for case in 0..120 {
+            let (n, h, w, ic) = (1 + next(2), 1 + next(9), 1 + next(9), 1 + next(12));
+            let (kh, kw) = (1 + next(3), 1 + next(3));
+            let geo = ConvGeometry {
+                input: [n, h, w, ic],
+                kernel: [kh, kw],
+                stride: [1 + next(2), 1 + next(2)],
+                dilation: [1 + next(2), 1],
+                padding: if next(2) == 0 { Padding::Same } else { Padding::Valid },
+            };
+            if geo.windows().is_err() {
+                continue;
+            }
+            let oc = 1 + next(20);
+            let mut val = |len: usize| -> Vec<f32> { (0..len).map(|_| next(2001) as f32 / 1000.0 - 1.0).collect() };
+            let x = val(n * h * w * ic);
+            let f = val(oc * kh * kw * ic);
+            let bias = val(oc);
+            let act = acts[case % 3];
+            let b = (case % 4 != 0).then_some(bias.as_slice());
+            let what = format!("conv {geo:?} oc {oc}");
+            close(
+                &conv2d_f32(&x, &f, b, &geo, oc, act).unwrap(),
+                &conv2d_f32_reference(&x, &f, b, &geo, oc, act).unwrap(),
+                &what,
+            );
+            let fd = val(kh * kw * ic);
+            let bd = val(ic);
+            close(
+                &depthwise_conv2d_f32(&x, &fd, Some(&bd), &geo, 1, act).unwrap(),
+                &depthwise_conv2d_f32_reference(&x, &fd, Some(&bd), &geo, 1, act).unwrap(),
+                &what,
+            );
+            let tgeo = TransposeConvGeometry {
+                input: [n, h, w, ic],
+                kernel: [kh, kw],
+                stride: geo.stride,
+                pad: [next(kh), next(kw)],
+                output: [(h - 1) * geo.stride[0] + kh - next(kh), (w - 1) * geo.stride[1] + kw - next(kw)],
+            };
+            close(
+                &transpose_conv2d_f32(&x, &f, b, &tgeo, oc, act).unwrap(),
+                &transpose_conv2d_f32_reference(&x, &f, b, &tgeo, oc, act).unwrap(),
+                &format!("transpose conv {tgeo:?} oc {oc}"),
+            );
+        }
     }
 
     /// The grouped sums are each channel's plain sum: bit for bit the value of
@@ -328,7 +584,7 @@ mod tests {
             let x: Vec<f32> = (0..4 * 5 * ic).map(|_| next()).collect();
             let f: Vec<f32> = (0..oc * kh * kw * ic).map(|_| next()).collect();
             let bias: Vec<f32> = (0..oc).map(|_| next()).collect();
-            let y = conv2d_f32(&x, &f, Some(&bias), &geo, oc, FusedActivation::None).unwrap();
+            let y = conv2d_f32_reference(&x, &f, Some(&bias), &geo, oc, FusedActivation::None).unwrap();
             let (wh, ww) = geo.windows().unwrap();
             let mut want = Vec::new();
             for oy in 0..wh.output {

@@ -180,6 +180,33 @@ impl BatchMatMulShape {
         (self.lhs_k, self.rhs_k)
     }
 
+    /// Rows and columns of each output matrix.
+    pub fn rows_cols(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// The element strides of the lhs along its rows and along `k`, and of the rhs along `k`
+    /// and along its columns: lhs `(i, k)` is at `start + i·lhs.0 + k·lhs.1`, rhs `(k, j)` at
+    /// `start + k·rhs.0 + j·rhs.1`.
+    pub fn matrix_strides(&self) -> ((usize, usize), (usize, usize)) {
+        ((self.lhs_i, self.lhs_k), (self.rhs_k, self.rhs_j))
+    }
+
+    /// Calls `f(lhs_start, rhs_start)` for every output matrix (batch) in order: the offsets of
+    /// its operands' first elements (its output is the next `rows · cols` values).
+    pub fn for_each_batch(&self, mut f: impl FnMut(usize, usize)) {
+        let [n0, n1, n2] = self.batch;
+        let [l0s, l1s, l2s] = self.lhs_batch_stride;
+        let [r0s, r1s, r2s] = self.rhs_batch_stride;
+        for b0 in 0..n0 {
+            for b1 in 0..n1 {
+                for b2 in 0..n2 {
+                    f(b0 * l0s + b1 * l1s + b2 * l2s, b0 * r0s + b1 * r1s + b2 * r2s);
+                }
+            }
+        }
+    }
+
     /// Calls `f(lhs_start, rhs_start)` for every output element in row-major order: the offsets
     /// of the first lhs and rhs elements of its dot product (element `k` is at `start + k ·`
     /// [`depth_strides`](Self::depth_strides)).

@@ -114,6 +114,6 @@ mod tests {
         let mut g = before.clone();
         assert_eq!(fold_transpose_into_fc(&mut g).unwrap(), 1);
         assert_eq!(ops(&g), ["Reshape", "FullyConnected", "FullyConnected", "Add"]);
-        assert_same_function(&before, &g, 0.0);
+        assert_same_function(&before, &g, 1e-6); // the FC sums in another order (f32 GEMM)
     }
 }

@@ -41,6 +41,8 @@
 pub(crate) mod add;
 #[cfg(mq_dsp)]
 pub(crate) mod arm_dsp;
+#[cfg(feature = "alloc")]
+pub(crate) mod gemm;
 #[cfg(any(test, mq_portable, mq_wasm_simd))]
 pub(crate) mod portable;
 #[cfg(any(test, mq_dsp, mq_wasm_simd, mq_portable))]
