@@ -283,10 +283,10 @@ pub(crate) fn transpose_conv2d_f32_reference(
     Ok(out)
 }
 
-/// Rows of im2col patches one GEMM call takes (bounded so that the patch block stays in cache
-/// and the scratch small).
+/// Rows of im2col patches one GEMM call takes: about 4 MiB of patches, and at least 256 rows
+/// (the GEMM packs the whole filter once per call, so short blocks would repack it often).
 fn patch_rows(k: usize) -> usize {
-    (64 * 1024 / k.max(1)).clamp(16, 1024)
+    ((1 << 20) / k.max(1)).clamp(256, 4096)
 }
 
 /// The output initialized with each row's bias (so the GEMM accumulates onto it), or zeros.

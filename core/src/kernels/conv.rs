@@ -217,7 +217,9 @@ fn conv_s8_dispatch(
         || arch::tiled_conv::conv_s8_tiled::<arch::wasm_simd::SimdTile>(&ops, output, cols);
     #[cfg(mq_relaxed_simd)]
     let done = arch::tiled_conv::conv_s8_tiled::<arch::wasm_simd::RelaxedTile>(&ops, output, cols);
-    #[cfg(mq_portable)]
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    let done = arch::x86::conv_s8(&ops, output, cols);
+    #[cfg(all(mq_portable, not(all(target_arch = "x86_64", feature = "std"))))]
     let done = arch::tiled_conv::conv_s8_tiled::<arch::portable::NaturalTile>(&ops, output, cols);
     #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
     let done = {

@@ -54,3 +54,5 @@ pub(crate) mod test_rng;
 pub(crate) mod tiled_conv;
 #[cfg(mq_wasm_simd)]
 pub(crate) mod wasm_simd;
+#[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+pub(crate) mod x86;

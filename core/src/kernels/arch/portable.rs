@@ -84,9 +84,30 @@ impl ConvTile for NaturalTile {
     }
 
     #[inline(always)]
-    fn dot(cols: &[u32], w: &[i8], _k: usize, kp: usize, _input_offset: i32, acc: [i32; TILE]) -> [i32; TILE] {
+    fn dot(cols: &[u32], w: &[i8], k: usize, kp: usize, _input_offset: i32, acc: [i32; TILE]) -> [i32; TILE] {
+        let c = cols_i16(cols);
+        let kp = kp.max(1);
+        if TILE == 4 && c.len() >= 4 * kp && k <= kp && w.len() >= k {
+            // The four patches side by side: each filter value is widened once for four
+            // products (sums in the same order as below, so the same wrapping results).
+            let (p0, rest) = c.split_at(kp);
+            let (p1, rest) = rest.split_at(kp);
+            let (p2, p3) = rest.split_at(kp);
+            let (p0, p1, p2, p3, w) = (&p0[..k], &p1[..k], &p2[..k], &p3[..k], &w[..k]);
+            let [mut s0, mut s1, mut s2, mut s3] = [acc[0], acc[1], acc[2], acc[3]];
+            for j in 0..k {
+                let wj = i32::from(w[j]);
+                s0 = s0.wrapping_add(i32::from(p0[j]) * wj);
+                s1 = s1.wrapping_add(i32::from(p1[j]) * wj);
+                s2 = s2.wrapping_add(i32::from(p2[j]) * wj);
+                s3 = s3.wrapping_add(i32::from(p3[j]) * wj);
+            }
+            let mut out = acc;
+            out[..4].copy_from_slice(&[s0, s1, s2, s3]);
+            return out;
+        }
         let mut out = acc;
-        for (o, patch) in out.iter_mut().zip(cols_i16(cols).chunks_exact(kp.max(1))) {
+        for (o, patch) in out.iter_mut().zip(c.chunks_exact(kp)) {
             *o = patch.iter().zip(w).fold(*o, |a, (&x, &w)| a.wrapping_add(x as i32 * w as i32));
         }
         out

@@ -116,6 +116,7 @@ pub(crate) fn tile_rows<'o>(
 /// written): no groups (`filter_in_c == in_c`), `cols` at least [`conv_scratch_words`] long,
 /// every channel's multiplier and shift within [`ChannelRequant`]'s contract.
 /// Everything else was validated by `conv_s8`.
+#[inline(always)]
 pub(crate) fn conv_s8_tiled<T: ConvTile>(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
     let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
     let (ind, outd) = (p.input, p.output);
