@@ -33,6 +33,7 @@ mod lstm_interp;
 mod lstm_tflite;
 mod mlperf;
 mod movement_models;
+mod observers_real;
 mod onnx_conv1d;
 mod onnx_golden;
 mod onnx_import;

@@ -25,9 +25,13 @@
 //!   ONNX Runtime ones). Splitting either pass and merging gives the counts of one pass over
 //!   all the data, which are the peer's counts for that data in one batch.
 //! - **streaming** (`new`): one pass, power-of-two bin widths that coarsen exactly as the data
-//!   grows (see [`Histogram`]); split-then-merge equals one pass. The bins are up to twice as
-//!   wide as the peer's and aligned differently, so results agree with the peer only to about
-//!   a bin width.
+//!   grows (see [`Histogram`]); split-then-merge equals one pass. The search is the peer's,
+//!   run on these bins, which are up to twice as wide as the peer's and aligned differently, so
+//!   results differ from the peer's by how much its search depends on the binning: the
+//!   percentile by less than two of the peer's bins; the L2 search (which stops at the first
+//!   step that does not lower its error estimate) by up to a few int8 steps; the entropy
+//!   threshold, which moves with the bin width, by up to about a factor of two (on real
+//!   tensors: `tests/host/observers_real.rs`).
 //!
 //! PyTorch's own multi-batch histogram re-bins by interpolation, so its result depends on how
 //! the data was split; microquant's does not.
