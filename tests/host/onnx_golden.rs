@@ -59,18 +59,20 @@ impl Model {
 }
 
 /// The tolerance rule against a float reference (ONNX Runtime, TFLite):
-/// `|ours - ref| <= RTOL * max(|ref|, 1e-3 * max|ref over the tensor|)` element by element, i.e.
-/// 1e-5 relative, except that elements smaller than a thousandth of the tensor's largest
-/// magnitude are held to 1e-8 of that magnitude (a relative bound is meaningless for values that
-/// are the difference of much larger terms).
+/// `|ours - ref| <= RTOL * max(|ref|, 1e-2 * max|ref over the tensor|)` element by element, i.e.
+/// 1e-5 relative, except that elements smaller than a hundredth of the tensor's largest
+/// magnitude are held to 1e-7 of that magnitude, about f32's epsilon (a relative bound is
+/// meaningless for values that are the difference of much larger terms: both sides sum their f32
+/// products in different orders, ONNX Runtime with FMA, and such an element keeps only the
+/// absolute error of the sum).
 pub const RTOL: f64 = 1e-5;
 
 /// Checks `ours` against `reference` with [`RTOL`]; returns the largest error relative to
-/// `max(|ref|, 1e-3 * max|ref|)`.
+/// `max(|ref|, 1e-2 * max|ref|)`.
 pub fn assert_close(case: &str, reference: &[f32], ours: &[f32]) -> f64 {
     assert_eq!(reference.len(), ours.len(), "{case}: length");
     let scale = reference.iter().fold(0f64, |m, &v| m.max(f64::from(v).abs()));
-    let floor = 1e-3 * scale;
+    let floor = 1e-2 * scale;
     let mut worst = 0f64;
     let mut bad = Vec::new();
     for (i, (&r, &o)) in reference.iter().zip(ours).enumerate() {

@@ -39,6 +39,7 @@ use core::cell::RefCell;
 
 use crate::graph::{
     ConstData, ConvertError, ConvertErrorKind as Kind, DType, FusedActivation, Graph, Node, Op, Tensor, TensorId,
+    UnaryFn,
 };
 
 pub(crate) use elementwise::BinaryOp;
@@ -57,6 +58,12 @@ pub(crate) fn clamp_activation(v: f32, a: FusedActivation) -> f32 {
         None => v,
         Some((lo, hi)) => v.max(lo).min(hi),
     }
+}
+
+/// `f` applied to every value (generic, so the loop inlines `f` and vectorizes when it can).
+#[inline(always)]
+fn map(x: &[f32], f: impl Fn(f32) -> f32) -> Vec<f32> {
+    x.iter().map(|&v| f(v)).collect()
 }
 
 /// One input of [`eval_op`]: data and shape.
@@ -91,7 +98,6 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             _ => Err(ConvertError::new(Kind::InvalidGraph, format!("{} needs a 4-D NHWC input, got {s:?}", op.name()))),
         }
     };
-    let map = |f: &dyn Fn(f32) -> f32| -> Vec<f32> { x.data.iter().map(|&v| f(v)).collect() };
     let y = match op {
         Op::Conv2d(c) => {
             let w = input(1)?;
@@ -187,20 +193,22 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
             };
             recurrent::gru_f32(x.data, xs, gru.time_major, gru.linear_before_reset, &operands).map_err(kerr)?
         }
-        Op::Logistic => map(&elementwise::logistic),
-        Op::Tanh => map(&elementwise::tanh),
-        Op::HardSwish => map(&elementwise::hard_swish),
-        Op::HardSigmoid { alpha, beta } => map(&|v| elementwise::hard_sigmoid(v, *alpha, *beta)),
-        Op::Relu => map(&|v| v.max(0.0)),
-        Op::Relu6 => map(&|v| v.clamp(0.0, 6.0)),
+        Op::Logistic => map(x.data, elementwise::logistic),
+        Op::Tanh => map(x.data, elementwise::tanh),
+        Op::HardSwish => map(x.data, elementwise::hard_swish),
+        Op::HardSigmoid { alpha, beta } => map(x.data, |v| elementwise::hard_sigmoid(v, *alpha, *beta)),
+        Op::Relu => map(x.data, |v| v.max(0.0)),
+        Op::Relu6 => map(x.data, |v| v.clamp(0.0, 6.0)),
         // max then min, as ONNX Runtime (NaN bounds were refused at import).
-        Op::Clip { min, max } => map(&|v| v.max(*min).min(*max)),
-        Op::Abs => map(&|v| v.abs()),
-        Op::Neg => map(&|v| -v),
-        Op::Rsqrt => map(&|v| 1.0 / libm::sqrtf(v)),
-        Op::Elu { alpha } => map(&|v| if v < 0.0 { *alpha * (libm::expf(v) - 1.0) } else { v }),
-        Op::LeakyRelu { alpha } => map(&|v| elementwise::leaky_relu(v, *alpha)),
-        Op::Unary(f) => map(&|v| f.eval(v)),
+        Op::Clip { min, max } => map(x.data, |v| v.max(*min).min(*max)),
+        Op::Abs => map(x.data, |v| v.abs()),
+        Op::Neg => map(x.data, |v| -v),
+        Op::Rsqrt => map(x.data, |v| 1.0 / libm::sqrtf(v)),
+        Op::Elu { alpha } => map(x.data, |v| if v < 0.0 { *alpha * (libm::expf(v) - 1.0) } else { v }),
+        Op::LeakyRelu { alpha } => map(x.data, |v| elementwise::leaky_relu(v, *alpha)),
+        Op::Unary(UnaryFn::Silu) => map(x.data, elementwise::silu),
+        Op::Unary(UnaryFn::Exp) => map(x.data, elementwise::exp_f32),
+        Op::Unary(f) => map(x.data, |v| f.eval(v)),
         Op::Concatenation { axis, activation } => {
             let parts: Vec<(&[f32], &[usize])> = inputs.iter().flatten().map(|t| (t.data, t.shape)).collect();
             let mut y = shape::concat(&parts, *axis).map_err(kerr)?;

@@ -1,4 +1,5 @@
-//! Float softmax over the last axis, `exp(beta·(x - max)) / sum`, in f64.
+//! Float softmax over the last axis, `exp(beta·(x - max)) / sum`: exponentials in f32
+//! ([`super::elementwise::exp_f32`]), their sum in f64.
 
 use alloc::vec::Vec;
 
@@ -14,7 +15,7 @@ pub(crate) fn softmax_f32(x: &[f32], depth: usize, beta: f32) -> Result<Vec<f32>
     for row in x.chunks_exact(depth) {
         let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         e.clear();
-        e.extend(row.iter().map(|&v| libm::exp(f64::from(beta) * (f64::from(v) - f64::from(m)))));
+        e.extend(row.iter().map(|&v| f64::from(super::elementwise::exp_f32(beta * (v - m)))));
         let s: f64 = e.iter().sum();
         out.extend(e.iter().map(|&v| (v / s) as f32));
     }

@@ -1,11 +1,17 @@
-//! The float converter's matrix product (`C = A·B [+ C]`, f32): a safe, bounds-checked wrapper
-//! around [`matrixmultiply::sgemm`], a cache-blocked GEMM with packed panels and SIMD micro-kernels
-//! (AVX/FMA and SSE2 chosen at run time on x86-64 with `std`, NEON on AArch64, an autovectorized
-//! kernel elsewhere, `simd128` in wasm). The float executor's convolutions, fully connected layers
-//! and batch matmuls run through it ([`crate::float`]); its reference loops stay beside it and the
-//! tests compare the two.
-
-#![allow(unsafe_code)]
+//! The float converter's matrix product (`C = A·B [+ C]`, f32): a cache-blocked GEMM (packed
+//! `KC`-deep panels, an `MR × NR` register tile) in safe Rust that the compiler vectorizes across
+//! the output columns (SSE2 on x86-64, AVX when the CPU has it, `simd128` in wasm, NEON on AArch64).
+//! The float executor's convolutions, fully connected layers and batch matmuls run through it
+//! ([`crate::float`]); its reference loops stay beside it and the tests compare the two.
+//!
+//! # The same sums everywhere
+//! Calibration ranges come from these products, and the promise is the same `.mq` from the CLI,
+//! the npm package and the web demo. So every output element is computed in one fixed order,
+//! whatever the target, the tile size or the vector width: it starts from `c` (with `accumulate`)
+//! or `0.0`, and adds `a[i, p] · b[p, j]` for `p = 0, 1, …, k − 1`, each product and each sum
+//! rounded to f32 (Rust never fuses them into an FMA, and vector lanes hold different output
+//! elements, never parts of one sum). The tiles and the blocking over `k` only change which
+//! elements are computed together and where the partial sums wait (in registers or in `c`).
 
 /// A row-major or strided `rows × cols` matrix view: element `(i, j)` is
 /// `data[offset + i·row_stride + j·col_stride]`.
@@ -33,7 +39,13 @@ impl<'a> MatRef<'a> {
             .zip((cols - 1).checked_mul(self.col_stride))
             .and_then(|(a, b)| a.checked_add(b))
             .and_then(|v| v.checked_add(self.offset));
-        last.is_some_and(|l| l < self.data.len()) && isize::try_from(self.row_stride.max(self.col_stride)).is_ok()
+        last.is_some_and(|l| l < self.data.len())
+    }
+
+    /// Element `(i, j)` (inside the view: checked by `fits` before any call).
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> f32 {
+        self.data[self.offset + i * self.row_stride + j * self.col_stride]
     }
 }
 
@@ -41,10 +53,15 @@ impl<'a> MatRef<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct GemmShapeError;
 
+/// Depth of a packed block: a `KC × NR` panel of `b` stays in L1 while the row tiles pass over it.
+const KC: usize = 256;
+/// Rows of `a` packed together: an `MC × KC` block stays in L2.
+const MC: usize = 72;
+
 /// `c[i, j] (+)= Σ_k a[i, k] · b[k, j]` (`[m, k, n]`) for an `m × k` `a`, a `k × n` `b` and a row-major `m × n`
 /// `c` (row stride `ldc ≥ n`, from `c[0]`); with `accumulate`, the products are added to what `c`
-/// holds (e.g. the bias), otherwise they replace it. Sums are f32, in the blocked order of the
-/// GEMM (not the plain left-to-right order of the reference loops).
+/// holds (e.g. the bias), otherwise they replace it. Each element is summed in the fixed order of
+/// the module docs, so the results are the same bit for bit on every target.
 ///
 /// # Errors
 /// [`GemmShapeError`] if a view reaches outside its slice (nothing is written then).
@@ -59,45 +76,108 @@ pub(crate) fn sgemm(
     let c_fits = m == 0
         || n == 0
         || (ldc >= n && (m - 1).checked_mul(ldc).and_then(|v| v.checked_add(n)).is_some_and(|e| e <= c.len()));
-    if !a.fits(m, k) || !b.fits(k, n) || !c_fits || isize::try_from(ldc).is_err() {
+    if !a.fits(m, k) || !b.fits(k, n) || !c_fits {
         return Err(GemmShapeError);
     }
     if m == 0 || n == 0 {
         return Ok(());
     }
-    if k == 0 {
-        if !accumulate {
-            c.chunks_mut(ldc).take(m).for_each(|row| row[..n].fill(0.0));
-        }
+    let problem = Gemm { m, k, n, a, b, ldc, accumulate };
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    if super::x86::sgemm(&problem, c) {
         return Ok(());
     }
-    // The strides fit in isize (checked above).
-    let s = |v: usize| v as isize;
-    // SAFETY: every element `matrixmultiply` reads is `a.data[a.offset + i·rsa + p·csa]` for
-    // i < m, p < k (and likewise for `b`, p < k, j < n), and every element it writes is
-    // `c[i·ldc + j]` for i < m, j < n: `fits` and `c_fits` checked that the largest of these
-    // indices is inside each slice, the strides are non-negative and fit in isize, and `c` is
-    // borrowed mutably here, so it aliases neither `a` nor `b`. With `beta = 0`, `c` is only
-    // written (its old values, even NaN, are not read).
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.data.as_ptr().add(a.offset),
-            s(a.row_stride),
-            s(a.col_stride),
-            b.data.as_ptr().add(b.offset),
-            s(b.row_stride),
-            s(b.col_stride),
-            if accumulate { 1.0 } else { 0.0 },
-            c.as_mut_ptr(),
-            s(ldc),
-            1,
-        );
-    }
+    problem.run::<4, 8>(c);
     Ok(())
+}
+
+/// A checked matrix product (the operands fit their slices).
+pub(crate) struct Gemm<'a> {
+    m: usize,
+    k: usize,
+    n: usize,
+    a: MatRef<'a>,
+    b: MatRef<'a>,
+    ldc: usize,
+    accumulate: bool,
+}
+
+impl Gemm<'_> {
+    /// The blocked product with `MR × NR` register tiles. Inlined into each caller so that the
+    /// tile loops are compiled with the caller's target features (see `arch::x86`).
+    #[inline(always)]
+    pub(crate) fn run<const MR: usize, const NR: usize>(&self, c: &mut [f32]) {
+        let Self { m, k, n, a, b, ldc, accumulate } = *self;
+        if k == 0 {
+            if !accumulate {
+                c.chunks_mut(ldc).take(m).for_each(|row| row[..n].fill(0.0));
+            }
+            return;
+        }
+        let panels = n.div_ceil(NR);
+        let mut packed_b = alloc::vec![0f32; panels * KC.min(k) * NR];
+        let mut packed_a = alloc::vec![0f32; MC.min(m).next_multiple_of(MR) * KC.min(k)];
+        for p0 in (0..k).step_by(KC) {
+            let kc = KC.min(k - p0);
+            // Pack b[p0.., ..] as `panels` column panels of `kc × NR` (zeros past `n`).
+            for (panel, j0) in packed_b.chunks_exact_mut(kc * NR).zip((0..n).step_by(NR)) {
+                let width = NR.min(n - j0);
+                for (p, row) in panel.chunks_exact_mut(NR).enumerate() {
+                    for (jj, v) in row.iter_mut().enumerate() {
+                        *v = if jj < width { b.at(p0 + p, j0 + jj) } else { 0.0 };
+                    }
+                }
+            }
+            // Start from c when summing on (an earlier depth block, or `accumulate`), else from 0.
+            let from_c = p0 > 0 || accumulate;
+            for i0 in (0..m).step_by(MC) {
+                let mc = MC.min(m - i0);
+                let tiles = mc.div_ceil(MR);
+                // Pack a[i0.., p0..] as `tiles` row tiles of `kc × MR`, interleaved by depth.
+                for (tile, t) in packed_a.chunks_exact_mut(kc * MR).zip(0..tiles) {
+                    let r0 = i0 + t * MR;
+                    let height = MR.min(m - r0);
+                    for (p, col) in tile.chunks_exact_mut(MR).enumerate() {
+                        for (r, v) in col.iter_mut().enumerate() {
+                            *v = if r < height { a.at(r0 + r, p0 + p) } else { 0.0 };
+                        }
+                    }
+                }
+                for (panel, j0) in packed_b.chunks_exact(kc * NR).zip((0..n).step_by(NR)) {
+                    let width = NR.min(n - j0);
+                    for (tile, t) in packed_a.chunks_exact(kc * MR).zip(0..tiles) {
+                        let r0 = i0 + t * MR;
+                        let height = MR.min(m - r0);
+                        let mut acc = [[0f32; NR]; MR];
+                        if from_c {
+                            for (r, row) in acc.iter_mut().enumerate().take(height) {
+                                let at = (r0 + r) * ldc + j0;
+                                row[..width].copy_from_slice(&c[at..at + width]);
+                            }
+                        }
+                        tile_product::<MR, NR>(tile, panel, &mut acc);
+                        for (r, row) in acc.iter().enumerate().take(height) {
+                            let at = (r0 + r) * ldc + j0;
+                            c[at..at + width].copy_from_slice(&row[..width]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `acc[r][j] += Σ_p tile[p·MR + r] · panel[p·NR + j]`, `p` in order: the register tile.
+#[inline(always)]
+fn tile_product<const MR: usize, const NR: usize>(tile: &[f32], panel: &[f32], acc: &mut [[f32; NR]; MR]) {
+    for (col, row) in tile.chunks_exact(MR).zip(panel.chunks_exact(NR)) {
+        for r in 0..MR {
+            let x = col[r];
+            for j in 0..NR {
+                acc[r][j] += x * row[j];
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +222,60 @@ mod tests {
             sgemm([m, k, n], av, bv, &mut c, n, true).unwrap();
             for (x, w) in c.iter().zip(&want) {
                 assert!((f64::from(*x) - 2.0 * w).abs() <= 2e-5 * (1.0 + w.abs()));
+            }
+        }
+    }
+
+    /// The order the module docs promise, written plainly.
+    fn ordered(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &MatRef<'_>,
+        b: &MatRef<'_>,
+        c: &[f32],
+        acc: bool,
+    ) -> alloc::vec::Vec<f32> {
+        let mut out = alloc::vec![0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = if acc { c[i * n + j] } else { 0.0 };
+                for p in 0..k {
+                    s += a.at(i, p) * b.at(p, j);
+                }
+                out[i * n + j] = s;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_tile_size_and_vector_width_sums_in_the_same_order() {
+        let mut state = 11u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 20) as f32 - 8.0
+        };
+        // Depths past one KC block, rows past one MC block, ragged edges.
+        for &(m, k, n) in &[(1, 1, 1), (7, 5, 9), (80, 300, 21), (150, 530, 40), (5, 1000, 3)] {
+            let a: alloc::vec::Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let b: alloc::vec::Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let bias: alloc::vec::Vec<f32> = (0..m * n).map(|_| next()).collect();
+            let av = MatRef::row_major(&a, k);
+            let bv = MatRef { data: &b, offset: 0, row_stride: 1, col_stride: k };
+            for accumulate in [false, true] {
+                let want = ordered(m, k, n, &av, &bv, &bias, accumulate);
+                let mut dispatched = bias.clone();
+                sgemm([m, k, n], av, bv, &mut dispatched, n, accumulate).unwrap();
+                let problem = Gemm { m, k, n, a: av, b: bv, ldc: n, accumulate };
+                let mut small = bias.clone();
+                problem.run::<4, 8>(&mut small);
+                let mut wide = bias.clone();
+                problem.run::<6, 16>(&mut wide);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<alloc::vec::Vec<_>>();
+                assert_eq!(bits(&dispatched), bits(&want), "{m}x{k}x{n} dispatched");
+                assert_eq!(bits(&small), bits(&want), "{m}x{k}x{n} 4x8");
+                assert_eq!(bits(&wide), bits(&want), "{m}x{k}x{n} 6x16");
             }
         }
     }

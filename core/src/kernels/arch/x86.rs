@@ -24,3 +24,24 @@ pub(crate) fn conv_s8(ops: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32
     }
     conv_s8_tiled::<NaturalTile>(ops, output, cols)
 }
+
+/// The float GEMM's blocked product with AVX code generation and `6 × 16` register tiles (twelve
+/// 8-lane accumulators). The tile size changes which elements are computed together, not the
+/// order of any element's sum, so the results equal the portable `4 × 8` build bit for bit.
+#[cfg(feature = "alloc")]
+#[target_feature(enable = "avx")]
+fn sgemm_avx(problem: &super::gemm::Gemm<'_>, c: &mut [f32]) {
+    problem.run::<6, 16>(c);
+}
+
+/// Runs the float GEMM with AVX when the CPU has it; `false` (nothing written) otherwise.
+#[cfg(feature = "alloc")]
+pub(crate) fn sgemm(problem: &super::gemm::Gemm<'_>, c: &mut [f32]) -> bool {
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx")]`
+        // function is that the CPU supports AVX, checked on the line above.
+        unsafe { sgemm_avx(problem, c) };
+        return true;
+    }
+    false
+}
