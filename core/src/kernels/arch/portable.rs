@@ -132,6 +132,7 @@ const DW_CHUNK: usize = 32;
 /// requantized. No scratch (the accumulators live on the stack, 128 bytes). Preconditions (else
 /// `false`): `depth_multiplier == 1`.
 #[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own
+#[inline(always)] // also compiled with AVX2 (arch::x86)
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
