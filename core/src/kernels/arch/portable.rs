@@ -79,6 +79,7 @@ pub(crate) fn fill_patches<T: Copy>(
 
 /// The first `k` values of each of the four `kp`-long patches of `c`, and the first `k` values
 /// of `w` (`None` if the tile is not four patches, or a slice is too short).
+#[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own tiles
 #[inline(always)]
 fn four_patches<'a>(c: &'a [i16], kp: usize, k: usize, w: &'a [i8]) -> Option<([&'a [i16]; 4], &'a [i8])> {
     if TILE != 4 {
