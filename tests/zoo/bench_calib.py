@@ -17,7 +17,7 @@ TFLite models reach ONNX Runtime as their tf2onnx conversion (as in bench_zoo.py
 model (Silero VAD) runs its samples as one sequence everywhere.
 
 Usage: bench_calib.py --zoo DIR --cli PATH [--work DIR] [--md FILE] [--json FILE] [--only NAME ...]
-                      [--observers minmax,histogram,...] [--repeat N] [--no-ort-entropy]
+                      [--observers minmax,histogram,...] [--repeat N] [--no-ort-entropy] [--keep]
 """
 import argparse
 import json
@@ -175,6 +175,7 @@ def main():
     ap.add_argument("--observers", default=",".join(OBSERVERS))
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-ort-entropy", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the previous run's figures this run does not measure")
     a = ap.parse_args()
     observers = [o for o in a.observers.split(",") if o]
     zoo = pathlib.Path(a.zoo)
@@ -193,10 +194,14 @@ def main():
                 row = {"model": d.name, "error": bz.short(e)}
             rows.append(row)
             print(f"[bench_calib] {d.name} ({time.time() - t0:.0f} s): {row}", flush=True)
-    if a.only and a.json and pathlib.Path(a.json).exists():
-        done = {r["model"] for r in rows}
-        rows = sorted([r for r in json.loads(pathlib.Path(a.json).read_text())["models"] if r["model"] not in done] + rows,
-                      key=lambda r: r["model"])
+    if a.json and pathlib.Path(a.json).exists() and (a.only or a.keep):
+        # Update the previous run's rows: this run's figures replace theirs, the others stay
+        # (--keep: e.g. the observers' columns of a run with --observers "" --no-ort-entropy).
+        old = {r["model"]: r for r in json.loads(pathlib.Path(a.json).read_text())["models"]}
+        for r in rows:
+            prev = old.get(r["model"], {}) if a.keep else {}
+            old[r["model"]] = {**prev, **r}
+        rows = sorted(old.values(), key=lambda r: r["model"])
     md = markdown(rows, observers)
     s = summary(rows)
     print(md + "\n\n" + s)
