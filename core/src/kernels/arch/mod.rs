@@ -35,7 +35,11 @@
 //! - `tiled_conv`: the tiled convolution the conv fast paths share (im2col + one filter x 4
 //!   pixels per dot product);
 //! - `add`: the int8 ADD fast path (equal shapes);
-//! - `arm_dsp`, `wasm_simd`, `portable`: each target's kernels.
+//! - `arm_dsp`, `wasm_simd`, `portable`: each target's kernels;
+//! - `x86` (x86-64 with `std`): the portable conv and depthwise compiled again with AVX2, chosen
+//!   at run time, the conv in bands of output pixels on threads (`crate::parallel`);
+//! - `gemm` (`alloc`): the float executor's matrix product, summed in one fixed order on every
+//!   target (its module docs).
 
 #[cfg(any(test, mq_dsp, mq_wasm_simd, mq_portable))]
 pub(crate) mod add;
