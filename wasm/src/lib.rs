@@ -111,6 +111,14 @@ export type ObserverName = "minmax" | "moving-average" | "histogram" | "entropy"
  */
 export type Samples = Uint8Array | ArrayBuffer | Float32Array | Float32Array[] | Float32Array[][];
 
+/**
+ * Calibration samples as a stream of batches (each batch any form of `Samples`), read one batch at a time so that
+ * memory does not grow with the data: an async iterable that starts over when asked again for its iterator, or a
+ * function that returns a new async iterable for each pass. An async generator object serves one pass only: enough
+ * for min/max, not for the two-pass histogram observers (they reject it with an `Error` saying so).
+ */
+export type SampleBatches = AsyncIterable<Samples> | (() => AsyncIterable<Samples>);
+
 /** Where a long operation is. */
 export interface Progress {
   stage: "calibrate" | "evaluate";

@@ -234,6 +234,58 @@ async fn split_calibration_merges_to_the_same_bytes() {
     }
 }
 
+/// `images` as batches of `size` Float32Arrays back to back, in a JS array.
+fn batches(images: &[Vec<f32>], size: usize) -> JsValue {
+    images.chunks(size).map(|b| JsValue::from(Float32Array::from(b.concat().as_slice()))).collect::<Array>().into()
+}
+
+/// Calibration from a stream of batches (an async iterable that starts over, a function
+/// returning one per pass, a one-shot async generator) holds the same statistics as from the
+/// whole buffer; a one-shot generator cannot feed two passes, and a bad batch is named.
+#[wasm_bindgen_test]
+async fn async_iterable_batches_calibrate_as_the_whole_buffer() {
+    let imgs = images();
+    // A re-iterable object, a factory, and an async generator object (one pass only).
+    let reiterable =
+        Function::new_with_args("b", "return { async *[Symbol.asyncIterator]() { for (const x of b) yield x; } };");
+    let factory = Function::new_with_args("b", "return () => (async function* () { for (const x of b) yield x; })();");
+    let one_shot = Function::new_with_args("b", "return (async function* () { for (const x of b) yield x; })();");
+    for observer in ["minmax", "entropy"] {
+        let m = digits();
+        let opts = obj(&[("observer", observer.into())]);
+        let whole = m.create_calibration(Some(opts.clone())).unwrap();
+        JsFuture::from(whole.calibrate(bytes(CALIB), None)).await.unwrap();
+        let want = whole.to_state().unwrap().to_vec();
+        for (kind, make) in [("re-iterable", &reiterable), ("factory", &factory), ("one-shot", &one_shot)] {
+            let source = make.call1(&JsValue::UNDEFINED, &batches(&imgs, 13)).unwrap();
+            let cal = m.create_calibration(Some(opts.clone())).unwrap();
+            let r = JsFuture::from(cal.calibrate(source, None)).await;
+            if kind == "one-shot" && observer != "minmax" {
+                let e = r.unwrap_err();
+                assert!(message(&e).contains("cannot start over for pass 2"), "{}", message(&e));
+                continue;
+            }
+            r.unwrap_or_else(|e| panic!("{observer} {kind}: {}", message(&e)));
+            assert!(cal.complete());
+            assert_eq!(cal.to_state().unwrap().to_vec(), want, "{observer} {kind}: the statistics differ");
+        }
+    }
+    // A batch that is not a whole number of samples, an iterator that throws.
+    let m = digits();
+    let mut bad = images();
+    bad[20].truncate(10);
+    let source = reiterable.call1(&JsValue::UNDEFINED, &batches(&bad, 13)).unwrap();
+    let e = JsFuture::from(m.create_calibration(None).unwrap().calibrate(source, None)).await.unwrap_err();
+    assert!(message(&e).contains("batch 1"), "{}", message(&e));
+    let throws = Function::new_no_args(
+        "return { [Symbol.asyncIterator]() { return { next() { return Promise.reject(new Error('disk gone')); } }; } };",
+    )
+    .call0(&JsValue::UNDEFINED)
+    .unwrap();
+    let e = JsFuture::from(m.create_calibration(None).unwrap().calibrate(throws, None)).await.unwrap_err();
+    assert!(message(&e).contains("batch 0: disk gone"), "{}", message(&e));
+}
+
 // ---- progress and cancellation ----
 
 #[wasm_bindgen_test]

@@ -7,10 +7,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use js_sys::{Array, Function, Object, Promise, Uint8Array};
+use js_sys::{Array, Function, Object, Promise, Reflect, Symbol, Uint8Array};
 use microquant::graph::Graph;
 use microquant::ptq::{CalibrationOptions, Calibrator};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 use super::control::{Control, promise};
 use super::float_graph::FloatGraph;
@@ -81,6 +82,128 @@ pub(super) async fn calibrate_task(
     Ok(Calibrated { bytes: cal.to_state(), pass: cal.pass(), passes: cal.passes(), samples: cal.samples() })
 }
 
+/// Whether `samples` is a stream of batches: an async iterable (an object with a
+/// `[Symbol.asyncIterator]` method) or a function that returns one (called once per pass).
+pub(super) fn is_batch_stream(samples: &JsValue) -> bool {
+    samples.is_function()
+        || (samples.is_object() && Reflect::get(samples, &Symbol::async_iterator()).is_ok_and(|f| f.is_function()))
+}
+
+/// An async iterator over the batches of `source` for `pass` (0-based, of `passes`): a function
+/// is called for a new iterable; an iterable is asked for a new iterator. An iterator that is
+/// the one the last pass used up (an async generator object returns itself) cannot start over:
+/// an `Error` that says what to pass instead.
+fn open_batches(source: &JsValue, previous: Option<&JsValue>, pass: u32, passes: u32) -> Result<JsValue, JsValue> {
+    let iterable = match source.dyn_ref::<Function>() {
+        Some(f) => f.call0(&JsValue::UNDEFINED)?,
+        None => source.clone(),
+    };
+    let open = Reflect::get(&iterable, &Symbol::async_iterator())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| type_error("samples: the function did not return an async iterable of batches"))?;
+    let iterator = open.call0(&iterable)?;
+    if previous.is_some_and(|p| Object::is(p, &iterator)) {
+        return Err(error(format!(
+            "samples: this calibration needs {passes} passes over the data and the async iterable cannot start over \
+             for pass {} (an async generator is used up after one pass): pass a function that returns a new \
+             iterable for each pass (() => batches()), or an object whose [Symbol.asyncIterator]() starts over",
+            pass + 1
+        )));
+    }
+    Ok(iterator)
+}
+
+/// Tells the iterator the calibration stopped early (its `return()`, if any: an async
+/// generator runs its `finally` blocks), ignoring what that returns.
+fn close_batches(iterator: &JsValue) {
+    if let Some(f) = Reflect::get(iterator, &"return".into()).ok().and_then(|f| f.dyn_into::<Function>().ok()) {
+        let _ = f.call0(iterator);
+    }
+}
+
+/// The next batch of `iterator` (`None` when it is done).
+async fn next_batch(iterator: &JsValue, batch: usize) -> Result<Option<JsValue>, JsValue> {
+    let next = Reflect::get(iterator, &"next".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| type_error("samples: the async iterator has no next() method"))?;
+    let step = JsFuture::from(Promise::resolve(&next.call0(iterator)?))
+        .await
+        .map_err(|e| annotate(e, &format!("samples: batch {batch}")))?;
+    if get(&step, "done").as_bool().unwrap_or(false) {
+        return Ok(None);
+    }
+    Ok(Some(get(&step, "value")))
+}
+
+/// `e` (a JS value thrown by user code) with `what` before its message when it is an `Error`.
+fn annotate(e: JsValue, what: &str) -> JsValue {
+    match e.dyn_ref::<js_sys::Error>() {
+        Some(err) => error(format!("{what}: {}", String::from(err.message()))),
+        None => e,
+    }
+}
+
+/// [`calibrate_task`] over a stream of batches ([`is_batch_stream`]): each batch (any form of
+/// `Samples`) is converted, observed and dropped, so memory does not grow with the number of
+/// samples. Every pass iterates the source again ([`open_batches`]). Progress: `total` is the
+/// count of the last pass (the first pass counts up).
+pub(super) async fn calibrate_stream_task(
+    model: &FloatGraph,
+    opts: &CalibrationOptions,
+    state: Option<&[u8]>,
+    source: &JsValue,
+    all_passes: bool,
+    ctl: &mut Control,
+) -> Result<Calibrated, JsValue> {
+    ctl.check_abort()?;
+    let mut cal = calibrator(&model.graph, opts, state)?;
+    if cal.pass() >= cal.passes() {
+        return Err(error("the calibration is complete: no pass left to observe"));
+    }
+    let mut previous: Option<JsValue> = None;
+    let mut last_total = 0usize;
+    loop {
+        let (pass, passes) = (cal.pass(), cal.passes());
+        let iterator = open_batches(source, previous.as_ref(), pass, passes)?;
+        let mut done = 0usize;
+        let mut batch = 0usize;
+        let r: Result<(), JsValue> = async {
+            while let Some(value) = next_batch(&iterator, batch).await? {
+                let data = model.samples(&value, &format!("samples: batch {batch}"))?;
+                for s in &data {
+                    let inputs: Vec<&[f32]> = s.iter().map(Vec::as_slice).collect();
+                    cal.observe(&inputs).ctx(&format!("calibration sample {done} (batch {batch})"))?;
+                    done += 1;
+                    ctl.tick(false, "calibrate", pass, passes, done, last_total.max(done)).await?;
+                }
+                batch += 1;
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = r {
+            close_batches(&iterator);
+            return Err(e);
+        }
+        if done == 0 {
+            return Err(error(format!("samples: the async iterable gave no sample in pass {} of {passes}", pass + 1)));
+        }
+        ctl.tick(true, "calibrate", pass, passes, done, done).await?;
+        last_total = done;
+        previous = Some(iterator);
+        if !all_passes {
+            break;
+        }
+        cal.end_pass().ctx("ending the calibration pass")?;
+        if cal.pass() >= cal.passes() {
+            break;
+        }
+    }
+    Ok(Calibrated { bytes: cal.to_state(), pass: cal.pass(), passes: cal.passes(), samples: cal.samples() })
+}
+
 /// Calibration statistics: one observer per activation of a `FloatModel`. Feed it samples with
 /// `calibrate` (every pass) or `observe` + `endPass` (pass by pass); split the data over Web
 /// Workers and combine their `toState()` bytes with `merge`.
@@ -122,6 +245,10 @@ impl Calibration {
             let r = async {
                 let options = js::options(&options, "options")?;
                 let mut ctl = Control::from_options(&options)?;
+                if is_batch_stream(&samples) {
+                    return calibrate_stream_task(&model, &opts, bytes.as_deref(), &samples, all_passes, &mut ctl)
+                        .await;
+                }
                 let data = model.samples(&samples, "samples")?;
                 calibrate_task(&model, &opts, bytes.as_deref(), &data, all_passes, &mut ctl).await
             }
@@ -191,13 +318,16 @@ impl Calibration {
 
     /// Observes `samples` in every remaining pass (a `Promise`). `samples`: `.npy` bytes, a
     /// `Float32Array` of one or more samples back to back, or an array of samples, in the
-    /// model's layout. `options`: `onProgress({stage, pass, passes, done, total})`, `signal`
+    /// model's layout; or a stream of such batches, so that memory does not grow with the data:
+    /// an async iterable that starts over when asked again (`[Symbol.asyncIterator]()`), or a
+    /// function returning a new async iterable for each pass (an async generator alone serves
+    /// one pass: enough for min/max, not for two-pass histograms, which say so). `options`: `onProgress({stage, pass, passes, done, total})`, `signal`
     /// (an `AbortSignal`: the promise rejects with its reason and the calibration is left as it
     /// was), `chunkMs` (work between yields to the event loop, default 40).
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn calibrate(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Samples")] samples: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Samples | SampleBatches")] samples: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "ProgressOptions")] options: Option<JsValue>,
     ) -> Promise {
         let options = options.unwrap_or(JsValue::UNDEFINED);
@@ -209,7 +339,7 @@ impl Calibration {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn observe(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Samples")] samples: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Samples | SampleBatches")] samples: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "ProgressOptions")] options: Option<JsValue>,
     ) -> Promise {
         let options = options.unwrap_or(JsValue::UNDEFINED);
