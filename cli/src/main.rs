@@ -25,6 +25,10 @@ mod run;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Threads the converter's kernels may use (calibration, the report): 0 = every core. The
+    /// results are the same bit for bit with any number.
+    #[arg(long, global = true, default_value_t = 0, value_name = "N")]
+    threads: usize,
 }
 
 #[derive(Subcommand)]
@@ -115,6 +119,7 @@ pub enum Target {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    microquant::parallel::set_max_threads(cli.threads);
     let mut out = Stdout::lock();
     match run(cli, &mut out).and_then(|()| out.flush()) {
         // A closed standard output (`| head`) ends the command quietly.

@@ -64,6 +64,8 @@ pub mod npy;
 pub mod observer;
 #[cfg(feature = "alloc")]
 pub mod onnx;
+#[cfg(feature = "std")]
+pub mod parallel;
 #[cfg(feature = "alloc")]
 pub mod passes;
 #[cfg(feature = "alloc")]

@@ -151,7 +151,9 @@ fn depthwise_conv_s8_dispatch(
     let done = crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
     #[cfg(mq_wasm_simd)]
     let done = crate::kernels::arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
-    #[cfg(mq_portable)]
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    let done = crate::kernels::arch::x86::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(all(mq_portable, not(all(target_arch = "x86_64", feature = "std"))))]
     let done = crate::kernels::arch::portable::depthwise_conv_s8(p, quant, input, filter, bias, output);
     #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
     let done = false; // `force-reference`: no fast path

@@ -83,15 +83,32 @@ pub(crate) fn sgemm(
         return Ok(());
     }
     let problem = Gemm { m, k, n, a, b, ldc, accumulate };
-    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
-    if super::x86::sgemm(&problem, c) {
-        return Ok(());
+    #[cfg(feature = "std")]
+    {
+        // Row bands of at least 16 rows side by side (each element is summed by one thread, in
+        // the same order: the same results with any number of threads).
+        let threads = crate::parallel::threads_for(m.saturating_mul(k).saturating_mul(n), m / 16);
+        if threads > 1 {
+            let band = m.div_ceil(threads);
+            let mut parts = alloc::vec::Vec::with_capacity(threads);
+            let mut rest = c;
+            for r0 in (0..m).step_by(band) {
+                let rows = band.min(m - r0);
+                let (mine, others) = if r0 + rows < m { rest.split_at_mut(rows * ldc) } else { (rest, &mut [][..]) };
+                rest = others;
+                let a = MatRef { offset: a.offset + r0 * a.row_stride, ..a };
+                parts.push((Gemm { m: rows, a, ..problem }, mine));
+            }
+            crate::parallel::run_parts(parts, |(part, c)| part.run_best(c));
+            return Ok(());
+        }
     }
-    problem.run::<4, 8>(c);
+    problem.run_best(c);
     Ok(())
 }
 
 /// A checked matrix product (the operands fit their slices).
+#[derive(Clone, Copy)]
 pub(crate) struct Gemm<'a> {
     m: usize,
     k: usize,
@@ -103,6 +120,15 @@ pub(crate) struct Gemm<'a> {
 }
 
 impl Gemm<'_> {
+    /// [`Self::run`] with the target's best tiles (AVX on x86-64 when the CPU has it).
+    fn run_best(&self, c: &mut [f32]) {
+        #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+        if super::x86::sgemm(self, c) {
+            return;
+        }
+        self.run::<4, 8>(c);
+    }
+
     /// The blocked product with `MR × NR` register tiles. Inlined into each caller so that the
     /// tile loops are compiled with the caller's target features (see `arch::x86`).
     #[inline(always)]

@@ -77,6 +77,20 @@ pub(crate) fn fill_patches<T: Copy>(
     }
 }
 
+/// The first `k` values of each of the four `kp`-long patches of `c`, and the first `k` values
+/// of `w` (`None` if the tile is not four patches, or a slice is too short).
+#[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own tiles
+#[inline(always)]
+fn four_patches<'a>(c: &'a [i16], kp: usize, k: usize, w: &'a [i8]) -> Option<([&'a [i16]; 4], &'a [i8])> {
+    if TILE != 4 {
+        return None;
+    }
+    let (p0, rest) = c.split_at_checked(kp)?;
+    let (p1, rest) = rest.split_at_checked(kp)?;
+    let (p2, p3) = rest.split_at_checked(kp)?;
+    Some(([p0.get(..k)?, p1.get(..k)?, p2.get(..k)?, p3.get(..k)?], w.get(..k)?))
+}
+
 impl ConvTile for NaturalTile {
     #[inline(always)]
     fn im2col(p: &ConvParams, in_b: &[i8], pixels: &[(usize, usize)], cols: &mut [u32], k: usize, kp: usize) {
@@ -87,20 +101,16 @@ impl ConvTile for NaturalTile {
     fn dot(cols: &[u32], w: &[i8], k: usize, kp: usize, _input_offset: i32, acc: [i32; TILE]) -> [i32; TILE] {
         let c = cols_i16(cols);
         let kp = kp.max(1);
-        if TILE == 4 && c.len() >= 4 * kp && k <= kp && w.len() >= k {
+        if let Some(([p0, p1, p2, p3], w)) = four_patches(c, kp, k, w) {
             // The four patches side by side: each filter value is widened once for four
             // products (sums in the same order as below, so the same wrapping results).
-            let (p0, rest) = c.split_at(kp);
-            let (p1, rest) = rest.split_at(kp);
-            let (p2, p3) = rest.split_at(kp);
-            let (p0, p1, p2, p3, w) = (&p0[..k], &p1[..k], &p2[..k], &p3[..k], &w[..k]);
             let [mut s0, mut s1, mut s2, mut s3] = [acc[0], acc[1], acc[2], acc[3]];
-            for j in 0..k {
-                let wj = i32::from(w[j]);
-                s0 = s0.wrapping_add(i32::from(p0[j]) * wj);
-                s1 = s1.wrapping_add(i32::from(p1[j]) * wj);
-                s2 = s2.wrapping_add(i32::from(p2[j]) * wj);
-                s3 = s3.wrapping_add(i32::from(p3[j]) * wj);
+            for ((((&x0, &x1), &x2), &x3), &wj) in p0.iter().zip(p1).zip(p2).zip(p3).zip(w) {
+                let wj = i32::from(wj);
+                s0 = s0.wrapping_add(i32::from(x0) * wj);
+                s1 = s1.wrapping_add(i32::from(x1) * wj);
+                s2 = s2.wrapping_add(i32::from(x2) * wj);
+                s3 = s3.wrapping_add(i32::from(x3) * wj);
             }
             let mut out = acc;
             out[..4].copy_from_slice(&[s0, s1, s2, s3]);
@@ -123,6 +133,7 @@ const DW_CHUNK: usize = 32;
 /// requantized. No scratch (the accumulators live on the stack, 128 bytes). Preconditions (else
 /// `false`): `depth_multiplier == 1`.
 #[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own
+#[inline(always)] // also compiled with AVX2 (arch::x86)
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,

@@ -116,49 +116,86 @@ pub(crate) fn tile_rows<'o>(
 /// written): no groups (`filter_in_c == in_c`), `cols` at least [`conv_scratch_words`] long,
 /// every channel's multiplier and shift within [`ChannelRequant`]'s contract.
 /// Everything else was validated by `conv_s8`.
+// x86-64 with std runs the parts itself (arch::x86::conv_s8, with threads).
+#[cfg_attr(all(mq_portable, target_arch = "x86_64", feature = "std"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn conv_s8_tiled<T: ConvTile>(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
-    let ConvOperands { p, multiplier, shift, input, filter, bias } = *a;
-    let (ind, outd) = (p.input, p.output);
+    if !conv_s8_tiled_applies(a, cols.len()) {
+        return false;
+    }
+    let (in_image, out_image) = image_sizes(a.p);
+    if in_image == 0 || out_image == 0 {
+        return true; // nothing to compute (validated shapes)
+    }
+    for (in_b, out_b) in a.input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        conv_s8_tiled_pixels::<T>(a, in_b, out_b, 0, cols);
+    }
+    true
+}
+
+/// Whether [`conv_s8_tiled`] computes this convolution with `cols_len` words of scratch (the
+/// preconditions of its docs).
+#[inline(always)]
+pub(crate) fn conv_s8_tiled_applies(a: &ConvOperands<'_>, cols_len: usize) -> bool {
+    let k = a.p.filter.h * a.p.filter.w * a.p.filter.c;
+    a.p.filter.c == a.p.input.c
+        && k != 0
+        && cols_len >= conv_scratch_words(k)
+        && ChannelRequant::all_valid(a.multiplier, a.shift)
+}
+
+/// Values of one input image and of one output image (batch item).
+#[inline(always)]
+pub(crate) fn image_sizes(p: &ConvParams) -> (usize, usize) {
+    (p.input.h * p.input.w * p.input.c, p.output.h * p.output.w * p.output.c)
+}
+
+/// The output pixels of `out_part` (whole pixels of `out_c` values, in row-major order from
+/// pixel `first_pixel` of the image) of the convolution of one input image `in_b`: the body of
+/// [`conv_s8_tiled`], which runs it on whole images; a host with threads runs it on parts of an
+/// image side by side (each pixel is computed alone, so the parts give the same bytes).
+/// Preconditions: [`conv_s8_tiled_applies`].
+#[inline(always)]
+pub(crate) fn conv_s8_tiled_pixels<T: ConvTile>(
+    a: &ConvOperands<'_>,
+    in_b: &[i8],
+    out_part: &mut [i8],
+    first_pixel: usize,
+    cols: &mut [u32],
+) {
+    let ConvOperands { p, multiplier, shift, input: _, filter, bias } = *a;
+    let outd = p.output;
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = padded_patch_len(k);
     let words = conv_scratch_words(k);
-    if p.filter.c != ind.c || k == 0 || cols.len() < words || !ChannelRequant::all_valid(multiplier, shift) {
-        return false;
-    }
-    let cols = &mut cols[..words];
+    let Some(cols) = cols.get_mut(..words) else { return };
     let out_c = outd.c;
-    let in_image = ind.h * ind.w * ind.c;
-    let out_image = outd.h * outd.w * out_c;
-    if in_image == 0 || out_image == 0 || out_c == 0 {
-        return true; // nothing to compute (validated shapes)
+    if out_c == 0 || outd.w == 0 {
+        return;
     }
-    for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
-        let mut pos = (0usize, 0usize);
-        for out_block in out_b.chunks_mut(TILE.saturating_mul(out_c).max(1)) {
-            let (pixels, n, mut out_rows) = tile_rows(out_block, out_c, outd.w, &mut pos);
-            T::im2col(p, in_b, &pixels[..n], cols, k, kp);
-            for (blk, (ms, ss)) in multiplier.chunks(FILTER_BLOCK).zip(shift.chunks(FILTER_BLOCK)).enumerate() {
-                let c0 = blk * FILTER_BLOCK;
-                let filters = filter.get(c0 * k..).unwrap_or(&[]);
-                let nf = ms.len();
-                let mut b = [0i32; FILTER_BLOCK];
-                if let Some(src) = bias.and_then(|x| x.get(c0..c0 + nf)) {
-                    b.iter_mut().zip(src).for_each(|(d, &v)| *d = v);
-                }
-                let mut acc = [[0i32; TILE]; FILTER_BLOCK];
-                let acc = acc.get_mut(..nf).unwrap_or(&mut []);
-                T::dot_block(cols, filters, k, kp, p.input_offset, b.get(..nf).unwrap_or(&[]), acc);
-                for (j, (a4, (&m, &s))) in acc.iter().zip(ms.iter().zip(ss)).enumerate() {
-                    let rq = ChannelRequant::new_valid(m, s);
-                    for (row, &a) in out_rows.iter_mut().zip(a4.iter()) {
-                        if let Some(o) = row.get_mut(c0 + j) {
-                            *o = rq.output_s8(a, p.output_offset, p.activation);
-                        }
+    let mut pos = (first_pixel / outd.w, first_pixel % outd.w);
+    for out_block in out_part.chunks_mut(TILE.saturating_mul(out_c).max(1)) {
+        let (pixels, n, mut out_rows) = tile_rows(out_block, out_c, outd.w, &mut pos);
+        T::im2col(p, in_b, &pixels[..n], cols, k, kp);
+        for (blk, (ms, ss)) in multiplier.chunks(FILTER_BLOCK).zip(shift.chunks(FILTER_BLOCK)).enumerate() {
+            let c0 = blk * FILTER_BLOCK;
+            let filters = filter.get(c0 * k..).unwrap_or(&[]);
+            let nf = ms.len();
+            let mut b = [0i32; FILTER_BLOCK];
+            if let Some(src) = bias.and_then(|x| x.get(c0..c0 + nf)) {
+                b.iter_mut().zip(src).for_each(|(d, &v)| *d = v);
+            }
+            let mut acc = [[0i32; TILE]; FILTER_BLOCK];
+            let acc = acc.get_mut(..nf).unwrap_or(&mut []);
+            T::dot_block(cols, filters, k, kp, p.input_offset, b.get(..nf).unwrap_or(&[]), acc);
+            for (j, (a4, (&m, &s))) in acc.iter().zip(ms.iter().zip(ss)).enumerate() {
+                let rq = ChannelRequant::new_valid(m, s);
+                for (row, &a) in out_rows.iter_mut().zip(a4.iter()) {
+                    if let Some(o) = row.get_mut(c0 + j) {
+                        *o = rq.output_s8(a, p.output_offset, p.activation);
                     }
                 }
             }
         }
     }
-    true
 }
