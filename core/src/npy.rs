@@ -222,7 +222,7 @@ fn quoted(header: &str, key: &str) -> Option<String> {
 /// use microquant::npy::{self, NpyHeader};
 ///
 /// let bytes = npy::to_bytes_f32(&[3, 2], &[0.5, 1.0, 1.5, 2.0, 2.5, 3.0]);
-/// let h = NpyHeader::parse(&bytes[..200])?; // the header and any part of the data
+/// let h = NpyHeader::parse(&bytes[..140])?; // the header and any part of the data
 /// assert_eq!((h.shape(), h.data_offset(), h.data_len()), (&[3, 2][..], 128, Some(24)));
 /// let row = h.data_offset() + 8; // the second row
 /// assert_eq!(h.to_f32(&bytes[row..row + 8]), [1.5, 2.0]);
