@@ -353,11 +353,15 @@ fn progress_bar(quiet: bool) -> Result<ProgressBar, CliError> {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(
-            "{msg:>16} [{bar:30}] {human_pos}/{human_len} samples  {per_sec:.0}  {elapsed} elapsed, ETA {eta}",
+            "{msg:>16} [{bar:30}] {human_pos}/{human_len} samples  {rate}  {elapsed} elapsed, ETA {eta}",
         )
         .map_err(CliError::ProgressBar)?
+        .with_key("rate", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.1} samples/s", s.per_sec());
+        })
         .progress_chars("=> "),
     );
+    bar.set_message("calibration");
     Ok(bar)
 }
 
