@@ -21,6 +21,9 @@ pub enum CliError {
     Export { what: &'static str, source: ConvertError },
     /// A data file (`.npy` samples or labels) that does not fit: its path and why.
     Data { path: PathBuf, reason: String },
+    /// Calibration samples that cannot be read (the message names the file, and the sample and
+    /// byte offset where they apply).
+    Source(microquant::ptq::SourceError),
     /// A value the core library refuses (quantization parameters, a model's tables).
     Core(microquant::Error),
     /// The model at `path` needs an arena of `bytes` that cannot be allocated.
@@ -78,6 +81,7 @@ impl fmt::Display for CliError {
             CliError::Convert { path, source } => write!(f, "{}: {source}", path.display()),
             CliError::Export { what, source } => write!(f, "{what}: {source}"),
             CliError::Data { path, reason } => write!(f, "{}: {reason}", path.display()),
+            CliError::Source(e) => write!(f, "{e}"),
             CliError::Core(e) => write!(f, "{e}"),
             CliError::Arena { path, bytes } => {
                 write!(f, "{}: the model needs an arena of {bytes} bytes, which cannot be allocated", path.display())

@@ -9,11 +9,13 @@ use microquant::quant::{QParams, QuantDType};
 pub use error::CliError;
 use output::{Stdout, note};
 
+mod calib;
 mod error;
 mod import;
 mod inspect;
 mod npy;
 mod output;
+mod preprocess;
 mod qemu;
 mod quantize;
 mod run;

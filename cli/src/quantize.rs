@@ -11,10 +11,12 @@ use microquant::graph::Graph;
 use microquant::kernels::Rounding;
 use microquant::onnx::{ImportOptions, IoInfo, QdqExportOptions};
 use microquant::ptq::{
-    ActivationType, CalibrationOptions, HybridOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions, convert,
+    ActivationType, CalibrationOptions, HybridOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions,
+    SampleSource, StreamError, convert_source,
 };
 
 use crate::CliError;
+use crate::calib::CalibSource;
 use crate::output::Stdout;
 
 /// Arguments of `microquant quantize`.
@@ -25,14 +27,25 @@ pub struct QuantizeArgs {
     pub model: PathBuf,
     /// Calibration samples: float32 `.npy`, samples first, each in the model's own input layout
     /// (NCHW for PyTorch exports), e.g. `[N, 1, 28, 28]` for an input `[1, 1, 28, 28]` (or
-    /// `[N, 1, 1, 28, 28]`: the whole input shape per sample). A model with several inputs takes
-    /// one file per input: `--calib x=x.npy --calib state=state.npy` (the same N in each).
+    /// `[N, 1, 1, 28, 28]`: the whole input shape per sample). Repeatable: each PATH is a file,
+    /// a directory (its `.npy` files in name order; with `--preprocess`, its images) or a glob
+    /// pattern (`'calib/part_*.npy'`, sorted); several files are one sequence of samples, in
+    /// the order given. The files are read a few samples at a time, so any number of samples
+    /// calibrates in the same memory. A model with several inputs takes NAME= on each:
+    /// `--calib x=x.npy --calib state=state.npy` (the same N per input).
     /// Required for `--mode static`; for `--mode weight-only` they are optional and only measure
     /// the model (the report).
-    #[arg(long, value_name = "[NAME=]FILE")]
+    #[arg(long, value_name = "[NAME=]PATH")]
     pub calib: Vec<String>,
-    /// Labels of the calibration samples (`.npy` of integers, `[N]`): the report adds float and
-    /// int8 accuracy.
+    /// How calibration images become samples (PNG, JPEG; see the keys below), e.g.
+    /// `resize=224x224,layout=nchw,scale=1/255,mean=0.485/0.456/0.406,std=0.229/0.224/0.225`.
+    #[arg(long, value_name = "SPEC", long_help = crate::preprocess::HELP)]
+    pub preprocess: Option<crate::preprocess::Preprocess>,
+    /// No progress bar (it is drawn on standard error when that is a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Labels of the calibration samples (`.npy` of integers, `[N]`, one per sample of all the
+    /// `--calib` files): the report adds float and int8 accuracy.
     #[arg(long)]
     pub labels: Option<PathBuf>,
     /// Observer of every activation: minmax, moving-average, histogram, entropy, percentile
@@ -225,73 +238,6 @@ fn load(path: &Path, a: &QuantizeArgs) -> Result<Source, CliError> {
     }
 }
 
-fn read_calibration(path: &Path, input: &IoInfo) -> Result<Vec<Vec<Vec<f32>>>, CliError> {
-    let arr = crate::npy::read(path)?;
-    let data = match arr.data {
-        crate::npy::Batch::F32(v) => v,
-        crate::npy::Batch::I8(_) => {
-            return Err(CliError::data(path, "calibration samples must be float32, not int8"));
-        }
-    };
-    let per: usize = input.model_shape.iter().product();
-    let n = arr.shape.first().copied().unwrap_or(0);
-    // [N, model shape without its first (batch) axis] when that axis is 1, or [N, model shape].
-    let batch_one = input.model_shape.first() == Some(&1);
-    let fits = (batch_one
-        && arr.shape.len() == input.model_shape.len()
-        && arr.shape.iter().skip(1).eq(input.model_shape.iter().skip(1)))
-        || arr.shape.get(1..).is_some_and(|s| s == input.model_shape.as_slice());
-    if !fits || n == 0 {
-        let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
-        let mut expected = format!("[N, {}]", dims(&input.model_shape));
-        if batch_one {
-            expected = format!("[N, {}] or {expected}", dims(&input.model_shape[1..]));
-        }
-        return Err(CliError::data(
-            path,
-            format!(
-                "shape {:?} does not fit the model input {:?} {:?}: expected {expected} in the model's own layout",
-                arr.shape, input.name, input.model_shape,
-            ),
-        ));
-    }
-    data.chunks_exact(per)
-        .map(|s| input.to_graph_layout(s).map(|g| vec![g]).map_err(|e| CliError::data(path, e.to_string())))
-        .collect()
-}
-
-/// The calibration samples of every model input (`files`: see `--calib`), as
-/// `samples[sample][input]`.
-fn read_samples(files: &[String], inputs: &[IoInfo]) -> Result<Vec<Vec<Vec<f32>>>, CliError> {
-    if inputs.is_empty() {
-        return Err(CliError::Invalid("the model has no input".into()));
-    }
-    let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
-    let paths = crate::run::named_files(files, &names, "input")?;
-    let mut samples: Vec<Vec<Vec<f32>>> = Vec::new();
-    for (k, (path, input)) in paths.iter().zip(inputs).enumerate() {
-        let one = read_calibration(path, input)?;
-        if k == 0 {
-            samples = one;
-        } else if one.len() != samples.len() {
-            return Err(CliError::data(
-                path,
-                format!(
-                    "{} samples, {} has {}: every input needs the same number",
-                    one.len(),
-                    paths[0].display(),
-                    samples.len()
-                ),
-            ));
-        } else {
-            for (s, mut v) in samples.iter_mut().zip(one) {
-                s.append(&mut v);
-            }
-        }
-    }
-    Ok(samples)
-}
-
 /// Runs `microquant quantize`.
 pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     match a.mode {
@@ -302,8 +248,9 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         return Err(CliError::Invalid("--mode static needs calibration samples: --calib samples.npy".into()));
     }
     let src = load(&a.model, a)?;
-    let samples = read_samples(&a.calib, &src.inputs)?;
-    let labels = read_labels(a.labels.as_deref(), samples.len())?;
+    let mut samples = CalibSource::open(&a.calib, &src.inputs, a.preprocess.as_ref())?;
+    let count = samples.sample_count();
+    let labels = read_labels(a.labels.as_deref(), count)?;
     let name = a.model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let options = PtqOptions {
         calibration: CalibrationOptions {
@@ -325,34 +272,33 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
                 ("producer".into(), format!("microquant-cli {} quantize", env!("CARGO_PKG_VERSION"))),
                 ("source_file".into(), name),
                 ("observer".into(), a.observer.name().into()),
-                ("calibration_samples".into(), samples.len().to_string()),
+                ("calibration_samples".into(), count.to_string()),
             ]
             .into_iter()
             .chain(microquant::onnx::IoInfo::layout_metadata(&src.inputs, &src.outputs))
             .collect(),
         },
     };
-    let bar = ProgressBar::new(samples.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>22} [{bar:40}] {pos}/{len} samples ({elapsed})")
-            .map_err(CliError::ProgressBar)?
-            .progress_chars("=> "),
-    );
+    let bar = progress_bar(a.quiet)?;
     let mut last_pass = u32::MAX;
-    let out = convert(&src.graph, &samples, labels.as_deref(), &options, &mut |p: Progress| {
+    let out = convert_source(&src.graph, &mut samples, labels.as_deref(), &options, &mut |p: Progress| {
         if p.pass != last_pass {
+            // One bar over every pass (calibration, then evaluation): its rate and time left
+            // are the whole run's.
             last_pass = p.pass;
-            bar.set_position(0);
-            bar.set_length(p.total as u64);
+            bar.set_length((p.total * p.passes as usize) as u64);
             bar.set_message(if p.pass + 1 == p.passes {
                 String::from("evaluation")
             } else {
                 format!("calibration {}/{}", p.pass + 1, p.passes - 1)
             });
         }
-        bar.set_position(p.done as u64);
+        bar.set_position((p.pass as usize * p.total + p.done) as u64);
     })
-    .map_err(|e| CliError::convert(&a.model, e))?;
+    .map_err(|e| match e {
+        StreamError::Source(e) => CliError::Source(e),
+        StreamError::Convert(e) => CliError::convert(&a.model, e),
+    })?;
     bar.finish_and_clear();
 
     std::fs::write(&a.output, &out.compiled.bytes).map_err(|e| CliError::io(&a.output, e))?;
@@ -380,7 +326,7 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         src.kind,
         src.graph.nodes.len(),
         a.output.display(),
-        samples.len(),
+        count,
         a.observer.name(),
         if a.per_tensor { "per-tensor" } else { "per-channel" }
     )?;
@@ -395,6 +341,28 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         writeln!(o, "QDQ ONNX (portable): {}", p.display())?;
     }
     Ok(())
+}
+
+/// The progress bar of the calibration passes and the evaluation, on standard error (drawn
+/// only when that is a terminal; hidden with `--quiet`): samples done of all passes, their rate
+/// and the time left.
+fn progress_bar(quiet: bool) -> Result<ProgressBar, CliError> {
+    if quiet {
+        return Ok(ProgressBar::hidden());
+    }
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>16} [{bar:30}] {human_pos}/{human_len} samples  {rate}  {elapsed} elapsed, ETA {eta}",
+        )
+        .map_err(CliError::ProgressBar)?
+        .with_key("rate", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.1} samples/s", s.per_sec());
+        })
+        .progress_chars("=> "),
+    );
+    bar.set_message("calibration");
+    Ok(bar)
 }
 
 /// The labels at `path` (if any), one per sample.
@@ -454,7 +422,9 @@ fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     std::fs::write(&a.output, &onnx).map_err(|e| CliError::io(&a.output, e))?;
     let report = match &a.calib[..] {
         [_, ..] => {
-            let samples = read_samples(&a.calib, &src.inputs)?;
+            let samples = CalibSource::open(&a.calib, &src.inputs, a.preprocess.as_ref())?
+                .read_all()
+                .map_err(CliError::Source)?;
             let labels = read_labels(a.labels.as_deref(), samples.len())?;
             Some(microquant::ptq::evaluate_hybrid(&float, &wo, &samples, labels.as_deref(), &mut |_| {}).map_err(at)?)
         }

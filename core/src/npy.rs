@@ -214,9 +214,38 @@ fn quoted(header: &str, key: &str) -> Option<String> {
     body.find(q).map(|end| String::from(&body[..end]))
 }
 
-impl<'a> Npy<'a> {
-    /// Parses `.npy` bytes: the header is checked, the data is not copied.
-    pub fn parse(bytes: &'a [u8]) -> Result<Self, NpyError> {
+/// The header of an `.npy` file without its data: what a reader streaming a large file needs
+/// (parse the first bytes, then read the data from [`data_offset`](Self::data_offset) on, a
+/// few rows at a time, and convert them with [`to_f32`](Self::to_f32)).
+///
+/// ```
+/// use microquant::npy::{self, NpyHeader};
+///
+/// let bytes = npy::to_bytes_f32(&[3, 2], &[0.5, 1.0, 1.5, 2.0, 2.5, 3.0]);
+/// let h = NpyHeader::parse(&bytes[..140])?; // the header and any part of the data
+/// assert_eq!((h.shape(), h.data_offset(), h.data_len()), (&[3, 2][..], 128, Some(24)));
+/// let row = h.data_offset() + 8; // the second row
+/// assert_eq!(h.to_f32(&bytes[row..row + 8]), [1.5, 2.0]);
+/// # Ok::<(), npy::NpyError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct NpyHeader {
+    shape: Vec<usize>,
+    dtype: NpyDType,
+    big_endian: bool,
+    descr: String,
+    data_offset: usize,
+}
+
+impl NpyHeader {
+    /// Parses the header at the start of `bytes` (the file's first bytes: at least its
+    /// preamble and header; whatever data follows is not looked at).
+    ///
+    /// # Errors
+    /// As [`Npy::parse`], except for the data's length, which is not checked
+    /// ([`NpyError::HeaderPastEnd`] when `bytes` end inside the header: its `end` says how many
+    /// bytes to read).
+    pub fn parse(bytes: &[u8]) -> Result<Self, NpyError> {
         if !is_npy(bytes) {
             return Err(NpyError::NotNpy);
         }
@@ -263,12 +292,69 @@ impl<'a> Npy<'a> {
             _ => return Err(NpyError::UnsupportedDType(descr)),
         };
         let dtype = NpyDType::from_kind(kind).ok_or_else(|| NpyError::UnsupportedDType(descr.clone()))?;
-        let needed = count.checked_mul(dtype.size()).ok_or_else(|| NpyError::TooLarge(shape.clone()))?;
-        let data = &bytes[end..];
-        if data.len() != needed {
-            return Err(NpyError::DataLength { shape, descr, needed, offset: end, actual: data.len() });
+        count.checked_mul(dtype.size()).ok_or_else(|| NpyError::TooLarge(shape.clone()))?;
+        Ok(Self { shape, dtype, big_endian: order == b'>', descr, data_offset: end })
+    }
+
+    /// The shape (row-major).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> NpyDType {
+        self.dtype
+    }
+
+    /// The dtype as the file spells it (`<f4`, `|u1`...).
+    pub fn descr(&self) -> &str {
+        &self.descr
+    }
+
+    /// Where the data starts in the file.
+    pub fn data_offset(&self) -> usize {
+        self.data_offset
+    }
+
+    /// Bytes of data the shape and dtype need (`None` if that overflows a `usize`, which
+    /// [`parse`](Self::parse) refuses).
+    pub fn data_len(&self) -> Option<usize> {
+        self.shape.iter().try_fold(self.dtype.size(), |a, &d| a.checked_mul(d))
+    }
+
+    /// `data` (whole elements of this array's data, e.g. a few rows read from the file)
+    /// converted to `f32` as [`Npy::to_f32`] converts (a partial element at the end is left out).
+    pub fn to_f32(&self, data: &[u8]) -> Vec<f32> {
+        self.view(data).to_f32()
+    }
+
+    fn view<'a>(&self, data: &'a [u8]) -> Npy<'a> {
+        Npy {
+            shape: alloc::vec![data.len() / self.dtype.size()],
+            dtype: self.dtype,
+            big_endian: self.big_endian,
+            descr: self.descr.clone(),
+            data,
         }
-        Ok(Npy { shape, dtype, big_endian: order == b'>', descr, data })
+    }
+}
+
+impl<'a> Npy<'a> {
+    /// Parses `.npy` bytes: the header is checked, the data is not copied.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, NpyError> {
+        let h = NpyHeader::parse(bytes)?;
+        let needed = h.data_len().ok_or_else(|| NpyError::TooLarge(h.shape.clone()))?;
+        let data = &bytes[h.data_offset..];
+        if data.len() != needed {
+            return Err(NpyError::DataLength {
+                shape: h.shape,
+                descr: h.descr,
+                needed,
+                offset: h.data_offset,
+                actual: data.len(),
+            });
+        }
+        Ok(Npy { shape: h.shape, dtype: h.dtype, big_endian: h.big_endian, descr: h.descr, data })
     }
 
     /// The shape (row-major).

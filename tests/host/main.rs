@@ -43,6 +43,7 @@ mod onnx_streaming;
 mod peers;
 mod peers_common;
 mod ptq;
+mod ptq_stream;
 mod qdq;
 mod qdq_exact;
 mod qdq_layers;

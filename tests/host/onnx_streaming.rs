@@ -30,14 +30,14 @@ struct Files {
     expected_stateless: String,
 }
 
-struct Case {
+pub(crate) struct Case {
     stream: Vec<f32>,
-    calibration: Vec<f32>,
+    pub(crate) calibration: Vec<f32>,
     expected_streamed: Vec<f32>,
     expected_stateless: Vec<f32>,
 }
 
-fn case() -> (Case, Graph) {
+pub(crate) fn case() -> (Case, Graph) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/onnx_streaming");
     let f: Files = serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
     let npy = |name: &str| microquant::npy::Npy::parse(&std::fs::read(dir.join(name)).unwrap()).unwrap().to_f32();
@@ -60,7 +60,7 @@ fn case() -> (Case, Graph) {
 }
 
 /// The rows of a `[n, 12]` array, one sample each.
-fn frames(v: &[f32]) -> Vec<Vec<f32>> {
+pub(crate) fn frames(v: &[f32]) -> Vec<Vec<f32>> {
     v.chunks(12).map(<[f32]>::to_vec).collect()
 }
 

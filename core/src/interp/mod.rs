@@ -60,6 +60,15 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// or scratch shares arena bytes with an input it reads (or with each other), and
     /// [`Error::ArenaTooSmall`] (with the size needed) if `arena` is too small.
     pub fn new(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
+        let mut it = Self::resume(model, arena)?;
+        it.reset_state()?;
+        Ok(it)
+    }
+
+    /// As [`new`](Self::new), but the ops' state (the LSTMs') is what `arena` holds: that an
+    /// interpreter over the same model and arena left (the report's evaluator, fed in chunks,
+    /// makes one interpreter per chunk and carries the state across them).
+    pub(crate) fn resume(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
         let model = Model::parse(model)?;
         let available = arena.len();
         let pad = arena.as_ptr().align_offset(ARENA_ALIGN);
@@ -72,7 +81,6 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         for i in 0..model.num_ops() as u32 {
             ops::validate(&model, i, rounding)?;
         }
-        ops::reset_states(&model, arena, rounding)?;
         Ok(Self { model, arena, rounding })
     }
 

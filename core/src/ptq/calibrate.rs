@@ -6,6 +6,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::observer::{AnyObserver, ObserverKind};
+use super::source::{CHUNK_SAMPLES, SampleSource, SliceSource, SourceError, SourceErrorKind, StreamError};
 use crate::float::FloatExecutor;
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, Op, TensorId};
 
@@ -468,7 +469,8 @@ impl<'g> Calibrator<'g> {
     }
 
     /// Runs every pass over `samples` (each a list of input slices, one per graph input), calling
-    /// `progress` after each sample.
+    /// `progress` after each sample: [`calibrate_source`](Self::calibrate_source) over a
+    /// [`SliceSource`] (the same results bit for bit).
     ///
     /// # Errors
     /// As [`observe`](Self::observe) and [`end_pass`](Self::end_pass).
@@ -477,11 +479,56 @@ impl<'g> Calibrator<'g> {
         S: AsRef<[V]>,
         V: AsRef<[f32]>,
     {
+        self.calibrate_source(&mut SliceSource::new(samples), progress).map_err(StreamError::into_convert)
+    }
+
+    /// Runs every pass over the samples of `source`, [`CHUNK_SAMPLES`] at a time (rewinding it
+    /// before each pass), calling `progress` after each sample: the memory it takes does not
+    /// grow with the number of samples. With a recurrent graph whose state is carried
+    /// ([`carries_state`](Self::carries_state)) the samples of each pass form one sequence, as
+    /// with [`calibrate`](Self::calibrate).
+    ///
+    /// ```
+    /// # fn demo(g: &microquant::graph::Graph, samples: &[Vec<Vec<f32>>]) -> Result<(), microquant::ptq::StreamError> {
+    /// use microquant::ptq::{CalibrationOptions, Calibrator, ObserverKind, SliceSource};
+    /// let options = CalibrationOptions { observer: ObserverKind::Histogram, ..Default::default() };
+    /// let mut cal = Calibrator::new(g, &options)?;
+    /// cal.calibrate_source(&mut SliceSource::new(samples), &mut |p| eprintln!("{}/{}", p.done, p.total))?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// The source's errors ([`StreamError::Source`]); as [`observe`](Self::observe) and
+    /// [`end_pass`](Self::end_pass) ([`StreamError::Convert`]); a source that gives another
+    /// number of samples than its [`sample_count`](SampleSource::sample_count) is a
+    /// [`SourceErrorKind::Count`] error.
+    pub fn calibrate_source(
+        &mut self,
+        source: &mut dyn SampleSource,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), StreamError> {
+        let total = source.sample_count();
         while self.pass < self.passes {
-            for (done, s) in samples.iter().enumerate() {
-                let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
-                self.observe(&inputs)?;
-                progress(Progress { pass: self.pass, passes: self.passes, done: done + 1, total: samples.len() });
+            source.rewind()?;
+            let mut done = 0;
+            loop {
+                let chunk = source.next_chunk(CHUNK_SAMPLES)?;
+                if chunk.is_empty() {
+                    break;
+                }
+                for s in chunk {
+                    let inputs: Vec<&[f32]> = s.iter().map(Vec::as_slice).collect();
+                    self.observe(&inputs)?;
+                    done += 1;
+                    progress(Progress { pass: self.pass, passes: self.passes, done, total });
+                }
+            }
+            if done != total {
+                return Err(SourceError::new(
+                    SourceErrorKind::Count,
+                    format!("the source gave {done} samples in pass {}, it announced {total}", self.pass + 1),
+                )
+                .into());
             }
             self.end_pass()?;
         }

@@ -16,7 +16,10 @@
 //! 2. [`Calibrator`] runs samples through the float graph ([`crate::float`]) into one observer
 //!    per activation ([`ObserverKind`]: min/max, moving average, histogram (L2), entropy (KL),
 //!    percentile; per model or per layer), with a progress callback; calibrators over chunks of
-//!    the samples merge ([`Calibrator::merge`], the observers' exact `merge`).
+//!    the samples merge ([`Calibrator::merge`], the observers' exact `merge`). The samples may
+//!    stream from a [`SampleSource`] ([`Calibrator::calibrate_source`], [`convert_source`]):
+//!    a few at a time ([`CHUNK_SAMPLES`]), each pass rewinding it, in memory independent of
+//!    their number.
 //! 3. [`quantize`] chooses every parameter: activations per tensor (asymmetric int8, TFLite's
 //!    formula; or symmetric int16 for the whole model), weights symmetric int8 in [-127, 127]
 //!    per channel (or per tensor), int32 biases with scale `input_scale · weight_scale`, the
@@ -26,7 +29,7 @@
 //!    SQNR and largest error of the int8 output (through the whole int8 pipeline, read with
 //!    [`crate::interp::Interpreter::run_op`]) against the float output, the parameters and the
 //!    observer; per model, top-1 agreement, accuracies when labels are given, sizes, arena. As
-//!    JSON with [`Report::to_json`].
+//!    JSON with [`Report::to_json`]. [`Evaluator`] takes the samples chunk by chunk.
 //!
 //! ```no_run
 //! # fn demo(onnx: &[u8], samples: &[Vec<Vec<f32>>]) -> Result<(), microquant::graph::ConvertError> {
@@ -60,16 +63,20 @@ mod quantize;
 mod quantize_recurrent;
 mod report;
 mod shared_quant;
+mod source;
 
 pub use calibrate::{CalibrationOptions, Calibrator, Progress};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
 pub use observer::ObserverKind;
-pub use pipeline::{PtqOptions, PtqOutput, convert};
+pub use pipeline::{PtqOptions, PtqOutput, convert, convert_source};
 pub use prepare::{Prepared, prepare};
 pub use quantize::{
     ActivationQuant, ActivationType, QParamsSource, QuantizeOptions, Quantized, WeightSource, quantize,
 };
-pub use report::{IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_hybrid, evaluate_with_progress};
+pub use report::{
+    Evaluator, IoQuant, LayerReport, ModelReport, Report, evaluate, evaluate_hybrid, evaluate_with_progress,
+};
+pub use source::{CHUNK_SAMPLES, Sample, SampleSource, SliceSource, SourceError, SourceErrorKind, StreamError};
 
 #[cfg(doc)]
 use crate::graph::Graph;

@@ -1,10 +1,13 @@
 //! The whole post-training quantization in one call ([`convert`]): what the CLI and the npm
 //! package run.
 
+use alloc::format;
+
 use super::calibrate::{CalibrationOptions, Calibrator, Progress};
 use super::prepare::{Prepared, prepare};
 use super::quantize::{QuantizeOptions, Quantized, quantize};
-use super::report::{Report, evaluate_with_progress};
+use super::report::{Evaluator, Report};
+use super::source::{CHUNK_SAMPLES, SampleSource, SliceSource, SourceError, SourceErrorKind, StreamError};
 use crate::compile::{CompileOptions, Compiled, compile};
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph};
 
@@ -53,7 +56,8 @@ impl PtqOutput {
 
 /// Prepares `graph`, calibrates it on `samples`, quantizes, compiles and evaluates it (the
 /// report compares float and int8 on the same samples; `labels`, one class per sample row of
-/// the first output, add accuracies).
+/// the first output, add accuracies): [`convert_source`] over a [`SliceSource`] (the same
+/// results bit for bit).
 ///
 /// `samples`: one entry per sample, each a list of input slices in the **graph's** layout (for
 /// an ONNX model in NCHW, convert with [`crate::onnx::IoInfo::to_graph_layout`]).
@@ -76,23 +80,63 @@ where
     S: AsRef<[V]>,
     V: AsRef<[f32]>,
 {
-    if samples.is_empty() {
-        return Err(ConvertError::new(Kind::InvalidGraph, "no calibration samples"));
+    convert_source(graph, &mut SliceSource::new(samples), labels, options, progress).map_err(StreamError::into_convert)
+}
+
+/// [`convert`] with the samples streamed from `source`, [`CHUNK_SAMPLES`] at a time: every
+/// calibration pass and the evaluation rewind it and read it through, so the memory taken does
+/// not grow with the number of samples (10,000 images calibrate as 100 do).
+///
+/// ```no_run
+/// # fn demo(g: &microquant::graph::Graph, samples: &[Vec<Vec<f32>>]) -> Result<(), microquant::ptq::StreamError> {
+/// use microquant::ptq::{PtqOptions, SliceSource, convert_source};
+/// let out = convert_source(g, &mut SliceSource::new(samples), None, &PtqOptions::default(), &mut |_| {})?;
+/// println!("{}", out.report);
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// As [`convert`] ([`StreamError::Convert`]), and the source's ([`StreamError::Source`]).
+pub fn convert_source(
+    graph: &Graph,
+    source: &mut dyn SampleSource,
+    labels: Option<&[usize]>,
+    options: &PtqOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PtqOutput, StreamError> {
+    let total = source.sample_count();
+    if total == 0 {
+        return Err(ConvertError::new(Kind::InvalidGraph, "no calibration samples").into());
     }
     let mut float = graph.clone();
     let prepared = prepare(&mut float)?;
     let (quantized, compiled, report) = {
         let mut cal = Calibrator::new(&float, &options.calibration)?;
         let passes = cal.passes() + 1;
-        cal.calibrate(samples, &mut |p| progress(Progress { passes, ..p }))?;
+        cal.calibrate_source(source, &mut |p| progress(Progress { passes, ..p }))?;
         let quantized = quantize(&cal, &options.quantize)?;
         let compiled = compile(&quantized.graph, &options.compile)?;
+        let mut ev = Evaluator::new(&cal, &quantized, &compiled, labels)?;
+        source.rewind()?;
         let mut done = 0;
-        let total = samples.len();
-        let report = evaluate_with_progress(&cal, &quantized, &compiled, samples, labels, &mut |_| {
-            done += 1;
-            progress(Progress { pass: passes - 1, passes, done, total });
-        })?;
+        loop {
+            let chunk = source.next_chunk(CHUNK_SAMPLES)?;
+            if chunk.is_empty() {
+                break;
+            }
+            ev.add_samples(chunk, &mut |_| {
+                done += 1;
+                progress(Progress { pass: passes - 1, passes, done, total });
+            })?;
+        }
+        if done != total {
+            return Err(SourceError::new(
+                SourceErrorKind::Count,
+                format!("the source gave {done} samples for the evaluation, it announced {total}"),
+            )
+            .into());
+        }
+        let report = ev.finish()?;
         (quantized, compiled, report)
     };
     Ok(PtqOutput { float, prepared, quantized, compiled, report, calibration: options.calibration.clone() })

@@ -252,7 +252,7 @@ fn interp_err(e: crate::Error) -> ConvertError {
 /// Runs `samples` through the float graph (the calibrator's) and through the compiled int8
 /// model op by op ([`Interpreter::run_op`], reading each op's output with
 /// [`Interpreter::tensor_bytes`]) and measures every layer. `labels` (one class per row of the
-/// first output) adds both accuracies.
+/// first output) adds both accuracies. [`Evaluator`] does the same fed chunk by chunk.
 ///
 /// # Errors
 /// The executor's and interpreter's errors; `InvalidGraph` if the compiled model does not have
@@ -287,157 +287,300 @@ where
     S: AsRef<[V]>,
     V: AsRef<[f32]>,
 {
-    let float: &Graph = calibrator.graph();
-    let observer_of = |t: crate::graph::TensorId| calibrator.kind(t);
-    let q = &quantized.graph;
-    // The samples run as calibration ran them: one sequence (the LSTMs' state carried, in float
-    // as in the interpreter), or each from the initial state.
-    let mut ex = FloatExecutor::new(float)?;
-    let sequence = calibrator.carries_state();
-    ex.carry_state(sequence);
-    let bytes = AlignedBytes::new(&compiled.bytes);
-    let mut arena = vec![0u8; compiled.arena_len + crate::interp::ARENA_ALIGN];
-    let mut it = Interpreter::new(&bytes, &mut arena).map_err(interp_err)?;
-    let model = *it.model();
-    if model.num_ops() != q.nodes.len() || quantized.node_map.len() != float.nodes.len() {
-        return Err(ConvertError::new(
-            Kind::InvalidGraph,
-            format!("the model has {} ops for {} nodes", model.num_ops(), q.nodes.len()),
-        ));
+    let mut ev = Evaluator::new(calibrator, quantized, compiled, labels)?;
+    let mut done = 0;
+    for chunk in samples.chunks(super::CHUNK_SAMPLES) {
+        ev.add_samples(chunk, &mut |_| {
+            done += 1;
+            progress(done);
+        })?;
     }
-    // Quantized node -> the float node it computes (None for int8/int16 conversions).
-    let mut float_of: Vec<Option<usize>> = vec![None; q.nodes.len()];
-    for (i, &j) in quantized.node_map.iter().enumerate() {
-        match float_of.get_mut(j) {
-            Some(slot) => *slot = Some(i),
-            None => {
-                return Err(ConvertError::new(
-                    Kind::InvalidGraph,
-                    format!("node {i} maps to node {j} of {}", q.nodes.len()),
-                ));
+    ev.finish()
+}
+
+/// The report's measurements fed chunk by chunk ([`evaluate`] streamed): create it, give it
+/// the samples in order with [`add_chunk`](Self::add_chunk) (chunks of any size: the result
+/// is the same bit for bit), then [`finish`](Self::finish). A recurrent graph whose
+/// calibration carried its state ([`Calibrator::carries_state`]) carries it across chunks too.
+///
+/// ```
+/// # fn demo(cal: &microquant::ptq::Calibrator<'_>, q: &microquant::ptq::Quantized,
+/// #         c: &microquant::compile::Compiled, samples: &[Vec<Vec<f32>>]) -> Result<(), microquant::graph::ConvertError> {
+/// use microquant::ptq::{Evaluator, evaluate};
+/// let mut ev = Evaluator::new(cal, q, c, None)?;
+/// for chunk in samples.chunks(16) {
+///     ev.add_chunk(chunk)?;
+/// }
+/// assert_eq!(ev.finish()?, evaluate(cal, q, c, samples, None)?);
+/// # Ok(()) }
+/// ```
+pub struct Evaluator<'a> {
+    calibrator: &'a Calibrator<'a>,
+    quantized: &'a Quantized,
+    labels: Option<&'a [usize]>,
+    ex: FloatExecutor<'a>,
+    sequence: bool,
+    bytes: AlignedBytes,
+    arena: Vec<u8>,
+    /// True once an interpreter has run on the arena (its state is then the sequence's).
+    started: bool,
+    /// Quantized node -> the float node it computes (None for int8/int16 conversions).
+    float_of: Vec<Option<usize>>,
+    accs: Vec<Acc>,
+    top1: Top1,
+    out_acc: Acc,
+    samples: usize,
+    model_bytes: usize,
+    arena_bytes: usize,
+}
+
+impl core::fmt::Debug for Evaluator<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Evaluator").field("samples", &self.samples).finish_non_exhaustive()
+    }
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator of `quantized` (compiled as `compiled`) against the calibrator's float
+    /// graph; `labels`: one class per row of the first output, over all the samples to come.
+    ///
+    /// # Errors
+    /// The executor's and interpreter's errors; `InvalidGraph` if the compiled model does not
+    /// have one op per node.
+    pub fn new(
+        calibrator: &'a Calibrator<'a>,
+        quantized: &'a Quantized,
+        compiled: &Compiled,
+        labels: Option<&'a [usize]>,
+    ) -> Result<Self, ConvertError> {
+        let float: &Graph = calibrator.graph();
+        let q = &quantized.graph;
+        // The samples run as calibration ran them: one sequence (the LSTMs' state carried, in
+        // float as in the interpreter), or each from the initial state.
+        let mut ex = FloatExecutor::new(float)?;
+        let sequence = calibrator.carries_state();
+        ex.carry_state(sequence);
+        let bytes = AlignedBytes::new(&compiled.bytes);
+        let mut arena = vec![0u8; compiled.arena_len + crate::interp::ARENA_ALIGN];
+        let it = Interpreter::new(&bytes, &mut arena).map_err(interp_err)?;
+        let ops = it.model().num_ops();
+        if ops != q.nodes.len() || quantized.node_map.len() != float.nodes.len() {
+            return Err(ConvertError::new(
+                Kind::InvalidGraph,
+                format!("the model has {ops} ops for {} nodes", q.nodes.len()),
+            ));
+        }
+        let mut float_of: Vec<Option<usize>> = vec![None; q.nodes.len()];
+        for (i, &j) in quantized.node_map.iter().enumerate() {
+            match float_of.get_mut(j) {
+                Some(slot) => *slot = Some(i),
+                None => {
+                    return Err(ConvertError::new(
+                        Kind::InvalidGraph,
+                        format!("node {i} maps to node {j} of {}", q.nodes.len()),
+                    ));
+                }
             }
         }
-    }
-    let aq = |t: crate::graph::TensorId| quantized.activations.get(t.index()).copied().flatten();
-    let mut accs = vec![Acc::default(); q.nodes.len()];
-    let mut top1 = Top1::default();
-    let mut out_acc = Acc::default();
-    for (done, s) in samples.iter().enumerate() {
-        let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
-        if !sequence {
-            it.reset_state().map_err(interp_err)?;
-        }
-        let all = ex.run_all(&inputs)?;
-        for (k, (&fid, x)) in float.inputs.iter().zip(&inputs).enumerate() {
-            let a =
-                aq(fid).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("input {k} is not quantized")))?;
-            let buf = it.input_bytes(k).map_err(interp_err)?;
-            write_quantized(buf, x, &a);
-        }
-        let mut last_out: Vec<f32> = Vec::new();
-        for (j, fi) in float_of.iter().enumerate() {
-            it.run_op(j).map_err(interp_err)?;
-            let Some(i) = *fi else { continue };
-            let Some(fy) = float.nodes[i].output(0) else { continue };
-            let a = aq(fy)
-                .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("node {i} output is not quantized")))?;
-            let t = model.op(j as u32).and_then(|op| op.output(0)).map_err(interp_err)?;
-            let raw = it.tensor_bytes(t).map_err(interp_err)?;
-            let deq = read_dequantized(raw, &a);
-            let f = all.get(fy.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
-            accs[i].add(f, &deq);
-            if float.outputs.first() == Some(&fy) {
-                last_out = deq;
-            }
-        }
-        // First graph output: top-1 per row of its last axis.
-        if let Some(&o) = float.outputs.first() {
-            let f = all.get(o.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
-            if last_out.len() != f.len() {
-                // The output is a graph input (no node writes it): dequantize the input.
-                last_out = f.to_vec();
-            }
-            out_acc.add(f, &last_out);
-            top1.add(float, o, f, &last_out, labels)?;
-        }
-        progress(done + 1);
-    }
-    top1.check_labels(labels)?;
-    let layers = float
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| {
-            let y = node.output(0)?;
-            let a = aq(y)?;
-            let weight_scales = match node.op {
-                Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_) => q
-                    .nodes
-                    .get(quantized.node_map.get(i).copied().unwrap_or(usize::MAX))
-                    .and_then(|n| n.input(1))
-                    .and_then(|w| q.tensor(w))
-                    .and_then(|w| w.quant.as_ref())
-                    .map(scale_range),
-                _ => None,
-            };
-            Some(LayerReport {
-                index: i,
-                name: node.name.clone(),
-                op: String::from(node.op.name()),
-                output: float.tensor(y).map(|t| t.name.clone()).unwrap_or_default(),
-                dtype: a.dtype.name(),
-                scale: a.scale,
-                zero_point: a.zero_point,
-                qparams: source_name(&a),
-                observer: observer_name(&a, observer_of(y)),
-                range: a.range,
-                weight_scales,
-                weight_source: quantized.weight_sources.get(i).copied().flatten().map(|w| w.name()),
-                sqnr_db: accs[i].sqnr(),
-                max_abs_error: accs[i].max_abs,
-                elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
-            })
+        Ok(Self {
+            calibrator,
+            quantized,
+            labels,
+            ex,
+            sequence,
+            bytes,
+            arena,
+            started: false,
+            float_of,
+            accs: vec![Acc::default(); q.nodes.len()],
+            top1: Top1::default(),
+            out_acc: Acc::default(),
+            samples: 0,
+            model_bytes: compiled.bytes.len(),
+            arena_bytes: compiled.arena_len,
         })
-        .collect();
-    let io = |ids: &[crate::graph::TensorId]| -> Vec<IoQuant> {
-        ids.iter()
-            .filter_map(|&t| {
-                let a = aq(t)?;
-                let ft = float.tensor(t)?;
-                Some(IoQuant {
-                    name: ft.name.clone(),
-                    shape: ft.shape.clone(),
+    }
+
+    /// Samples evaluated so far.
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    /// Runs the next samples (each a list of input slices, one per graph input, in the
+    /// graph's layout) through both models and adds their measurements.
+    ///
+    /// # Errors
+    /// As [`evaluate`]; labels running out before the rows do.
+    pub fn add_chunk<S, V>(&mut self, samples: &[S]) -> Result<(), ConvertError>
+    where
+        S: AsRef<[V]>,
+        V: AsRef<[f32]>,
+    {
+        self.add_samples(samples, &mut |_| {})
+    }
+
+    /// [`add_chunk`](Self::add_chunk), calling `progress` with the sample's index in the
+    /// chunk after each one.
+    pub(crate) fn add_samples<S, V>(
+        &mut self,
+        samples: &[S],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<(), ConvertError>
+    where
+        S: AsRef<[V]>,
+        V: AsRef<[f32]>,
+    {
+        if samples.is_empty() {
+            return Ok(());
+        }
+        let float: &Graph = self.calibrator.graph();
+        let quantized = self.quantized;
+        let aq = |t: TensorId| quantized.activations.get(t.index()).copied().flatten();
+        // One interpreter per chunk over the same arena: after the first, it keeps the state
+        // the previous chunk's left.
+        let mut it = if self.started {
+            Interpreter::resume(&self.bytes, &mut self.arena)
+        } else {
+            Interpreter::new(&self.bytes, &mut self.arena)
+        }
+        .map_err(interp_err)?;
+        self.started = true;
+        let model = *it.model();
+        for (k, s) in samples.iter().enumerate() {
+            let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
+            if !self.sequence {
+                it.reset_state().map_err(interp_err)?;
+            }
+            let all = self.ex.run_all(&inputs)?;
+            for (k, (&fid, x)) in float.inputs.iter().zip(&inputs).enumerate() {
+                let a = aq(fid)
+                    .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("input {k} is not quantized")))?;
+                let buf = it.input_bytes(k).map_err(interp_err)?;
+                write_quantized(buf, x, &a);
+            }
+            let mut last_out: Vec<f32> = Vec::new();
+            for (j, fi) in self.float_of.iter().enumerate() {
+                it.run_op(j).map_err(interp_err)?;
+                let Some(i) = *fi else { continue };
+                let Some(fy) = float.nodes[i].output(0) else { continue };
+                let a = aq(fy).ok_or_else(|| {
+                    ConvertError::new(Kind::InvalidGraph, format!("node {i} output is not quantized"))
+                })?;
+                let t = model.op(j as u32).and_then(|op| op.output(0)).map_err(interp_err)?;
+                let raw = it.tensor_bytes(t).map_err(interp_err)?;
+                let deq = read_dequantized(raw, &a);
+                let f = all.get(fy.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
+                self.accs[i].add(f, &deq);
+                if float.outputs.first() == Some(&fy) {
+                    last_out = deq;
+                }
+            }
+            // First graph output: top-1 per row of its last axis.
+            if let Some(&o) = float.outputs.first() {
+                let f = all.get(o.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
+                if last_out.len() != f.len() {
+                    // The output is a graph input (no node writes it): dequantize the input.
+                    last_out = f.to_vec();
+                }
+                self.out_acc.add(f, &last_out);
+                self.top1.add(float, o, f, &last_out, self.labels)?;
+            }
+            self.samples += 1;
+            progress(k);
+        }
+        Ok(())
+    }
+
+    /// The report over every sample added.
+    ///
+    /// # Errors
+    /// `InvalidGraph` if `labels` does not have one label per row.
+    pub fn finish(self) -> Result<Report, ConvertError> {
+        let calibrator = self.calibrator;
+        let float: &Graph = calibrator.graph();
+        let observer_of = |t: TensorId| calibrator.kind(t);
+        let quantized = self.quantized;
+        let q = &quantized.graph;
+        let labels = self.labels;
+        let (accs, top1, out_acc) = (&self.accs, &self.top1, &self.out_acc);
+        let aq = |t: TensorId| quantized.activations.get(t.index()).copied().flatten();
+        top1.check_labels(labels)?;
+        let layers = float
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, node)| {
+                let y = node.output(0)?;
+                let a = aq(y)?;
+                let weight_scales = match node.op {
+                    Op::Conv2d(_) | Op::DepthwiseConv2d(_) | Op::FullyConnected(_) | Op::TransposeConv2d(_) => q
+                        .nodes
+                        .get(quantized.node_map.get(i).copied().unwrap_or(usize::MAX))
+                        .and_then(|n| n.input(1))
+                        .and_then(|w| q.tensor(w))
+                        .and_then(|w| w.quant.as_ref())
+                        .map(scale_range),
+                    _ => None,
+                };
+                Some(LayerReport {
+                    index: i,
+                    name: node.name.clone(),
+                    op: String::from(node.op.name()),
+                    output: float.tensor(y).map(|t| t.name.clone()).unwrap_or_default(),
                     dtype: a.dtype.name(),
                     scale: a.scale,
                     zero_point: a.zero_point,
+                    qparams: source_name(&a),
+                    observer: observer_name(&a, observer_of(y)),
+                    range: a.range,
+                    weight_scales,
+                    weight_source: quantized.weight_sources.get(i).copied().flatten().map(|w| w.name()),
+                    sqnr_db: accs[i].sqnr(),
+                    max_abs_error: accs[i].max_abs,
+                    elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
                 })
             })
-            .collect()
-    };
-    let act_types = |d: DType| q.tensors.iter().any(|t| t.dtype == d && !t.is_constant());
-    let mode = match (act_types(DType::I8), act_types(DType::I16)) {
-        (true, true) => "static int8 + 16x8 layers",
-        (false, true) => "static 16x8",
-        _ => "static int8",
-    };
-    Ok(Report {
-        model: ModelReport {
-            mode,
-            samples: samples.len(),
-            top1_agreement: top1.frac(top1.agree),
-            float_accuracy: labels.and(top1.frac(top1.float_correct)),
-            int8_accuracy: labels.and(top1.frac(top1.quantized_correct)),
-            output_sqnr_db: out_acc.sqnr(),
-            float_weight_bytes: float.constant_totals().bytes,
-            int8_weight_bytes: q.constant_totals().bytes,
-            model_bytes: compiled.bytes.len(),
-            arena_bytes: compiled.arena_len,
-            macs: float.total_macs(),
-        },
-        inputs: io(&float.inputs),
-        outputs: io(&float.outputs),
-        layers,
-    })
+            .collect();
+        let io = |ids: &[crate::graph::TensorId]| -> Vec<IoQuant> {
+            ids.iter()
+                .filter_map(|&t| {
+                    let a = aq(t)?;
+                    let ft = float.tensor(t)?;
+                    Some(IoQuant {
+                        name: ft.name.clone(),
+                        shape: ft.shape.clone(),
+                        dtype: a.dtype.name(),
+                        scale: a.scale,
+                        zero_point: a.zero_point,
+                    })
+                })
+                .collect()
+        };
+        let act_types = |d: DType| q.tensors.iter().any(|t| t.dtype == d && !t.is_constant());
+        let mode = match (act_types(DType::I8), act_types(DType::I16)) {
+            (true, true) => "static int8 + 16x8 layers",
+            (false, true) => "static 16x8",
+            _ => "static int8",
+        };
+        Ok(Report {
+            model: ModelReport {
+                mode,
+                samples: self.samples,
+                top1_agreement: top1.frac(top1.agree),
+                float_accuracy: labels.and(top1.frac(top1.float_correct)),
+                int8_accuracy: labels.and(top1.frac(top1.quantized_correct)),
+                output_sqnr_db: out_acc.sqnr(),
+                float_weight_bytes: float.constant_totals().bytes,
+                int8_weight_bytes: q.constant_totals().bytes,
+                model_bytes: self.model_bytes,
+                arena_bytes: self.arena_bytes,
+                macs: float.total_macs(),
+            },
+            inputs: io(&float.inputs),
+            outputs: io(&float.outputs),
+            layers,
+        })
+    }
 }
 
 /// The report of a model whose weights alone are quantized
