@@ -397,11 +397,11 @@ pub(crate) fn depthwise_conv2d_f32(
         return Err(KernelError("depthwise tensor sizes do not match the shapes"));
     }
     let mut out = bias_rows(n * oh * ow, bias, c)?;
-    let mut o = 0;
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                let acc = &mut out[o..][..c];
+    // Output rows (image, oy) in bands on threads: each value summed as alone.
+    super::in_row_bands(&mut out, ow * c, ow * c * kh * kw, |first, band| {
+        for (r, row) in band.chunks_exact_mut((ow * c).max(1)).enumerate() {
+            let (b, oy) = ((first + r) / oh.max(1), (first + r) % oh.max(1));
+            for (ox, acc) in row.chunks_exact_mut(c.max(1)).enumerate() {
                 for ky in 0..kh {
                     let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
                     for kx in 0..kw {
@@ -413,10 +413,9 @@ pub(crate) fn depthwise_conv2d_f32(
                         }
                     }
                 }
-                o += c;
             }
         }
-    }
+    });
     apply_activation(&mut out, activation);
     Ok(out)
 }
@@ -498,6 +497,33 @@ mod tests {
     /// The fast kernels (GEMM, f32 lanes) agree with the f64 reference loops within f32 rounding
     /// on random geometries: strides, dilations, both paddings, 1×1 pointwise, batches, depth
     /// multipliers, transposed convolutions with padding cropped, every fused activation.
+    /// Large enough for bands on threads (conv: GEMM row bands; depthwise: output rows): the
+    /// same bits with one thread and with four.
+    #[cfg(feature = "std")]
+    #[test]
+    fn threads_do_not_change_a_bit() {
+        let geo = ConvGeometry {
+            input: [2, 40, 36, 24],
+            kernel: [3, 3],
+            stride: [1, 1],
+            dilation: [1, 1],
+            padding: Padding::Same,
+        };
+        let val = |len: usize, k: u32| -> Vec<f32> {
+            (0..len as u32).map(|i| ((i.wrapping_mul(2_654_435_761) ^ k) % 2001) as f32 / 1000.0 - 1.0).collect()
+        };
+        let (x, f, fd, b) = (val(2 * 40 * 36 * 24, 1), val(32 * 9 * 24, 2), val(9 * 24, 3), val(32, 4));
+        let run = |threads: usize| {
+            crate::parallel::set_max_threads(threads);
+            let c = conv2d_f32(&x, &f, Some(&b), &geo, 32, FusedActivation::None).unwrap();
+            let d = depthwise_conv2d_f32(&x, &fd, Some(&b[..24]), &geo, 1, FusedActivation::Relu).unwrap();
+            crate::parallel::set_max_threads(0);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (bits(&c), bits(&d))
+        };
+        assert_eq!(run(1), run(4));
+    }
+
     #[test]
     fn fast_kernels_match_the_reference() {
         let mut state = 0x2545_f491_4f6c_dd1du64;

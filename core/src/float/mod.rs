@@ -62,8 +62,42 @@ pub(crate) fn clamp_activation(v: f32, a: FusedActivation) -> f32 {
 
 /// `f` applied to every value (generic, so the loop inlines `f` and vectorizes when it can).
 #[inline(always)]
-fn map(x: &[f32], f: impl Fn(f32) -> f32) -> Vec<f32> {
-    x.iter().map(|&v| f(v)).collect()
+fn map(x: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+    // Rows of 4096 values, about 8 operations each (the polynomial exp is more, ReLU less).
+    const ROW: usize = 4096;
+    let mut out = vec![0f32; x.len()];
+    in_row_bands(&mut out, ROW, 8 * ROW, |first, band| {
+        for (o, &v) in band.iter_mut().zip(&x[first * ROW..]) {
+            *o = f(v);
+        }
+    });
+    out
+}
+
+/// Runs `f(first_row, band)` over `out` cut into bands of whole rows of `row_len` values, side
+/// by side on threads when the `std` feature is on and the work (`work_per_row` operations a
+/// row) pays for them ([`crate::parallel`]), else once over all of `out`. Each value is computed
+/// by one call, as it would be alone: the same results with any number of threads.
+pub(crate) fn in_row_bands<T: Send>(
+    out: &mut [T],
+    row_len: usize,
+    work_per_row: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    #[cfg(feature = "std")]
+    {
+        let rows = out.len().div_ceil(row_len.max(1));
+        let threads = crate::parallel::threads_for(rows.saturating_mul(work_per_row), rows);
+        if threads > 1 {
+            let band = rows.div_ceil(threads);
+            let parts: Vec<(usize, &mut [T])> =
+                out.chunks_mut(band * row_len).enumerate().map(|(i, part)| (i * band, part)).collect();
+            crate::parallel::run_parts(parts, |(first, part)| f(first, part));
+            return;
+        }
+    }
+    let _ = work_per_row;
+    f(0, out);
 }
 
 /// One input of [`eval_op`]: data and shape.

@@ -132,8 +132,9 @@ const DW_CHUNK: usize = 32;
 /// (contiguous slices of input and filter: the loop vectorizes), then each channel is
 /// requantized. No scratch (the accumulators live on the stack, 128 bytes). Preconditions (else
 /// `false`): `depth_multiplier == 1`.
-#[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own
-#[inline(always)] // also compiled with AVX2 (arch::x86)
+// wasm_simd has its own; x86-64 with std runs the rows itself (arch::x86, with threads).
+#[cfg_attr(any(mq_wasm_simd, all(target_arch = "x86_64", feature = "std")), allow(dead_code))]
+#[inline(always)]
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -152,48 +153,67 @@ pub(crate) fn depthwise_conv_s8(
     if in_image == 0 || out_image == 0 {
         return true;
     }
-    let off = p.input_offset;
     for (in_b, out_b) in input.chunks_exact(in_image.max(1)).zip(output.chunks_exact_mut(out_image.max(1))) {
-        let mut out_pixels = out_b.chunks_exact_mut(c.max(1));
-        for oy in 0..outd.h {
-            for ox in 0..outd.w {
-                let Some(out_px) = out_pixels.next() else { return true };
-                for (chunk, out_chunk) in out_px.chunks_mut(DW_CHUNK).enumerate() {
-                    let c0 = chunk * DW_CHUNK;
-                    let n = out_chunk.len();
-                    let mut acc = [0i32; DW_CHUNK];
-                    if let Some(b) = bias.and_then(|b| b.get(c0..c0 + n)) {
-                        acc.iter_mut().zip(b).for_each(|(a, &b)| *a = b);
-                    }
-                    for ky in 0..p.filter.h {
-                        let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) else {
-                            continue;
-                        };
-                        for kx in 0..p.filter.w {
-                            let Some(ix) = input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w) else {
-                                continue;
-                            };
-                            let x0 = (iy * ind.w + ix) * c + c0;
-                            let w0 = (ky * p.filter.w + kx) * c + c0;
-                            let (Some(xs), Some(ws)) = (in_b.get(x0..x0 + n), filter.get(w0..w0 + n)) else {
-                                continue;
-                            };
-                            for ((a, &x), &w) in acc.iter_mut().zip(xs).zip(ws) {
-                                *a = a.wrapping_add(w as i32 * (x as i32 + off));
-                            }
-                        }
-                    }
-                    let (Some(ms), Some(ss)) = (quant.multiplier.get(c0..c0 + n), quant.shift.get(c0..c0 + n)) else {
+        depthwise_conv_s8_rows(p, quant, in_b, filter, bias, out_b, 0);
+    }
+    true
+}
+
+/// The output rows `out_rows` (whole rows of `out_w · c` values, from row `first_row`) of
+/// [`depthwise_conv_s8`] for one input image `in_b`: its body, which x86-64 runs in bands on
+/// threads (each value computed as alone). Preconditions: those of [`depthwise_conv_s8`].
+#[cfg_attr(mq_wasm_simd, allow(dead_code))] // wasm_simd has its own
+#[inline(always)]
+pub(crate) fn depthwise_conv_s8_rows(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    in_b: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    out_rows: &mut [i8],
+    first_row: usize,
+) {
+    let (ind, outd) = (p.input, p.output);
+    let c = ind.c;
+    let off = p.input_offset;
+    let mut out_pixels = out_rows.chunks_exact_mut(c.max(1));
+    for oy in first_row..outd.h {
+        for ox in 0..outd.w {
+            let Some(out_px) = out_pixels.next() else { return };
+            for (chunk, out_chunk) in out_px.chunks_mut(DW_CHUNK).enumerate() {
+                let c0 = chunk * DW_CHUNK;
+                let n = out_chunk.len();
+                let mut acc = [0i32; DW_CHUNK];
+                if let Some(b) = bias.and_then(|b| b.get(c0..c0 + n)) {
+                    acc.iter_mut().zip(b).for_each(|(a, &b)| *a = b);
+                }
+                for ky in 0..p.filter.h {
+                    let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) else {
                         continue;
                     };
-                    for ((o, &a), (&m, &s)) in out_chunk.iter_mut().zip(&acc).zip(ms.iter().zip(ss)) {
-                        *o = p.activation.apply(requantize(a, m, s).wrapping_add(p.output_offset)) as i8;
+                    for kx in 0..p.filter.w {
+                        let Some(ix) = input_coord(ox, p.stride.w, kx, p.dilation.w, p.padding.left, ind.w) else {
+                            continue;
+                        };
+                        let x0 = (iy * ind.w + ix) * c + c0;
+                        let w0 = (ky * p.filter.w + kx) * c + c0;
+                        let (Some(xs), Some(ws)) = (in_b.get(x0..x0 + n), filter.get(w0..w0 + n)) else {
+                            continue;
+                        };
+                        for ((a, &x), &w) in acc.iter_mut().zip(xs).zip(ws) {
+                            *a = a.wrapping_add(w as i32 * (x as i32 + off));
+                        }
                     }
+                }
+                let (Some(ms), Some(ss)) = (quant.multiplier.get(c0..c0 + n), quant.shift.get(c0..c0 + n)) else {
+                    continue;
+                };
+                for ((o, &a), (&m, &s)) in out_chunk.iter_mut().zip(&acc).zip(ms.iter().zip(ss)) {
+                    *o = p.activation.apply(requantize(a, m, s).wrapping_add(p.output_offset)) as i8;
                 }
             }
         }
     }
-    true
 }
 
 #[cfg(test)]

@@ -69,21 +69,38 @@ pub(crate) fn conv_s8(ops: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32
     true
 }
 
-/// [`super::portable::depthwise_conv_s8`] with AVX2 code generation.
+/// [`super::portable::depthwise_conv_s8_rows`] with AVX2 code generation.
 #[target_feature(enable = "avx2")]
-fn depthwise_conv_s8_avx2(
-    p: &DepthwiseConvParams,
-    quant: &PerChannelQuant<'_>,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-) -> bool {
-    super::portable::depthwise_conv_s8(p, quant, input, filter, bias, output)
+fn depthwise_rows_avx2(ops: &DepthwiseOperands<'_>, in_b: &[i8], out_rows: &mut [i8], first_row: usize) {
+    let DepthwiseOperands { p, quant, filter, bias } = *ops;
+    super::portable::depthwise_conv_s8_rows(p, quant, in_b, filter, bias, out_rows, first_row);
+}
+
+/// The read-only operands of a depthwise convolution.
+#[derive(Clone, Copy)]
+struct DepthwiseOperands<'a> {
+    p: &'a DepthwiseConvParams,
+    quant: &'a PerChannelQuant<'a>,
+    filter: &'a [i8],
+    bias: Option<&'a [i32]>,
+}
+
+/// The rows `out_rows` (from row `first_row`) of one image, with AVX2 code when `avx2`.
+fn depthwise_rows(avx2: bool, ops: &DepthwiseOperands<'_>, in_b: &[i8], out_rows: &mut [i8], first_row: usize) {
+    if avx2 {
+        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx2")]`
+        // function is that the CPU supports AVX2: `avx2` is `is_x86_feature_detected!("avx2")`
+        // (see `depthwise_conv_s8`).
+        unsafe { depthwise_rows_avx2(ops, in_b, out_rows, first_row) };
+    } else {
+        let DepthwiseOperands { p, quant, filter, bias } = *ops;
+        super::portable::depthwise_conv_s8_rows(p, quant, in_b, filter, bias, out_rows, first_row);
+    }
 }
 
 /// The portable depthwise convolution, with AVX2 code when the CPU has it (same sums, same
-/// requantization: the same bytes).
+/// requantization: the same bytes), each image in bands of output rows on threads when large
+/// enough ([`crate::parallel`]).
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -92,12 +109,30 @@ pub(crate) fn depthwise_conv_s8(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) -> bool {
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx2")]`
-        // function is that the CPU supports AVX2, checked on the line above.
-        return unsafe { depthwise_conv_s8_avx2(p, quant, input, filter, bias, output) };
+    if p.depth_multiplier != 1 {
+        return false;
     }
-    super::portable::depthwise_conv_s8(p, quant, input, filter, bias, output)
+    let avx2 = std::is_x86_feature_detected!("avx2");
+    let (ind, outd) = (p.input, p.output);
+    let in_image = ind.h * ind.w * ind.c;
+    let row = outd.w * ind.c;
+    let out_image = outd.h * row;
+    if in_image == 0 || out_image == 0 {
+        return true;
+    }
+    let ops = DepthwiseOperands { p, quant, filter, bias };
+    let threads = crate::parallel::threads_for(out_image.saturating_mul(p.filter.h * p.filter.w), outd.h);
+    for (in_b, out_b) in input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
+        if threads <= 1 {
+            depthwise_rows(avx2, &ops, in_b, out_b, 0);
+            continue;
+        }
+        let band = outd.h.div_ceil(threads);
+        let parts: std::vec::Vec<(usize, &mut [i8])> =
+            out_b.chunks_mut(band * row).enumerate().map(|(i, part)| (i * band, part)).collect();
+        crate::parallel::run_parts(parts, |(first, part)| depthwise_rows(avx2, &ops, in_b, part, first));
+    }
+    true
 }
 
 /// The float GEMM's blocked product with AVX code generation and `6 × 16` register tiles (twelve
@@ -173,15 +208,21 @@ mod tests {
     }
 
     /// The AVX2 build of the depthwise convolution against the reference kernel bit for bit
-    /// (70 channels: two full blocks of 32 and a tail; 3x3 stride 2 SAME; 5x5 stride 1).
+    /// (70 channels: two full blocks of 32 and a tail; 3x3 stride 2 SAME; 5x5 stride 1; a large
+    /// image in bands of rows).
     #[test]
     fn avx2_depthwise_matches_the_reference() {
         use crate::kernels::depthwise_conv::depthwise_conv_s8_reference;
-        for (f, st) in [(Hw::new(3, 3), Hw::new(2, 2)), (Hw::new(5, 5), Hw::new(1, 1))] {
+        // The last case is large enough to run in bands of rows on threads.
+        for (f, st, (ih, iw)) in [
+            (Hw::new(3, 3), Hw::new(2, 2), (17, 13)),
+            (Hw::new(5, 5), Hw::new(1, 1), (17, 13)),
+            (Hw::new(5, 5), Hw::new(1, 1), (67, 45)),
+        ] {
             let c = 70;
-            let input = Dims4::new(1, 17, 13, c);
+            let input = Dims4::new(1, ih, iw, c);
             let d = Hw::new(1, 1);
-            let w = compute_window(Padding::Same, Hw::new(17, 13), f, st, d).unwrap();
+            let w = compute_window(Padding::Same, Hw::new(ih, iw), f, st, d).unwrap();
             let p = DepthwiseConvParams {
                 input,
                 filter: f,
