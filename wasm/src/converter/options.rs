@@ -17,7 +17,7 @@ fn observer_kind(name: &str, percentile: Option<f64>, what: &str) -> Result<Obse
         Some(ObserverKind::Percentile(p)) => Ok(ObserverKind::Percentile(percentile.unwrap_or(p))),
         Some(k) => Ok(k),
         None => Err(range_error(format!(
-            "{what} must be \"minmax\", \"moving-average\", \"histogram\", \"entropy\" or \"percentile\", got {name:?}"
+            "{what} must be \"auto\", \"minmax\", \"moving-average\", \"histogram\", \"entropy\" or \"percentile\", got {name:?}"
         ))),
     }
 }
@@ -31,7 +31,7 @@ pub(super) fn calibration_options(options: &JsValue) -> Result<CalibrationOption
     }
     let observer = match js::opt_string(options, "observer")? {
         Some(name) => observer_kind(&name, percentile, "options.observer")?,
-        None => ObserverKind::MinMax,
+        None => ObserverKind::Auto,
     };
     let mut overrides = Vec::new();
     let o = get(options, "overrides");
