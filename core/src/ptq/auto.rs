@@ -14,10 +14,11 @@
 //! | `entropy` | KL-divergence threshold (TensorRT, ONNX Runtime's entropy calibrator) |
 //! | `mse` | the L2-error search on the histogram (PyTorch's `HistogramObserver`) |
 //!
-//! and which samples are outliers: a sample whose own max lies above `Q3 + max(3·IQR, |Q3|)` of
-//! the per-sample maxes (Tukey's far-out fence, and at least twice the typical max), or
-//! whose own min lies below the mirror fence of the per-sample mins; at most one sample in ten
-//! on each side (the most extreme ones).
+//! and which samples are outliers: a sample whose own max lies above `Q3 + max(3·IQR, 3·E)` of
+//! the per-sample maxes (Tukey's far-out fence, and at least three typical extents `E` beyond
+//! the typical max; `E = max(|Q3 of the maxes|, |Q1 of the mins|)`), or whose own min lies
+//! below the mirror fence of the per-sample mins; at most one sample in ten on each side (the
+//! most extreme ones).
 //!
 //! **Pass 2** quantizes every sample with every candidate exactly as the int8 model will (int8
 //! affine, TFLite's scale and zero point, rounding half away from zero, clamped) and sums the
@@ -161,12 +162,16 @@ fn quantile(sorted: &[f32], q: f64) -> f32 {
     sorted.get(i).copied().unwrap_or(0.0)
 }
 
-/// The upper fence of `v` (per-sample maxes): `Q3 + max(3·IQR, |Q3|)`, raised so that at most
-/// `cap` values lie above it.
-fn upper_fence(mut v: Vec<f32>, cap: usize) -> f32 {
+/// Quartiles of `v`, sorted in place.
+fn quartiles(v: &mut [f32]) -> (f32, f32) {
     v.sort_by(f32::total_cmp);
-    let (q1, q3) = (quantile(&v, 0.25), quantile(&v, 0.75));
-    let mut fence = q3 + (3.0 * (q3 - q1)).max(q3.abs());
+    (quantile(v, 0.25), quantile(v, 0.75))
+}
+
+/// The upper fence of `v` (per-sample maxes, sorted): `Q3 + max(3·IQR, 3·extent)`, raised so that
+/// at most `cap` values lie above it.
+fn upper_fence(v: &[f32], (q1, q3): (f32, f32), extent: f32, cap: usize) -> f32 {
+    let mut fence = q3 + (3.0 * (q3 - q1)).max(3.0 * extent);
     let above = v.iter().filter(|&&x| x > fence).count();
     if above > cap {
         // The (cap + 1)-th largest: exactly the `cap` largest (or fewer, with ties) lie above.
@@ -227,8 +232,13 @@ impl AutoObserver {
         }
         let n = s.samples.len();
         let cap = (n + 5) / 10;
-        let hi_fence = upper_fence(s.samples.iter().map(|r| r.1).collect(), cap);
-        let lo_fence = -upper_fence(s.samples.iter().map(|r| -r.0).collect(), cap);
+        let mut maxes: Vec<f32> = s.samples.iter().map(|r| r.1).collect();
+        let mut mins: Vec<f32> = s.samples.iter().map(|r| -r.0).collect();
+        let (qa, qb) = (quartiles(&mut maxes), quartiles(&mut mins));
+        // The typical extent of the tensor: a sample is an outlier only far beyond it.
+        let extent = qa.1.abs().max(qb.1.abs());
+        let hi_fence = upper_fence(&maxes, qa, extent, cap);
+        let lo_fence = -upper_fence(&mins, qb, extent, cap);
         let mut min = f32::INFINITY;
         let mut max = f32::NEG_INFINITY;
         let mut rmin = f32::INFINITY;
