@@ -66,7 +66,11 @@ fn default_beats_every_peer_on_spiky_calibration() {
     // Every layer says what it chose; the first conv's range leaves the spikes out.
     let json = report.to_json();
     assert!(json.contains("\"observer\":\"auto\",\"choice\":"), "{json}");
-    assert!(json.contains("outlier samples left out"), "{json}");
+    // The input's range leaves the 4 spiked samples out.
+    let input = report.inputs[0].auto.as_ref().expect("the input's choice");
+    assert_eq!(input.outliers, 4, "{json}");
+    assert!(input.ranges[input.chosen].1 <= 1.0, "{json}");
+    assert!(json.contains("\"inputs\":[{\"name\":\"x\"") && json.contains("(4 outlier samples left out)"), "{json}");
 }
 
 #[test]

@@ -230,6 +230,10 @@ export interface IoQuant {
   /** null for the float inputs and outputs of a weight-only or dynamic model. */
   scale: number | null;
   zeroPoint: number;
+  /** With the "auto" observer: the candidate range chosen for this tensor (as LayerReport.choice). */
+  choice?: string;
+  /** With the "auto" observer: why (as LayerReport.why). */
+  why?: string;
 }
 
 /** One layer of the report: its int8 output against the float one, on the evaluation samples. */

@@ -102,6 +102,9 @@ pub struct IoQuant {
     pub scale: f32,
     /// Zero point.
     pub zero_point: i32,
+    /// With the `auto` observer: the range it chose and why (as [`LayerReport::auto`]; JSON
+    /// `"choice"` and `"why"`, absent otherwise).
+    pub auto: Option<super::auto::AutoChoice>,
 }
 
 /// The quantization report ([`evaluate`]). [`Report::to_json`] writes it as JSON (no serde in
@@ -391,6 +394,7 @@ where
                     dtype: a.dtype.name(),
                     scale: a.scale,
                     zero_point: a.zero_point,
+                    auto: quantized.auto_choices.get(t.index()).cloned().flatten(),
                 })
             })
             .collect()
@@ -519,6 +523,7 @@ where
                 dtype: DType::F32.name(),
                 scale: f32::NAN,
                 zero_point: 0,
+                auto: None,
             })
             .collect()
     };
@@ -616,7 +621,14 @@ fn json_io(out: &mut String, io: &[IoQuant]) {
         json_str(out, &t.name);
         let _ = write!(out, ",\"shape\":{:?},\"dtype\":\"{}\",\"scale\":", t.shape, t.dtype);
         json_f32(out, t.scale);
-        let _ = write!(out, ",\"zero_point\":{}}}", t.zero_point);
+        let _ = write!(out, ",\"zero_point\":{}", t.zero_point);
+        if let Some(c) = &t.auto {
+            out.push_str(",\"choice\":");
+            json_str(out, c.name());
+            out.push_str(",\"why\":");
+            json_str(out, &c.why());
+        }
+        out.push('}');
     }
     out.push(']');
 }

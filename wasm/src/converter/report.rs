@@ -38,6 +38,10 @@ pub(super) fn report_object(r: &Report) -> Object {
                 set(&o, "dtype", t.dtype);
                 set(&o, "scale", opt_f64(Some(f64::from(t.scale))));
                 set(&o, "zeroPoint", t.zero_point);
+                if let Some(c) = &t.auto {
+                    set(&o, "choice", c.name());
+                    set(&o, "why", c.why().as_str());
+                }
                 JsValue::from(o)
             })
             .collect()
