@@ -14,7 +14,9 @@
 # Usage: scripts/bench-zoo.sh [--only NAME ... | --section-only]
 #   --only: benchmark these models, update their rows of target/zoo-bench/zoo.json, print the table;
 #   --section-only: rewrite the BENCHMARKS.md section from target/zoo-bench/zoo.md as it is.
-# Environment: MQ_BENCH_OUT (default BENCHMARKS.md), MQ_ZOO_DIR (default target/zoo).
+# Environment: MQ_BENCH_OUT (default BENCHMARKS.md), MQ_ZOO_DIR (default target/zoo); MQ_ZOO_OBSERVERS
+# (comma-separated microquant observers, e.g. minmax,entropy,histogram,percentile) and MQ_ZOO_ORT_METHODS (further
+# ONNX Runtime calibration methods, e.g. Entropy,Percentile) add a table of the default calibration against them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -36,7 +38,8 @@ cargo build -q --release -p microquant-cli
 mkdir -p "$WORK"
 log "benchmarking"
 .venv/bin/python tests/zoo/bench_zoo.py --zoo "$ZOO" --cli "$ROOT/target/release/microquant" --work "$WORK" \
-  --md "$WORK/zoo.md" --json "$WORK/zoo.json" "${ONLY[@]}" > "$WORK/bench.out"
+  --md "$WORK/zoo.md" --json "$WORK/zoo.json" --observers "${MQ_ZOO_OBSERVERS:-}" --ort-methods "${MQ_ZOO_ORT_METHODS:-}" \
+  "${ONLY[@]}" > "$WORK/bench.out"
 log "done in $(( $(date +%s) - t0 )) s"
 [ ${#ONLY[@]} -eq 0 ] || { cat "$WORK/zoo.md"; exit 0; }  # a partial run does not rewrite BENCHMARKS.md
 fi

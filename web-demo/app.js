@@ -89,7 +89,7 @@ function showModel() {
     const tr = document.createElement('tr');
     const sel = document.createElement('select');
     sel.dataset.layer = l.name;
-    for (const [v, t] of [['', 'default'], ['minmax', 'min/max'], ['moving-average', 'moving average'], ['histogram', 'histogram'], ['entropy', 'entropy'], ['percentile', 'percentile']]) {
+    for (const [v, t] of [['', 'default'], ['auto', 'auto'], ['minmax', 'min/max'], ['moving-average', 'moving average'], ['histogram', 'histogram'], ['entropy', 'entropy'], ['percentile', 'percentile']]) {
       sel.append(new Option(t, v));
     }
     const box = document.createElement('input');

@@ -48,8 +48,10 @@ pub struct QuantizeArgs {
     /// `--calib` files): the report adds float and int8 accuracy.
     #[arg(long)]
     pub labels: Option<PathBuf>,
-    /// Observer of every activation: minmax, moving-average, histogram, entropy, percentile
-    /// (99.999; `percentile:99.9` for another).
+    /// Observer of every activation: minmax (the default), moving-average, histogram, entropy,
+    /// percentile (99.999; `percentile:99.9` for another), or auto (per tensor, the candidate
+    /// range with the least int8 error over the samples, outlier samples left out; the report
+    /// says which and why: robust to a few outlier samples).
     #[arg(long, default_value = "minmax", value_parser = parse_observer)]
     pub observer: ObserverKind,
     /// Observer of one layer (node or tensor name), e.g. `--layer-observer conv1=entropy`;
@@ -163,7 +165,7 @@ fn parse_observer(s: &str) -> Result<ObserverKind, String> {
         return Ok(ObserverKind::Percentile(v));
     }
     ObserverKind::from_name(s).ok_or_else(|| {
-        format!("unknown observer {s:?} (minmax, moving-average, histogram, entropy, percentile, percentile:<p>)")
+        format!("unknown observer {s:?} (auto, minmax, moving-average, histogram, entropy, percentile, percentile:<p>)")
     })
 }
 

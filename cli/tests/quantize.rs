@@ -68,6 +68,8 @@ fn quantizes_an_onnx_model_with_report_and_qdq() {
         report.as_os_str(),
         "--qdq".as_ref(),
         qdq.as_os_str(),
+        "--observer".as_ref(),
+        "minmax".as_ref(),
     ]);
     // The table: model line, accuracies, one line per layer.
     assert!(stdout.contains("mode static int8 | 200 samples"), "{stdout}");

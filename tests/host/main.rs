@@ -54,6 +54,7 @@ mod quant_observers;
 mod smoke;
 mod spatial_interp;
 mod spatial_models;
+mod spiky;
 mod support_matrix;
 mod tflite_import;
 mod tflite_shapes;

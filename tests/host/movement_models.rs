@@ -19,7 +19,7 @@ use microquant::compile::{CompileOptions, compile};
 use microquant::float::FloatExecutor;
 use microquant::interp::Interpreter;
 use microquant::model::AlignedBytes;
-use microquant::ptq::{PtqOptions, convert};
+use microquant::ptq::{CalibrationOptions, ObserverKind, PtqOptions, convert};
 use microquant_tests::golden::Tensor;
 use serde::Deserialize;
 
@@ -70,8 +70,13 @@ fn onnx_slice_and_split_run_as_onnx_runtime_in_float_and_int8() {
                 assert_eq!(y, want.f32(), "{}: float output {k}", e.name);
             }
         }
-        // int8: calibrate on the samples, quantize, compile, run.
-        let out = convert(&imported.graph, &samples, None, &PtqOptions::default(), &mut |_| {})
+        // int8: calibrate on the samples (min/max: every sample within the input's range, so
+        // each output is the input's rounding), quantize, compile, run.
+        let options = PtqOptions {
+            calibration: CalibrationOptions { observer: ObserverKind::MinMax, ..Default::default() },
+            ..Default::default()
+        };
+        let out = convert(&imported.graph, &samples, None, &options, &mut |_| {})
             .unwrap_or_else(|err| panic!("{}: {err}", e.name));
         let model = AlignedBytes::new(&out.compiled.bytes);
         let mut arena = vec![0u8; out.compiled.arena_len + 16];

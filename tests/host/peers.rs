@@ -34,7 +34,8 @@ use microquant::ptq::{CalibrationOptions, ObserverKind, PtqOptions, convert};
 use peers_common::*;
 use serde_json::Value;
 
-const OBSERVERS: [ObserverKind; 5] = [
+const OBSERVERS: [ObserverKind; 6] = [
+    ObserverKind::Auto,
     ObserverKind::MinMax,
     ObserverKind::MovingAverage,
     ObserverKind::Histogram,
@@ -128,9 +129,9 @@ fn ours_against_onnx_runtime_and_tflite() {
     );
     let _ = writeln!(
         md,
-        "| model | layout | float | ORT MinMax | ORT Percentile | TFLite | ours minmax | ours moving-avg | ours histogram | ours entropy | ours percentile |"
+        "| model | layout | float | ORT MinMax | ORT Percentile | TFLite | ours auto | ours minmax (default) | ours moving-avg | ours histogram | ours entropy | ours percentile |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut failures = Vec::new();
     let mut summary: Vec<String> = Vec::new();
     for model in MODELS {
@@ -319,16 +320,23 @@ fn mlperf_float_models() {
          evaluated on 32 other synthetic samples: SQNR (dB) of the int8 output against the float graph's. \
          For scale, the published int8 model (TFLite converter with the real data) on the same inputs.\n"
     );
-    let _ = writeln!(md, "| model | ours minmax | ours histogram | ours entropy | ours percentile | published int8 |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "| model | ours auto | ours minmax (default) | ours histogram | ours entropy | ours percentile | published int8 |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
     for m in &models {
         let g = microquant::tflite::import(&std::fs::read(root.join("..").join(&m.file)).unwrap()).unwrap();
         let calib = synthetic(m, 70_000, 64);
         let eval = synthetic(m, 71_000, 32);
         let mut row = format!("| {} |", m.name);
-        for kind in
-            [ObserverKind::MinMax, ObserverKind::Histogram, ObserverKind::Entropy, ObserverKind::Percentile(99.999)]
-        {
+        for kind in [
+            ObserverKind::Auto,
+            ObserverKind::MinMax,
+            ObserverKind::Histogram,
+            ObserverKind::Entropy,
+            ObserverKind::Percentile(99.999),
+        ] {
             let options = PtqOptions {
                 calibration: CalibrationOptions { observer: kind, ..Default::default() },
                 ..Default::default()
@@ -337,7 +345,7 @@ fn mlperf_float_models() {
             let sqnr = out.evaluate(&eval, None).unwrap().model.output_sqnr_db.unwrap_or(f64::INFINITY);
             // Floors that catch a broken quantizer (uniform-noise inputs are hard on clipping
             // observers: entropy on KWS is below 10 dB).
-            let floor = if kind == ObserverKind::MinMax { 15.0 } else { 3.0 };
+            let floor = if matches!(kind, ObserverKind::MinMax | ObserverKind::Auto) { 15.0 } else { 3.0 };
             assert!(sqnr > floor, "{} {}: {sqnr:.1} dB", m.name, kind.name());
             let _ = write!(row, " {sqnr:.1} |");
         }

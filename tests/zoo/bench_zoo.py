@@ -200,17 +200,17 @@ class CalibReader:
         return next(self.it, None)
 
 
-def ort_quantize(float_onnx, calib, extra, out, stream=None):
+def ort_quantize(float_onnx, calib, extra, out, stream=None, method="MinMax"):
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
     t0 = time.time()
     reader = CalibReader(float_onnx, calib, extra, stream)
     quantize_static(str(float_onnx), str(out), reader, quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                    calibrate_method=CalibrationMethod.MinMax)
+                    calibrate_method=getattr(CalibrationMethod, method))
     return time.time() - t0
 
 
-def bench(d, clip, work, log):
+def bench(d, clip, work, log, observers=(), ort_methods=()):
     meta = json.loads((d / "meta.json").read_text())
     fmt = "onnx" if (d / "model.onnx").exists() else "tflite"
     model = d / f"model.{fmt}"
@@ -278,6 +278,28 @@ def bench(d, clip, work, log):
                 row["qdq_maxdiff"] = int(steps.max())
             except Exception as e:
                 row["qdq_error"] = short(e)
+        # The default against each explicit observer (same samples, no QDQ export).
+        for obs in observers:
+            try:
+                cli([clip, "quantize", model, "--calib", w / "calib.npy", "-o", w / f"model_{obs}.mq",
+                     "--observer", obs] + opts, log)
+                cli([clip, "run", w / f"model_{obs}.mq", "--input", w / "eval.npy", "-o", w / f"mq_out_{obs}.npy"], log)
+                insp = json.loads(cli([clip, "inspect", "--json", w / f"model_{obs}.mq"], log)[0])
+                qo = insp["tensors"][insp["outputs"][0]]["quant"]
+                yo = np.load(w / f"mq_out_{obs}.npy").reshape(len(evals), -1).astype(np.float32)
+                row[f"mq_sqnr_{obs}"] = sqnr(ref, (yo - qo["zero_point"]) * qo["scale"])
+            except Exception as e:
+                row[f"mq_error_{obs}"] = short(e)
+        if row.get("run") == "ok":
+            try:
+                rep = json.loads((w / "report.json").read_text())
+                choices = {}
+                for layer in rep["layers"]:
+                    if "choice" in layer:
+                        choices[layer["choice"]] = choices.get(layer["choice"], 0) + 1
+                row["mq_auto_choices"] = choices
+            except Exception as e:
+                row["mq_error_report"] = short(e)
 
     # ONNX Runtime quantize_static
     try:
@@ -302,6 +324,16 @@ def bench(d, clip, work, log):
             row["ort_top1"] = top1(ref, yo)
     except Exception as e:
         row["ort_error"] = short(e)
+    for method in ort_methods:
+        key = "ort_sqnr_" + method.lower()
+        try:
+            float_onnx = w / "tf2onnx.onnx" if fmt == "tflite" else model
+            if meta.get("ort_if_branch"):
+                float_onnx = w / "ort_float.onnx"
+            ort_quantize(float_onnx, calib, extra, w / f"ort_qdq_{method.lower()}.onnx", stream, method)
+            row[key] = sqnr(ref, ort_run(w / f"ort_qdq_{method.lower()}.onnx", evals, extra, stream))
+        except Exception as e:
+            row["ort_error_" + method.lower()] = short(e)
 
     # TFLite converter int8 (Keras models)
     if (d / "model_tflite_int8.tflite").exists():
@@ -363,6 +395,23 @@ def markdown(rows):
     return "\n".join(out)
 
 
+def markdown_calibration(rows, observers, ort_methods):
+    """The default calibration against microquant's other observers (`--observers`, e.g. auto) and
+    ONNX Runtime's calibrators, SQNR (dB) on the same evaluation samples."""
+    cols = ["default"] + observers + [f"ORT {m}" for m in ["MinMax"] + ort_methods]
+    keys = ["mq_sqnr"] + [f"mq_sqnr_{o}" for o in observers] + ["ort_sqnr"] + [f"ort_sqnr_{m.lower()}" for m in ort_methods]
+    head = "| model | " + " | ".join(cols) + " | default − best ORT | auto's choices (layers) |"
+    out = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    for r in rows:
+        if not any(k in r for k in keys[1:]):
+            continue
+        ort = [r[k] for k in keys if k.startswith("ort_") and k in r and r.get("ort_quantize_nodes")]
+        d = r["mq_sqnr"] - max(ort) if "mq_sqnr" in r and ort else None
+        ch = ", ".join(f"{k} {v}" for k, v in sorted(r.get("mq_auto_choices", {}).items(), key=lambda kv: -kv[1]))
+        out.append(f"| {r['model']} | " + " | ".join(f1(r.get(k)) for k in keys) + f" | {f1(d, '{:+.1f}')} | {ch} |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zoo", required=True)
@@ -371,7 +420,11 @@ def main():
     ap.add_argument("--md")
     ap.add_argument("--json")
     ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--observers", default="", help="comma-separated microquant observers to compare with the default")
+    ap.add_argument("--ort-methods", default="", help="comma-separated further ONNX Runtime CalibrationMethods (Entropy, ...)")
     a = ap.parse_args()
+    observers = [o for o in a.observers.split(",") if o]
+    ort_methods = [m for m in a.ort_methods.split(",") if m]
     zoo = pathlib.Path(a.zoo)
     work = pathlib.Path(a.work or zoo.parent / "zoo-bench")
     work.mkdir(parents=True, exist_ok=True)
@@ -382,7 +435,7 @@ def main():
                 continue
             t0 = time.time()
             try:
-                row = bench(d, a.cli, work, log)
+                row = bench(d, a.cli, work, log, observers, ort_methods)
             except Exception as e:
                 traceback.print_exc()
                 row = {"model": d.name, "format": "?", "error": short(e)}
@@ -401,6 +454,8 @@ def main():
                f"{sum(1 for r in ok if r.get('ort_quantize_nodes'))} (those ONNX Runtime quantized) within 0.5 dB of ONNX Runtime or better; "
                f"{sum(1 for r in ok if r.get('qdq_within1', 0) >= 0.99)}/{len(ok)} with the QDQ export within one step "
                f"of the .mq on >= 99 % of output elements")
+    if observers or ort_methods:
+        md += "\n\n" + markdown_calibration(rows, observers, ort_methods)
     print(md + "\n\n" + summary)
     if a.md:
         pathlib.Path(a.md).write_text(md + "\n\n" + summary + "\n")

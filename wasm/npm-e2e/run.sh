@@ -48,5 +48,5 @@ mkdir -p "$TMP/vite-app/public"
 cp "$ROOT/web-demo/examples/"digits_{cnn.onnx,calib.npy,labels.npy} "$TMP/vite-app/public/"
 (cd "$TMP/vite-app" && "$BIN/tsc" --noEmit -p tsconfig.json && echo "tsc: the app type-checks against the package's types")
 (cd "$TMP/vite-app" && "$BIN/vite" build --logLevel warn && ls dist/assets)
-node "$HERE/check-vite.mjs" "$TMP/vite-app/dist" "$ROOT/wasm/tests/data/digits_minmax.mq" "$(cat "$ROOT/wasm/tests/data/cli_producer.txt")"
+node "$HERE/check-vite.mjs" "$TMP/vite-app/dist" "$ROOT/wasm/tests/data/digits_default.mq" "$(cat "$ROOT/wasm/tests/data/cli_producer.txt")"
 echo "npm package e2e: ok"

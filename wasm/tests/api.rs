@@ -106,12 +106,12 @@ async fn check_cli_case(name: &str, mq: &[u8], report: &str, qdq: &[u8], extra: 
 }
 
 #[wasm_bindgen_test]
-async fn same_bytes_as_the_cli_minmax() {
+async fn same_bytes_as_the_cli_default() {
     check_cli_case(
-        "digits_minmax",
-        include_bytes!("data/digits_minmax.mq"),
-        include_str!("data/digits_minmax.report.json"),
-        include_bytes!("data/digits_minmax.qdq.onnx"),
+        "digits_default",
+        include_bytes!("data/digits_default.mq"),
+        include_str!("data/digits_default.report.json"),
+        include_bytes!("data/digits_default.qdq.onnx"),
         &[],
     )
     .await;
@@ -161,19 +161,19 @@ async fn same_bytes_as_the_cli_int16_layers() {
     .await;
 }
 
-/// A QDQ ONNX model (the CLI's portable export of the minmax case, `--qdq-portable`, which
+/// A QDQ ONNX model (the CLI's portable export of the default case, `--qdq-portable`, which
 /// `toQdqOnnx({ portable: true })` reproduces byte for byte) loads as a float model that carries
 /// its quantization: quantizing it keeps every scale and zero point (those of the model it was
 /// exported from) and gives the CLI's bytes for the same input.
 #[wasm_bindgen_test]
 async fn qdq_onnx_input_keeps_its_scales_and_gives_the_cli_bytes() {
-    let qdq: &[u8] = include_bytes!("data/portable/digits_minmax.qdq.onnx");
-    let minmax = quantized(digits().calibrate_and_quantize(bytes(CALIB), Some(cli_options(&[])))).await.unwrap();
-    let portable = minmax.to_qdq_onnx(Some(obj(&[("portable", true.into())]))).unwrap();
-    assert_same_bytes("portable/digits_minmax.qdq.onnx", qdq, &portable.to_vec());
-    let e = minmax.to_qdq_onnx(Some(obj(&[("portable", "yes".into())]))).unwrap_err();
+    let qdq: &[u8] = include_bytes!("data/portable/digits_default.qdq.onnx");
+    let default = quantized(digits().calibrate_and_quantize(bytes(CALIB), Some(cli_options(&[])))).await.unwrap();
+    let portable = default.to_qdq_onnx(Some(obj(&[("portable", true.into())]))).unwrap();
+    assert_same_bytes("portable/digits_default.qdq.onnx", qdq, &portable.to_vec());
+    let e = default.to_qdq_onnx(Some(obj(&[("portable", "yes".into())]))).unwrap_err();
     assert!(message(&e).contains("options.portable must be a boolean"), "{}", message(&e));
-    let v = load_model(bytes(qdq), Some(obj(&[("name", "digits_minmax.qdq.onnx".into())]))).unwrap();
+    let v = load_model(bytes(qdq), Some(obj(&[("name", "digits_default.qdq.onnx".into())]))).unwrap();
     let m = FloatModel::try_from_js_value(v).unwrap();
     assert!(m.carries_quantization());
     assert!(!digits().carries_quantization());
@@ -206,7 +206,7 @@ async fn qdq_onnx_input_keeps_its_scales_and_gives_the_cli_bytes() {
 #[wasm_bindgen_test]
 async fn split_calibration_merges_to_the_same_bytes() {
     let imgs = images();
-    for observer in ["minmax", "entropy", "histogram"] {
+    for observer in ["auto", "minmax", "entropy", "histogram"] {
         let m = digits();
         let opts = obj(&[("observer", observer.into())]);
         let whole = m.create_calibration(Some(opts.clone())).unwrap();
@@ -624,7 +624,7 @@ fn bad_model_files_are_named() {
     assert!(msg.contains("ONNX op \"Hardmax\"") && msg.contains("operator 1 Hardmax \"my_hardmax\""), "{msg}");
     assert!(!msg.contains("TFL3"), "{msg}");
     // A corrupted .mq: the CRC says so; a truncated one gives both lengths.
-    let mq = include_bytes!("data/digits_minmax.mq");
+    let mq = include_bytes!("data/digits_default.mq");
     let mut bad = mq.to_vec();
     bad[100] ^= 0x55;
     let msg = message(&load_model(bytes(&bad), None).unwrap_err());
@@ -670,7 +670,7 @@ fn hex_bytes(text: &str) -> Vec<u8> {
 
 #[wasm_bindgen_test]
 fn c_and_rust_arrays_hold_the_model() {
-    let mq = include_bytes!("data/digits_minmax.mq");
+    let mq = include_bytes!("data/digits_default.mq");
     let q = QuantizedModel::from_bytes(bytes(mq), Some("digits-cnn".into())).unwrap();
     let h = q.to_c_header(None);
     assert!(h.contains("#define DIGITS_CNN_MQ_LEN 8360u"), "{h:.400}");

@@ -136,7 +136,7 @@ fn bench_models() {
             (*name, compile(&graph, &CompileOptions::default()).expect("compile").bytes)
         })
         .collect();
-    mqs.push(("digits", include_bytes!("data/digits_minmax.mq").to_vec()));
+    mqs.push(("digits", include_bytes!("data/digits_default.mq").to_vec()));
     for (name, mq) in &mqs {
         let bytes = AlignedBytes::new(mq);
         let model = Model::parse(&bytes).expect("parse");

@@ -187,7 +187,7 @@ try {
   await page.click('#metadata summary');
   let status = await quantizeAndWait(page);
   expect(/Quantized in/.test(status), `example: status "${status}"`);
-  await checkAgainstCli(page, 'digits_minmax');
+  await checkAgainstCli(page, 'digits_default');
   await page.screenshot({ path: path.join(shots, 'example.png'), fullPage: true });
   await page.selectOption('#observer', 'entropy');
   await page.selectOption('#per-channel', 'false');
@@ -207,13 +207,13 @@ try {
   // A QDQ ONNX model (the CLI's portable export of the first case, --qdq-portable) dropped with
   // the example's data: its scales are kept, and the result is the CLI's for the same file.
   await page.selectOption('#observer', 'minmax');
-  await page.setInputFiles('#model-file', path.join(data, 'portable', 'digits_minmax.qdq.onnx'));
+  await page.setInputFiles('#model-file', path.join(data, 'portable', 'digits_default.qdq.onnx'));
   await page.waitForFunction(() => /QDQ: its scales are kept/.test(document.getElementById('model-info').textContent), null, { timeout: 30000 });
   await page.setInputFiles('#calib-file', path.join(demo, 'examples/digits_calib.npy'));
   await page.setInputFiles('#labels-file', path.join(demo, 'examples/digits_labels.npy'));
   status = await quantizeAndWait(page);
   expect(/Quantized in/.test(status), `QDQ input: status "${status}"`);
-  await checkAgainstCli(page, 'digits_qdq_input', 'digits_minmax.qdq');
+  await checkAgainstCli(page, 'digits_qdq_input', 'digits_default.qdq');
   const outside = requests.filter((u) => !u.startsWith('blob:'));
   expect(outside.length === 0, `requests while quantizing offline: ${outside.join(', ')}`);
   await context.setOffline(false);

@@ -129,31 +129,7 @@ impl<const N: usize> Observer for PercentileObserver<N> {
         Ok(())
     }
     fn range(&self) -> Result<(f32, f32), Error> {
-        let h = self.state.bins()?;
-        let (dmin, dmax) = self.stats.x.ok_or(Error::NoData)?;
-        let total = h.total();
-        if total == 0 {
-            return Err(Error::NoData);
-        }
-        // np.searchsorted(cdf, v) (left) with cdf = np.cumsum(hist / total).
-        let search = |v: f64| -> usize {
-            let mut cdf = 0f64;
-            for (i, &c) in h.counts().iter().enumerate() {
-                cdf += c as f64 / total as f64;
-                if cdf >= v {
-                    return i;
-                }
-            }
-            N
-        };
-        let (lo, hi) = if self.symmetric {
-            let t = h.edge(search(self.percentile / 100.0));
-            (-t, t)
-        } else {
-            let cut = (100.0 - self.percentile) / 200.0;
-            (h.edge(search(cut)), h.edge(search(1.0 - cut)))
-        };
-        Ok((if lo < dmin { dmin } else { lo }, if hi > dmax { dmax } else { hi }))
+        self.range_at(self.percentile)
     }
     fn qparams(&self) -> Result<QParams, Error> {
         let (lo, hi) = self.range()?;
@@ -181,5 +157,40 @@ impl<const N: usize> Observer for PercentileObserver<N> {
             self.state = HistState::Bins(h);
         }
         Ok(())
+    }
+}
+
+impl<const N: usize> PercentileObserver<N> {
+    /// The range at another percentile of the same histogram (`range()` is `range_at` of the
+    /// observer's own percentile).
+    ///
+    /// # Errors
+    /// As [`Observer::range`].
+    pub fn range_at(&self, percentile: f64) -> Result<(f32, f32), Error> {
+        let h = self.state.bins()?;
+        let (dmin, dmax) = self.stats.x.ok_or(Error::NoData)?;
+        let total = h.total();
+        if total == 0 {
+            return Err(Error::NoData);
+        }
+        // np.searchsorted(cdf, v) (left) with cdf = np.cumsum(hist / total).
+        let search = |v: f64| -> usize {
+            let mut cdf = 0f64;
+            for (i, &c) in h.counts().iter().enumerate() {
+                cdf += c as f64 / total as f64;
+                if cdf >= v {
+                    return i;
+                }
+            }
+            N
+        };
+        let (lo, hi) = if self.symmetric {
+            let t = h.edge(search(percentile / 100.0));
+            (-t, t)
+        } else {
+            let cut = (100.0 - percentile) / 200.0;
+            (h.edge(search(cut)), h.edge(search(1.0 - cut)))
+        };
+        Ok((if lo < dmin { dmin } else { lo }, if hi > dmax { dmax } else { hi }))
     }
 }

@@ -64,6 +64,9 @@ pub(crate) mod tag {
     pub(crate) const HISTOGRAM: u8 = 3;
     pub(crate) const ENTROPY: u8 = 4;
     pub(crate) const PERCENTILE: u8 = 5;
+    /// `ptq`'s automatic range choice (statistics of its candidates).
+    #[cfg(feature = "alloc")]
+    pub(crate) const AUTO: u8 = 6;
 }
 
 pub(crate) const TRUNCATED: Error = Error::InvalidArgument { reason: "observer state: truncated" };
@@ -155,6 +158,20 @@ impl<'a> Reader<'a> {
     }
     pub(crate) fn pos(&self) -> usize {
         self.pos
+    }
+    /// The bytes not read yet.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
+    }
+    /// Skips `n` bytes (read through [`rest`](Self::rest)).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn skip(&mut self, n: usize) -> Result<(), Error> {
+        if self.pos + n > self.buf.len() {
+            return Err(TRUNCATED);
+        }
+        self.pos += n;
+        Ok(())
     }
     fn take<const K: usize>(&mut self) -> Result<[u8; K], Error> {
         let s = self.buf.get(self.pos..self.pos + K).ok_or(TRUNCATED)?;

@@ -40,6 +40,8 @@ pub struct CalibrationOptions {
 
 impl Default for CalibrationOptions {
     /// Min/max for every activation, two-pass histograms when chosen, recurrent state carried.
+    /// ([`ObserverKind::Auto`] is not the default yet: on some zoo models its per-tensor choice
+    /// loses to min/max at the model's output, see BENCHMARKS.md.)
     fn default() -> Self {
         Self { observer: ObserverKind::MinMax, overrides: Vec::new(), two_pass: true, reset_state: false }
     }
@@ -191,6 +193,12 @@ impl<'g> Calibrator<'g> {
     /// The observer kind of a tensor (`None` for constants).
     pub fn kind(&self, t: TensorId) -> Option<ObserverKind> {
         self.kinds.get(t.index()).copied().flatten()
+    }
+
+    /// Which candidate range the automatic observer chose for activation `t`, and why (`None`
+    /// for other observers, constants, or before calibration is complete).
+    pub fn auto_choice(&self, t: TensorId) -> Option<super::auto::AutoChoice> {
+        self.observers.get(t.index()).and_then(Option::as_ref).and_then(AnyObserver::auto_choice)
     }
 
     /// The calibrated range of an activation.

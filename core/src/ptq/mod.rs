@@ -14,12 +14,13 @@
 //!    lacks with ops it has (HardSigmoid → ReLU6 arithmetic; a ReLU that cannot be fused → a
 //!    1×1 max pool with the clamp).
 //! 2. [`Calibrator`] runs samples through the float graph ([`crate::float`]) into one observer
-//!    per activation ([`ObserverKind`]: min/max, moving average, histogram (L2), entropy (KL),
-//!    percentile; per model or per layer), with a progress callback; calibrators over chunks of
-//!    the samples merge ([`Calibrator::merge`], the observers' exact `merge`). The samples may
-//!    stream from a [`SampleSource`] ([`Calibrator::calibrate_source`], [`convert_source`]):
-//!    a few at a time ([`CHUNK_SAMPLES`]), each pass rewinding it, in memory independent of
-//!    their number.
+//!    per activation ([`ObserverKind`]: min/max (the default), moving average, histogram (L2),
+//!    entropy (KL), percentile, or [`auto`]: per tensor, the range with the least int8 error
+//!    among min/max, percentile, entropy and L2 candidates; per model or per layer), with a
+//!    progress callback; calibrators over chunks of the samples merge ([`Calibrator::merge`],
+//!    the observers' exact `merge`). The samples may stream from a [`SampleSource`]
+//!    ([`Calibrator::calibrate_source`], [`convert_source`]): a few at a time
+//!    ([`CHUNK_SAMPLES`]), each pass rewinding it, in memory independent of their number.
 //! 3. [`quantize`] chooses every parameter: activations per tensor (asymmetric int8, TFLite's
 //!    formula; or symmetric int16 for the whole model), weights symmetric int8 in [-127, 127]
 //!    per channel (or per tensor), int32 biases with scale `input_scale · weight_scale`, the
@@ -54,6 +55,7 @@
 //! [`crate::onnx::export_qdq`] writes them as ONNX and [`evaluate_hybrid`] measures them. The
 //! `.mq` runtime has int8 and 16x8 kernels only, so they have no `.mq` form.
 
+pub mod auto;
 mod calibrate;
 mod hybrid;
 mod observer;

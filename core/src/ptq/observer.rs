@@ -2,6 +2,7 @@
 
 use alloc::boxed::Box;
 
+use super::auto::{AutoChoice, AutoObserver};
 use crate::Error;
 use crate::observer::{
     EntropyObserver, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, Observer, ObserverConfig,
@@ -27,10 +28,15 @@ pub enum ObserverKind {
     /// `(-t, t)` clipped to the data's min and max (ONNX Runtime's percentile calibrator with its
     /// defaults: symmetric, 99.999; [`PercentileObserver`]).
     Percentile(f64),
+    /// The default: per tensor, the candidate range (min/max, min/max without outlier samples,
+    /// percentiles 99.9/99.99/99.999, entropy, L2 search) with the least int8 quantization
+    /// error over the calibration samples, outlier samples left out (two passes; see
+    /// [`super::auto`]).
+    Auto,
 }
 
 impl ObserverKind {
-    /// The name used in reports and on the command line: `minmax`, `moving-average`,
+    /// The name used in reports and on the command line: `auto`, `minmax`, `moving-average`,
     /// `histogram`, `entropy`, `percentile`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -39,6 +45,7 @@ impl ObserverKind {
             ObserverKind::Histogram => "histogram",
             ObserverKind::Entropy => "entropy",
             ObserverKind::Percentile(_) => "percentile",
+            ObserverKind::Auto => "auto",
         }
     }
 
@@ -50,6 +57,7 @@ impl ObserverKind {
             "histogram" => ObserverKind::Histogram,
             "entropy" => ObserverKind::Entropy,
             "percentile" => ObserverKind::Percentile(99.999),
+            "auto" => ObserverKind::Auto,
             _ => return None,
         })
     }
@@ -63,6 +71,7 @@ pub(crate) enum AnyObserver {
     Histogram(Box<HistogramObserver<2048>>),
     Entropy(Box<EntropyObserver<2048>>),
     Percentile(Box<PercentileObserver<2048>>),
+    Auto(AutoObserver),
 }
 
 /// int8 affine with TFLite's formula: the configuration every observer gets (the quantizer
@@ -78,6 +87,7 @@ macro_rules! each {
             AnyObserver::Histogram($o) => $e,
             AnyObserver::Entropy($o) => $e,
             AnyObserver::Percentile($o) => $e,
+            AnyObserver::Auto($o) => $e,
         }
     };
 }
@@ -99,6 +109,7 @@ impl AnyObserver {
                 AnyObserver::Percentile(Box::new(PercentileObserver::two_pass(CONFIG, p, true)?))
             }
             ObserverKind::Percentile(p) => AnyObserver::Percentile(Box::new(PercentileObserver::new(CONFIG, p, true)?)),
+            ObserverKind::Auto => AnyObserver::Auto(AutoObserver::new(CONFIG)?),
         })
     }
 
@@ -112,6 +123,14 @@ impl AnyObserver {
 
     pub(crate) fn passes(&self) -> u32 {
         each!(self, o => o.passes())
+    }
+
+    /// The automatic observer's choice (`None` for the others or before the end).
+    pub(crate) fn auto_choice(&self) -> Option<AutoChoice> {
+        match self {
+            AnyObserver::Auto(a) => a.choice().ok(),
+            _ => None,
+        }
     }
 
     pub(crate) fn end_pass(&mut self) -> Result<(), Error> {
@@ -140,6 +159,7 @@ impl AnyObserver {
             (AnyObserver::Histogram(a), AnyObserver::Histogram(b)) => a.merge(b),
             (AnyObserver::Entropy(a), AnyObserver::Entropy(b)) => a.merge(b),
             (AnyObserver::Percentile(a), AnyObserver::Percentile(b)) => a.merge(b),
+            (AnyObserver::Auto(a), AnyObserver::Auto(b)) => a.merge(b),
             _ => Err(Error::InvalidArgument { reason: "cannot merge observers of different kinds" }),
         }
     }

@@ -144,6 +144,9 @@ pub struct Quantized {
     pub node_map: Vec<usize>,
     /// For each node of the float graph: where its weights' scales come from (weighted layers).
     pub weight_sources: Vec<Option<WeightSource>>,
+    /// For each tensor of the float graph (by id): the automatic observer's choice of range and
+    /// its reasons ([`super::ObserverKind::Auto`]; `None` for other observers).
+    pub auto_choices: Vec<Option<super::auto::AutoChoice>>,
 }
 
 pub(super) fn err(kind: Kind, msg: String) -> ConvertError {
@@ -723,7 +726,8 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
     let tensor_map = q.prune_unused_tensors();
     q.metadata.producer = format!("microquant {} post-training quantization", env!("CARGO_PKG_VERSION"));
     q.validate()?;
-    Ok(Quantized { graph: q, tensor_map, activations: acts, node_map, weight_sources })
+    let auto_choices = (0..g.tensors.len()).map(|i| cal.auto_choice(TensorId(i as u32))).collect();
+    Ok(Quantized { graph: q, tensor_map, activations: acts, node_map, weight_sources, auto_choices })
 }
 
 /// Inserts a `Quantize` node before every layer that reads an activation in the other type

@@ -9,7 +9,7 @@ import * as runtime from 'microquant/runtime';
 
 const root = process.env.MQ_ROOT;
 const ex = (f) => readFileSync(path.join(root, 'web-demo/examples', f));
-const expected = readFileSync(path.join(root, 'wasm/tests/data/digits_minmax.mq'));
+const expected = readFileSync(path.join(root, 'wasm/tests/data/digits_default.mq'));
 const producer = readFileSync(path.join(root, 'wasm/tests/data/cli_producer.txt'), 'utf8').trim();
 let failures = 0;
 const check = (ok, what) => { if (!ok) { failures++; console.error('FAIL', what); } else console.log('ok  ', what); };
@@ -24,7 +24,7 @@ const labels = Array.from(parseNpy(ex('digits_labels.npy')).data);
 let progress = 0;
 const q = await model.calibrateAndQuantize(calib, { labels, metadata: { producer }, onProgress: () => progress++ });
 check(q instanceof QuantizedModel && progress > 0, `calibrateAndQuantize with progress (${progress} reports)`);
-check(same(q.toBytes(), expected), 'the .mq is byte-identical to `microquant quantize` (wasm/tests/data/digits_minmax.mq)');
+check(same(q.toBytes(), expected), 'the .mq is byte-identical to `microquant quantize` (wasm/tests/data/digits_default.mq)');
 check(q.report.model.int8Accuracy === 0.97, `report: int8 accuracy ${q.report.model.int8Accuracy}`);
 const x = parseNpy(calib).data.slice(0, 64);
 const [y] = q.run(x);

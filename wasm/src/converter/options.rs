@@ -17,7 +17,7 @@ fn observer_kind(name: &str, percentile: Option<f64>, what: &str) -> Result<Obse
         Some(ObserverKind::Percentile(p)) => Ok(ObserverKind::Percentile(percentile.unwrap_or(p))),
         Some(k) => Ok(k),
         None => Err(range_error(format!(
-            "{what} must be \"minmax\", \"moving-average\", \"histogram\", \"entropy\" or \"percentile\", got {name:?}"
+            "{what} must be \"auto\", \"minmax\", \"moving-average\", \"histogram\", \"entropy\" or \"percentile\", got {name:?}"
         ))),
     }
 }

@@ -38,6 +38,10 @@ pub(super) fn report_object(r: &Report) -> Object {
                 set(&o, "dtype", t.dtype);
                 set(&o, "scale", opt_f64(Some(f64::from(t.scale))));
                 set(&o, "zeroPoint", t.zero_point);
+                if let Some(c) = &t.auto {
+                    set(&o, "choice", c.name());
+                    set(&o, "why", c.why().as_str());
+                }
                 JsValue::from(o)
             })
             .collect()
@@ -56,6 +60,10 @@ pub(super) fn report_object(r: &Report) -> Object {
             set(&o, "zeroPoint", l.zero_point);
             set(&o, "qparams", l.qparams);
             set(&o, "observer", l.observer);
+            if let Some(c) = &l.auto {
+                set(&o, "choice", c.name());
+                set(&o, "why", c.why().as_str());
+            }
             let range: Array = [l.range.0, l.range.1].iter().map(|&v| JsValue::from_f64(f64::from(v))).collect();
             set(&o, "range", range);
             match l.weight_scales {

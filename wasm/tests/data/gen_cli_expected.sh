@@ -17,13 +17,13 @@ run() {  # run NAME ARGS...: one configuration (MODEL: the float model, default 
   echo "$name: $(wc -c < "$OUT/$name.mq") bytes, sha256 $(sha256sum "$OUT/$name.mq" | cut -c1-16)"
 }
 mkdir -p "$OUT/portable"
-run digits_minmax --qdq-portable "$OUT/portable/digits_minmax.qdq.onnx"
+run digits_default --qdq-portable "$OUT/portable/digits_default.qdq.onnx"
 run digits_entropy_per_tensor --observer entropy --per-tensor
 run digits_percentile_single --observer percentile:99.9 --layer-observer /fc2/Gemm=histogram --rounding single
 run digits_int16_layers --observer histogram --int16 /pw/Conv /fc1/Gemm
 # A QDQ ONNX model as input (the CLI's own portable QDQ export of the first case; --qdq writes
 # the exact form, integer arithmetic for ONNX Runtime): its scales are kept.
-MODEL=$OUT/portable/digits_minmax.qdq.onnx run digits_qdq_input
+MODEL=$OUT/portable/digits_default.qdq.onnx run digits_qdq_input
 # Weight-only (int8 weights, float compute) and dynamic (int8 weights, inputs quantized per
 # call): the reports (the ONNX models they write are tests/golden/hybrid/digits.onnx and
 # dynamic_digits.onnx, checked against ONNX Runtime by tests/gen/gen_hybrid.py).
@@ -40,5 +40,5 @@ hybrid weight-only digits_weight_only digits.onnx
 hybrid dynamic digits_dynamic dynamic_digits.onnx
 # The producer metadata entry the CLI writes (the tests pass it to the npm package, whose own
 # default names no front end).
-"$MQ" inspect --json "$OUT/digits_minmax.mq" | sed -n 's/^ *"producer": "\(.*\)",\{0,1\}$/\1/p' > "$OUT/cli_producer.txt"
+"$MQ" inspect --json "$OUT/digits_default.mq" | sed -n 's/^ *"producer": "\(.*\)",\{0,1\}$/\1/p' > "$OUT/cli_producer.txt"
 cat "$OUT/cli_producer.txt"

@@ -1,0 +1,617 @@
+//! The automatic range choice ([`ObserverKind::Auto`](super::ObserverKind::Auto), `--observer
+//! auto`): per tensor, the range with the least quantization error over the calibration samples,
+//! among candidates from its statistics. Not the default yet (min/max is): on some zoo models
+//! the per-tensor choice loses to min/max at the model's output (BENCHMARKS.md).
+//!
+//! **Pass 1** records, per activation, streaming histograms (those of the L2, entropy and
+//! percentile observers, [`crate::observer`]) and every sample's min and max. Its end fixes
+//! the candidate ranges:
+//!
+//! | candidate | range |
+//! |---|---|
+//! | `minmax` | min and max of all the samples |
+//! | `robust minmax` | min and max of the samples that are not outliers (below) |
+//! | `percentile 99.9`, `99.99`, `99.999` | ONNX Runtime's symmetric percentile of `\|x\|`, clipped to the data |
+//! | `entropy` | KL-divergence threshold (TensorRT, ONNX Runtime's entropy calibrator) |
+//! | `mse` | the L2-error search on the histogram (PyTorch's `HistogramObserver`) |
+//!
+//! and which samples are outliers: a sample whose own max lies above `Q3 + max(3·IQR, 3·E)` of
+//! the per-sample maxes (Tukey's far-out fence, and at least three typical extents `E` beyond
+//! the typical max; `E = max(|Q3 of the maxes|, |Q1 of the mins|)`), or whose own min lies
+//! below the mirror fence of the per-sample mins; at most one sample in ten on each side (the
+//! most extreme ones).
+//!
+//! **Pass 2** quantizes every sample with every candidate exactly as the int8 model will (int8
+//! affine, TFLite's scale and zero point, rounding half away from zero, clamped) and sums the
+//! squared error per sample. The range chosen is the candidate with the least mean error over
+//! the samples that are not outliers: a handful of spiky samples cannot widen the range of every
+//! other sample, and a heavy tail is clipped only where clipping lowers the error. Ties go to the
+//! earlier candidate in the table (`minmax` first).
+//!
+//! Merging is exact: the pass-1 statistics merge exactly (histograms, lists of per-sample
+//! ranges), pass 2 keeps each sample's errors, and the means sum them in sorted order, so any
+//! split of the samples, merged in any order, chooses the same range from the same numbers.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::Error;
+use crate::observer::state::{self, Reader, Writer};
+use crate::observer::{
+    EntropyObserver, HistogramObserver, Observer, ObserverConfig, ObserverState, PercentileObserver,
+};
+
+/// Number of candidate ranges.
+pub const CANDIDATES: usize = 7;
+
+/// The candidates' names, in the order ties are broken.
+pub const CANDIDATE_NAMES: [&str; CANDIDATES] =
+    ["minmax", "robust minmax", "percentile 99.9", "percentile 99.99", "percentile 99.999", "entropy", "mse"];
+
+const PERCENTILES: [f64; 3] = [99.9, 99.99, 99.999];
+
+/// Why a tensor got its range ([`Calibrator::auto_choice`](super::Calibrator::auto_choice)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoChoice {
+    /// Index of the chosen candidate in [`CANDIDATE_NAMES`].
+    pub chosen: usize,
+    /// Every candidate's range.
+    pub ranges: [(f32, f32); CANDIDATES],
+    /// Every candidate's mean squared error per sample over the samples kept.
+    pub errors: [f64; CANDIDATES],
+    /// Samples the errors are averaged over.
+    pub samples: usize,
+    /// Outlier samples left out of the averages.
+    pub outliers: usize,
+}
+
+impl AutoChoice {
+    /// The chosen candidate's name (`minmax`, `percentile 99.99`, ...).
+    pub fn name(&self) -> &'static str {
+        CANDIDATE_NAMES.get(self.chosen).copied().unwrap_or("minmax")
+    }
+
+    /// The reason, in words: `least mean squared error over 97 samples (3 outlier samples left
+    /// out); minmax 3.1 dB worse` (or, when `minmax` won, how much worse the runner-up was).
+    pub fn why(&self) -> String {
+        let best = self.errors.get(self.chosen).copied().unwrap_or(0.0);
+        let db = |e: f64| {
+            if best > 0.0 {
+                format!("{:.1} dB worse", 10.0 * libm::log10(e / best))
+            } else if e > 0.0 {
+                String::from("worse (this one is exact)")
+            } else {
+                String::from("as good")
+            }
+        };
+        let mut s = format!("least mean squared error over {} samples", self.samples);
+        if self.outliers > 0 {
+            s.push_str(&format!(
+                " ({} outlier sample{} left out)",
+                self.outliers,
+                if self.outliers == 1 { "" } else { "s" }
+            ));
+        }
+        if self.chosen != 0 {
+            s.push_str(&format!("; minmax {}", db(self.errors[0])));
+        } else {
+            // The best candidate whose range differs from minmax's.
+            let other = (1..CANDIDATES)
+                .filter(|&i| self.ranges[i] != self.ranges[0])
+                .min_by(|&a, &b| self.errors[a].total_cmp(&self.errors[b]));
+            match other {
+                Some(i) => s.push_str(&format!("; next best {} {}", CANDIDATE_NAMES[i], db(self.errors[i]))),
+                None => s.push_str("; every candidate is the data's min and max"),
+            }
+        }
+        s
+    }
+}
+
+/// Pass-1 statistics.
+#[derive(Debug, Clone)]
+struct Stats {
+    mse: HistogramObserver<2048>,
+    entropy: EntropyObserver<2048>,
+    percentile: PercentileObserver<2048>,
+    /// Per sample: min and max.
+    samples: Vec<(f32, f32)>,
+}
+
+/// Pass-2 statistics: the candidates, the outlier fences and the per-sample errors.
+#[derive(Debug, Clone)]
+struct Errors {
+    ranges: [(f32, f32); CANDIDATES],
+    /// A sample is an outlier if its min is below `fences.0` or its max above `fences.1`.
+    fences: (f32, f32),
+    /// Per sample kept: each candidate's sum of squared errors.
+    errors: Vec<[f64; CANDIDATES]>,
+    outliers: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    Stats(Box<Stats>),
+    Errors(Box<Errors>),
+}
+
+/// The automatic range choice of one activation (see the [module docs](self)). Always two
+/// passes.
+#[derive(Debug, Clone)]
+pub(crate) struct AutoObserver {
+    cfg: ObserverConfig,
+    phase: Phase,
+}
+
+fn sample_range(x: &[f32]) -> Option<(f32, f32)> {
+    let mut lo = f32::INFINITY;
+    let mut hi = f32::NEG_INFINITY;
+    for &v in x {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// `v` sorted, element at quantile `q` (nearest rank below).
+fn quantile(sorted: &[f32], q: f64) -> f32 {
+    let i = ((sorted.len().saturating_sub(1)) as f64 * q) as usize;
+    sorted.get(i).copied().unwrap_or(0.0)
+}
+
+/// Quartiles of `v`, sorted in place.
+fn quartiles(v: &mut [f32]) -> (f32, f32) {
+    v.sort_by(f32::total_cmp);
+    (quantile(v, 0.25), quantile(v, 0.75))
+}
+
+/// The upper fence of `v` (per-sample maxes, sorted): `Q3 + max(3·IQR, 3·extent)`, raised so that
+/// at most `cap` values lie above it.
+fn upper_fence(v: &[f32], (q1, q3): (f32, f32), extent: f32, cap: usize) -> f32 {
+    let mut fence = q3 + (3.0 * (q3 - q1)).max(3.0 * extent);
+    let above = v.iter().filter(|&&x| x > fence).count();
+    if above > cap {
+        // The (cap + 1)-th largest: exactly the `cap` largest (or fewer, with ties) lie above.
+        fence = v.get(v.len() - 1 - cap).copied().unwrap_or(fence);
+    }
+    fence
+}
+
+impl AutoObserver {
+    pub(crate) fn new(cfg: ObserverConfig) -> Result<Self, Error> {
+        Ok(Self {
+            cfg,
+            phase: Phase::Stats(Box::new(Stats {
+                mse: HistogramObserver::new(cfg),
+                entropy: EntropyObserver::new(cfg, EntropyObserver::<2048>::DEFAULT_QUANTIZED_BINS)?,
+                percentile: PercentileObserver::new(cfg, PercentileObserver::<2048>::DEFAULT_PERCENTILE, true)?,
+                samples: Vec::new(),
+            })),
+        })
+    }
+
+    /// Always two: statistics, then errors.
+    pub(crate) fn passes(&self) -> u32 {
+        2
+    }
+
+    /// One call is one sample.
+    pub(crate) fn observe(&mut self, x: &[f32]) -> Result<(), Error> {
+        match &mut self.phase {
+            Phase::Stats(s) => {
+                // All three check non-finite values the same way: the first failing leaves
+                // nothing recorded.
+                s.mse.observe(x)?;
+                s.entropy.observe(x)?;
+                s.percentile.observe(x)?;
+                if let Some(r) = sample_range(x) {
+                    s.samples.push(r);
+                }
+                Ok(())
+            }
+            Phase::Errors(e) => {
+                let Some((lo, hi)) = sample_range(x) else { return Ok(()) };
+                if lo < e.fences.0 || hi > e.fences.1 {
+                    e.outliers += 1;
+                    return Ok(());
+                }
+                let row = sample_errors(x, &e.ranges, &self.cfg)?;
+                e.errors.push(row);
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn end_pass(&mut self) -> Result<(), Error> {
+        let Phase::Stats(s) = &self.phase else { return Ok(()) };
+        if s.samples.is_empty() {
+            return Err(Error::NoData);
+        }
+        let n = s.samples.len();
+        let cap = (n + 5) / 10;
+        let mut maxes: Vec<f32> = s.samples.iter().map(|r| r.1).collect();
+        let mut mins: Vec<f32> = s.samples.iter().map(|r| -r.0).collect();
+        let (qa, qb) = (quartiles(&mut maxes), quartiles(&mut mins));
+        // The typical extent of the tensor: a sample is an outlier only far beyond it.
+        let extent = qa.1.abs().max(qb.1.abs());
+        let hi_fence = upper_fence(&maxes, qa, extent, cap);
+        let lo_fence = -upper_fence(&mins, qb, extent, cap);
+        let mut min = f32::INFINITY;
+        let mut max = f32::NEG_INFINITY;
+        let mut rmin = f32::INFINITY;
+        let mut rmax = f32::NEG_INFINITY;
+        for &(lo, hi) in &s.samples {
+            min = min.min(lo);
+            max = max.max(hi);
+            if lo >= lo_fence && hi <= hi_fence {
+                rmin = rmin.min(lo);
+                rmax = rmax.max(hi);
+            }
+        }
+        if rmin > rmax {
+            (rmin, rmax) = (min, max);
+        }
+        let clip = |r: Result<(f32, f32), Error>| -> (f32, f32) {
+            match r {
+                Ok((a, b)) if a.is_finite() && b.is_finite() => {
+                    let a = a.clamp(min, max);
+                    (a, b.clamp(a, max))
+                }
+                _ => (min, max),
+            }
+        };
+        let ranges = [
+            (min, max),
+            (rmin, rmax),
+            clip(s.percentile.range_at(PERCENTILES[0])),
+            clip(s.percentile.range_at(PERCENTILES[1])),
+            clip(s.percentile.range_at(PERCENTILES[2])),
+            clip(s.entropy.range()),
+            clip(s.mse.range()),
+        ];
+        self.phase =
+            Phase::Errors(Box::new(Errors { ranges, fences: (lo_fence, hi_fence), errors: Vec::new(), outliers: 0 }));
+        Ok(())
+    }
+
+    /// The choice and its figures (after pass 2).
+    pub(crate) fn choice(&self) -> Result<AutoChoice, Error> {
+        let e = match &self.phase {
+            Phase::Errors(e) => e,
+            Phase::Stats(_) => {
+                return Err(Error::InvalidArgument {
+                    reason: "the statistics pass is not finished: call end_pass() and run the error pass",
+                });
+            }
+        };
+        if e.errors.is_empty() {
+            return Err(Error::NoData);
+        }
+        let mut means = [0f64; CANDIDATES];
+        let mut col: Vec<f64> = Vec::with_capacity(e.errors.len());
+        for (c, m) in means.iter_mut().enumerate() {
+            col.clear();
+            col.extend(e.errors.iter().map(|r| r[c]));
+            col.sort_by(f64::total_cmp);
+            *m = col.iter().sum::<f64>() / col.len() as f64;
+        }
+        let mut chosen = 0;
+        for c in 1..CANDIDATES {
+            if means[c] < means[chosen] {
+                chosen = c;
+            }
+        }
+        Ok(AutoChoice {
+            chosen,
+            ranges: e.ranges,
+            errors: means,
+            samples: e.errors.len(),
+            outliers: e.outliers as usize,
+        })
+    }
+
+    pub(crate) fn range(&self) -> Result<(f32, f32), Error> {
+        let c = self.choice()?;
+        Ok(c.ranges[c.chosen])
+    }
+
+    pub(crate) fn merge(&mut self, other: &Self) -> Result<(), Error> {
+        match (&mut self.phase, &other.phase) {
+            (Phase::Stats(a), Phase::Stats(b)) => {
+                a.mse.merge(&b.mse)?;
+                a.entropy.merge(&b.entropy)?;
+                a.percentile.merge(&b.percentile)?;
+                a.samples.extend_from_slice(&b.samples);
+                Ok(())
+            }
+            (Phase::Errors(a), Phase::Errors(b)) => {
+                let same = a.ranges.iter().zip(&b.ranges).all(|(x, y)| bits(*x) == bits(*y))
+                    && bits(a.fences) == bits(b.fences);
+                if !same {
+                    return Err(Error::InvalidArgument {
+                        reason: "cannot merge automatic observers whose candidates differ (merge the statistics pass first)",
+                    });
+                }
+                a.errors.extend_from_slice(&b.errors);
+                a.outliers += b.outliers;
+                Ok(())
+            }
+            _ => Err(Error::InvalidArgument { reason: "cannot merge observers in different passes" }),
+        }
+    }
+}
+
+fn bits(r: (f32, f32)) -> (u32, u32) {
+    (r.0.to_bits(), r.1.to_bits())
+}
+
+/// Each candidate's sum of squared errors of quantizing `x` as the int8 model does
+/// (`quantize::quantize_values`: `round(x / scale)` half away from zero, plus the zero point,
+/// clamped to int8; then `(q - zero_point) · scale`).
+fn sample_errors(
+    x: &[f32],
+    ranges: &[(f32, f32); CANDIDATES],
+    cfg: &ObserverConfig,
+) -> Result<[f64; CANDIDATES], Error> {
+    let mut out = [0f64; CANDIDATES];
+    for c in 0..CANDIDATES {
+        // Candidates with the range of an earlier one have its error.
+        if let Some(d) = (0..c).find(|&d| bits(ranges[d]) == bits(ranges[c])) {
+            out[c] = out[d];
+            continue;
+        }
+        let p = cfg.qparams_for(ranges[c].0, ranges[c].1)?;
+        let (scale, zp) = (f64::from(p.scale()), f64::from(p.zero_point()));
+        let (qmin, qmax) = (f64::from(p.qmin()), f64::from(p.qmax()));
+        let mut sum = 0f64;
+        for &v in x {
+            if !v.is_finite() {
+                continue;
+            }
+            let v = f64::from(v);
+            let q = (libm::round(v / scale) + zp).clamp(qmin, qmax);
+            let d = v - (q - zp) * scale;
+            sum += d * d;
+        }
+        out[c] = sum;
+    }
+    Ok(out)
+}
+
+// ---- state (see `crate::observer::state`) ----
+
+impl AutoObserver {
+    pub(crate) fn state_len(&self) -> usize {
+        state::HEAD_LEN
+            + 1
+            + match &self.phase {
+                Phase::Stats(s) => {
+                    12 + s.mse.state_len() + s.entropy.state_len() + s.percentile.state_len() + 4 + 8 * s.samples.len()
+                }
+                Phase::Errors(e) => 8 * CANDIDATES + 8 + 8 + 4 + 8 * CANDIDATES * e.errors.len(),
+            }
+    }
+
+    pub(crate) fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let mut w = Writer::new(out);
+        w.head(state::tag::AUTO)?;
+        match &self.phase {
+            Phase::Stats(s) => {
+                w.u8(0)?;
+                let mut buf = Vec::new();
+                for o in [&s.mse as &dyn ObserverState, &s.entropy, &s.percentile] {
+                    buf.resize(o.state_len(), 0);
+                    let n = o.write_state(&mut buf)?;
+                    w.u32(n as u32)?;
+                    w.bytes(buf.get(..n).unwrap_or(&[]))?;
+                }
+                w.u32(s.samples.len() as u32)?;
+                for &(lo, hi) in &s.samples {
+                    w.f32(lo)?;
+                    w.f32(hi)?;
+                }
+            }
+            Phase::Errors(e) => {
+                w.u8(1)?;
+                for &(lo, hi) in &e.ranges {
+                    w.f32(lo)?;
+                    w.f32(hi)?;
+                }
+                w.f32(e.fences.0)?;
+                w.f32(e.fences.1)?;
+                w.u64(e.outliers)?;
+                w.u32(e.errors.len() as u32)?;
+                for row in &e.errors {
+                    for &v in row {
+                        w.f64(v)?;
+                    }
+                }
+            }
+        }
+        Ok(w.pos())
+    }
+
+    pub(crate) fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        let mut r = Reader::new(bytes);
+        r.head(state::tag::AUTO)?;
+        let phase = match r.u8()? {
+            0 => {
+                let mut s = match &self.phase {
+                    Phase::Stats(s) => s.clone(),
+                    Phase::Errors(_) => match Self::new(self.cfg)?.phase {
+                        Phase::Stats(s) => s,
+                        Phase::Errors(_) => return Err(state::INVALID),
+                    },
+                };
+                for o in [&mut s.mse as &mut dyn ObserverState, &mut s.entropy, &mut s.percentile] {
+                    let n = r.u32()? as usize;
+                    let body = r.rest().get(..n).ok_or(state::TRUNCATED)?;
+                    if o.read_state(body)? != n {
+                        return Err(state::INVALID);
+                    }
+                    r.skip(n)?;
+                }
+                let count = r.u32()? as usize;
+                if count > r.rest().len() / 8 {
+                    return Err(state::TRUNCATED);
+                }
+                s.samples.clear();
+                for _ in 0..count {
+                    let (lo, hi) = (r.f32()?, r.f32()?);
+                    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                        return Err(state::INVALID);
+                    }
+                    s.samples.push((lo, hi));
+                }
+                Phase::Stats(s)
+            }
+            1 => {
+                let mut ranges = [(0f32, 0f32); CANDIDATES];
+                for rg in &mut ranges {
+                    let (lo, hi) = (r.f32()?, r.f32()?);
+                    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                        return Err(state::INVALID);
+                    }
+                    *rg = (lo, hi);
+                }
+                let fences = (r.f32()?, r.f32()?);
+                if fences.0.is_nan() || fences.1.is_nan() {
+                    return Err(state::INVALID);
+                }
+                let outliers = r.u64()?;
+                let count = r.u32()? as usize;
+                if count > r.rest().len() / (8 * CANDIDATES) {
+                    return Err(state::TRUNCATED);
+                }
+                let mut errors = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let mut row = [0f64; CANDIDATES];
+                    for v in &mut row {
+                        *v = r.f64()?;
+                        if !(v.is_finite() && *v >= 0.0) {
+                            return Err(state::INVALID);
+                        }
+                    }
+                    errors.push(row);
+                }
+                Phase::Errors(Box::new(Errors { ranges, fences, errors, outliers }))
+            }
+            _ => return Err(state::INVALID),
+        };
+        self.phase = phase;
+        Ok(r.pos())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::{Convention, QScheme, QuantDType};
+    use alloc::vec;
+
+    const CFG: ObserverConfig =
+        ObserverConfig::new(QuantDType::Int8, QScheme::Affine).with_convention(Convention::TfLite);
+
+    /// 40 samples of 64 values in [0, 1) (a fixed LCG), samples 7 and 23 with a spike of 40.
+    fn samples() -> Vec<Vec<f32>> {
+        let mut s = 12345u32;
+        (0..40)
+            .map(|i| {
+                let mut v: Vec<f32> = (0..64)
+                    .map(|_| {
+                        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                        (s >> 8) as f32 / (1u32 << 24) as f32
+                    })
+                    .collect();
+                if i == 7 || i == 23 {
+                    v[5] = 40.0;
+                }
+                v
+            })
+            .collect()
+    }
+
+    fn run(chunks: &[&[Vec<f32>]]) -> AutoObserver {
+        // Pass 1 per chunk, merged; pass 2 per chunk on clones, merged into a fresh clone.
+        let mut merged = AutoObserver::new(CFG).unwrap();
+        for c in chunks.iter().rev() {
+            let mut o = AutoObserver::new(CFG).unwrap();
+            for s in *c {
+                o.observe(s).unwrap();
+            }
+            merged.merge(&o).unwrap();
+        }
+        merged.end_pass().unwrap();
+        let mut out = merged.clone();
+        for c in chunks {
+            let mut o = merged.clone();
+            for s in *c {
+                o.observe(s).unwrap();
+            }
+            // Shipped as bytes, as workers do.
+            let mut buf = vec![0u8; o.state_len()];
+            assert_eq!(o.write_state(&mut buf), Ok(buf.len()));
+            let mut r = merged.clone();
+            assert_eq!(r.read_state(&buf), Ok(buf.len()));
+            out.merge(&r).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn spikes_are_left_out_and_merging_is_exact() {
+        let s = samples();
+        let one = run(&[&s]);
+        let c = one.choice().unwrap();
+        assert_eq!((c.samples, c.outliers), (38, 2));
+        assert_eq!(c.ranges[0].1, 40.0);
+        assert!(c.ranges[1].1 < 1.0, "{:?}", c.ranges);
+        assert_ne!(c.chosen, 0, "{c:?}");
+        assert!(c.range_hi() < 1.0);
+        assert!(c.why().contains("(2 outlier samples left out); minmax"), "{}", c.why());
+        // Split three ways, merged in another order: the same numbers, bit for bit.
+        let split = run(&[&s[25..], &s[..10], &s[10..25]]);
+        let d = split.choice().unwrap();
+        assert_eq!(c.chosen, d.chosen);
+        assert_eq!(c.errors.map(f64::to_bits), d.errors.map(f64::to_bits));
+        assert_eq!(one.range(), split.range());
+    }
+
+    #[test]
+    fn clean_data_keeps_minmax_when_it_is_best() {
+        // Uniform data: nothing to clip, minmax has the least error.
+        let s: Vec<Vec<f32>> =
+            (0..20).map(|i| (0..256).map(|j| ((i * 256 + j) % 255) as f32 / 254.0).collect()).collect();
+        let o = run(&[&s]);
+        let c = o.choice().unwrap();
+        assert_eq!(c.outliers, 0);
+        assert_eq!(c.name(), "minmax", "{c:?}");
+        assert_eq!(o.range(), Ok((0.0, 1.0)));
+    }
+
+    #[test]
+    fn state_errors() {
+        let mut o = AutoObserver::new(CFG).unwrap();
+        assert!(o.range().is_err());
+        o.observe(&[1.0, 2.0]).unwrap();
+        let mut buf = vec![0u8; o.state_len()];
+        o.write_state(&mut buf).unwrap();
+        let mut r = AutoObserver::new(CFG).unwrap();
+        assert_eq!(r.read_state(&buf[..buf.len() - 1]), Err(state::TRUNCATED));
+        assert_eq!(r.read_state(&buf), Ok(buf.len()));
+        // Pass 2 cannot merge with pass 1.
+        let mut p2 = o.clone();
+        p2.end_pass().unwrap();
+        assert!(p2.merge(&o).is_err());
+    }
+
+    impl AutoChoice {
+        fn range_hi(&self) -> f32 {
+            self.ranges[self.chosen].1
+        }
+    }
+}
