@@ -27,6 +27,7 @@ import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, cpSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '../../web-demo/e2e/serve.mjs';
@@ -135,7 +136,7 @@ try {
   for (const name of names) {
     const w = path.join(opt.work, name);
     mkdirSync(w, { recursive: true });
-    const row = { model: name };
+    const row = { model: name, loadavg_1min: os.loadavg()[0] };
     rows.push(row);
     // 1. samples, options, ONNX Runtime
     log(`${name}: ONNX Runtime quantize_static`);
@@ -213,12 +214,12 @@ for (const r of rows) {
 }
 const split = rows.filter((r) => r.chromium_1w?.total_ms !== undefined).map((r) => {
   const f = (c) => (c?.total_ms !== undefined ? `${s(c.load_ms)} + ${s(c.calibrate_ms)} + ${s(c.quantize_ms)}` : '–');
-  return `| ${r.model} | ${f(r.chromium_1w)} | ${f(r.chromium_2w)} |`;
+  return `| ${r.model} | ${f(r.chromium_1w)} | ${f(r.chromium_2w)} | ${r.loadavg_1min.toFixed(1)} |`;
 });
 let text = md.join('\n');
 if (notes.length) text += '\n\nErrors and timeouts, as reported:\n\n' + notes.join('\n');
 if (split.length) {
-  text += '\n\nWhere the Chromium time goes (s): load + calibrate + quantize\n\n| model | 1 worker | 2 workers |\n|---|---|---|\n' + split.join('\n');
+  text += '\n\nWhere the Chromium time goes (s): load + calibrate + quantize, and the machine\'s 1-minute load average when the model started (2 cores)\n\n| model | 1 worker | 2 workers | load average |\n|---|---|---|---|\n' + split.join('\n');
 }
 const met = rows.filter((r) => {
   const c1 = r.chromium_1w?.total_ms, c2 = r.chromium_2w?.total_ms;
