@@ -22,6 +22,7 @@
 //
 // Usage: node chromium_calib.mjs --pkg DIR --cli PATH --python PATH --zoo DIR --work DIR
 //          [--timeout-s 600] [--only NAME ...]
+//        node chromium_calib.mjs --report-only --work DIR      (the table again from WORK/chromium_calib.json)
 // Writes WORK/chromium_calib.json (raw figures) and WORK/chromium_calib.md (the table).
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
