@@ -17,6 +17,11 @@
 //! | [`PercentileObserver`] | histogram of `|x|` (or `x`), percentile 99.999 | ORT `PercentileCalibrater` | exact |
 //! | [`FixedQParamsObserver`] | none: fixed parameters (sigmoid/softmax `(1/256, -128)`, tanh `(1/128, 0)`) | PyTorch `FixedQParamsObserver` | equal parameters only |
 //!
+//! The converter's `auto` observer (`ptq::ObserverKind::Auto`, `--observer auto`, in the `alloc`
+//! part: `ptq/auto.rs`) builds on these: it keeps the histograms of the L2, entropy and
+//! percentile observers and every sample's min and max, and picks per tensor the candidate
+//! range with the least int8 error over the samples, outlier samples left out.
+//!
 //! # Exact merging and two passes
 //! Min/max statistics merge exactly. Histograms merge exactly too, in either of two modes:
 //! - **two-pass** (`two_pass`): a first pass over the data records its range; [`Observer::end_pass`]
