@@ -68,18 +68,6 @@ def ort_quantize_entropy(float_onnx, calib, extra, out, stream=None):
     return time.time() - t0
 
 
-def cli_options(meta):
-    opts = []
-    for name, dims in meta.get("input_shape", {}).items():
-        opts += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
-    for name, v in meta.get("input_values", {}).items():
-        vals = ",".join(str(float(x)) if v["dtype"].startswith("float") else str(int(x)) for x in v["value"])
-        opts += ["--input-value", f"{name}={vals}"]
-    for name in meta.get("outputs", []):
-        opts += ["--output-name", name]
-    return opts
-
-
 def mq_sqnr(clip, w, mq, evals, ref, log):
     bz.cli([clip, "run", mq, "--input", w / "eval.npy", "-o", w / "calib_out.npy"], log)
     insp = json.loads(bz.cli([clip, "inspect", "--json", mq], log)[0])
@@ -102,17 +90,9 @@ def bench(d, clip, work, observers, repeat, ort_entropy, log):
     extra = bz.extra_inputs(meta)
     stream = meta.get("stream")
     ref = bz.ort_run(model, evals, extra, stream) if fmt == "onnx" else bz.tflite_run(model, evals)
-    opts = cli_options(meta)
+    opts = bz.cli_options(meta)
 
-    float_onnx = model
-    if fmt == "tflite":
-        import tf2onnx
-        float_onnx = w / "tf2onnx.onnx"
-        if not float_onnx.exists():
-            tf2onnx.convert.from_tflite(str(model), opset=17, output_path=str(float_onnx))
-    if meta.get("ort_if_branch"):
-        bz.inline_if(model, w / "ort_float.onnx", meta["ort_if_branch"])
-        float_onnx = w / "ort_float.onnx"
+    float_onnx, _ = bz.ort_float_model(model, fmt, meta, w)
 
     # Time, side by side: ours (default options) then ONNX Runtime MinMax, `repeat` rounds.
     mq_times, ort_times = [], []

@@ -210,6 +210,36 @@ def ort_quantize(float_onnx, calib, extra, out, stream=None, method="MinMax"):
     return time.time() - t0
 
 
+def cli_options(meta):
+    """microquant's options for a zoo model's meta: --input-shape, --input-value, --output-name."""
+    opts = []
+    for name, dims in meta.get("input_shape", {}).items():
+        opts += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
+    for name, v in meta.get("input_values", {}).items():
+        vals = ",".join(str(float(x)) if v["dtype"].startswith("float") else str(int(x)) for x in v["value"])
+        opts += ["--input-value", f"{name}={vals}"]
+    for name in meta.get("outputs", []):
+        opts += ["--output-name", name]
+    return opts
+
+
+def ort_float_model(model, fmt, meta, w):
+    """The float ONNX model ONNX Runtime's quantize_static gets, and how it was made (None: the
+    model itself): a TFLite model's tf2onnx conversion (made once into w), a model whose If
+    depends only on a fixed input with that branch inlined."""
+    float_onnx, how = model, None
+    if fmt == "tflite":
+        import tf2onnx
+        float_onnx = w / "tf2onnx.onnx"
+        if not float_onnx.exists():
+            tf2onnx.convert.from_tflite(str(model), opset=17, output_path=str(float_onnx))
+        how = "tf2onnx"
+    if meta.get("ort_if_branch"):
+        inline_if(model, w / "ort_float.onnx", meta["ort_if_branch"])
+        float_onnx, how = w / "ort_float.onnx", f"the If's {meta['ort_if_branch']} inlined"
+    return float_onnx, how
+
+
 def bench(d, clip, work, log, observers=(), ort_methods=()):
     meta = json.loads((d / "meta.json").read_text())
     fmt = "onnx" if (d / "model.onnx").exists() else "tflite"
@@ -230,14 +260,7 @@ def bench(d, clip, work, log, observers=(), ort_methods=()):
     classifier = meta.get("kind") == "classifier"
 
     # microquant
-    opts = []
-    for name, dims in meta.get("input_shape", {}).items():
-        opts += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
-    for name, v in meta.get("input_values", {}).items():
-        vals = ",".join(str(float(x)) if v["dtype"].startswith("float") else str(int(x)) for x in v["value"])
-        opts += ["--input-value", f"{name}={vals}"]
-    for name in meta.get("outputs", []):
-        opts += ["--output-name", name]
+    opts = cli_options(meta)
     row["mq_options"] = " ".join(o if len(o) < 60 else o[:40] + "...(" + str(o.count(",") + 1) + " values)" for o in opts)
     args = [clip, "quantize", model, "--calib", w / "calib.npy", "-o", w / "model.mq", "--report", w / "report.json",
             "--qdq", w / "model_qdq.onnx"] + opts
@@ -303,17 +326,9 @@ def bench(d, clip, work, log, observers=(), ort_methods=()):
 
     # ONNX Runtime quantize_static
     try:
-        float_onnx = model
-        if fmt == "tflite":
-            import tf2onnx
-            float_onnx = w / "tf2onnx.onnx"
-            if not float_onnx.exists():
-                tf2onnx.convert.from_tflite(str(model), opset=17, output_path=str(float_onnx))
-            row["ort_on"] = "tf2onnx"
-        if meta.get("ort_if_branch"):
-            inline_if(model, w / "ort_float.onnx", meta["ort_if_branch"])
-            float_onnx = w / "ort_float.onnx"
-            row["ort_on"] = f"the If's {meta['ort_if_branch']} inlined"
+        float_onnx, how = ort_float_model(model, fmt, meta, w)
+        if how:
+            row["ort_on"] = how
         row["ort_time_s"] = ort_quantize(float_onnx, calib, extra, w / "ort_qdq.onnx", stream)
         import onnx
         row["ort_quantize_nodes"] = sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(w / "ort_qdq.onnx")).graph.node)

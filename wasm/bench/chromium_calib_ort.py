@@ -6,7 +6,7 @@ tests/zoo/bench_zoo.py uses, and ONNX Runtime's quantize_static timed by bench_z
   2. times ort_quantize on them (a TFLite model through its tf2onnx conversion, made once into
      WORK/tf2onnx.onnx and not timed, as bench_zoo; a meta `ort_if_branch` inlined first, a meta
      `stream` calibrated as one sequence, as bench_zoo);
-  3. prints one JSON line: the CLI options bench_zoo derives from the meta (`cli_options`), the
+  3. prints one JSON line: the CLI options bench_zoo derives from the meta (its `cli_options`), the
      package's loadModel options for the same (`load_options`), `ort_time_s` or `ort_error`.
 
 Usage: chromium_calib_ort.py ZOO_MODEL_DIR WORK_DIR [--no-ort]
@@ -20,19 +20,6 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "zoo"))
 import bench_zoo  # noqa: E402
-
-
-def cli_options(meta):
-    """bench_zoo.bench's microquant options: --input-shape, --input-value, --output-name."""
-    opts = []
-    for name, dims in meta.get("input_shape", {}).items():
-        opts += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
-    for name, v in meta.get("input_values", {}).items():
-        vals = ",".join(str(float(x)) if v["dtype"].startswith("float") else str(int(x)) for x in v["value"])
-        opts += ["--input-value", f"{name}={vals}"]
-    for name in meta.get("outputs", []):
-        opts += ["--output-name", name]
-    return opts
 
 
 def load_options(meta, fmt):
@@ -57,21 +44,13 @@ def main():
     model = d / f"model.{fmt}"
     calib = np.load(d / "calib.npy")[:bench_zoo.N_CALIB].astype(np.float32)
     np.save(w / "calib.npy", calib)
-    out = {"format": fmt, "samples": int(len(calib)), "cli_options": cli_options(meta),
+    out = {"format": fmt, "samples": int(len(calib)), "cli_options": bench_zoo.cli_options(meta),
            "load_options": load_options(meta, fmt)}
     if run_ort:
         try:
-            float_onnx = model
-            if fmt == "tflite":
-                import tf2onnx
-                float_onnx = w / "tf2onnx.onnx"
-                if not float_onnx.exists():
-                    tf2onnx.convert.from_tflite(str(model), opset=17, output_path=str(float_onnx))
-                out["ort_on"] = "tf2onnx"
-            if meta.get("ort_if_branch"):
-                bench_zoo.inline_if(model, w / "ort_float.onnx", meta["ort_if_branch"])
-                float_onnx = w / "ort_float.onnx"
-                out["ort_on"] = f"the If's {meta['ort_if_branch']} inlined"
+            float_onnx, how = bench_zoo.ort_float_model(model, fmt, meta, w)
+            if how:
+                out["ort_on"] = how
             out["ort_time_s"] = bench_zoo.ort_quantize(float_onnx, calib, bench_zoo.extra_inputs(meta),
                                                        w / "ort_qdq.onnx", meta.get("stream"))
         except Exception as e:  # recorded, the other columns still run
