@@ -67,7 +67,7 @@ fn json_io(out: &mut String, io: &[IoQuant]) {
 
 impl Report {
     /// The report as compact JSON: `{"model": {...}, "inputs": [...], "outputs": [...],
-    /// "layers": [...]}` with the fields of [`ModelReport`], [`IoQuant`] and [`LayerReport`]
+    /// "layers": [...]}` with the fields of [`ModelReport`](super::ModelReport), [`IoQuant`] and [`LayerReport`](super::LayerReport)
     /// (snake_case; ranges as `[lo, hi]`; weight scales as `{"min", "max", "count"}` or null;
     /// infinite or undefined numbers as null).
     pub fn to_json(&self) -> String {
