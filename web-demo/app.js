@@ -483,6 +483,7 @@ function modelRows(m, quantized) {
     [`${quantized} accuracy`, m.int8Accuracy === null ? 'no labels' : pct(m.int8Accuracy), m.int8Accuracy, 'int8-accuracy'],
     ['output SQNR', db(m.outputSqnrDb), m.outputSqnrDb, 'output-sqnr'],
     ['mode', m.mode, m.mode, 'mode'],
+    ...(m.rangeChoice ? [['ranges (auto)', m.rangeChoice.why, m.rangeChoice.chosen, 'range-choice']] : []),
   ];
 }
 

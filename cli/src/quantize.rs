@@ -48,12 +48,18 @@ pub struct QuantizeArgs {
     /// `--calib` files): the report adds float and int8 accuracy.
     #[arg(long)]
     pub labels: Option<PathBuf>,
-    /// Observer of every activation: minmax (the default), moving-average, histogram, entropy,
-    /// percentile (99.999; `percentile:99.9` for another), or auto (per tensor, the candidate
-    /// range with the least int8 error over the samples, outlier samples left out; the report
-    /// says which and why: robust to a few outlier samples).
-    #[arg(long, default_value = "minmax", value_parser = parse_observer)]
+    /// Observer of every activation: auto (the default: per tensor, candidate ranges from its
+    /// statistics (min/max, min/max without outlier samples, percentiles, entropy, L2), the
+    /// model's chosen by running the int8 model on the first calibration samples and measuring its
+    /// output error, outlier samples left out; the report says which ranges and why), minmax,
+    /// moving-average, histogram, entropy, percentile (99.999; `percentile:99.9` for another).
+    #[arg(long, default_value = "auto", value_parser = parse_observer)]
     pub observer: ObserverKind,
+    /// With `--observer auto`: how many calibration samples (the first ones) measure the
+    /// model-level range choice, each candidate policy run in int8 on them and scored at the
+    /// model's output; 0: each tensor its own least-error range.
+    #[arg(long, value_name = "N", default_value_t = microquant::ptq::SELECTION_SAMPLES)]
+    pub selection_samples: usize,
     /// Observer of one layer (node or tensor name), e.g. `--layer-observer conv1=entropy`;
     /// repeatable.
     #[arg(long = "layer-observer", value_name = "LAYER=OBSERVER", value_parser = parse_layer_observer)]
@@ -259,6 +265,7 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
             observer: a.observer,
             overrides: a.layer_observers.clone(),
             reset_state: a.calib_reset_state,
+            selection_samples: a.selection_samples,
             ..Default::default()
         },
         quantize: QuantizeOptions {

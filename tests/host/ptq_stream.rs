@@ -2,7 +2,7 @@
 //! [`convert_source`]) gives what the per-sample path gives, bit for bit: the calibration state
 //! ([`Calibrator::to_state`]: every observer's statistics), the `.mq` bytes and the report's
 //! JSON, for one-pass (min/max, moving average) and two-pass observers (histogram, entropy,
-//! percentile), for a source whose chunks are cut anywhere (not at [`CHUNK_SAMPLES`]), and for a
+//! percentile, auto with the samples it keeps for its model-level choice), for a source whose chunks are cut anywhere (not at [`CHUNK_SAMPLES`]), and for a
 //! streaming LSTM whose state is carried from sample to sample across the chunks (and for the
 //! same model with `reset_state`).
 //!
@@ -136,6 +136,7 @@ fn every_observer_streams_as_it_runs_per_sample() {
         ObserverKind::Histogram,
         ObserverKind::Entropy,
         ObserverKind::Percentile(99.9),
+        ObserverKind::Auto,
     ] {
         for two_pass in [true, false] {
             let opts = CalibrationOptions { observer: kind, two_pass, ..Default::default() };
@@ -149,7 +150,7 @@ fn convert_source_equals_convert() {
     let (g, len) = onnx_case("mlp_classifier_opset17");
     let samples = normal_samples(len, 43, 45);
     let labels: Vec<usize> = (0..samples.len()).map(|i| i % 3).collect();
-    for observer in [ObserverKind::MinMax, ObserverKind::Entropy] {
+    for observer in [ObserverKind::MinMax, ObserverKind::Entropy, ObserverKind::Auto] {
         let options =
             PtqOptions { calibration: CalibrationOptions { observer, ..Default::default() }, ..Default::default() };
         let mut slice_progress = Vec::new();
@@ -216,4 +217,61 @@ fn source_errors_come_back_typed() {
     // No samples at all.
     let e = convert_source(&g, &mut Chunky::new(&[], 4), None, &PtqOptions::default(), &mut |_| {}).unwrap_err();
     assert!(matches!(e, StreamError::Convert(_)), "{e}");
+}
+
+/// The automatic observer's model-level choice measures the first
+/// [`CalibrationOptions::selection_samples`] samples: calibration split over "workers" (each a
+/// share of the samples, its state shipped as bytes and merged in order, pass by pass) keeps the
+/// same samples, makes the same choice and the same `.mq` as one calibration; a state with more
+/// kept samples than the calibrator keeps is refused.
+#[test]
+fn auto_split_over_workers_keeps_the_same_samples_and_choice() {
+    let (g, len) = onnx_case("conv_bn_opset13");
+    let samples = normal_samples(len, 47, 29);
+    let opts = CalibrationOptions { observer: ObserverKind::Auto, selection_samples: 9, ..Default::default() };
+    let whole = calibrate_per_sample(&g, &opts, &samples);
+    let mut merged = Calibrator::new(&g, &opts).unwrap();
+    while merged.pass() < merged.passes() {
+        let start = merged.to_state();
+        let mut parts = Vec::new();
+        for part in [&samples[..4], &samples[4..17], &samples[17..]] {
+            let mut w = Calibrator::new(&g, &opts).unwrap();
+            w.load_state(&start).unwrap();
+            for s in part {
+                let inputs: Vec<&[f32]> = s.iter().map(Vec::as_slice).collect();
+                w.observe(&inputs).unwrap();
+            }
+            parts.push(w.to_state());
+        }
+        let mut next = Calibrator::new(&g, &opts).unwrap();
+        next.load_state(&start).unwrap();
+        for p in &parts {
+            let mut w = Calibrator::new(&g, &opts).unwrap();
+            w.load_state(p).unwrap();
+            next.merge(&w).unwrap();
+        }
+        next.end_pass().unwrap();
+        merged = next;
+    }
+    assert!(merged.to_state() == whole.to_state(), "the merged statistics and kept samples differ");
+    let qa = quantize(&whole, &QuantizeOptions::default()).unwrap();
+    let qb = quantize(&merged, &QuantizeOptions::default()).unwrap();
+    let choice = qa.range_choice.clone().expect("a model-level choice");
+    assert_eq!(choice.samples, 9);
+    assert_eq!(qb.range_choice, Some(choice.clone()));
+    let ca = compile(&qa.graph, &CompileOptions::default()).unwrap();
+    let cb = compile(&qb.graph, &CompileOptions::default()).unwrap();
+    assert!(ca.bytes == cb.bytes, ".mq bytes differ");
+    // The report says which policy won and why, and every automatic layer names the range taken.
+    let json = evaluate(&whole, &qa, &ca, &samples, None).unwrap().to_json();
+    assert!(json.contains(&format!("\"range_choice\":{{\"chosen\":\"{}\"", choice.chosen.name())), "{json}");
+    assert!(json.contains("\"why\":\"the model-level choice"), "{json}");
+    // No choice is made without kept samples: each tensor keeps its own range.
+    let none = CalibrationOptions { selection_samples: 0, ..opts.clone() };
+    let own = calibrate_per_sample(&g, &none, &samples);
+    assert_eq!(quantize(&own, &QuantizeOptions::default()).unwrap().range_choice, None);
+    // A state holding 9 kept samples does not load into a calibrator that keeps 5.
+    let five = CalibrationOptions { selection_samples: 5, ..opts };
+    let err = Calibrator::new(&g, &five).unwrap().load_state(&whole.to_state()).unwrap_err();
+    assert!(err.to_string().contains("9 kept samples, this calibrator keeps 5"), "{err}");
 }

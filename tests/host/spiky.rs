@@ -6,10 +6,10 @@
 //! figures: the SQNR of the int8 model's output against the float model's, pooled over the
 //! evaluation images.
 //!
-//! Asserted: microquant's `auto` observer ([`ObserverKind::Auto`]) reaches at least 38 dB there
-//! and beats every peer figure; it chooses the range without the spiked samples for the input; on
-//! the clean images it is no worse than min/max (the default) by more than 0.5 dB. (`auto` is not
-//! the default yet: on some zoo models it loses to min/max at the output, see BENCHMARKS.md.)
+//! Asserted: microquant's default (the `auto` observer, [`ObserverKind::Auto`]: per-tensor
+//! candidates, the model's ranges chosen by the int8 output error) reaches at least 38 dB there
+//! and beats every peer figure; the input's range leaves the spiked samples out; on the clean
+//! images it is no worse than min/max by more than 0.5 dB.
 
 use crate::peers_common::*;
 
@@ -41,10 +41,11 @@ fn sqnr(calib: &str, observer: ObserverKind) -> (f64, microquant::ptq::Report) {
 }
 
 #[test]
-fn auto_beats_every_peer_on_spiky_calibration() {
+fn the_default_beats_every_peer_on_spiky_calibration() {
     let peers: Value = serde_json::from_str(&std::fs::read_to_string(dir().join("peers.json")).unwrap()).unwrap();
+    assert_eq!(CalibrationOptions::default().observer, ObserverKind::Auto, "auto is the default");
     let (auto, report) = sqnr("spiky", ObserverKind::Auto);
-    let mut lines = vec![format!("microquant auto: {auto:.2} dB")];
+    let mut lines = vec![format!("microquant default (auto): {auto:.2} dB")];
     for kind in [
         ObserverKind::MinMax,
         ObserverKind::Histogram,
@@ -69,12 +70,16 @@ fn auto_beats_every_peer_on_spiky_calibration() {
     // The input's range leaves the 4 spiked samples out.
     let input = report.inputs[0].auto.as_ref().expect("the input's choice");
     assert_eq!(input.outliers, 4, "{json}");
-    assert!(input.ranges[input.chosen].1 <= 1.0, "{json}");
+    assert!(input.range().1 <= 1.0, "{json}");
+    // The model-level choice is reported with every policy's score.
+    let choice = report.model.range_choice.as_ref().expect("the model-level choice");
+    assert!(choice.scores.iter().filter(|s| s.sqnr_db.is_some()).count() >= 2, "{json}");
+    assert!(json.contains("\"range_choice\":{\"chosen\":"), "{json}");
     assert!(json.contains("\"inputs\":[{\"name\":\"x\"") && json.contains("(4 outlier samples left out)"), "{json}");
 }
 
 #[test]
-fn auto_on_clean_calibration_no_worse_than_minmax() {
+fn the_default_on_clean_calibration_no_worse_than_minmax() {
     let (auto, _) = sqnr("clean", ObserverKind::Auto);
     let (minmax, _) = sqnr("clean", ObserverKind::MinMax);
     eprintln!("clean calibration: auto {auto:.2} dB, minmax {minmax:.2} dB");

@@ -139,8 +139,10 @@ export interface ProgressOptions {
 }
 
 export interface CalibrationOptions extends ProgressOptions {
-  /** Observer of every activation (default "minmax"; "auto": per tensor, the candidate range with the least int8 error, robust to outlier samples). */
+  /** Observer of every activation (default "auto": per tensor, candidate ranges (min/max, percentiles, entropy, L2) from its statistics, and the model's ranges chosen by the int8 model's output error on the first calibration samples, outlier samples left out; or "minmax", "moving-average", "histogram", "entropy", "percentile"). */
   observer?: ObserverName;
+  /** With "auto": how many of the first calibration samples measure the model-level range choice (default 16; 0: each tensor its own least-error range). */
+  selectionSamples?: number;
   /** For "percentile" (default 99.999). */
   percentile?: number;
   /** Observer per layer: {layerOrTensorName: observer}. */
@@ -283,6 +285,14 @@ export interface Report {
     modelBytes: number;
     arenaBytes: number;
     macs: number;
+    /** With the "auto" observer: the model-level range choice (each policy's output SQNR on the
+     * kept calibration samples; the winner's ranges were taken). */
+    rangeChoice?: {
+      chosen: string;
+      why: string;
+      samples: number;
+      scores: { policy: string; sqnrDb: number | null; samples: number }[];
+    };
   };
   inputs: IoQuant[];
   outputs: IoQuant[];

@@ -150,6 +150,8 @@ async function checkReport(page, name, report) {
     expect(acc[key][1] === text, `${name}: ${key} shows "${acc[key][1]}", expected "${text}"`);
   }
   expect(acc.mode?.[0] === m.mode, `${name}: mode "${acc.mode?.[0]}", the CLI's "${m.mode}"`);
+  const choice = m.range_choice?.chosen;
+  expect(acc['range-choice']?.[0] === choice, `${name}: range choice "${acc['range-choice']?.[0]}", the CLI's "${choice}"`);
   const layers = await page.$$eval('#layers tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => [c.dataset.value, c.textContent])));
   expect(layers.length === report.layers.length, `${name}: ${layers.length} layers shown, the CLI has ${report.layers.length}`);
   report.layers.forEach((l, i) => {
@@ -206,7 +208,7 @@ try {
   await page.click('#per-layer summary');
   // A QDQ ONNX model (the CLI's portable export of the first case, --qdq-portable) dropped with
   // the example's data: its scales are kept, and the result is the CLI's for the same file.
-  await page.selectOption('#observer', 'minmax');
+  await page.selectOption('#observer', 'auto');
   await page.setInputFiles('#model-file', path.join(data, 'portable', 'digits_default.qdq.onnx'));
   await page.waitForFunction(() => /QDQ: its scales are kept/.test(document.getElementById('model-info').textContent), null, { timeout: 30000 });
   await page.setInputFiles('#calib-file', path.join(demo, 'examples/digits_calib.npy'));
@@ -217,7 +219,7 @@ try {
   const outside = requests.filter((u) => !u.startsWith('blob:'));
   expect(outside.length === 0, `requests while quantizing offline: ${outside.join(', ')}`);
   await context.setOffline(false);
-  await page.selectOption('#observer', 'minmax');
+  await page.selectOption('#observer', 'auto');
   await page.selectOption('#per-channel', 'true');
 
   // 2. The user's files: KWS (float TFLite) with 300 generated samples; cancel mid-way.

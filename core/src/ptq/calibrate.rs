@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::auto::{AutoChoice, RangePolicy};
 use super::observer::{AnyObserver, ObserverKind};
 use super::source::{CHUNK_SAMPLES, SampleSource, SliceSource, SourceError, SourceErrorKind, StreamError};
 use crate::float::FloatExecutor;
@@ -12,8 +13,9 @@ use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, Op, TensorId};
 
 /// First bytes of [`Calibrator::to_state`].
 const STATE_MAGIC: &[u8; 4] = b"MQCS";
-/// Version of [`Calibrator::to_state`]'s layout (2: with the bias-correction input sums).
-const STATE_VERSION: u8 = 3;
+/// Version of [`Calibrator::to_state`]'s layout (2: with the bias-correction input sums; 4: with
+/// the samples kept for the model-level range choice).
+const STATE_VERSION: u8 = 4;
 
 /// Which observer each activation gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,14 +38,27 @@ pub struct CalibrationOptions {
     /// (independent sequences, each run after [`crate::interp::Interpreter::reset_state`]).
     /// Graphs without an LSTM ignore it.
     pub reset_state: bool,
+    /// With [`ObserverKind::Auto`]: how many samples (the first ones) the calibrator keeps,
+    /// with their float outputs, to choose the model's ranges by their error at the model's
+    /// output ([`super::auto`]). Default [`SELECTION_SAMPLES`]; 0 leaves the choice per tensor.
+    pub selection_samples: usize,
 }
 
+/// Default [`CalibrationOptions::selection_samples`].
+pub const SELECTION_SAMPLES: usize = 16;
+
 impl Default for CalibrationOptions {
-    /// Min/max for every activation, two-pass histograms when chosen, recurrent state carried.
-    /// ([`ObserverKind::Auto`] is not the default yet: on some zoo models its per-tensor choice
-    /// loses to min/max at the model's output, see BENCHMARKS.md.)
+    /// The automatic observer for every activation ([`ObserverKind::Auto`]: candidate ranges per
+    /// tensor, the model's chosen by the int8 output error on the first
+    /// [`SELECTION_SAMPLES`] samples), two-pass histograms when chosen, recurrent state carried.
     fn default() -> Self {
-        Self { observer: ObserverKind::MinMax, overrides: Vec::new(), two_pass: true, reset_state: false }
+        Self {
+            observer: ObserverKind::Auto,
+            overrides: Vec::new(),
+            two_pass: true,
+            reset_state: false,
+            selection_samples: SELECTION_SAMPLES,
+        }
     }
 }
 
@@ -84,6 +99,18 @@ pub struct Calibrator<'g> {
     /// Per node: the largest `|cell state|` of an LSTM in statistics merged or loaded from other
     /// calibrators (this one's own runs are the executor's).
     cell_peaks: Vec<f32>,
+    /// The first samples of the first pass and their float outputs (with automatic observers:
+    /// what the model-level range choice measures), at most `keep`.
+    kept: Vec<KeptSample>,
+    keep: usize,
+}
+
+/// A calibration sample kept for the model-level range choice: its inputs and the float
+/// graph's outputs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KeptSample {
+    pub(crate) inputs: Vec<Vec<f32>>,
+    pub(crate) outputs: Vec<Vec<f32>>,
 }
 
 fn obs_err(e: crate::Error, what: String) -> ConvertError {
@@ -141,6 +168,7 @@ impl<'g> Calibrator<'g> {
                 }
             }
         }
+        let keep = if kinds.contains(&Some(ObserverKind::Auto)) { options.selection_samples } else { 0 };
         Ok(Self {
             executor,
             observers,
@@ -151,6 +179,8 @@ impl<'g> Calibrator<'g> {
             sums,
             summed: 0,
             cell_peaks: vec![0.0; graph.nodes.len()],
+            kept: Vec::new(),
+            keep,
         })
     }
 
@@ -197,7 +227,7 @@ impl<'g> Calibrator<'g> {
 
     /// Which candidate range the automatic observer chose for activation `t`, and why (`None`
     /// for other observers, constants, or before calibration is complete).
-    pub fn auto_choice(&self, t: TensorId) -> Option<super::auto::AutoChoice> {
+    pub fn auto_choice(&self, t: TensorId) -> Option<AutoChoice> {
         self.observers.get(t.index()).and_then(Option::as_ref).and_then(AnyObserver::auto_choice)
     }
 
@@ -211,6 +241,33 @@ impl<'g> Calibrator<'g> {
             ConvertError::new(Kind::InvalidGraph, format!("tensor {t} is not an observed activation"))
         })?;
         o.range().map_err(|e| obs_err(e, format!("range of tensor {t}")).with_tensor(t.index(), self.tensor_name(t)))
+    }
+
+    /// The range of activation `t` under a model-level policy: for an automatic observer, the
+    /// policy's candidate ([`RangePolicy::Every`]) or its own choice; other observers' range.
+    ///
+    /// # Errors
+    /// As [`range`](Self::range).
+    pub(crate) fn range_with(&self, t: TensorId, policy: RangePolicy) -> Result<(f32, f32), ConvertError> {
+        if let RangePolicy::Every(c) = policy {
+            if let Some(r) = self.observers.get(t.index()).and_then(Option::as_ref).and_then(|o| o.auto_candidate(c)) {
+                return Ok(r);
+            }
+        }
+        self.range(t)
+    }
+
+    /// [`auto_choice`](Self::auto_choice) with the model-level policy that applied.
+    pub(crate) fn auto_choice_with(&self, t: TensorId, policy: Option<RangePolicy>) -> Option<AutoChoice> {
+        self.auto_choice(t).map(|c| AutoChoice { model: policy, ..c })
+    }
+
+    /// The activations with an automatic observer.
+    pub(crate) fn auto_tensors(&self) -> Vec<TensorId> {
+        (0..self.kinds.len())
+            .filter(|&i| self.kinds[i] == Some(ObserverKind::Auto))
+            .map(|i| TensorId(i as u32))
+            .collect()
     }
 
     fn tensor_name(&self, t: TensorId) -> String {
@@ -240,7 +297,7 @@ impl<'g> Calibrator<'g> {
         let sums = &mut self.sums;
         let first = self.pass == 0;
         let graph = self.executor.graph();
-        self.executor.run_observed(inputs, |t, v| {
+        let outputs = self.executor.run_observed(inputs, |t, v| {
             if first {
                 if let Some(Some(acc)) = sums.get_mut(t.index()) {
                     acc.iter_mut().zip(v).for_each(|(a, &x)| *a += f64::from(x));
@@ -256,9 +313,27 @@ impl<'g> Calibrator<'g> {
         })?;
         if first {
             self.summed += 1;
+            if self.kept.len() < self.keep {
+                self.kept.push(KeptSample { inputs: inputs.iter().map(|x| x.to_vec()).collect(), outputs });
+            }
         }
         self.samples += 1;
         Ok(())
+    }
+
+    /// The samples kept for the model-level range choice (the first of the first pass).
+    pub(crate) fn kept(&self) -> &[KeptSample] {
+        &self.kept
+    }
+
+    /// True if a kept sample is an outlier at a graph input (by the fences of the input's
+    /// automatic observer).
+    pub(crate) fn is_input_outlier(&self, s: &KeptSample) -> bool {
+        let g = self.graph();
+        g.inputs
+            .iter()
+            .zip(&s.inputs)
+            .any(|(t, x)| self.observers.get(t.index()).and_then(Option::as_ref).is_some_and(|o| o.auto_outlier(x)))
     }
 
     /// Ends the current pass (two-pass histograms fix their ranges).
@@ -308,6 +383,8 @@ impl<'g> Calibrator<'g> {
                 }
             }
             self.summed += other.summed;
+            let room = self.keep.saturating_sub(self.kept.len());
+            self.kept.extend(other.kept.iter().take(room).cloned());
         }
         for (i, p) in self.cell_peaks.iter_mut().enumerate() {
             *p = p.max(other.lstm_cell_peak(i).unwrap_or(0.0));
@@ -325,12 +402,16 @@ impl<'g> Calibrator<'g> {
     /// (u32), samples (u64), then per tensor its state length (u32, 0 for constants) and state;
     /// then the bias-correction input sums: samples summed (u64), and per tensor the number of
     /// sums (u32, 0 for tensors without) and the sums (f64); then the node count (u32) and per
-    /// node the largest LSTM `|cell state|` (f32, 0 for other nodes).
+    /// node the largest LSTM `|cell state|` (f32, 0 for other nodes); then the kept samples
+    /// (u32 count), each as its inputs then its outputs, each list a count (u32) of vectors,
+    /// each vector its length (u32) and values (f32).
     pub fn to_state(&self) -> Vec<u8> {
-        let len = 37
+        let vecs = |v: &[Vec<f32>]| 4 + v.iter().map(|x| 4 + 4 * x.len()).sum::<usize>();
+        let len = 41
             + self.observers.iter().map(|o| 4 + o.as_ref().map_or(0, AnyObserver::state_len)).sum::<usize>()
             + self.sums.iter().map(|s| 4 + 8 * s.as_ref().map_or(0, Vec::len)).sum::<usize>()
-            + 4 * self.cell_peaks.len();
+            + 4 * self.cell_peaks.len()
+            + self.kept.iter().map(|k| vecs(&k.inputs) + vecs(&k.outputs)).sum::<usize>();
         let mut out = Vec::with_capacity(len);
         out.extend_from_slice(STATE_MAGIC);
         out.push(STATE_VERSION);
@@ -359,6 +440,16 @@ impl<'g> Calibrator<'g> {
         out.extend_from_slice(&(self.cell_peaks.len() as u32).to_le_bytes());
         for i in 0..self.cell_peaks.len() {
             out.extend_from_slice(&self.lstm_cell_peak(i).unwrap_or(0.0).to_le_bytes());
+        }
+        out.extend_from_slice(&(self.kept.len() as u32).to_le_bytes());
+        for k in &self.kept {
+            for list in [&k.inputs, &k.outputs] {
+                out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+                for v in list {
+                    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+                }
+            }
         }
         out
     }
@@ -462,6 +553,39 @@ impl<'g> Calibrator<'g> {
             cell_peaks.push(p);
             at += 4;
         }
+        let count = word(at)? as usize;
+        if count > self.keep {
+            return Err(bad(format!("{count} kept samples, this calibrator keeps {}", self.keep), at));
+        }
+        at += 4;
+        let graph = self.executor.graph();
+        let mut kept = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut lists: [Vec<Vec<f32>>; 2] = [Vec::new(), Vec::new()];
+            for (list, ids) in lists.iter_mut().zip([&graph.inputs, &graph.outputs]) {
+                let n = word(at)? as usize;
+                if n != ids.len() {
+                    return Err(bad(format!("a kept sample with {n} tensors, the graph has {}", ids.len()), at));
+                }
+                at += 4;
+                for &id in ids {
+                    let len = word(at)? as usize;
+                    let want = graph.tensor(id).and_then(|t| t.num_elements());
+                    if want.is_some_and(|w| w != len) {
+                        return Err(bad(format!("a kept tensor of {len} values, tensor {id} has {want:?}"), at)
+                            .with_tensor(id.index(), graph.tensor(id).map(|t| t.name.as_str()).unwrap_or("")));
+                    }
+                    at += 4;
+                    let body = bytes
+                        .get(at..at.saturating_add(4 * len))
+                        .ok_or_else(|| bad(format!("truncated: {} bytes", bytes.len()), at))?;
+                    list.push(body.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
+                    at += 4 * len;
+                }
+            }
+            let [inputs, outputs] = lists;
+            kept.push(KeptSample { inputs, outputs });
+        }
         if at != bytes.len() {
             return Err(bad(format!("{} bytes after the end of the state", bytes.len() - at), at));
         }
@@ -473,6 +597,7 @@ impl<'g> Calibrator<'g> {
         self.sums = sums;
         self.summed = summed;
         self.cell_peaks = cell_peaks;
+        self.kept = kept;
         Ok(())
     }
 

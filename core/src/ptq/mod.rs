@@ -14,13 +14,14 @@
 //!    lacks with ops it has (HardSigmoid → ReLU6 arithmetic; a ReLU that cannot be fused → a
 //!    1×1 max pool with the clamp).
 //! 2. [`Calibrator`] runs samples through the float graph ([`crate::float`]) into one observer
-//!    per activation ([`ObserverKind`]: min/max (the default), moving average, histogram (L2),
-//!    entropy (KL), percentile, or [`auto`]: per tensor, the range with the least int8 error
-//!    among min/max, percentile, entropy and L2 candidates; per model or per layer), with a
-//!    progress callback; calibrators over chunks of the samples merge ([`Calibrator::merge`],
-//!    the observers' exact `merge`). The samples may stream from a [`SampleSource`]
-//!    ([`Calibrator::calibrate_source`], [`convert_source`]): a few at a time
-//!    ([`CHUNK_SAMPLES`]), each pass rewinding it, in memory independent of their number.
+//!    per activation ([`ObserverKind`]: [`auto`] (the default: per tensor, candidate ranges from
+//!    min/max, percentile, entropy and L2 statistics, the model's chosen by the int8 model's
+//!    output error, see [`auto`]), min/max, moving average, histogram (L2), entropy (KL),
+//!    percentile; per model or per layer), with a progress callback; calibrators over chunks of
+//!    the samples merge ([`Calibrator::merge`], the observers' exact `merge`). The samples may
+//!    stream from a [`SampleSource`] ([`Calibrator::calibrate_source`], [`convert_source`]): a
+//!    few at a time ([`CHUNK_SAMPLES`]), each pass rewinding it, in memory independent of their
+//!    number.
 //! 3. [`quantize`] chooses every parameter: activations per tensor (asymmetric int8, TFLite's
 //!    formula; or symmetric int16 for the whole model), weights symmetric int8 in [-127, 127]
 //!    per channel (or per tensor), int32 biases with scale `input_scale · weight_scale`, the
@@ -67,7 +68,7 @@ mod report;
 mod shared_quant;
 mod source;
 
-pub use calibrate::{CalibrationOptions, Calibrator, Progress};
+pub use calibrate::{CalibrationOptions, Calibrator, Progress, SELECTION_SAMPLES};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
 pub use observer::ObserverKind;
 pub use pipeline::{PtqOptions, PtqOutput, convert, convert_source};

@@ -28,10 +28,11 @@ pub enum ObserverKind {
     /// `(-t, t)` clipped to the data's min and max (ONNX Runtime's percentile calibrator with its
     /// defaults: symmetric, 99.999; [`PercentileObserver`]).
     Percentile(f64),
-    /// The default: per tensor, the candidate range (min/max, min/max without outlier samples,
-    /// percentiles 99.9/99.99/99.999, entropy, L2 search) with the least int8 quantization
-    /// error over the calibration samples, outlier samples left out (two passes; see
-    /// [`super::auto`]).
+    /// The default: per tensor, candidate ranges (min/max, min/max without outlier samples,
+    /// percentiles 99.9/99.99/99.999, entropy, L2 search) and the one with the least int8
+    /// quantization error over the calibration samples, outlier samples left out (two passes);
+    /// then, at quantization, the ranges of the model chosen by the int8 model's output error on
+    /// the first calibration samples (see [`super::auto`]).
     Auto,
 }
 
@@ -130,6 +131,24 @@ impl AnyObserver {
         match self {
             AnyObserver::Auto(a) => a.choice().ok(),
             _ => None,
+        }
+    }
+
+    /// The automatic observer's candidate `c` (`None` for the others or before its
+    /// statistics pass has ended).
+    pub(crate) fn auto_candidate(&self, c: usize) -> Option<(f32, f32)> {
+        match self {
+            AnyObserver::Auto(a) => a.candidate(c),
+            _ => None,
+        }
+    }
+
+    /// True if the automatic observer's fences make `x` an outlier sample (`false` for the
+    /// others).
+    pub(crate) fn auto_outlier(&self, x: &[f32]) -> bool {
+        match self {
+            AnyObserver::Auto(a) => a.is_outlier(x),
+            _ => false,
         }
     }
 

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 
 use js_sys::{Array, Object, Uint8Array};
 use microquant::kernels::Rounding;
-use microquant::ptq::{ActivationType, CalibrationOptions, ObserverKind, QuantizeOptions};
+use microquant::ptq::{ActivationType, CalibrationOptions, ObserverKind, QuantizeOptions, SELECTION_SAMPLES};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{error, range_error, type_error};
@@ -31,7 +31,7 @@ pub(super) fn calibration_options(options: &JsValue) -> Result<CalibrationOption
     }
     let observer = match js::opt_string(options, "observer")? {
         Some(name) => observer_kind(&name, percentile, "options.observer")?,
-        None => ObserverKind::MinMax,
+        None => ObserverKind::Auto,
     };
     let mut overrides = Vec::new();
     let o = get(options, "overrides");
@@ -57,6 +57,15 @@ pub(super) fn calibration_options(options: &JsValue) -> Result<CalibrationOption
         overrides,
         two_pass: js::opt_bool(options, "twoPass", true)?,
         reset_state: js::opt_bool(options, "resetState", false)?,
+        selection_samples: match js::opt_number(options, "selectionSamples")? {
+            None => SELECTION_SAMPLES,
+            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 1e6 => n as usize,
+            Some(n) => {
+                return Err(range_error(format!(
+                    "options.selectionSamples must be a whole number of samples (0 or more), got {n}"
+                )));
+            }
+        },
     })
 }
 

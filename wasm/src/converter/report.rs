@@ -29,6 +29,25 @@ pub(super) fn report_object(r: &Report) -> Object {
     set(&model, "modelBytes", m.model_bytes as f64);
     set(&model, "arenaBytes", m.arena_bytes as f64);
     set(&model, "macs", m.macs as f64);
+    if let Some(c) = &m.range_choice {
+        let o = Object::new();
+        set(&o, "chosen", c.chosen.name());
+        set(&o, "why", c.why().as_str());
+        set(&o, "samples", c.samples as f64);
+        let scores: Array = c
+            .scores
+            .iter()
+            .map(|x| {
+                let s = Object::new();
+                set(&s, "policy", x.policy.name());
+                set(&s, "sqnrDb", opt_f64(x.sqnr_db));
+                set(&s, "samples", x.samples as f64);
+                JsValue::from(s)
+            })
+            .collect();
+        set(&o, "scores", scores);
+        set(&model, "rangeChoice", o);
+    }
     let io = |list: &[microquant::ptq::IoQuant]| -> Array {
         list.iter()
             .map(|t| {

@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::auto::RangePolicy;
 use super::calibrate::Calibrator;
 use super::observer::ObserverKind;
 use crate::graph::{
@@ -152,6 +153,9 @@ pub struct Quantized {
     /// For each tensor of the float graph (by id): the automatic observer's choice of range and
     /// its reasons ([`super::ObserverKind::Auto`]; `None` for other observers).
     pub auto_choices: Vec<Option<super::auto::AutoChoice>>,
+    /// The model-level range choice of the automatic observers (`None` without them, or when
+    /// the calibrator kept no samples).
+    pub range_choice: Option<super::auto::ModelChoice>,
 }
 
 pub(super) fn err(kind: Kind, msg: String) -> ConvertError {
@@ -297,8 +301,24 @@ fn carried(t: &Tensor) -> Option<(f32, i32)> {
 /// `UnsupportedQuantization` for ranges no scale represents; `Unsupported` for a pad with a
 /// non-zero constant value, a constant used both as weights and as data, or an int16 layer the
 /// runtime cannot run in 16x8; [`Graph::validate`]'s errors on the result.
+///
+/// Activations with the automatic observer ([`ObserverKind::Auto`]) get the model-level range
+/// choice ([`super::auto::ModelChoice`]): the model is quantized with each candidate policy and
+/// run on the samples the calibrator kept, and the one with the least error at the model's
+/// output is returned ([`Quantized::range_choice`] says which and why).
 pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quantized, ConvertError> {
+    super::auto::quantize_auto(cal, options)
+}
+
+/// [`quantize`] with the automatic observers' ranges set by `policy` (`None`: each tensor's own
+/// choice, and no model-level choice made).
+pub(in crate::ptq) fn quantize_with(
+    cal: &Calibrator<'_>,
+    options: &QuantizeOptions,
+    policy: Option<RangePolicy>,
+) -> Result<Quantized, ConvertError> {
     let g = cal.graph();
+    let range_of = |t: TensorId| cal.range_with(t, policy.unwrap_or(RangePolicy::PerTensor));
     if cal.pass() < cal.passes() {
         return Err(err(Kind::InvalidGraph, format!("calibration is at pass {} of {}", cal.pass(), cal.passes())));
     }
@@ -331,7 +351,7 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
     let tname = |t: TensorId| g.tensor(t).map(|t| t.name.as_str()).unwrap_or("");
     // Parameters of an activation in a given type, from its carried parameters or its range.
     let observed = |t: TensorId, dtype: DType| -> Result<ActivationQuant, ConvertError> {
-        let range = cal.range(t)?;
+        let range = range_of(t)?;
         if options.use_carried && dtype == DType::I8 {
             if let Some((scale, zero_point)) = g.tensor(t).and_then(carried) {
                 return Ok(ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Carried, range });
@@ -391,11 +411,11 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
             _ => None,
         };
         let aq = if let Some((scale, zero_point)) = fixed {
-            ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Fixed, range: cal.range(y)? }
+            ActivationQuant { scale, zero_point, dtype, source: QParamsSource::Fixed, range: range_of(y)? }
         } else if same_as_input(&node.op) {
             let x = node.input(0).ok_or_else(|| at(err(Kind::InvalidGraph, String::from("input 0 is missing"))))?;
             let xq = param_in(x, dtype, &acts).map_err(at)?;
-            ActivationQuant { source: QParamsSource::SameAsInput, range: cal.range(y)?, ..xq }
+            ActivationQuant { source: QParamsSource::SameAsInput, range: range_of(y)?, ..xq }
         } else {
             observed(y, dtype).map_err(at)?
         };
@@ -606,8 +626,16 @@ pub fn quantize(cal: &Calibrator<'_>, options: &QuantizeOptions) -> Result<Quant
     let tensor_map = q.prune_unused_tensors();
     q.metadata.producer = format!("microquant {} post-training quantization", env!("CARGO_PKG_VERSION"));
     q.validate()?;
-    let auto_choices = (0..g.tensors.len()).map(|i| cal.auto_choice(TensorId(i as u32))).collect();
-    Ok(Quantized { graph: q, tensor_map, activations: acts, node_map, weight_sources, auto_choices })
+    let auto_choices = (0..g.tensors.len()).map(|i| cal.auto_choice_with(TensorId(i as u32), policy)).collect();
+    Ok(Quantized {
+        graph: q,
+        tensor_map,
+        activations: acts,
+        node_map,
+        weight_sources,
+        auto_choices,
+        range_choice: None,
+    })
 }
 
 /// Inserts a `Quantize` node before every layer that reads an activation in the other type

@@ -85,9 +85,28 @@ impl Report {
         json_f64(&mut o, m.output_sqnr_db);
         let _ = write!(
             o,
-            ",\"float_weight_bytes\":{},\"int8_weight_bytes\":{},\"model_bytes\":{},\"arena_bytes\":{},\"macs\":{}}}",
+            ",\"float_weight_bytes\":{},\"int8_weight_bytes\":{},\"model_bytes\":{},\"arena_bytes\":{},\"macs\":{}",
             m.float_weight_bytes, m.int8_weight_bytes, m.model_bytes, m.arena_bytes, m.macs
         );
+        if let Some(c) = &m.range_choice {
+            o.push_str(",\"range_choice\":{\"chosen\":");
+            json_str(&mut o, c.chosen.name());
+            o.push_str(",\"why\":");
+            json_str(&mut o, &c.why());
+            let _ = write!(o, ",\"samples\":{},\"scores\":[", c.samples);
+            for (i, x) in c.scores.iter().enumerate() {
+                if i > 0 {
+                    o.push(',');
+                }
+                o.push_str("{\"policy\":");
+                json_str(&mut o, x.policy.name());
+                o.push_str(",\"sqnr_db\":");
+                json_f64(&mut o, x.sqnr_db);
+                let _ = write!(o, ",\"samples\":{}}}", x.samples);
+            }
+            o.push_str("]}");
+        }
+        o.push('}');
         o.push_str(",\"inputs\":");
         json_io(&mut o, &self.inputs);
         o.push_str(",\"outputs\":");
@@ -181,6 +200,9 @@ impl core::fmt::Display for Report {
             "weights {} B -> {} B | .mq {} B | arena {} B | {} MACs",
             m.float_weight_bytes, m.int8_weight_bytes, m.model_bytes, m.arena_bytes, m.macs
         )?;
+        if let Some(c) = &m.range_choice {
+            writeln!(f, "ranges: {}", c.why())?;
+        }
         let name_w = self.layers.iter().map(|l| l.name.chars().count()).max().unwrap_or(5).clamp(5, 32);
         let op_w = self.layers.iter().map(|l| l.op.len()).max().unwrap_or(2).max(2);
         // The three worst layers (by SQNR) get a marker.

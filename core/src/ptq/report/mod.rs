@@ -90,6 +90,9 @@ pub struct ModelReport {
     pub arena_bytes: usize,
     /// Multiply-accumulates per inference.
     pub macs: u64,
+    /// With automatic observers: the model-level range choice and its scores (JSON
+    /// `"range_choice"`: `{"chosen", "why", "samples", "scores": [{"policy", "sqnr_db", "samples"}]}`).
+    pub range_choice: Option<super::auto::ModelChoice>,
 }
 
 /// A model input's or output's quantization (what a caller uses to quantize inputs and
@@ -474,6 +477,7 @@ impl<'a> Evaluator<'a> {
                 model_bytes: self.model_bytes,
                 arena_bytes: self.arena_bytes,
                 macs: float.total_macs(),
+                range_choice: quantized.range_choice.clone(),
             },
             inputs: io(&float.inputs),
             outputs: io(&float.outputs),
@@ -600,6 +604,7 @@ where
             model_bytes: 0,
             arena_bytes: 0,
             macs: float.total_macs(),
+            range_choice: None,
         },
         inputs: io(&float.inputs),
         outputs: io(&float.outputs),
@@ -608,7 +613,7 @@ where
 }
 
 /// Quantizes `x` into `buf` (int8 or little-endian int16), rounding half away from zero.
-fn write_quantized(buf: &mut [u8], x: &[f32], a: &ActivationQuant) {
+pub(in crate::ptq) fn write_quantized(buf: &mut [u8], x: &[f32], a: &ActivationQuant) {
     let q = |v: f32| libm::round(f64::from(v) / f64::from(a.scale)) as i64 + i64::from(a.zero_point);
     if a.dtype == DType::I16 {
         for (c, &v) in buf.chunks_exact_mut(2).zip(x) {
@@ -621,7 +626,7 @@ fn write_quantized(buf: &mut [u8], x: &[f32], a: &ActivationQuant) {
     }
 }
 
-fn read_dequantized(raw: &[u8], a: &ActivationQuant) -> Vec<f32> {
+pub(in crate::ptq) fn read_dequantized(raw: &[u8], a: &ActivationQuant) -> Vec<f32> {
     let d = |q: i32| ((q - a.zero_point) as f64 * f64::from(a.scale)) as f32;
     if a.dtype == DType::I16 {
         raw.chunks_exact(2).map(|c| d(i32::from(i16::from_le_bytes([c[0], c[1]])))).collect()

@@ -1,11 +1,18 @@
-//! The automatic range choice ([`ObserverKind::Auto`](super::ObserverKind::Auto), `--observer
-//! auto`): per tensor, the range with the least quantization error over the calibration samples,
-//! among candidates from its statistics. Not the default yet (min/max is): on some zoo models
-//! the per-tensor choice loses to min/max at the model's output (BENCHMARKS.md).
+//! The automatic range choice ([`ObserverKind::Auto`](super::ObserverKind::Auto), the default,
+//! `--observer auto`), in two steps:
+//!
+//! - **per tensor** (this module): candidate ranges from the tensor's statistics, and the one
+//!   with the least quantization error of the tensor over the calibration samples;
+//! - **per model** ([`model`]): the policy — every tensor the same candidate, or each its own
+//!   least-error one — whose int8 model has the least error at the model's output on the first
+//!   calibration samples. A range best for one tensor alone is not always best for the model
+//!   (on some zoo models each tensor's own choice loses to min/max at the output); measuring
+//!   the output settles it (BENCHMARKS.md, "Calibration engine").
 //!
 //! **Pass 1** records, per activation, streaming histograms (those of the L2, entropy and
-//! percentile observers, [`crate::observer`]) and every sample's min and max. Its end fixes
-//! the candidate ranges:
+//! percentile observers, [`crate::observer`]; of at most [`ERROR_ELEMENTS`] evenly strided
+//! elements per sample) and every sample's min and max (of every element). Its end fixes the
+//! candidate ranges:
 //!
 //! | candidate | range |
 //! |---|---|
@@ -21,7 +28,8 @@
 //! below the mirror fence of the per-sample mins; at most one sample in ten on each side (the
 //! most extreme ones).
 //!
-//! **Pass 2** quantizes every sample with every candidate exactly as the int8 model will (int8
+//! **Pass 2** quantizes every sample (at most [`ERROR_ELEMENTS`] strided elements of it) with
+//! every candidate exactly as the int8 model will (int8
 //! affine, TFLite's scale and zero point, rounding half away from zero, clamped) and sums the
 //! squared error per sample. The range chosen is the candidate with the least mean error over
 //! the samples that are not outliers: a handful of spiky samples cannot widen the range of every
@@ -36,6 +44,11 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+pub mod model;
+
+pub(in crate::ptq) use model::quantize_auto;
+pub use model::{FIRST_ROUND, MARGIN_DB, ModelChoice, ORDER, PolicyScore, RangePolicy};
 
 use crate::Error;
 use crate::observer::state::{self, Reader, Writer};
@@ -65,17 +78,56 @@ pub struct AutoChoice {
     pub samples: usize,
     /// Outlier samples left out of the averages.
     pub outliers: usize,
+    /// The model-level choice that set this tensor's range ([`ModelChoice`]): every automatic
+    /// tensor took the same candidate, or its own `chosen` one ([`RangePolicy::PerTensor`]).
+    /// `None` when no model-level choice was made.
+    pub model: Option<RangePolicy>,
 }
 
 impl AutoChoice {
-    /// The chosen candidate's name (`minmax`, `percentile 99.99`, ...).
+    /// The candidate whose range the tensor got: the model-level choice's, or its own.
+    pub fn taken(&self) -> usize {
+        match self.model {
+            Some(RangePolicy::Every(c)) => c,
+            _ => self.chosen,
+        }
+    }
+
+    /// The name of the candidate taken (`minmax`, `percentile 99.99`, ...).
     pub fn name(&self) -> &'static str {
-        CANDIDATE_NAMES.get(self.chosen).copied().unwrap_or("minmax")
+        CANDIDATE_NAMES.get(self.taken()).copied().unwrap_or("minmax")
+    }
+
+    /// The range taken.
+    pub fn range(&self) -> (f32, f32) {
+        self.ranges.get(self.taken()).copied().unwrap_or(self.ranges[0])
     }
 
     /// The reason, in words: `least mean squared error over 97 samples (3 outlier samples left
     /// out); minmax 3.1 dB worse` (or, when `minmax` won, how much worse the runner-up was).
     pub fn why(&self) -> String {
+        let own = self.own_why();
+        match self.model {
+            Some(RangePolicy::Every(c)) if c != self.chosen => format!(
+                "the model-level choice ({} for every tensor: the least error at the model's output); \
+                 this tensor alone: {} would have the {own}",
+                CANDIDATE_NAMES.get(c).copied().unwrap_or("minmax"),
+                self.own_name()
+            ),
+            Some(RangePolicy::Every(_)) => {
+                format!("the model-level choice, and this tensor's own: {own}")
+            }
+            Some(RangePolicy::PerTensor) => format!("the model-level choice (each tensor its own): {own}"),
+            None => own,
+        }
+    }
+
+    fn own_name(&self) -> &'static str {
+        CANDIDATE_NAMES.get(self.chosen).copied().unwrap_or("minmax")
+    }
+
+    /// The reason of the tensor's own choice.
+    fn own_why(&self) -> String {
         let best = self.errors.get(self.chosen).copied().unwrap_or(0.0);
         let db = |e: f64| {
             if best > 0.0 {
@@ -203,11 +255,22 @@ impl AutoObserver {
     pub(crate) fn observe(&mut self, x: &[f32]) -> Result<(), Error> {
         match &mut self.phase {
             Phase::Stats(s) => {
+                // The histograms see every `k`-th element of a large tensor (as pass 2 measures
+                // errors, see ERROR_ELEMENTS); the sample's min and max are of every element. A
+                // non-finite value anywhere goes to the histograms whole, for their error.
+                let step = x.len().div_ceil(ERROR_ELEMENTS).max(1);
+                let sub: Vec<f32>;
+                let seen = if step > 1 && x.iter().all(|v| v.is_finite()) {
+                    sub = x.iter().step_by(step).copied().collect();
+                    &sub[..]
+                } else {
+                    x
+                };
                 // All three check non-finite values the same way: the first failing leaves
                 // nothing recorded.
-                s.mse.observe(x)?;
-                s.entropy.observe(x)?;
-                s.percentile.observe(x)?;
+                s.mse.observe(seen)?;
+                s.entropy.observe(seen)?;
+                s.percentile.observe(seen)?;
                 if let Some(r) = sample_range(x) {
                     s.samples.push(r);
                 }
@@ -311,12 +374,30 @@ impl AutoObserver {
             errors: means,
             samples: e.errors.len(),
             outliers: e.outliers as usize,
+            model: None,
         })
     }
 
     pub(crate) fn range(&self) -> Result<(f32, f32), Error> {
         let c = self.choice()?;
         Ok(c.ranges[c.chosen])
+    }
+
+    /// True if the sample `x` is an outlier by the fences of the statistics pass (`false`
+    /// before it has ended).
+    pub(crate) fn is_outlier(&self, x: &[f32]) -> bool {
+        match (&self.phase, sample_range(x)) {
+            (Phase::Errors(e), Some((lo, hi))) => lo < e.fences.0 || hi > e.fences.1,
+            _ => false,
+        }
+    }
+
+    /// Candidate `c`'s range, once the statistics pass has ended.
+    pub(crate) fn candidate(&self, c: usize) -> Option<(f32, f32)> {
+        match &self.phase {
+            Phase::Errors(e) => e.ranges.get(c).copied(),
+            Phase::Stats(_) => None,
+        }
     }
 
     pub(crate) fn merge(&mut self, other: &Self) -> Result<(), Error> {
@@ -349,14 +430,22 @@ fn bits(r: (f32, f32)) -> (u32, u32) {
     (r.0.to_bits(), r.1.to_bits())
 }
 
-/// Each candidate's sum of squared errors of quantizing `x` as the int8 model does
-/// (`quantize::quantize_values`: `round(x / scale)` half away from zero, plus the zero point,
-/// clamped to int8; then `(q - zero_point) · scale`).
+/// Elements of one sample that the statistics of pass 1 (the histograms; not the min and max)
+/// and the errors of pass 2 take, at most: a larger tensor is measured on every `k`-th element
+/// (`k = ceil(len / ERROR_ELEMENTS)`), an unbiased sample of its values at a fraction of the cost
+/// (three histograms and seven candidates' errors of a 112×112×96 activation on every element
+/// cost more than running the layer).
+pub const ERROR_ELEMENTS: usize = 8192;
+
+/// Each candidate's sum of squared errors of quantizing `x` (every `k`-th element, see
+/// [`ERROR_ELEMENTS`]) as the int8 model does (`quantize::quantize_values`: `round(x / scale)`
+/// half away from zero, plus the zero point, clamped to int8; then `(q - zero_point) · scale`).
 fn sample_errors(
     x: &[f32],
     ranges: &[(f32, f32); CANDIDATES],
     cfg: &ObserverConfig,
 ) -> Result<[f64; CANDIDATES], Error> {
+    let step = x.len().div_ceil(ERROR_ELEMENTS).max(1);
     let mut out = [0f64; CANDIDATES];
     for c in 0..CANDIDATES {
         // Candidates with the range of an earlier one have its error.
@@ -368,7 +457,7 @@ fn sample_errors(
         let (scale, zp) = (f64::from(p.scale()), f64::from(p.zero_point()));
         let (qmin, qmax) = (f64::from(p.qmin()), f64::from(p.qmax()));
         let mut sum = 0f64;
-        for &v in x {
+        for &v in x.iter().step_by(step) {
             if !v.is_finite() {
                 continue;
             }
