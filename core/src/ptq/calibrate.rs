@@ -264,9 +264,11 @@ impl<'g> Calibrator<'g> {
 
     /// The activations with an automatic observer.
     pub(crate) fn auto_tensors(&self) -> Vec<TensorId> {
-        (0..self.kinds.len())
-            .filter(|&i| self.kinds[i] == Some(ObserverKind::Auto))
-            .map(|i| TensorId(i as u32))
+        self.kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k == Some(ObserverKind::Auto))
+            .map(|(i, _)| TensorId(i as u32))
             .collect()
     }
 

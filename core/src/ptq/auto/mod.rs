@@ -100,7 +100,8 @@ impl AutoChoice {
 
     /// The range taken.
     pub fn range(&self) -> (f32, f32) {
-        self.ranges.get(self.taken()).copied().unwrap_or(self.ranges[0])
+        let [first, ..] = self.ranges;
+        self.ranges.get(self.taken()).copied().unwrap_or(first)
     }
 
     /// The reason, in words: `least mean squared error over 97 samples (3 outlier samples left

@@ -267,16 +267,23 @@ pub(in crate::ptq) fn quantize_auto(
     // The finalists: min/max (the first contender) and the best other policy of the first round
     // (ties: the earlier), on every sample. The other wins only by MARGIN_DB: a difference the
     // few kept samples cannot tell from noise keeps the plain ranges.
-    let challenger =
-        (1..contenders.len()).reduce(|a, b| if contenders[b].score() > contenders[a].score() { b } else { a });
-    let mut best = 0;
-    if !contenders.is_empty() {
-        contenders[0].run(cal, rest)?;
+    let no_policy = || ConvertError::new(Kind::InvalidGraph, "no range policy could be measured");
+    let (plain, others) = contenders.split_first_mut().ok_or_else(no_policy)?;
+    plain.run(cal, rest)?;
+    let mut challenger: Option<(usize, f64)> = None;
+    for (i, c) in others.iter().enumerate() {
+        let s = c.score();
+        if challenger.is_none_or(|(_, b)| s > b) {
+            challenger = Some((i, s));
+        }
     }
-    if let Some(c) = challenger {
-        contenders[c].run(cal, rest)?;
-        if contenders[c].score() >= contenders[0].score() + MARGIN_DB {
-            best = c;
+    // Index into `contenders` of the winner: 0 (min/max) unless the challenger clears the margin.
+    let mut best = 0;
+    if let Some(c) = challenger.and_then(|(i, _)| others.get_mut(i).map(|c| (i, c))) {
+        let (i, c) = c;
+        c.run(cal, rest)?;
+        if c.score() >= plain.score() + MARGIN_DB {
+            best = i + 1;
         }
     }
     for c in &contenders {
@@ -285,10 +292,7 @@ pub(in crate::ptq) fn quantize_auto(
             s.samples = c.measured;
         }
     }
-    if contenders.is_empty() {
-        return Err(ConvertError::new(Kind::InvalidGraph, "no range policy could be measured"));
-    }
-    let winner = contenders.swap_remove(best);
+    let winner = contenders.into_iter().nth(best).ok_or_else(no_policy)?;
     let mut q = winner.quantized;
     q.range_choice = Some(ModelChoice { chosen: winner.policy, scores, samples: kept.len() });
     Ok(q)
