@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 
 use super::{KernelError, clamp_activation};
 use crate::graph::{AxisWindow, FusedActivation, Padding};
-use crate::kernels::arch::gemm::{GemmShapeError, MatRef, sgemm};
+use crate::kernels::arch::gemm::{GemmShapeError, MatRef, PackedRhs, sgemm, sgemm_packed};
 
 /// Geometry shared by convolution and depthwise convolution.
 #[derive(Debug, Clone, Copy)]
@@ -315,11 +315,27 @@ fn gemm_err(_: GemmShapeError) -> KernelError {
     KernelError("matrix product operands do not fit their shapes")
 }
 
-/// 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`, in f32 through the
-/// GEMM (see the module doc); within f32 rounding of [`conv2d_f32_reference`].
+/// [`conv2d_f32_packed`] packing the filter itself.
+#[cfg(test)]
 pub(crate) fn conv2d_f32(
     x: &[f32],
     filter: &[f32],
+    bias: Option<&[f32]>,
+    geo: &ConvGeometry,
+    out_channels: usize,
+    activation: FusedActivation,
+) -> Result<Vec<f32>, KernelError> {
+    conv2d_f32_packed(x, filter, None, bias, geo, out_channels, activation)
+}
+
+/// 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`, in f32 through the
+/// GEMM (see the module doc); within f32 rounding of [`conv2d_f32_reference`]. `packed`: the
+/// filter already packed ([`PackedRhs::weights`] of it as `[oc, kh·kw·ic]`; the executor packs
+/// each constant filter once), else (`None`, or of another shape) it is packed here.
+pub(crate) fn conv2d_f32_packed(
+    x: &[f32],
+    filter: &[f32],
+    packed: Option<&PackedRhs>,
     bias: Option<&[f32]>,
     geo: &ConvGeometry,
     out_channels: usize,
@@ -339,12 +355,19 @@ pub(crate) fn conv2d_f32(
     let k = kh * kw * ic;
     let rows = n * oh * ow;
     let mut out = bias_rows(rows, bias, oc)?;
-    // The filter `[oc, k]` read as the `k × oc` right-hand side.
-    let b = MatRef { data: filter, offset: 0, row_stride: 1, col_stride: k };
+    // The filter `[oc, k]` read as the `k × oc` right-hand side, packed once for every block.
+    let own;
+    let b = match packed.filter(|p| p.is(k, oc)) {
+        Some(p) => p,
+        None => {
+            own = PackedRhs::weights(filter, k, oc).map_err(gemm_err)?;
+            &own
+        }
+    };
     let pointwise =
         kh == 1 && kw == 1 && geo.stride == [1, 1] && wh.pad_before == 0 && ww.pad_before == 0 && (oh, ow) == (h, w);
     if pointwise {
-        sgemm([rows, k, oc], MatRef::row_major(x, ic), b, &mut out, oc, true).map_err(gemm_err)?;
+        sgemm_packed(rows, MatRef::row_major(x, ic), b, &mut out, oc, true).map_err(gemm_err)?;
         apply_activation(&mut out, activation);
         return Ok(out);
     }
@@ -369,7 +392,7 @@ pub(crate) fn conv2d_f32(
             }
         }
         let a = MatRef::row_major(&patches, k);
-        sgemm([m, k, oc], a, b, &mut out[row * oc..], oc, true).map_err(gemm_err)?;
+        sgemm_packed(m, a, b, &mut out[row * oc..], oc, true).map_err(gemm_err)?;
         row += m;
     }
     apply_activation(&mut out, activation);

@@ -8,13 +8,29 @@ use alloc::vec::Vec;
 use super::conv::{DOT_LANES, dots};
 use super::{KernelError, clamp_activation};
 use crate::graph::FusedActivation;
-use crate::kernels::arch::gemm::{MatRef, sgemm};
+use crate::kernels::arch::gemm::{MatRef, PackedRhs, sgemm, sgemm_packed};
 
-/// `x` is `batches × inputs` (row-major), `weights` `[outputs, inputs]`, `bias` `[outputs]`;
-/// f32 through the GEMM.
+/// [`fully_connected_f32_packed`] packing the weights itself.
+#[cfg(test)]
 pub(crate) fn fully_connected_f32(
     x: &[f32],
     weights: &[f32],
+    bias: Option<&[f32]>,
+    inputs: usize,
+    outputs: usize,
+    activation: FusedActivation,
+) -> Result<Vec<f32>, KernelError> {
+    fully_connected_f32_packed(x, weights, None, bias, inputs, outputs, activation)
+}
+
+/// `x` is `batches × inputs` (row-major), `weights` `[outputs, inputs]`, `bias` `[outputs]`;
+/// f32 through the GEMM. `packed`: the weights already packed ([`PackedRhs::weights`]; the
+/// executor packs each constant weight once), else (`None`, or of another shape) they are packed
+/// here.
+pub(crate) fn fully_connected_f32_packed(
+    x: &[f32],
+    weights: &[f32],
+    packed: Option<&PackedRhs>,
     bias: Option<&[f32]>,
     inputs: usize,
     outputs: usize,
@@ -35,16 +51,23 @@ pub(crate) fn fully_connected_f32(
     if let Some(b) = bias.filter(|_| outputs > 0) {
         out.chunks_exact_mut(outputs).for_each(|r| r.copy_from_slice(b));
     }
-    let w = MatRef { data: weights, offset: 0, row_stride: 1, col_stride: inputs };
-    sgemm([rows, inputs, outputs], MatRef::row_major(x, inputs), w, &mut out, outputs, true)
-        .map_err(|_| KernelError("fully connected tensor sizes do not match the shapes"))?;
+    let err = |_| KernelError("fully connected tensor sizes do not match the shapes");
+    let own;
+    let w = match packed.filter(|p| p.is(inputs, outputs)) {
+        Some(p) => p,
+        None => {
+            own = PackedRhs::weights(weights, inputs, outputs).map_err(err)?;
+            &own
+        }
+    };
+    sgemm_packed(rows, MatRef::row_major(x, inputs), w, &mut out, outputs, true).map_err(err)?;
     if activation != FusedActivation::None {
         out.iter_mut().for_each(|v| *v = clamp_activation(*v, activation));
     }
     Ok(out)
 }
 
-/// [`fully_connected_f32`] in f64 accumulation, each sum rounded once.
+/// [`fully_connected_f32_packed`] in f64 accumulation, each sum rounded once.
 pub(crate) fn fully_connected_f32_reference(
     x: &[f32],
     weights: &[f32],

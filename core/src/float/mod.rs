@@ -35,12 +35,13 @@ use alloc::borrow::Cow;
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{OnceCell, RefCell};
 
 use crate::graph::{
     ConstData, ConvertError, ConvertErrorKind as Kind, DType, FusedActivation, Graph, Node, Op, Tensor, TensorId,
     UnaryFn,
 };
+use crate::kernels::arch::gemm::PackedRhs;
 
 pub(crate) use elementwise::BinaryOp;
 
@@ -116,6 +117,17 @@ pub struct TensorRef<'a> {
 /// [`Kind::UnsupportedOp`] for ops the float executor does not run (Quantize), and
 /// [`Kind::InvalidGraph`] if data and shapes do not fit the op.
 pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -> Result<Vec<f32>, ConvertError> {
+    eval_op_packed(op, inputs, out_shape, None)
+}
+
+/// [`eval_op`] with a conv's or fully connected layer's weights already packed for the GEMM
+/// (the executor packs each constant weight once for every run).
+fn eval_op_packed(
+    op: &Op,
+    inputs: &[Option<TensorRef<'_>>],
+    out_shape: &[usize],
+    packed: Option<&PackedRhs>,
+) -> Result<Vec<f32>, ConvertError> {
     let kerr = |e: KernelError| ConvertError::new(Kind::InvalidGraph, e.0);
     let input = |i: usize| -> Result<TensorRef<'_>, ConvertError> {
         inputs
@@ -143,7 +155,8 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
                 dilation: [c.dilation_h, c.dilation_w],
                 padding: c.padding,
             };
-            conv::conv2d_f32(x.data, w.data, opt(2).map(|b| b.data), &geo, ws[0], c.activation).map_err(kerr)?
+            conv::conv2d_f32_packed(x.data, w.data, packed, opt(2).map(|b| b.data), &geo, ws[0], c.activation)
+                .map_err(kerr)?
         }
         Op::DepthwiseConv2d(c) => {
             let w = input(1)?;
@@ -164,7 +177,8 @@ pub fn eval_op(op: &Op, inputs: &[Option<TensorRef<'_>>], out_shape: &[usize]) -
                 [o, i] => (o, i),
                 _ => return Err(ConvertError::new(Kind::InvalidGraph, "fully connected weights must be [out, in]")),
             };
-            fully_connected::fully_connected_f32(x.data, w.data, opt(2).map(|b| b.data), ins, outputs, f.activation)
+            let b = opt(2).map(|b| b.data);
+            fully_connected::fully_connected_f32_packed(x.data, w.data, packed, b, ins, outputs, f.activation)
                 .map_err(kerr)?
         }
         Op::MaxPool2d(p) => pool::pool2d_f32(x.data, nhwc(x.shape)?, p, true).map_err(kerr)?,
@@ -336,6 +350,9 @@ pub struct FloatExecutor<'g> {
     /// Per node: the largest `|cell state|` an LSTM reached in any run so far (0 for other
     /// nodes): what the int16 cell state's scale must hold.
     cell_peaks: RefCell<Vec<f32>>,
+    /// Per node: a conv's or fully connected layer's constant weights packed for the GEMM, at
+    /// its first run (`None` inside: not packable), kept for every later run.
+    packed: Vec<OnceCell<Option<PackedRhs>>>,
 }
 
 fn node_err(index: usize, node: &Node, e: ConvertError) -> ConvertError {
@@ -449,7 +466,8 @@ impl<'g> FloatExecutor<'g> {
             }
         }
         let cell_peaks = RefCell::new(vec![0.0; graph.nodes.len()]);
-        Ok(Self { graph, constants, dynamic: dynamic_nodes, last_use, carried: None, cell_peaks })
+        let packed = vec![OnceCell::new(); graph.nodes.len()];
+        Ok(Self { graph, constants, dynamic: dynamic_nodes, last_use, carried: None, cell_peaks, packed })
     }
 
     /// With `true`, each LSTM starts a run from the hidden and cell states it ended the last run
@@ -589,6 +607,9 @@ impl<'g> FloatExecutor<'g> {
                             None => eval_lstm(l, &refs, None, peaks.get_mut(index)),
                         }
                     }
+                    (None, op @ (Op::Conv2d(_) | Op::FullyConnected(_)), _) => {
+                        eval_op_packed(op, &refs, out, self.packed_weights(index, node))
+                    }
                     _ => eval_op(&node.op, &refs, out),
                 }
                 .map_err(|e| node_err(index, node, e))?
@@ -608,6 +629,21 @@ impl<'g> FloatExecutor<'g> {
             }
         }
         Ok(values)
+    }
+
+    /// Node `index`'s constant weights packed for the GEMM (conv `[oc, kh, kw, ic]`, fully
+    /// connected `[out, in]`: `oc` rows of `k` values), at the first call; `None` for weights
+    /// computed by the graph or of an unexpected size (the kernel then packs them per call).
+    fn packed_weights(&self, index: usize, node: &Node) -> Option<&PackedRhs> {
+        let cell = self.packed.get(index)?;
+        cell.get_or_init(|| {
+            let w = node.inputs.get(1).copied().flatten()?;
+            let data = self.constants.get(w.index()).and_then(|c| c.as_deref())?;
+            let rows = *self.graph.tensor(w)?.shape.first()?;
+            let k = data.len().checked_div(rows)?;
+            PackedRhs::weights(data, k, rows).ok()
+        })
+        .as_ref()
     }
 }
 

@@ -113,6 +113,36 @@ pub(crate) struct KeptSample {
     pub(crate) outputs: Vec<Vec<f32>>,
 }
 
+/// Ends the pass of every observer (the automatic observers' candidate searches, the
+/// histograms' ranges): on threads with `std` (each observer alone, so the same results with any
+/// number), the first error in tensor order.
+fn end_observer_passes(observers: &mut [Option<AnyObserver>]) -> Result<(), ConvertError> {
+    let end = |first: usize, part: &mut [Option<AnyObserver>]| -> Result<(), ConvertError> {
+        for (i, o) in part.iter_mut().enumerate() {
+            if let Some(o) = o {
+                o.end_pass().map_err(|e| obs_err(e, format!("ending pass of tensor {}", first + i)))?;
+            }
+        }
+        Ok(())
+    };
+    #[cfg(feature = "std")]
+    {
+        let threads = crate::parallel::max_threads().min(observers.len());
+        if threads > 1 {
+            // Interleaved would balance better; contiguous parts keep "first error" simple.
+            let size = observers.len().div_ceil(threads);
+            type Part<'a> = (usize, &'a mut [Option<AnyObserver>], Result<(), ConvertError>);
+            let mut parts: Vec<Part<'_>> =
+                observers.chunks_mut(size).enumerate().map(|(p, part)| (p * size, part, Ok(()))).collect();
+            crate::parallel::run_parts(parts.iter_mut().collect(), |(first, part, result)| {
+                *result = end(*first, part);
+            });
+            return parts.into_iter().try_for_each(|(_, _, r)| r);
+        }
+    }
+    end(0, observers)
+}
+
 fn obs_err(e: crate::Error, what: String) -> ConvertError {
     ConvertError::new(Kind::InvalidGraph, format!("{what}: {e}"))
 }
@@ -346,11 +376,7 @@ impl<'g> Calibrator<'g> {
         if self.samples == 0 {
             return Err(ConvertError::new(Kind::InvalidGraph, "no calibration sample in this pass"));
         }
-        for (i, o) in self.observers.iter_mut().enumerate() {
-            if let Some(o) = o {
-                o.end_pass().map_err(|e| obs_err(e, format!("ending pass of tensor {i}")))?;
-            }
-        }
+        end_observer_passes(&mut self.observers)?;
         self.pass += 1;
         if self.pass < self.passes {
             self.samples = 0;

@@ -73,10 +73,31 @@ pub(crate) fn sgemm(
     ldc: usize,
     accumulate: bool,
 ) -> Result<(), GemmShapeError> {
+    if m == 0 || n == 0 {
+        return if a.fits(m, k) && b.fits(k, n) { Ok(()) } else { Err(GemmShapeError) };
+    }
+    let packed = PackedRhs::new(k, n, b)?;
+    sgemm_packed(m, a, &packed, c, ldc, accumulate)
+}
+
+/// [`sgemm`] with the right-hand side packed beforehand ([`PackedRhs`]): a convolution packs its
+/// filter once for all its blocks of patches.
+///
+/// # Errors
+/// [`GemmShapeError`] if `a` or `c` reaches outside its slice (nothing is written then).
+pub(crate) fn sgemm_packed(
+    m: usize,
+    a: MatRef<'_>,
+    b: &PackedRhs,
+    c: &mut [f32],
+    ldc: usize,
+    accumulate: bool,
+) -> Result<(), GemmShapeError> {
+    let (k, n) = (b.k, b.n);
     let c_fits = m == 0
         || n == 0
         || (ldc >= n && (m - 1).checked_mul(ldc).and_then(|v| v.checked_add(n)).is_some_and(|e| e <= c.len()));
-    if !a.fits(m, k) || !b.fits(k, n) || !c_fits {
+    if !a.fits(m, k) || !c_fits {
         return Err(GemmShapeError);
     }
     if m == 0 || n == 0 {
@@ -86,7 +107,7 @@ pub(crate) fn sgemm(
     #[cfg(feature = "std")]
     {
         // Row bands of at least 16 rows side by side (each element is summed by one thread, in
-        // the same order: the same results with any number of threads).
+        // the same order: the same results with any number of threads), sharing the packed `b`.
         let threads = crate::parallel::threads_for(m.saturating_mul(k).saturating_mul(n), m / 16);
         if threads > 1 {
             let band = m.div_ceil(threads);
@@ -107,6 +128,101 @@ pub(crate) fn sgemm(
     Ok(())
 }
 
+/// The columns of the register tile the target's best kernel uses (16 with AVX on x86-64, else 8):
+/// the width [`PackedRhs::new`] packs for.
+fn best_width() -> usize {
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    if super::x86::has_avx() {
+        return 16;
+    }
+    8
+}
+
+/// The right-hand side `b` (`k × n`) of a matrix product, packed for the register tiles: for each
+/// depth block of [`KC`] rows, `ceil(n / width)` column panels of `kc × width` values (zeros past
+/// `n`), one after the other.
+#[derive(Clone)]
+pub(crate) struct PackedRhs {
+    data: alloc::vec::Vec<f32>,
+    k: usize,
+    n: usize,
+    width: usize,
+}
+
+impl PackedRhs {
+    /// `b` packed for the target's best kernel.
+    ///
+    /// # Errors
+    /// [`GemmShapeError`] if `b` reaches outside its slice.
+    pub(crate) fn new(k: usize, n: usize, b: MatRef<'_>) -> Result<Self, GemmShapeError> {
+        Self::with_width(k, n, b, best_width())
+    }
+
+    /// `b` packed for the target's best kernel, for a layer's weights `[n, k]` (row-major: each
+    /// output's `k` weights contiguous, read as the `k × n` right-hand side).
+    ///
+    /// # Errors
+    /// [`GemmShapeError`] if `weights` is not `k · n` long.
+    pub(crate) fn weights(weights: &[f32], k: usize, n: usize) -> Result<Self, GemmShapeError> {
+        if k.checked_mul(n) != Some(weights.len()) {
+            return Err(GemmShapeError);
+        }
+        Self::new(k, n, MatRef { data: weights, offset: 0, row_stride: 1, col_stride: k })
+    }
+
+    /// Whether this is a `k × n` right-hand side.
+    pub(crate) fn is(&self, k: usize, n: usize) -> bool {
+        (self.k, self.n) == (k, n)
+    }
+
+    /// `b` packed in panels `width` columns wide.
+    fn with_width(k: usize, n: usize, b: MatRef<'_>, width: usize) -> Result<Self, GemmShapeError> {
+        if !b.fits(k, n) || width == 0 {
+            return Err(GemmShapeError);
+        }
+        let panels = n.div_ceil(width);
+        let mut data = alloc::vec![0f32; panels * width * k];
+        let mut blocks = data.chunks_mut((KC * panels * width).max(1));
+        for p0 in (0..k).step_by(KC) {
+            let kc = KC.min(k - p0);
+            let Some(block) = blocks.next() else { break };
+            for (panel, j0) in block.chunks_exact_mut(kc * width).zip((0..n).step_by(width)) {
+                let cols = width.min(n - j0);
+                if b.row_stride == 1 {
+                    // Each column's `kc` values are contiguous (a filter read as `k × oc`).
+                    for jj in 0..cols {
+                        let start = b.offset + (j0 + jj) * b.col_stride + p0;
+                        let Some(col) = b.data.get(start..start + kc) else { continue };
+                        for (dst, &v) in panel.iter_mut().skip(jj).step_by(width).zip(col) {
+                            *dst = v;
+                        }
+                    }
+                } else if b.col_stride == 1 {
+                    for (p, row) in panel.chunks_exact_mut(width).enumerate() {
+                        let start = b.offset + (p0 + p) * b.row_stride + j0;
+                        if let (Some(dst), Some(src)) = (row.get_mut(..cols), b.data.get(start..start + cols)) {
+                            dst.copy_from_slice(src);
+                        }
+                    }
+                } else {
+                    for (p, row) in panel.chunks_exact_mut(width).enumerate() {
+                        for (jj, v) in row.iter_mut().enumerate().take(cols) {
+                            *v = b.at(p0 + p, j0 + jj);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Self { data, k, n, width })
+    }
+}
+
+impl core::fmt::Debug for PackedRhs {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "PackedRhs({} x {}, panels {} wide)", self.k, self.n, self.width)
+    }
+}
+
 /// A checked matrix product (the operands fit their slices).
 #[derive(Clone, Copy)]
 pub(crate) struct Gemm<'a> {
@@ -114,26 +230,30 @@ pub(crate) struct Gemm<'a> {
     k: usize,
     n: usize,
     a: MatRef<'a>,
-    b: MatRef<'a>,
+    b: &'a PackedRhs,
     ldc: usize,
     accumulate: bool,
 }
 
 impl Gemm<'_> {
-    /// [`Self::run`] with the target's best tiles (AVX on x86-64 when the CPU has it).
+    /// [`Self::run`] with the tiles `b` was packed for (AVX's on x86-64 when the CPU has it).
     fn run_best(&self, c: &mut [f32]) {
         #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
-        if super::x86::sgemm(self, c) {
+        if self.b.width == 16 && super::x86::sgemm(self, c) {
             return;
         }
         self.run::<4, 8>(c);
     }
 
-    /// The blocked product with `MR × NR` register tiles. Inlined into each caller so that the
-    /// tile loops are compiled with the caller's target features (see `arch::x86`).
+    /// The blocked product with `MR × NR` register tiles (`NR` the packed width; nothing is
+    /// written otherwise). Inlined into each caller so that the tile loops are compiled with
+    /// the caller's target features (see `arch::x86`).
     #[inline(always)]
     pub(crate) fn run<const MR: usize, const NR: usize>(&self, c: &mut [f32]) {
         let Self { m, k, n, a, b, ldc, accumulate } = *self;
+        if b.width != NR {
+            return;
+        }
         if k == 0 {
             if !accumulate {
                 c.chunks_mut(ldc).take(m).for_each(|row| row[..n].fill(0.0));
@@ -141,19 +261,9 @@ impl Gemm<'_> {
             return;
         }
         let panels = n.div_ceil(NR);
-        let mut packed_b = alloc::vec![0f32; panels * KC.min(k) * NR];
         let mut packed_a = alloc::vec![0f32; MC.min(m).next_multiple_of(MR) * KC.min(k)];
-        for p0 in (0..k).step_by(KC) {
+        for (p0, packed_b) in (0..k).step_by(KC).zip(b.data.chunks(KC * panels * NR)) {
             let kc = KC.min(k - p0);
-            // Pack b[p0.., ..] as `panels` column panels of `kc × NR` (zeros past `n`).
-            for (panel, j0) in packed_b.chunks_exact_mut(kc * NR).zip((0..n).step_by(NR)) {
-                let width = NR.min(n - j0);
-                for (p, row) in panel.chunks_exact_mut(NR).enumerate() {
-                    for (jj, v) in row.iter_mut().enumerate() {
-                        *v = if jj < width { b.at(p0 + p, j0 + jj) } else { 0.0 };
-                    }
-                }
-            }
             // Start from c when summing on (an earlier depth block, or `accumulate`), else from 0.
             let from_c = p0 > 0 || accumulate;
             for i0 in (0..m).step_by(MC) {
@@ -163,9 +273,21 @@ impl Gemm<'_> {
                 for (tile, t) in packed_a.chunks_exact_mut(kc * MR).zip(0..tiles) {
                     let r0 = i0 + t * MR;
                     let height = MR.min(m - r0);
-                    for (p, col) in tile.chunks_exact_mut(MR).enumerate() {
-                        for (r, v) in col.iter_mut().enumerate() {
-                            *v = if r < height { a.at(r0 + r, p0 + p) } else { 0.0 };
+                    if a.col_stride == 1 {
+                        for r in 0..MR {
+                            let start = a.offset + (r0 + r) * a.row_stride + p0;
+                            let row = if r < height { a.data.get(start..start + kc) } else { None };
+                            let dst = tile.iter_mut().skip(r).step_by(MR);
+                            match row {
+                                Some(row) => dst.zip(row).for_each(|(d, &v)| *d = v),
+                                None => dst.for_each(|d| *d = 0.0),
+                            }
+                        }
+                    } else {
+                        for (p, col) in tile.chunks_exact_mut(MR).enumerate() {
+                            for (r, v) in col.iter_mut().enumerate() {
+                                *v = if r < height { a.at(r0 + r, p0 + p) } else { 0.0 };
+                            }
                         }
                     }
                 }
@@ -284,24 +406,38 @@ mod tests {
         };
         // Depths past one KC block, rows past one MC block, ragged edges.
         for &(m, k, n) in &[(1, 1, 1), (7, 5, 9), (80, 300, 21), (150, 530, 40), (5, 1000, 3)] {
-            let a: alloc::vec::Vec<f32> = (0..m * k).map(|_| next()).collect();
-            let b: alloc::vec::Vec<f32> = (0..k * n).map(|_| next()).collect();
+            // Data long enough for every layout below (offset 3, strides up to 2 per element).
+            let a: alloc::vec::Vec<f32> = (0..2 * m * k + 8).map(|_| next()).collect();
+            let b: alloc::vec::Vec<f32> = (0..2 * k * n + 8).map(|_| next()).collect();
             let bias: alloc::vec::Vec<f32> = (0..m * n).map(|_| next()).collect();
-            let av = MatRef::row_major(&a, k);
-            let bv = MatRef { data: &b, offset: 0, row_stride: 1, col_stride: k };
-            for accumulate in [false, true] {
-                let want = ordered(m, k, n, &av, &bv, &bias, accumulate);
-                let mut dispatched = bias.clone();
-                sgemm([m, k, n], av, bv, &mut dispatched, n, accumulate).unwrap();
-                let problem = Gemm { m, k, n, a: av, b: bv, ldc: n, accumulate };
-                let mut small = bias.clone();
-                problem.run::<4, 8>(&mut small);
-                let mut wide = bias.clone();
-                problem.run::<6, 16>(&mut wide);
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<alloc::vec::Vec<_>>();
-                assert_eq!(bits(&dispatched), bits(&want), "{m}x{k}x{n} dispatched");
-                assert_eq!(bits(&small), bits(&want), "{m}x{k}x{n} 4x8");
-                assert_eq!(bits(&wide), bits(&want), "{m}x{k}x{n} 6x16");
+            // Each packing path: rows contiguous, columns contiguous, neither.
+            let a_views = [
+                MatRef::row_major(&a, k),
+                MatRef { data: &a, offset: 3, row_stride: 1, col_stride: m },
+                MatRef { data: &a, offset: 3, row_stride: 2 * k, col_stride: 2 },
+            ];
+            let b_views = [
+                MatRef { data: &b, offset: 0, row_stride: 1, col_stride: k },
+                MatRef { data: &b, offset: 3, row_stride: n, col_stride: 1 },
+                MatRef { data: &b, offset: 3, row_stride: 2 * n, col_stride: 2 },
+            ];
+            for (av, bv) in a_views.iter().flat_map(|a| b_views.iter().map(move |b| (*a, *b))) {
+                for accumulate in [false, true] {
+                    let want = ordered(m, k, n, &av, &bv, &bias, accumulate);
+                    let mut dispatched = bias.clone();
+                    sgemm([m, k, n], av, bv, &mut dispatched, n, accumulate).unwrap();
+                    let (narrow, broad) =
+                        (PackedRhs::with_width(k, n, bv, 8).unwrap(), PackedRhs::with_width(k, n, bv, 16).unwrap());
+                    let mut small = bias.clone();
+                    Gemm { m, k, n, a: av, b: &narrow, ldc: n, accumulate }.run::<4, 8>(&mut small);
+                    let mut wide = bias.clone();
+                    Gemm { m, k, n, a: av, b: &broad, ldc: n, accumulate }.run::<6, 16>(&mut wide);
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<alloc::vec::Vec<_>>();
+                    let layout = (av.row_stride, av.col_stride, bv.row_stride, bv.col_stride);
+                    assert_eq!(bits(&dispatched), bits(&want), "{m}x{k}x{n} {layout:?} dispatched");
+                    assert_eq!(bits(&small), bits(&want), "{m}x{k}x{n} {layout:?} 4x8");
+                    assert_eq!(bits(&wide), bits(&want), "{m}x{k}x{n} {layout:?} 6x16");
+                }
             }
         }
     }

@@ -217,7 +217,7 @@ pub(crate) fn depthwise_conv_s8_rows(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! Property tests: the portable paths against the reference kernels, bit for bit, on random
     //! shapes, strides, dilations, paddings, offsets, multipliers and clamps.
     extern crate std;
@@ -233,7 +233,7 @@ mod tests {
     use std::vec::Vec;
 
     prop_compose! {
-        fn window_case()(n in 1usize..3, h in 1usize..9, w in 1usize..9, kh in 1usize..5, kw in 1usize..5,
+        pub(in crate::kernels::arch) fn window_case()(n in 1usize..3, h in 1usize..9, w in 1usize..9, kh in 1usize..5, kw in 1usize..5,
                          sh in 1usize..4, sw in 1usize..4, dh in 1usize..3, dw in 1usize..3, same in any::<bool>())
                         -> (Dims4, Hw, Hw, Hw, crate::kernels::common::Window) {
             let input = Dims4::new(n, h, w, 1);
@@ -246,7 +246,7 @@ mod tests {
     }
 
     prop_compose! {
-        fn quant_case(channels: usize)(m in proptest::collection::vec(prop_oneof![Just(0), 1i32 << 30..i32::MAX], channels),
+        pub(in crate::kernels::arch) fn quant_case(channels: usize)(m in proptest::collection::vec(prop_oneof![Just(0), 1i32 << 30..i32::MAX], channels),
                                        s in proptest::collection::vec(-31i32..8, channels),
                                        in_zp in -128i32..=127, out_zp in -128i32..=127,
                                        lo in -128i32..=0, hi in 0i32..=127)

@@ -6,51 +6,251 @@
 
 #![allow(unsafe_code)]
 
-use super::portable::NaturalTile;
-use super::scratch::{TILE, conv_scratch_words};
-use super::tiled_conv::{ConvOperands, conv_s8_tiled_applies, conv_s8_tiled_pixels, image_sizes};
+use core::arch::x86_64::{
+    __m256i, _mm256_add_epi32, _mm256_add_epi64, _mm256_and_si256, _mm256_blend_epi32, _mm256_blendv_epi8,
+    _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_mul_epi32, _mm256_set1_epi32, _mm256_set1_epi64x,
+    _mm256_setzero_si256, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_srav_epi32, _mm256_srli_epi32,
+    _mm256_srli_epi64, _mm256_storeu_si256, _mm256_sub_epi32,
+};
+
+use super::portable::{NaturalTile, im2col_natural};
+use super::requant::ChannelRequant;
+use super::scratch::{TILE, conv_scratch_words, padded_patch_len};
+use super::tiled_conv::{ConvOperands, conv_s8_tiled_applies, conv_s8_tiled_pixels, image_sizes, tile_rows};
+use crate::kernels::ActivationRange;
 use crate::kernels::PerChannelQuant;
 use crate::kernels::params::DepthwiseConvParams;
 
-/// [`conv_s8_tiled_pixels`] with AVX2 code generation.
-#[target_feature(enable = "avx2")]
-fn conv_s8_pixels_avx2(ops: &ConvOperands<'_>, in_b: &[i8], out_part: &mut [i8], first: usize, cols: &mut [u32]) {
-    conv_s8_tiled_pixels::<NaturalTile>(ops, in_b, out_part, first, cols);
+/// Output channels per AVX2 register: eight int32 sums.
+const LANES: usize = 8;
+/// Channel groups of [`LANES`] per pass of [`conv_s8_pixels_avx2`] (its register tile: [`TILE`]
+/// pixels x 2 groups, eight accumulators).
+const GROUPS_PER_PASS: usize = 2;
+
+/// A convolution's filters laid out for `vpmaddwd`: for each group of [`LANES`] output channels
+/// and each pair of patch positions `(2j, 2j + 1)`, the eight channels' two weights side by side
+/// as int16 (one 256-bit register per pair), zeros past the patch length `k` and past the last
+/// channel; the groups padded to a multiple of [`GROUPS_PER_PASS`].
+struct PairedFilters {
+    data: std::vec::Vec<i16>,
+    /// Pairs per patch (`padded_patch_len(k) / 2`).
+    pairs: usize,
+    /// Channel groups (a multiple of [`GROUPS_PER_PASS`]).
+    groups: usize,
 }
 
-/// The pixels `out_part` (from pixel `first`) of one image, with AVX2 code when `avx2`.
+impl PairedFilters {
+    fn new(filter: &[i8], k: usize, out_c: usize) -> Self {
+        let pairs = padded_patch_len(k) / 2;
+        let groups = out_c.div_ceil(LANES).next_multiple_of(GROUPS_PER_PASS);
+        let mut data = std::vec![0i16; groups * pairs * 2 * LANES];
+        for (g, block) in data.chunks_exact_mut((pairs * 2 * LANES).max(1)).enumerate() {
+            for lane in 0..LANES {
+                let Some(row) = filter.get((g * LANES + lane) * k..(g * LANES + lane + 1) * k) else { break };
+                for (reg, w) in block.chunks_exact_mut(2 * LANES).zip(row.chunks(2)) {
+                    for (d, &v) in reg[2 * lane..2 * lane + 2].iter_mut().zip(w) {
+                        *d = i16::from(v);
+                    }
+                }
+            }
+        }
+        Self { data, pairs, groups }
+    }
+}
+
+/// Each output channel's bias and [`ChannelRequant`] fields, [`LANES`] channels per group (as
+/// [`PairedFilters`]), for the requantization of eight accumulators at once
+/// ([`requant_lanes`]); channels past the last are zeros (their results are not written).
+struct RequantLanes {
+    bias: std::vec::Vec<[i32; LANES]>,
+    multiplier: std::vec::Vec<[i32; LANES]>,
+    left: std::vec::Vec<[i32; LANES]>,
+    right: std::vec::Vec<[i32; LANES]>,
+    mask: std::vec::Vec<[i32; LANES]>,
+    half: std::vec::Vec<[i32; LANES]>,
+}
+
+impl RequantLanes {
+    fn new(ops: &ConvOperands<'_>, groups: usize) -> Self {
+        let mut r = Self {
+            bias: std::vec![[0; LANES]; groups],
+            multiplier: std::vec![[0; LANES]; groups],
+            left: std::vec![[0; LANES]; groups],
+            right: std::vec![[0; LANES]; groups],
+            mask: std::vec![[0; LANES]; groups],
+            half: std::vec![[0; LANES]; groups],
+        };
+        for (c, (&m, &sh)) in ops.multiplier.iter().zip(ops.shift).enumerate() {
+            let (g, l) = (c / LANES, c % LANES);
+            let rq = ChannelRequant::new_valid(m, sh);
+            let b = ops.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
+            let fields = [
+                (&mut r.bias, b),
+                (&mut r.multiplier, rq.multiplier),
+                (&mut r.left, rq.left as i32),
+                (&mut r.right, rq.right as i32),
+                (&mut r.mask, rq.mask),
+                (&mut r.half, rq.half),
+            ];
+            for (dst, v) in fields {
+                if let Some(lane) = dst.get_mut(g).and_then(|x| x.get_mut(l)) {
+                    *lane = v;
+                }
+            }
+        }
+        r
+    }
+}
+
+/// Loads 8 int32 (one register).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load8(v: &[i32; LANES]) -> __m256i {
+    // SAFETY: `v` is 32 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// Group `g`'s eight accumulators plus their biases, requantized as
+/// [`ChannelRequant::output_s8`] computes each (the same integer steps lane by lane: the 64-bit
+/// products on even and odd lanes, `>> 31` keeping the low 32 bits as the scalar cast does), then
+/// offset and clamped as [`ActivationRange::apply`].
+#[inline]
+#[target_feature(enable = "avx2")]
+fn requant_lanes(r: &RequantLanes, g: usize, acc: __m256i, output_offset: i32, act: ActivationRange) -> [i32; LANES] {
+    let zero = [0; LANES];
+    let field = |v: &std::vec::Vec<[i32; LANES]>| load8(v.get(g).unwrap_or(&zero));
+    let a = _mm256_sllv_epi32(_mm256_add_epi32(acc, field(&r.bias)), field(&r.left));
+    let m = field(&r.multiplier);
+    let nudge = _mm256_set1_epi64x(1 << 30);
+    // Even lanes: a·m + 2^30 as 64 bits, >> 31 (its low 32 bits, the scalar `as i32`).
+    let even = _mm256_srli_epi64::<31>(_mm256_add_epi64(_mm256_mul_epi32(a, m), nudge));
+    // Odd lanes: the same on the high halves, moved back up.
+    let (ao, mo) = (_mm256_srli_epi64::<32>(a), _mm256_srli_epi64::<32>(m));
+    let odd = _mm256_slli_epi64::<32>(_mm256_srli_epi64::<31>(_mm256_add_epi64(_mm256_mul_epi32(ao, mo), nudge)));
+    let h = _mm256_blend_epi32::<0b1010_1010>(even, odd);
+    let threshold = _mm256_add_epi32(field(&r.half), _mm256_srli_epi32::<31>(h));
+    let above = _mm256_cmpgt_epi32(_mm256_and_si256(h, field(&r.mask)), threshold);
+    // `above` is -1 where the scalar form adds 1.
+    let v = _mm256_add_epi32(
+        _mm256_sub_epi32(_mm256_srav_epi32(h, field(&r.right)), above),
+        _mm256_set1_epi32(output_offset),
+    );
+    let (lo, hi) = (_mm256_set1_epi32(act.min), _mm256_set1_epi32(act.max));
+    let clamped_hi = _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi32(v, hi));
+    let out = _mm256_blendv_epi8(clamped_hi, lo, _mm256_cmpgt_epi32(lo, v));
+    let mut lanes = [0i32; LANES];
+    // SAFETY: `lanes` is 32 writable bytes; `storeu` has no alignment requirement.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), out) };
+    lanes
+}
+
+/// Loads 16 int16 (one register).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load16(v: &[i16; 16]) -> __m256i {
+    // SAFETY: `v` is 32 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// The output pixels `out_part` (from pixel `first`) of one image: [`TILE`] pixels at a time,
+/// their patches written by the portable im2col (int16, input offset added, zeros for padding
+/// and past `k`), then multiplied by [`GROUPS_PER_PASS`] x [`LANES`] filters per pass with
+/// `vpmaddwd`: each patch pair broadcast, each channel in its own int32 lane. The sums wrap as
+/// the reference's (integer sums are exact in any order), then each channel's bias and
+/// requantization as in [`conv_s8_tiled_pixels`]: the same bytes.
+#[target_feature(enable = "avx2")]
+fn conv_s8_pixels_avx2(
+    ops: &ConvOperands<'_>,
+    filters: &PairedFilters,
+    requant: &RequantLanes,
+    in_b: &[i8],
+    out_part: &mut [i8],
+    first: usize,
+    cols: &mut [u32],
+) {
+    let p = ops.p;
+    let outd = p.output;
+    let out_c = outd.c;
+    let k = p.filter.h * p.filter.w * p.filter.c;
+    let kp = padded_patch_len(k);
+    let pairs = filters.pairs;
+    let Some(cols) = cols.get_mut(..TILE * pairs) else { return };
+    if out_c == 0 || outd.w == 0 || pairs == 0 {
+        return;
+    }
+    let pass_len = GROUPS_PER_PASS * pairs * 2 * LANES;
+    let mut pos = (first / outd.w, first % outd.w);
+    for out_block in out_part.chunks_mut(TILE * out_c) {
+        let (pixels, n, mut out_rows) = tile_rows(out_block, out_c, outd.w, &mut pos);
+        im2col_natural(p, in_b, &pixels[..n], cols, k, kp);
+        let (c01, c23) = cols.split_at(2 * pairs);
+        let ((c0, c1), (c2, c3)) = (c01.split_at(pairs), c23.split_at(pairs));
+        for (pass, w) in filters.data.chunks_exact(pass_len).enumerate() {
+            let (w0, w1) = w.split_at(pass_len / 2);
+            let mut acc = [[_mm256_setzero_si256(); GROUPS_PER_PASS]; TILE];
+            let (w0, w1) = (w0.chunks_exact(2 * LANES), w1.chunks_exact(2 * LANES));
+            for ((((a, b), x0), x1), (x2, x3)) in w0.zip(w1).zip(c0).zip(c1).zip(c2.iter().zip(c3)) {
+                let (Ok(a), Ok(b)) = (<&[i16; 16]>::try_from(a), <&[i16; 16]>::try_from(b)) else { continue };
+                let (a, b) = (load16(a), load16(b));
+                for (acc, &x) in acc.iter_mut().zip([x0, x1, x2, x3]) {
+                    let x = _mm256_set1_epi32(x as i32);
+                    acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, a));
+                    acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, b));
+                }
+            }
+            let c0 = pass * GROUPS_PER_PASS * LANES;
+            for (row, acc) in out_rows.iter_mut().zip(&acc).take(n) {
+                for (half, &acc) in acc.iter().enumerate() {
+                    let g = pass * GROUPS_PER_PASS + half;
+                    let lanes = requant_lanes(requant, g, acc, p.output_offset, p.activation);
+                    for (o, &v) in row.iter_mut().skip(c0 + half * LANES).zip(&lanes) {
+                        *o = v as i8;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The pixels `out_part` (from pixel `first`) of one image: the `vpmaddwd` kernel when the CPU has
+/// AVX2 (`paired` is then `Some`), else the portable tiled convolution.
 fn conv_s8_pixels(
-    avx2: bool,
+    paired: Option<(&PairedFilters, &RequantLanes)>,
     ops: &ConvOperands<'_>,
     in_b: &[i8],
     out_part: &mut [i8],
     first: usize,
     cols: &mut [u32],
 ) {
-    if avx2 {
+    match paired {
         // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx2")]`
-        // function is that the CPU supports AVX2: `avx2` is `is_x86_feature_detected!("avx2")`
-        // (see `conv_s8`).
-        unsafe { conv_s8_pixels_avx2(ops, in_b, out_part, first, cols) };
-    } else {
-        conv_s8_tiled_pixels::<NaturalTile>(ops, in_b, out_part, first, cols);
+        // function is that the CPU supports AVX2: `paired` is built only when
+        // `is_x86_feature_detected!("avx2")` (see `conv_s8`).
+        Some((filters, requant)) => unsafe { conv_s8_pixels_avx2(ops, filters, requant, in_b, out_part, first, cols) },
+        None => conv_s8_tiled_pixels::<NaturalTile>(ops, in_b, out_part, first, cols),
     }
 }
 
-/// The portable tiled convolution, with AVX2 code when the CPU has it, each image split into
-/// bands of output pixels computed side by side when it is large enough to pay for threads
-/// ([`crate::parallel`]; each band with its own im2col scratch, every pixel computed as alone).
+/// The convolution through the `vpmaddwd` kernel when the CPU has AVX2 (the filters paired once
+/// per call), else the portable tiled convolution; each image split into bands of output pixels
+/// computed side by side when it is large enough to pay for threads ([`crate::parallel`]; each
+/// band with its own im2col scratch, every pixel computed as alone).
 pub(crate) fn conv_s8(ops: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
     if !conv_s8_tiled_applies(ops, cols.len()) {
         return false;
     }
-    let avx2 = std::is_x86_feature_detected!("avx2");
     let p = ops.p;
     let (in_image, out_image) = image_sizes(p);
     if in_image == 0 || out_image == 0 {
         return true; // nothing to compute (validated shapes)
     }
     let k = p.filter.h * p.filter.w * p.filter.c;
+    let prepared = std::is_x86_feature_detected!("avx2").then(|| {
+        let filters = PairedFilters::new(ops.filter, k, p.output.c);
+        let requant = RequantLanes::new(ops, filters.groups);
+        (filters, requant)
+    });
+    let avx2 = prepared.as_ref().map(|(f, r)| (f, r));
     let pixels = p.output.h * p.output.w;
     let threads = crate::parallel::threads_for(out_image.saturating_mul(k), pixels / (4 * TILE));
     for (in_b, out_b) in ops.input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
@@ -144,10 +344,16 @@ fn sgemm_avx(problem: &super::gemm::Gemm<'_>, c: &mut [f32]) {
     problem.run::<6, 16>(c);
 }
 
+/// Whether the CPU has AVX (the float GEMM's `6 × 16` tiles).
+#[cfg(feature = "alloc")]
+pub(crate) fn has_avx() -> bool {
+    std::is_x86_feature_detected!("avx")
+}
+
 /// Runs the float GEMM with AVX when the CPU has it; `false` (nothing written) otherwise.
 #[cfg(feature = "alloc")]
 pub(crate) fn sgemm(problem: &super::gemm::Gemm<'_>, c: &mut [f32]) -> bool {
-    if std::is_x86_feature_detected!("avx") {
+    if has_avx() {
         // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx")]`
         // function is that the CPU supports AVX, checked on the line above.
         unsafe { sgemm_avx(problem, c) };
@@ -205,6 +411,43 @@ mod tests {
         let mut got = std::vec![0i8; len];
         assert!(conv_s8(&ops, &mut got, &mut cols));
         assert_eq!(want, got);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_support::cases(300)))]
+
+        /// The `vpmaddwd` convolution (and the portable one it replaces on CPUs without AVX2)
+        /// against the reference bit for bit: output channels across the 8- and 16-channel
+        /// groups, patches shorter and longer than one padded block, strides, dilations,
+        /// padding, batches, with and without bias.
+        #[test]
+        fn paired_conv_matches_the_reference(
+            win in super::super::portable::tests::window_case(), in_c in 1usize..21, out_c in 1usize..41,
+            (m, s, in_off, out_off, act) in super::super::portable::tests::quant_case(40),
+            seed in proptest::prelude::any::<u64>(), with_bias in proptest::prelude::any::<bool>(),
+        ) {
+            let (input, f, stride, dilation, w) = win;
+            let input = Dims4 { c: in_c, ..input };
+            let p = ConvParams {
+                input, filter: Dims4::new(out_c, f.h, f.w, in_c),
+                output: Dims4::new(input.n, w.output.h, w.output.w, out_c),
+                stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
+                activation: act, rounding: Rounding::Double,
+            };
+            let mut rng = Rng(seed);
+            let x = rng.bytes(input.checked_len().unwrap());
+            let filt = rng.bytes(p.filter.checked_len().unwrap());
+            let bias: std::vec::Vec<i32> = (0..out_c).map(|_| rng.next() as i32 >> 12).collect();
+            let bias = with_bias.then_some(&bias[..]);
+            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+            let len = p.output.checked_len().unwrap();
+            let (mut want, mut got) = (std::vec![0i8; len], std::vec![0i8; len]);
+            conv_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
+            let mut cols = std::vec![0u32; conv_scratch_words(f.h * f.w * in_c)];
+            let ops = ConvOperands { p: &p, multiplier: q.multiplier, shift: q.shift, input: &x, filter: &filt, bias };
+            proptest::prop_assert!(conv_s8(&ops, &mut got, &mut cols));
+            proptest::prop_assert_eq!(want, got);
+        }
     }
 
     /// The AVX2 build of the depthwise convolution against the reference kernel bit for bit

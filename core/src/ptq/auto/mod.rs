@@ -198,16 +198,55 @@ pub(crate) struct AutoObserver {
     phase: Phase,
 }
 
-fn sample_range(x: &[f32]) -> Option<(f32, f32)> {
-    let mut lo = f32::INFINITY;
-    let mut hi = f32::NEG_INFINITY;
-    for &v in x {
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
+/// One sample's scan: its range over the finite values, and whether every value is finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SampleScan {
+    range: Option<(f32, f32)>,
+    all_finite: bool,
+}
+
+/// Lanes of [`scan_sample`]'s running minimums and maximums (the compiler keeps them in vector
+/// registers: `minps` / `maxps` and an OR of the exponent tests, 16 values per step).
+const SCAN_LANES: usize = 16;
+
+/// The least and greatest finite value of `x`, and whether all of `x` is finite, in one pass.
+/// Minimum and maximum are exact whatever the order they are taken in; a zero result is returned
+/// as `+0.0` (lanes may meet `-0.0` and `+0.0` in any order).
+fn scan_sample(x: &[f32]) -> SampleScan {
+    const EXP: u32 = 0x7f80_0000;
+    let mut lo = [f32::INFINITY; SCAN_LANES];
+    let mut hi = [f32::NEG_INFINITY; SCAN_LANES];
+    let mut bad = [false; SCAN_LANES];
+    let chunks = x.chunks_exact(SCAN_LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        let Ok(chunk) = <&[f32; SCAN_LANES]>::try_from(chunk) else { continue }; // always whole
+        for j in 0..SCAN_LANES {
+            let v = chunk[j];
+            lo[j] = if v < lo[j] { v } else { lo[j] };
+            hi[j] = if v > hi[j] { v } else { hi[j] };
+            bad[j] |= v.to_bits() & EXP == EXP;
         }
     }
-    (lo <= hi).then_some((lo, hi))
+    let all_finite = !bad.iter().any(|&b| b) && tail.iter().all(|v| v.is_finite());
+    let (mut lo, mut hi) = if all_finite {
+        let fold = |acc: (f32, f32), v: (f32, f32)| {
+            (if v.0 < acc.0 { v.0 } else { acc.0 }, if v.1 > acc.1 { v.1 } else { acc.1 })
+        };
+        let lanes = lo.iter().zip(&hi).map(|(&a, &b)| (a, b));
+        lanes.chain(tail.iter().map(|&v| (v, v))).fold((f32::INFINITY, f32::NEG_INFINITY), fold)
+    } else {
+        // Some value is NaN or infinite (the lanes' extremes may hold it): the finite ones alone.
+        x.iter().filter(|v| v.is_finite()).fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)))
+    };
+    let plus_zero = |v: f32| if v == 0.0 { 0.0 } else { v };
+    (lo, hi) = (plus_zero(lo), plus_zero(hi));
+    SampleScan { range: (lo <= hi).then_some((lo, hi)), all_finite }
+}
+
+/// The least and greatest finite value of `x` ([`scan_sample`]).
+fn sample_range(x: &[f32]) -> Option<(f32, f32)> {
+    scan_sample(x).range
 }
 
 /// `v` sorted, element at quantile `q` (nearest rank below).
@@ -260,8 +299,9 @@ impl AutoObserver {
                 // errors, see ERROR_ELEMENTS); the sample's min and max are of every element. A
                 // non-finite value anywhere goes to the histograms whole, for their error.
                 let step = x.len().div_ceil(ERROR_ELEMENTS).max(1);
+                let scan = scan_sample(x);
                 let sub: Vec<f32>;
-                let seen = if step > 1 && x.iter().all(|v| v.is_finite()) {
+                let seen = if step > 1 && scan.all_finite {
                     sub = x.iter().step_by(step).copied().collect();
                     &sub[..]
                 } else {
@@ -272,7 +312,7 @@ impl AutoObserver {
                 s.mse.observe(seen)?;
                 s.entropy.observe(seen)?;
                 s.percentile.observe(seen)?;
-                if let Some(r) = sample_range(x) {
+                if let Some(r) = scan.range {
                     s.samples.push(r);
                 }
                 Ok(())
@@ -605,6 +645,48 @@ mod tests {
 
     const CFG: ObserverConfig =
         ObserverConfig::new(QuantDType::Int8, QScheme::Affine).with_convention(Convention::TfLite);
+
+    /// The one-pass scan equals the plain scalar fold: ranges of the finite values (zeros as
+    /// `+0.0`), and the finiteness flag, at every length around the lane count.
+    #[test]
+    fn sample_scan_matches_the_scalar_fold() {
+        let mut s = 99u32;
+        let mut next = move || {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((s >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 100.0
+        };
+        let plain = |x: &[f32]| {
+            let (lo, hi) = x
+                .iter()
+                .filter(|v| v.is_finite())
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+            let z = |v: f32| if v == 0.0 { 0.0f32 } else { v };
+            ((lo <= hi).then_some((z(lo), z(hi))), x.iter().all(|v| v.is_finite()))
+        };
+        for len in [0usize, 1, 5, 15, 16, 17, 31, 32, 33, 100, 1000] {
+            let base: Vec<f32> = (0..len).map(|_| next()).collect();
+            let mut cases = vec![base.clone()];
+            for special in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1e30, -1e30] {
+                for at in [0, len / 2, len.saturating_sub(1)] {
+                    if at < len {
+                        let mut v = base.clone();
+                        v[at] = special;
+                        cases.push(v);
+                    }
+                }
+            }
+            cases.push(vec![-0.0; len]);
+            cases.push((0..len).map(|i| if i % 2 == 0 { -0.0 } else { 0.0 }).collect());
+            cases.push(vec![f32::NAN; len]);
+            for x in &cases {
+                let got = scan_sample(x);
+                let (range, all_finite) = plain(x);
+                assert_eq!(got.all_finite, all_finite, "len {len}");
+                let bits = |r: Option<(f32, f32)>| r.map(|(a, b)| (a.to_bits(), b.to_bits()));
+                assert_eq!(bits(got.range), bits(range), "len {len}: {:?} vs {:?}", got.range, range);
+            }
+        }
+    }
 
     /// 40 samples of 64 values in [0, 1) (a fixed LCG), samples 7 and 23 with a spike of 40.
     fn samples() -> Vec<Vec<f32>> {
