@@ -297,13 +297,14 @@ macro_rules! single_asm {
 /// bytes further), each next group 8 bytes further, each next line `PITCH` bytes further; output
 /// `i` of line `l` goes to `pout + l * ctx.out_cross + i * ctx.out_step`. Sets `ctx.end`,
 /// `ctx.lines`, `ctx.pin_skip`, `ctx.pout_skip`. 61 instructions per group of 36 MACs from a
-/// word-aligned `pin` (64 otherwise; 24 more with the clamp), 11 more per line.
+/// word-aligned `pin` (64 otherwise; 24 more with the clamp), 11 more per line. Not inlined:
+/// its four `asm!` bodies once per pitch, not at every call site.
 ///
 /// # Safety
 /// Every byte `pin + (l + r) * PITCH + g * 8 + [0, 12)` (l < lines, r < 3, g < groups) is
 /// readable, every `pout + l * out_cross + i * out_step` (l < lines, i < 4 groups) writable, and
 /// `ctx.out_step > 0`.
-#[inline(always)]
+#[inline(never)]
 unsafe fn sweep_raw<const PITCH: usize>(
     pin: *const u8,
     pout: *mut i8,
