@@ -499,6 +499,84 @@ mod tests {
         defmt::assert!(long > 0 && split > 0);
     }
 
+    /// The 3x3 stride-1 depthwise on tap pairs (`arm_dsp/depthwise_3x3_s1.rs`) against the
+    /// reference: SAME and VALID padding; lines along rows and along columns (images taller than
+    /// wide), of lengths that are and are not multiples of 4; strips (more lines than the stack
+    /// planes hold); channel counts around the groups of 4 (odd ones: the last channels take the
+    /// per-channel loop); shifts of -1 and -2 to -22 (its domain) and, in some cases, one channel
+    /// outside it or a bias of 2^29 or more (then another path runs); narrow clamps; no bias.
+    #[test]
+    fn depthwise_3x3_stride1_pairs_match_reference() {
+        const IN: usize = 1600;
+        const OUT: usize = 1024;
+        const C: usize = 20;
+        let mut d = Draw(super::SplitMix64::new(0x7061697273));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; 9 * C], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; C], [0i32; C], [0i32; C]);
+        let (mut cases, mut elements) = (0, 0);
+        while cases < 80 {
+            let c = [4, 8, 5, 7, 12, 16, 20, 1, 3][d.below(9)];
+            let (h, wd) = match d.below(4) {
+                0 => (d.range(8, 62), d.range(1, 9)),
+                1 => (d.range(1, 9), d.range(8, 62)),
+                2 => (d.range(3, 16), d.range(3, 16)),
+                _ => (d.range(8, 40), d.range(8, 40)),
+            };
+            if h * wd * c > IN {
+                continue;
+            }
+            let pad = if d.below(3) == 0 { Padding::Valid } else { Padding::Same };
+            let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::square(3), Hw::square(1), Hw::square(1)) else {
+                continue;
+            };
+            let nout = win.output.h * win.output.w * c;
+            if nout == 0 || nout > OUT {
+                continue;
+            }
+            let (nin, nf) = (h * wd * c, 9 * c);
+            d.fill(&mut x[..nin]);
+            d.fill(&mut w[..nf]);
+            for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(bias.iter_mut()).take(c) {
+                *m = (1 << 30) + (d.0.next_u64() >> 34) as i32;
+                *s = if d.below(8) == 0 { -1 } else { -(d.range(2, 22) as i32) };
+                *b = (d.0.next_u64() as i32) >> [3, 12, 20][d.below(3)];
+            }
+            if d.below(8) == 0 {
+                // Outside the domain: a bias of 2^29 or a shift of 0 in one channel.
+                let ch = d.below(c);
+                if d.below(2) == 0 { bias[ch] = 1 << 29 } else { s[ch] = 0 }
+            }
+            if d.below(10) == 0 {
+                m[d.below(c)] = 0;
+            }
+            let p = DepthwiseConvParams {
+                input: Dims4::new(1, h, wd, c),
+                filter: Hw::square(3),
+                output: Dims4::new(1, win.output.h, win.output.w, c),
+                depth_multiplier: 1,
+                stride: Hw::square(1),
+                dilation: Hw::square(1),
+                padding: win.padding,
+                input_offset: -(d.i8() as i32),
+                output_offset: d.i8() as i32,
+                activation: if d.below(3) == 0 { d.activation() } else { ActivationRange::INT8 },
+                rounding: Rounding::Double,
+            };
+            let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
+            let b = if d.below(6) == 0 { None } else { Some(&bias[..c]) };
+            depthwise_conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+            depthwise_conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut []).unwrap();
+            elements +=
+                check("3x3 stride-1 depthwise", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+            cases += 1;
+        }
+        defmt::info!(
+            "3x3 stride-1 depthwise: {=usize} cases, {=usize} elements: dispatched == reference",
+            cases,
+            elements
+        );
+    }
+
     /// Random wider images (up to 48 columns) through the depthwise fast path, which runs rows
     /// whose windows lie inside the image in place and the rest through stack strips, against
     /// the reference.

@@ -1,7 +1,9 @@
 //! The Arm DSP depthwise convolution ([`depthwise_conv_s8`]): 4 channels per word (`SXTB16` +
-//! `SMLABB`/`SMLATT`), the 3x3 interior unrolled; the 3x3 strip kernel is in `depthwise_3x3`.
+//! `SMLABB`/`SMLATT`), the 3x3 interior unrolled; the 3x3 stride-1 kernel on tap pairs is in
+//! `depthwise_3x3_s1`, the 3x3 strip kernel in `depthwise_3x3`.
 
 use super::depthwise_3x3::depthwise_3x3_s8;
+use super::depthwise_3x3_s1::depthwise_3x3_s1_s8;
 use super::{DspRequant, clamp_bytes, pack4, smlabb, smlatt, ssat8, sxtb16, sxtb16_ror8, word};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::arch::requant::{ChannelRequant, RightShiftRequant};
@@ -178,7 +180,9 @@ fn dw_window(
 /// (`SSUB8` + `SEL`, skipped for the full int8 range) and stored as one word. The last
 /// `in_c % 4` channels go through a per-channel loop. No scratch. Preconditions (else `false`,
 /// nothing written): `depth_multiplier == 1`, at most 25 taps, every multiplier and shift within
-/// [`ChannelRequant`]'s contract.
+/// [`ChannelRequant`]'s contract. First tried: the 3x3 stride-1 kernel on tap pairs
+/// (`depthwise_3x3_s1`), then the 3x3 strip kernel (`depthwise_3x3`), each declining outside
+/// its own preconditions.
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -190,6 +194,9 @@ pub(crate) fn depthwise_conv_s8(
     let taps = p.filter.h * p.filter.w;
     if p.depth_multiplier != 1 || taps > DW_MAX_TAPS || taps == 0 {
         return false;
+    }
+    if depthwise_3x3_s1_s8(p, quant, input, filter, bias, output) {
+        return true;
     }
     if depthwise_3x3_s8(p, quant, input, filter, bias, output) {
         return true;

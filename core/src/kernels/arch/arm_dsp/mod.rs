@@ -18,12 +18,13 @@
 //! kernel uses and the `asm!` text shared by several kernels; one file per kernel:
 //! `im2col` (the conv im2col block), `conv`, `fully_connected` (entry points and the general
 //! path) with `fully_connected_expanded` and `fully_connected_raw` (its two lean paths),
-//! `depthwise` and `depthwise_3x3`.
+//! `depthwise`, `depthwise_3x3` and `depthwise_3x3_s1`.
 #![allow(unsafe_code)]
 
 mod conv;
 mod depthwise;
 mod depthwise_3x3;
+mod depthwise_3x3_s1;
 mod fully_connected;
 mod fully_connected_expanded;
 mod fully_connected_raw;
