@@ -91,7 +91,10 @@ pub const KERNELS: &[KernelSupport] = &[
             "im2col + `i32x4.dot_i16x8_s`; patches of ≤ 640 values and ≤ 256 filters: filters in the lanes \
              (4 per register, 8 filters × 4 pixels per pass); relaxed SIMD: `i32x4.relaxed_dot_i8x16_i7x16_add_s`",
         ),
-        portable: Some("im2col + int16 dot products (vectorized by the compiler)"),
+        portable: Some(
+            "im2col + int16 dot products (vectorized by the compiler); x86-64 host with AVX2: `vpmaddwd`, \
+             8 filters per register, 4 pixels × 16 filters per pass",
+        ),
     },
     KernelSupport {
         kinds: &[OpKind::Conv2d],
@@ -107,7 +110,10 @@ pub const KERNELS: &[KernelSupport] = &[
         op: "depthwise conv 2D",
         dtypes: "int8, depth multiplier 1",
         reference: "`depthwise_conv_s8`",
-        arm_dsp: Some("4 channels per word (`SMLABB`/`SMLATT`), 3x3 interior in `asm!`"),
+        arm_dsp: Some(
+            "3x3 stride 1: tap pairs in int16 planes (`SMLAD`, `SMMLAR` requantization); else 4 channels per \
+             word (`SMLABB`/`SMLATT`), 3x3 interior in `asm!`",
+        ),
         wasm_simd: Some(
             "blocks of 16 channels, taps in pairs on `i32x4.dot_i16x8_s` (layers of ≤ 8 channels: 2 pixels per pass)",
         ),
@@ -138,7 +144,7 @@ pub const KERNELS: &[KernelSupport] = &[
         reference: "`fully_connected[_per_channel]_s8`",
         arm_dsp: Some("4 filters per pass, `SMLAD`"),
         wasm_simd: Some("`i32x4.dot_i16x8_s`, 4 filters per pass"),
-        portable: None,
+        portable: Some("x86-64 host with AVX2 (fixed-point rounding): `vpmaddwd`, 4 rows × 16 filters per pass"),
     },
     KernelSupport {
         kinds: &[OpKind::FullyConnected],

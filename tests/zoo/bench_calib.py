@@ -206,7 +206,10 @@ def main():
             prev = old.get(r["model"], {}) if a.keep else {}
             old[r["model"]] = {**prev, **r}
         rows = sorted(old.values(), key=lambda r: r["model"])
-    md = markdown(rows, observers)
+    # Every observer column any row has (a --keep run of fewer observers shows the kept ones).
+    shown = [o for o in OBSERVERS if any(f"sqnr_{o}" in r for r in rows)] + [
+        o for o in observers if o not in OBSERVERS]
+    md = markdown(rows, shown)
     s = summary(rows)
     print(md + "\n\n" + s)
     if a.md:

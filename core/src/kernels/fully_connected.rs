@@ -362,7 +362,24 @@ fn fully_connected_s8_dispatch(
         return;
     }
     #[cfg(not(any(mq_dsp, mq_wasm_simd)))]
-    let _ = scratch; // the reference's zip loop is what x86-64 and AArch64 vectorize best; no other path
+    let _ = scratch; // x86-64's path needs none; AArch64 runs the reference (its zip loop vectorizes)
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    {
+        let tensor;
+        let fixed = match requant {
+            Requant::TensorFixed(q) => {
+                tensor = ([q.multiplier], [q.shift]);
+                Some((&tensor.0[..], &tensor.1[..]))
+            }
+            Requant::ChannelFixed(m, s) => Some((m, s)),
+            _ => None,
+        };
+        if let Some((m, s)) = fixed {
+            if arch::x86::fully_connected_s8(p, m, s, input, filter, bias, output) {
+                return;
+            }
+        }
+    }
     fully_connected_reference(p, requant, input, filter, bias, output);
 }
 

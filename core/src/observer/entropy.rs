@@ -171,24 +171,87 @@ fn smooth(p: &mut [f32]) -> bool {
 }
 
 /// `scipy.stats.entropy(p, q)` as ORT's copy computes it, in `f32`: both normalized by their
-/// (pairwise) sums, then `sum(p · log(p / q))`. The vectors are overwritten.
+/// (pairwise) sums, then `sum(p · log(p / q))`. The vectors are overwritten. The logarithms are
+/// taken [`LOG_LANES`] at a time ([`logf_lanes`], `libm::logf` bit for bit).
 fn kl(p: &mut [f32], q: &mut [f32]) -> f32 {
     let sp = numpy_sum_f32(p);
     let sq = numpy_sum_f32(q);
-    for (a, b) in p.iter_mut().zip(q.iter_mut()) {
-        *a /= sp;
-        *b /= sq;
-        let pk = *a;
-        let qk = *b;
-        *a = if pk == 0.0 && qk >= 0.0 {
+    let term = |pk: f32, qk: f32, log: f32| {
+        if pk == 0.0 && qk >= 0.0 {
             0.0
         } else if pk > 0.0 && qk > 0.0 {
-            pk * libm::logf(pk / qk)
+            pk * log
         } else {
             f32::INFINITY
-        };
+        }
+    };
+    let mut pc = p.chunks_exact_mut(LOG_LANES);
+    let mut qc = q.chunks_exact_mut(LOG_LANES);
+    for (a, b) in (&mut pc).zip(&mut qc) {
+        let mut ratio = [1f32; LOG_LANES];
+        for ((a, b), r) in a.iter_mut().zip(b.iter_mut()).zip(ratio.iter_mut()) {
+            *a /= sp;
+            *b /= sq;
+            if *a > 0.0 && *b > 0.0 {
+                *r = *a / *b;
+            }
+        }
+        let logs = logf_lanes(ratio);
+        for ((a, &b), &log) in a.iter_mut().zip(b.iter()).zip(&logs) {
+            *a = term(*a, b, log);
+        }
+    }
+    for (a, b) in pc.into_remainder().iter_mut().zip(qc.into_remainder().iter_mut()) {
+        *a /= sp;
+        *b /= sq;
+        let (pk, qk) = (*a, *b);
+        *a = term(pk, qk, if pk > 0.0 && qk > 0.0 { libm::logf(pk / qk) } else { 0.0 });
     }
     numpy_sum_f32(p)
+}
+
+/// Logarithms per call of [`logf_lanes`].
+const LOG_LANES: usize = 8;
+
+/// `libm::logf` of each value, bit for bit: its algorithm (FreeBSD's `e_logf.c`: the argument
+/// reduced to `[√2/2, √2]`, then a rational approximation) written lane by lane with the same
+/// `f32` operations in the same order, which the compiler turns into vector instructions;
+/// zeros, negatives, subnormals, infinities, NaN and 1 take `libm::logf` itself.
+fn logf_lanes(x: [f32; LOG_LANES]) -> [f32; LOG_LANES] {
+    // libm's constants, by their bits.
+    const LN2_HI: f32 = f32::from_bits(0x3f31_7180);
+    const LN2_LO: f32 = f32::from_bits(0x3717_f7d1);
+    const LG1: f32 = f32::from_bits(0x3f2a_aaaa);
+    const LG2: f32 = f32::from_bits(0x3ecc_ce13);
+    const LG3: f32 = f32::from_bits(0x3e91_e9ee);
+    const LG4: f32 = f32::from_bits(0x3e78_9e26);
+    let mut out = [0f32; LOG_LANES];
+    let mut special = false;
+    for (o, &v) in out.iter_mut().zip(&x) {
+        let ix = v.to_bits();
+        special |= !(0x0080_0000..0x7f80_0000).contains(&ix) || ix == 0x3f80_0000;
+        let ix = ix.wrapping_add(0x3f80_0000 - 0x3f35_04f3);
+        let k = ((ix >> 23) as i32).wrapping_sub(0x7f);
+        let f = f32::from_bits((ix & 0x007f_ffff) + 0x3f35_04f3) - 1.0;
+        let s = f / (2.0 + f);
+        let z = s * s;
+        let w = z * z;
+        let t1 = w * (LG2 + w * LG4);
+        let t2 = z * (LG1 + w * LG3);
+        let r = t2 + t1;
+        let hfsq = 0.5 * f * f;
+        let dk = k as f32;
+        *o = s * (hfsq + r) + dk * LN2_LO - hfsq + f + dk * LN2_HI;
+    }
+    if special {
+        for (o, &v) in out.iter_mut().zip(&x) {
+            let ix = v.to_bits();
+            if !(0x0080_0000..0x7f80_0000).contains(&ix) || ix == 0x3f80_0000 {
+                *o = libm::logf(v);
+            }
+        }
+    }
+    out
 }
 
 /// ORT's `get_entropy_threshold`: the edges `(edge[start], edge[end])` of the best window.
@@ -252,4 +315,54 @@ pub(crate) fn kl_threshold<const N: usize>(h: &Histogram<N>, nq: usize) -> Resul
     }
     let (_, s, e) = best.ok_or(Error::NoData)?;
     Ok((h.edge(s), h.edge(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lane-wise logarithm equals `libm::logf` bit for bit: values across the exponent
+    /// range (reduction boundaries, around 1, `√2/2`, the largest and smallest normals) and the
+    /// special ones.
+    #[test]
+    fn logf_lanes_is_libm_bit_for_bit() {
+        let mut values = alloc::vec![
+            1.0f32,
+            0.0,
+            -0.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            1e-40,
+            0.707_106_77,
+            core::f32::consts::FRAC_1_SQRT_2,
+            core::f32::consts::SQRT_2,
+            1.000_000_1,
+            0.999_999_94,
+            2.0,
+            0.5,
+        ];
+        let mut s = 0x1234_5678u32;
+        for _ in 0..200_000 {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            // Positive normal numbers over every exponent, and some of everything else.
+            let bits = if s % 16 == 0 { s } else { (s % 0x7f00_0000) + 0x0080_0000 };
+            values.push(f32::from_bits(bits));
+        }
+        for chunk in values.chunks(LOG_LANES) {
+            let mut lanes = [1f32; LOG_LANES];
+            lanes[..chunk.len()].copy_from_slice(chunk);
+            let got = logf_lanes(lanes);
+            for (&v, g) in lanes.iter().zip(got) {
+                let want = libm::logf(v);
+                assert!(
+                    g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+                    "logf({v:e}): {g:e} vs {want:e}"
+                );
+            }
+        }
+    }
 }

@@ -19,7 +19,7 @@ use super::scratch::{TILE, conv_scratch_words, padded_patch_len};
 use super::tiled_conv::{ConvOperands, conv_s8_tiled_applies, conv_s8_tiled_pixels, image_sizes, tile_rows};
 use crate::kernels::ActivationRange;
 use crate::kernels::PerChannelQuant;
-use crate::kernels::params::DepthwiseConvParams;
+use crate::kernels::params::{DepthwiseConvParams, FullyConnectedParams};
 
 /// Output channels per AVX2 register: eight int32 sums.
 const LANES: usize = 8;
@@ -71,7 +71,9 @@ struct RequantLanes {
 }
 
 impl RequantLanes {
-    fn new(ops: &ConvOperands<'_>, groups: usize) -> Self {
+    /// `channels` channels' biases and requantizations (`multiplier` and `shift` one per channel,
+    /// or one for all), in `groups` groups of [`LANES`].
+    fn new(multiplier: &[i32], shift: &[i32], bias: Option<&[i32]>, channels: usize, groups: usize) -> Self {
         let mut r = Self {
             bias: std::vec![[0; LANES]; groups],
             multiplier: std::vec![[0; LANES]; groups],
@@ -80,10 +82,13 @@ impl RequantLanes {
             mask: std::vec![[0; LANES]; groups],
             half: std::vec![[0; LANES]; groups],
         };
-        for (c, (&m, &sh)) in ops.multiplier.iter().zip(ops.shift).enumerate() {
+        let per_tensor = multiplier.len() == 1;
+        for c in 0..channels {
+            let i = if per_tensor { 0 } else { c };
+            let (Some(&m), Some(&sh)) = (multiplier.get(i), shift.get(i)) else { break };
             let (g, l) = (c / LANES, c % LANES);
             let rq = ChannelRequant::new_valid(m, sh);
-            let b = ops.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
+            let b = bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
             let fields = [
                 (&mut r.bias, b),
                 (&mut r.multiplier, rq.multiplier),
@@ -152,12 +157,54 @@ fn load16(v: &[i16; 16]) -> __m256i {
     unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
 }
 
+/// One tile: the [`TILE`] int16 rows of `cols` (each `filters.pairs` words: value pairs, the
+/// input offset added, zeros past the depth) times every filter, [`GROUPS_PER_PASS`] x
+/// [`LANES`] filters per pass with `vpmaddwd` (each row pair broadcast, each channel in its own
+/// int32 lane); the sums wrap as the reference's (integer sums are exact in any order), then
+/// each channel's bias and requantization ([`requant_lanes`]) into the first `n` of `out_rows`.
+#[target_feature(enable = "avx2")]
+fn paired_tile(
+    filters: &PairedFilters,
+    requant: &RequantLanes,
+    cols: &[u32],
+    out_rows: &mut [&mut [i8]; TILE],
+    n: usize,
+    output_offset: i32,
+    act: ActivationRange,
+) {
+    let pairs = filters.pairs;
+    let pass_len = GROUPS_PER_PASS * pairs * 2 * LANES;
+    let Some(cols) = cols.get(..TILE * pairs) else { return };
+    let (c01, c23) = cols.split_at(2 * pairs);
+    let ((c0, c1), (c2, c3)) = (c01.split_at(pairs), c23.split_at(pairs));
+    for (pass, w) in filters.data.chunks_exact(pass_len.max(1)).enumerate() {
+        let (w0, w1) = w.split_at(pass_len / 2);
+        let mut acc = [[_mm256_setzero_si256(); GROUPS_PER_PASS]; TILE];
+        let (w0, w1) = (w0.chunks_exact(2 * LANES), w1.chunks_exact(2 * LANES));
+        for ((((a, b), x0), x1), (x2, x3)) in w0.zip(w1).zip(c0).zip(c1).zip(c2.iter().zip(c3)) {
+            let (Ok(a), Ok(b)) = (<&[i16; 16]>::try_from(a), <&[i16; 16]>::try_from(b)) else { continue };
+            let (a, b) = (load16(a), load16(b));
+            for (acc, &x) in acc.iter_mut().zip([x0, x1, x2, x3]) {
+                let x = _mm256_set1_epi32(x as i32);
+                acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, a));
+                acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, b));
+            }
+        }
+        let c0 = pass * GROUPS_PER_PASS * LANES;
+        for (row, acc) in out_rows.iter_mut().zip(&acc).take(n) {
+            for (half, &acc) in acc.iter().enumerate() {
+                let lanes = requant_lanes(requant, pass * GROUPS_PER_PASS + half, acc, output_offset, act);
+                for (o, &v) in row.iter_mut().skip(c0 + half * LANES).zip(&lanes) {
+                    *o = v as i8;
+                }
+            }
+        }
+    }
+}
+
 /// The output pixels `out_part` (from pixel `first`) of one image: [`TILE`] pixels at a time,
 /// their patches written by the portable im2col (int16, input offset added, zeros for padding
-/// and past `k`), then multiplied by [`GROUPS_PER_PASS`] x [`LANES`] filters per pass with
-/// `vpmaddwd`: each patch pair broadcast, each channel in its own int32 lane. The sums wrap as
-/// the reference's (integer sums are exact in any order), then each channel's bias and
-/// requantization as in [`conv_s8_tiled_pixels`]: the same bytes.
+/// and past `k`), then [`paired_tile`]: the same bytes as [`conv_s8_tiled_pixels`].
 #[target_feature(enable = "avx2")]
 fn conv_s8_pixels_avx2(
     ops: &ConvOperands<'_>,
@@ -173,42 +220,101 @@ fn conv_s8_pixels_avx2(
     let out_c = outd.c;
     let k = p.filter.h * p.filter.w * p.filter.c;
     let kp = padded_patch_len(k);
-    let pairs = filters.pairs;
-    let Some(cols) = cols.get_mut(..TILE * pairs) else { return };
-    if out_c == 0 || outd.w == 0 || pairs == 0 {
+    let Some(cols) = cols.get_mut(..TILE * filters.pairs) else { return };
+    if out_c == 0 || outd.w == 0 || filters.pairs == 0 {
         return;
     }
-    let pass_len = GROUPS_PER_PASS * pairs * 2 * LANES;
     let mut pos = (first / outd.w, first % outd.w);
     for out_block in out_part.chunks_mut(TILE * out_c) {
         let (pixels, n, mut out_rows) = tile_rows(out_block, out_c, outd.w, &mut pos);
         im2col_natural(p, in_b, &pixels[..n], cols, k, kp);
-        let (c01, c23) = cols.split_at(2 * pairs);
-        let ((c0, c1), (c2, c3)) = (c01.split_at(pairs), c23.split_at(pairs));
-        for (pass, w) in filters.data.chunks_exact(pass_len).enumerate() {
-            let (w0, w1) = w.split_at(pass_len / 2);
-            let mut acc = [[_mm256_setzero_si256(); GROUPS_PER_PASS]; TILE];
-            let (w0, w1) = (w0.chunks_exact(2 * LANES), w1.chunks_exact(2 * LANES));
-            for ((((a, b), x0), x1), (x2, x3)) in w0.zip(w1).zip(c0).zip(c1).zip(c2.iter().zip(c3)) {
-                let (Ok(a), Ok(b)) = (<&[i16; 16]>::try_from(a), <&[i16; 16]>::try_from(b)) else { continue };
-                let (a, b) = (load16(a), load16(b));
-                for (acc, &x) in acc.iter_mut().zip([x0, x1, x2, x3]) {
-                    let x = _mm256_set1_epi32(x as i32);
-                    acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, a));
-                    acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, b));
+        paired_tile(filters, requant, cols, &mut out_rows, n, p.output_offset, p.activation);
+    }
+}
+
+/// The int8 fully connected layer (`TensorFixed` / `ChannelFixed` requantization: `multiplier`
+/// and `shift` one per output or one for all) through [`paired_tile`], [`TILE`] input rows at a
+/// time, in bands of rows on threads when large enough: the reference's bytes (its wrapping
+/// sums, bias and `multiply_by_quantized_multiplier`, property-tested below). `false` (nothing
+/// written) without AVX2, for multipliers outside [`ChannelRequant`]'s contract or slices that do
+/// not fit `p` (validated by the caller).
+pub(crate) fn fully_connected_s8(
+    p: &FullyConnectedParams,
+    multiplier: &[i32],
+    shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> bool {
+    let (depth, outs) = (p.input_depth, p.output_depth);
+    if !std::is_x86_feature_detected!("avx2")
+        || !ChannelRequant::all_valid(multiplier, shift)
+        || !(multiplier.len() == 1 || multiplier.len() == outs)
+        || multiplier.len() != shift.len()
+        || depth == 0
+        || outs == 0
+        || input.len() != p.batches * depth
+        || output.len() != p.batches * outs
+        || filter.len() != outs * depth
+    {
+        return false;
+    }
+    let filters = PairedFilters::new(filter, depth, outs);
+    let requant = RequantLanes::new(multiplier, shift, bias, outs, filters.groups);
+    let rows = p.batches;
+    let run = |first: usize, out: &mut [i8]| {
+        let ins = input.get(first * depth..).unwrap_or(&[]);
+        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx2")]`
+        // function is that the CPU supports AVX2, checked above.
+        unsafe { fc_rows_avx2(p, &filters, &requant, ins, out) };
+    };
+    let threads = crate::parallel::threads_for(rows.saturating_mul(depth).saturating_mul(outs), rows / (4 * TILE));
+    if threads <= 1 {
+        run(0, output);
+    } else {
+        let band = rows.div_ceil(threads).next_multiple_of(TILE);
+        let parts: std::vec::Vec<(usize, &mut [i8])> =
+            output.chunks_mut(band * outs).enumerate().map(|(i, part)| (i * band, part)).collect();
+        crate::parallel::run_parts(parts, |(first, part)| run(first, part));
+    }
+    true
+}
+
+/// The output rows `out` of a fully connected layer from the input rows `input` (at least as
+/// many), [`TILE`] rows at a time: each row widened to int16 with the input offset, then
+/// [`paired_tile`].
+#[target_feature(enable = "avx2")]
+fn fc_rows_avx2(
+    p: &FullyConnectedParams,
+    filters: &PairedFilters,
+    requant: &RequantLanes,
+    input: &[i8],
+    out: &mut [i8],
+) {
+    let (depth, outs, pairs) = (p.input_depth, p.output_depth, filters.pairs);
+    let mut cols = std::vec![0u32; TILE * pairs];
+    let off = p.input_offset as i16; // in [-127, 128]: x + off fits int16
+    for (in_block, out_block) in input.chunks(TILE * depth).zip(out.chunks_mut(TILE * outs)) {
+        let n = (out_block.len() / outs).min(TILE);
+        {
+            let wide: &mut [i16] = bytemuck::cast_slice_mut(&mut cols);
+            for (q, row) in wide.chunks_exact_mut(2 * pairs).enumerate() {
+                let src = in_block.get(q * depth..(q + 1) * depth).filter(|_| q < n);
+                let (body, tail) = row.split_at_mut(depth.min(row.len()));
+                match src {
+                    Some(src) => body.iter_mut().zip(src).for_each(|(d, &x)| *d = i16::from(x) + off),
+                    None => body.fill(0),
                 }
-            }
-            let c0 = pass * GROUPS_PER_PASS * LANES;
-            for (row, acc) in out_rows.iter_mut().zip(&acc).take(n) {
-                for (half, &acc) in acc.iter().enumerate() {
-                    let g = pass * GROUPS_PER_PASS + half;
-                    let lanes = requant_lanes(requant, g, acc, p.output_offset, p.activation);
-                    for (o, &v) in row.iter_mut().skip(c0 + half * LANES).zip(&lanes) {
-                        *o = v as i8;
-                    }
-                }
+                tail.fill(0);
             }
         }
+        let mut rows = out_block.chunks_exact_mut(outs);
+        let mut out_rows: [&mut [i8]; TILE] = [&mut [], &mut [], &mut [], &mut []];
+        for r in out_rows.iter_mut() {
+            *r = rows.next().unwrap_or(&mut []);
+        }
+        paired_tile(filters, requant, &cols, &mut out_rows, n, p.output_offset, p.activation);
     }
 }
 
@@ -247,7 +353,7 @@ pub(crate) fn conv_s8(ops: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32
     let k = p.filter.h * p.filter.w * p.filter.c;
     let prepared = std::is_x86_feature_detected!("avx2").then(|| {
         let filters = PairedFilters::new(ops.filter, k, p.output.c);
-        let requant = RequantLanes::new(ops, filters.groups);
+        let requant = RequantLanes::new(ops.multiplier, ops.shift, ops.bias, p.output.c, filters.groups);
         (filters, requant)
     });
     let avx2 = prepared.as_ref().map(|(f, r)| (f, r));
@@ -448,6 +554,72 @@ mod tests {
             proptest::prop_assert!(conv_s8(&ops, &mut got, &mut cols));
             proptest::prop_assert_eq!(want, got);
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_support::cases(300)))]
+
+        /// The `vpmaddwd` fully connected layer against the reference bit for bit: rows across
+        /// tiles and bands, depths around the padded block, outputs across the channel groups,
+        /// one multiplier per output and one for all, with and without bias.
+        #[test]
+        fn paired_fully_connected_matches_the_reference(
+            batches in 1usize..14, depth in 1usize..40, outs in 1usize..41,
+            (m, s, in_off, out_off, act) in super::super::portable::tests::quant_case(40),
+            seed in proptest::prelude::any::<u64>(), with_bias in proptest::prelude::any::<bool>(),
+            per_tensor in proptest::prelude::any::<bool>(),
+        ) {
+            use crate::kernels::fully_connected::{FullyConnectedPerChannelQuant, fully_connected_per_channel_s8_reference};
+            let p = FullyConnectedParams {
+                batches, input_depth: depth, output_depth: outs, input_offset: in_off, output_offset: out_off,
+                activation: act, rounding: Rounding::Double,
+            };
+            let mut rng = Rng(seed);
+            let x = rng.bytes(batches * depth);
+            let filt = rng.bytes(outs * depth);
+            let bias: std::vec::Vec<i32> = (0..outs).map(|_| rng.next() as i32 >> 12).collect();
+            let bias = with_bias.then_some(&bias[..]);
+            let (ms, ss): (std::vec::Vec<i32>, std::vec::Vec<i32>) = if per_tensor {
+                (std::vec![m[0]; outs], std::vec![s[0]; outs])
+            } else {
+                (m[..outs].to_vec(), s[..outs].to_vec())
+            };
+            let q = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &ms, shift: &ss }, exact: &[] };
+            let (mut want, mut got) = (std::vec![0i8; batches * outs], std::vec![0i8; batches * outs]);
+            fully_connected_per_channel_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
+            let (mg, sg) = if per_tensor { (&ms[..1], &ss[..1]) } else { (&ms[..], &ss[..]) };
+            proptest::prop_assert!(fully_connected_s8(&p, mg, sg, &x, &filt, bias, &mut got));
+            proptest::prop_assert_eq!(want, got);
+        }
+    }
+
+    /// A fully connected layer large enough for bands of rows on threads, against the reference.
+    #[test]
+    fn banded_fully_connected_matches_the_reference() {
+        use crate::kernels::fully_connected::{
+            FullyConnectedPerChannelQuant, fully_connected_per_channel_s8_reference,
+        };
+        let (batches, depth, outs) = (197, 384, 200);
+        let p = FullyConnectedParams {
+            batches,
+            input_depth: depth,
+            output_depth: outs,
+            input_offset: -3,
+            output_offset: 5,
+            activation: ActivationRange { min: -128, max: 127 },
+            rounding: Rounding::Double,
+        };
+        let mut rng = Rng(5);
+        let x = rng.bytes(batches * depth);
+        let filt = rng.bytes(outs * depth);
+        let bias: std::vec::Vec<i32> = (0..outs).map(|_| rng.next() as i32 >> 10).collect();
+        let m: std::vec::Vec<i32> = (0..outs).map(|i| (1 << 30) + i as i32 * 1_000_003).collect();
+        let sh: std::vec::Vec<i32> = (0..outs).map(|i| -9 - (i as i32 % 3)).collect();
+        let q = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m, shift: &sh }, exact: &[] };
+        let (mut want, mut got) = (std::vec![0i8; batches * outs], std::vec![0i8; batches * outs]);
+        fully_connected_per_channel_s8_reference(&p, &q, &x, &filt, Some(&bias), &mut want).unwrap();
+        assert!(fully_connected_s8(&p, &m, &sh, &x, &filt, Some(&bias), &mut got));
+        assert_eq!(want, got);
     }
 
     /// The AVX2 build of the depthwise convolution against the reference kernel bit for bit
