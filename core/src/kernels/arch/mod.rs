@@ -15,7 +15,8 @@
 //! |---|---|---|---|---|
 //! | Cortex-M4/M7, M33/M55 with `-C target-cpu` (`mq_dsp`, from `core/build.rs`) | `arm_dsp`: im2col to int16, 1 filter x 4 pixels tiles of SMLAD, 16 filters per `asm!` block | `arm_dsp`: 3x3 stride 1 (dilation 1, lines of 8 to 62 outputs): each group of 4 channels widened once into int16 planes (zero point in the padding), then per channel 4 outputs per `asm!` iteration with `SMLAD` on neighbouring taps and `SMMLAR` requantization (doubled weights); otherwise 4 channels per word (SXTB16 + SMLABB/SMLATT), 3x3 interior unrolled in `asm!` | `arm_dsp`: input row expanded once, 4 filters per pass, SXTB16 + SMLAD | `AddInputScale` per input, `RightShiftRequant` for the sum |
 //! | wasm32 with `simd128` | `wasm_simd`: im2col to int16 (a filter row per run); patches up to 640 values and up to 256 filters: weights packed per call, output channels in the lanes (`i32x4.dot_i16x8_s` of a splat input pair), 8 filters x 4 pixels, requantization per lane in `i32x4`; longer patches: 2 filters x 4 pixels, sums across lanes | `wasm_simd`: 16 channels per block, taps paired and interleaved for `i32x4.dot_i16x8_s`, padding read as the zero point (offset folded into the bias), requantization per lane in `i32x4`; up to 7x7 | `wasm_simd`: `i32x4.dot_i16x8_s`, 4 filters per pass | `wasm_simd`: each input's rescaling tabulated per call (256 values), the sums requantized 16 at a time in `i32x4` |
-//! | anything else: x86-64, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD | `portable`: im2col to int16, 4-pixel tiles (autovectorized on x86-64) | `portable` | reference (its zip loop autovectorizes on x86-64) | `AddInputScale` per input, `ChannelRequant` for the sum |
+//! | x86-64 with `std` (the converter's host), CPU with AVX2 (checked at run time) | `x86`: im2col to int16, `vpmaddwd` with 8 filters per register, 4 pixels x 16 filters per pass, requantization 8 lanes at a time; bands of pixels on threads | `portable` compiled with AVX2, bands of rows on threads | `x86`: as its conv, 4 rows x 16 outputs per pass (fixed-point rounding; the other form: reference) | as below |
+//! | anything else: x86-64 without AVX2, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD | `portable`: im2col to int16, 4-pixel tiles (autovectorized on x86-64) | `portable` | reference (its zip loop autovectorizes on x86-64) | `AddInputScale` per input, `ChannelRequant` for the sum |
 //!
 //! Preconditions common to the fast paths: int8 (not 16x8) data; conv without groups
 //! (`filter_in_c == in_c`) and with enough scratch ([`conv_s8_scratch_len`]); depthwise with
@@ -36,8 +37,9 @@
 //!   pixels per dot product);
 //! - `add`: the int8 ADD fast path (equal shapes);
 //! - `arm_dsp`, `wasm_simd`, `portable`: each target's kernels;
-//! - `x86` (x86-64 with `std`): the portable conv and depthwise compiled again with AVX2, chosen
-//!   at run time, the conv in bands of output pixels on threads (`crate::parallel`);
+//! - `x86` (x86-64 with `std`): the conv and fully connected `vpmaddwd` kernels and the portable
+//!   depthwise compiled again with AVX2, chosen at run time, in bands on threads
+//!   (`crate::parallel`); the float GEMM's AVX tiles;
 //! - `gemm` (`alloc`): the float executor's matrix product, summed in one fixed order on every
 //!   target (its module docs).
 
