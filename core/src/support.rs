@@ -333,7 +333,7 @@ pub const KERNELS: &[KernelSupport] = &[
         reference: "`batch_matmul_s8`, `batch_matmul_s16`",
         arm_dsp: None,
         wasm_simd: None,
-        portable: None,
+        portable: Some("int8 on the x86-64 host with AVX2: `vpmaddwd`, 4 rows × 16 columns per pass"),
     },
     KernelSupport {
         kinds: &[OpKind::Quantize],

@@ -41,10 +41,9 @@ struct PairedFilters {
 
 impl PairedFilters {
     fn new(filter: &[i8], k: usize, out_c: usize) -> Self {
-        let pairs = padded_patch_len(k) / 2;
-        let groups = out_c.div_ceil(LANES).next_multiple_of(GROUPS_PER_PASS);
-        let mut data = std::vec![0i16; groups * pairs * 2 * LANES];
-        for (g, block) in data.chunks_exact_mut((pairs * 2 * LANES).max(1)).enumerate() {
+        let mut f = Self::zeros(k, out_c);
+        let Self { data, pairs, .. } = &mut f;
+        for (g, block) in data.chunks_exact_mut((*pairs * 2 * LANES).max(1)).enumerate() {
             for lane in 0..LANES {
                 let Some(row) = filter.get((g * LANES + lane) * k..(g * LANES + lane + 1) * k) else { break };
                 for (reg, w) in block.chunks_exact_mut(2 * LANES).zip(row.chunks(2)) {
@@ -54,7 +53,33 @@ impl PairedFilters {
                 }
             }
         }
-        Self { data, pairs, groups }
+        f
+    }
+
+    /// `out_c` filters of `k` values, filter `c`'s value `j` being `value(c, j)`.
+    fn from_fn(k: usize, out_c: usize, value: impl Fn(usize, usize) -> i16) -> Self {
+        let mut f = Self::zeros(k, out_c);
+        let Self { data, pairs, .. } = &mut f;
+        for (g, block) in data.chunks_exact_mut((*pairs * 2 * LANES).max(1)).enumerate() {
+            for (p, reg) in block.chunks_exact_mut(2 * LANES).enumerate() {
+                for (lane, w) in reg.chunks_exact_mut(2).enumerate() {
+                    let c = g * LANES + lane;
+                    for (jj, d) in w.iter_mut().enumerate() {
+                        let j = 2 * p + jj;
+                        if c < out_c && j < k {
+                            *d = value(c, j);
+                        }
+                    }
+                }
+            }
+        }
+        f
+    }
+
+    fn zeros(k: usize, out_c: usize) -> Self {
+        let pairs = padded_patch_len(k) / 2;
+        let groups = out_c.div_ceil(LANES).next_multiple_of(GROUPS_PER_PASS);
+        Self { data: std::vec![0i16; groups * pairs * 2 * LANES], pairs, groups }
     }
 }
 
@@ -316,6 +341,58 @@ fn fc_rows_avx2(
         }
         paired_tile(filters, requant, &cols, &mut out_rows, n, p.output_offset, p.activation);
     }
+}
+
+/// One matrix product of int8 activations (a batch of `BATCH_MATMUL`): `out[i, j]` (row-major
+/// `rows × cols`) = `act(multiply_by_quantized_multiplier(Σ_k lhs(i, k) · rhs(k, j)) + output_offset)`,
+/// `lhs` and `rhs` giving each value with its offset added (int8 minus zero point: within
+/// ±255), through [`paired_tile`]: the reference's bytes (its wrapping sum and requantization).
+/// `false` (nothing written) without AVX2, for a multiplier outside [`ChannelRequant`]'s
+/// contract or an `out` of another size.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul_s8(
+    [rows, depth, cols]: [usize; 3],
+    lhs: impl Fn(usize, usize) -> i16,
+    rhs: impl Fn(usize, usize) -> i16,
+    multiplier: i32,
+    shift: i32,
+    output_offset: i32,
+    act: ActivationRange,
+    out: &mut [i8],
+) -> bool {
+    if !std::is_x86_feature_detected!("avx2")
+        || !ChannelRequant::all_valid(&[multiplier], &[shift])
+        || depth == 0
+        || cols == 0
+        || rows.checked_mul(cols) != Some(out.len())
+    {
+        return false;
+    }
+    // The rhs as `cols` filters of `depth` values.
+    let filters = PairedFilters::from_fn(depth, cols, |j, k| rhs(k, j));
+    let requant = RequantLanes::new(&[multiplier], &[shift], None, cols, filters.groups);
+    let pairs = filters.pairs;
+    let mut cols_buf = std::vec![0u32; TILE * pairs];
+    for (t, out_block) in out.chunks_mut(TILE * cols).enumerate() {
+        let n = (out_block.len() / cols).min(TILE);
+        {
+            let wide: &mut [i16] = bytemuck::cast_slice_mut(&mut cols_buf);
+            for (q, row) in wide.chunks_exact_mut(2 * pairs).enumerate() {
+                for (k, d) in row.iter_mut().enumerate() {
+                    *d = if q < n && k < depth { lhs(t * TILE + q, k) } else { 0 };
+                }
+            }
+        }
+        let mut out_rows = out_block.chunks_exact_mut(cols);
+        let mut rows4: [&mut [i8]; TILE] = [&mut [], &mut [], &mut [], &mut []];
+        for r in rows4.iter_mut() {
+            *r = out_rows.next().unwrap_or(&mut []);
+        }
+        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx2")]`
+        // function is that the CPU supports AVX2, checked above.
+        unsafe { paired_tile(&filters, &requant, &cols_buf, &mut rows4, n, output_offset, act) };
+    }
+    true
 }
 
 /// The pixels `out_part` (from pixel `first`) of one image: the `vpmaddwd` kernel when the CPU has
