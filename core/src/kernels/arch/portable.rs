@@ -255,35 +255,85 @@ pub(super) mod tests {
         }
     }
 
+    /// A random int8 convolution for the conv fast paths' property tests: a [`window_case`]
+    /// with `in_c` input and `out_c` output channels (the first `out_c` of a [`quant_case`]),
+    /// its operands and what the reference kernel computes.
+    pub(in crate::kernels::arch) struct ConvCase {
+        pub p: ConvParams,
+        x: Vec<i8>,
+        filt: Vec<i8>,
+        bias: Option<Vec<i32>>,
+        m: Vec<i32>,
+        s: Vec<i32>,
+        pub want: Vec<i8>,
+    }
+
+    impl ConvCase {
+        pub fn new(
+            (input, f, stride, dilation, w): (Dims4, Hw, Hw, Hw, crate::kernels::common::Window),
+            in_c: usize,
+            out_c: usize,
+            (m, s, in_off, out_off, act): (Vec<i32>, Vec<i32>, i32, i32, ActivationRange),
+            seed: u64,
+            with_bias: bool,
+        ) -> Self {
+            let input = Dims4 { c: in_c, ..input };
+            let p = ConvParams {
+                input,
+                filter: Dims4::new(out_c, f.h, f.w, in_c),
+                output: Dims4::new(input.n, w.output.h, w.output.w, out_c),
+                stride,
+                dilation,
+                padding: w.padding,
+                input_offset: in_off,
+                output_offset: out_off,
+                activation: act,
+                rounding: Rounding::Double,
+            };
+            let mut rng = crate::kernels::arch::test_rng::Rng(seed);
+            let x = rng.bytes(input.checked_len().unwrap());
+            let filt = rng.bytes(p.filter.checked_len().unwrap());
+            let bias: Vec<i32> = (0..out_c).map(|_| rng.next() as i32 >> 12).collect();
+            let (m, s) = (m[..out_c].to_vec(), s[..out_c].to_vec());
+            let mut case = Self { p, x, filt, bias: with_bias.then_some(bias), m, s, want: Vec::new() };
+            let q = PerChannelQuant { multiplier: &case.m, shift: &case.s };
+            let mut want = vec![0i8; p.output.checked_len().unwrap()];
+            conv_s8_reference(&case.p, &q, &case.x, &case.filt, case.bias.as_deref(), &mut want).unwrap();
+            case.want = want;
+            case
+        }
+
+        /// Runs a fast path (`kernel(operands, output, im2col scratch)`): whether it ran, and
+        /// its output.
+        pub fn run(&self, kernel: impl FnOnce(&ConvOperands<'_>, &mut [i8], &mut [u32]) -> bool) -> (bool, Vec<i8>) {
+            let ops = ConvOperands {
+                p: &self.p,
+                multiplier: &self.m,
+                shift: &self.s,
+                input: &self.x,
+                filter: &self.filt,
+                bias: self.bias.as_deref(),
+            };
+            let mut got = vec![0i8; self.want.len()];
+            let f = self.p.filter;
+            let mut cols = vec![0u32; conv_scratch_words(f.h * f.w * f.c)];
+            let done = kernel(&ops, &mut got, &mut cols);
+            (done, got)
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(crate::test_support::cases(300)))]
 
         #[test]
         fn tiled_conv_matches_reference(
             win in window_case(), in_c in 1usize..10, out_c in 1usize..7,
-            (m, s, in_off, out_off, act) in quant_case(6), seed in any::<u64>(), with_bias in any::<bool>(),
+            quant in quant_case(6), seed in any::<u64>(), with_bias in any::<bool>(),
         ) {
-            let (input, f, stride, dilation, w) = win;
-            let input = Dims4 { c: in_c, ..input };
-            let p = ConvParams {
-                input, filter: Dims4::new(out_c, f.h, f.w, in_c),
-                output: Dims4::new(input.n, w.output.h, w.output.w, out_c),
-                stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
-                activation: act, rounding: Rounding::Double,
-            };
-            let mut rng = crate::kernels::arch::test_rng::Rng(seed);
-            let x = rng.bytes(input.checked_len().unwrap());
-            let filt = rng.bytes(p.filter.checked_len().unwrap());
-            let bias: Vec<i32> = (0..out_c).map(|_| rng.next() as i32 >> 12).collect();
-            let bias = with_bias.then_some(&bias[..]);
-            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
-            let len = p.output.checked_len().unwrap();
-            let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
-            conv_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
-            let mut cols = vec![0u32; conv_scratch_words(f.h * f.w * in_c)];
-            let ops = ConvOperands { p: &p, multiplier: q.multiplier, shift: q.shift, input: &x, filter: &filt, bias };
-            prop_assert!(conv_s8_tiled::<NaturalTile>(&ops, &mut got, &mut cols));
-            prop_assert_eq!(want, got);
+            let case = ConvCase::new(win, in_c, out_c, quant, seed, with_bias);
+            let (done, got) = case.run(conv_s8_tiled::<NaturalTile>);
+            prop_assert!(done);
+            prop_assert_eq!(&case.want, &got);
         }
 
         #[test]

@@ -606,30 +606,13 @@ mod tests {
         #[test]
         fn paired_conv_matches_the_reference(
             win in super::super::portable::tests::window_case(), in_c in 1usize..21, out_c in 1usize..41,
-            (m, s, in_off, out_off, act) in super::super::portable::tests::quant_case(40),
+            quant in super::super::portable::tests::quant_case(40),
             seed in proptest::prelude::any::<u64>(), with_bias in proptest::prelude::any::<bool>(),
         ) {
-            let (input, f, stride, dilation, w) = win;
-            let input = Dims4 { c: in_c, ..input };
-            let p = ConvParams {
-                input, filter: Dims4::new(out_c, f.h, f.w, in_c),
-                output: Dims4::new(input.n, w.output.h, w.output.w, out_c),
-                stride, dilation, padding: w.padding, input_offset: in_off, output_offset: out_off,
-                activation: act, rounding: Rounding::Double,
-            };
-            let mut rng = Rng(seed);
-            let x = rng.bytes(input.checked_len().unwrap());
-            let filt = rng.bytes(p.filter.checked_len().unwrap());
-            let bias: std::vec::Vec<i32> = (0..out_c).map(|_| rng.next() as i32 >> 12).collect();
-            let bias = with_bias.then_some(&bias[..]);
-            let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
-            let len = p.output.checked_len().unwrap();
-            let (mut want, mut got) = (std::vec![0i8; len], std::vec![0i8; len]);
-            conv_s8_reference(&p, &q, &x, &filt, bias, &mut want).unwrap();
-            let mut cols = std::vec![0u32; conv_scratch_words(f.h * f.w * in_c)];
-            let ops = ConvOperands { p: &p, multiplier: q.multiplier, shift: q.shift, input: &x, filter: &filt, bias };
-            proptest::prop_assert!(conv_s8(&ops, &mut got, &mut cols));
-            proptest::prop_assert_eq!(want, got);
+            let case = super::super::portable::tests::ConvCase::new(win, in_c, out_c, quant, seed, with_bias);
+            let (done, got) = case.run(conv_s8);
+            proptest::prop_assert!(done);
+            proptest::prop_assert_eq!(&case.want, &got);
         }
     }
 
