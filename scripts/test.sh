@@ -143,6 +143,9 @@ lint_checks() {
     echo "machine-specific paths above: make them relative to the repository" >&2
     return 1
   fi
+  # The cycle estimator's instruction classes and branch accounting (scripts/bench-cycles.sh).
+  echo "--- firmware/tools/cycle_estimate.py --self-test"
+  python3 firmware/tools/cycle_estimate.py --self-test
   # Formatting: one rustfmt.toml for the three workspaces (root, firmware, fuzz).
   echo "--- cargo fmt --check (root, firmware, fuzz)"
   cargo fmt --all -- --check

@@ -201,3 +201,39 @@ fn a_scratch_overlapping_an_input_or_the_output_is_refused_at_load() {
     assert_eq!(load(&mean_at(16, 16), &mut arena), Some(Error::ArenaOverlap { op: 0, tensor: 1 }));
     assert_eq!(load(&mean_at(16, 20), &mut arena), None);
 }
+
+/// An interpreter built for some op kinds (the firmware's image for one model) refuses a model
+/// with another kind at load, naming the op and the kind; with the model's own kinds it runs,
+/// with the same outputs as one that may run every kind.
+#[test]
+fn op_set_refuses_kinds_outside_it_and_runs_its_own() {
+    use microquant::interp::{OpKinds, OpSet};
+    struct NoDepthwise;
+    impl OpSet for NoDepthwise {
+        const KINDS: OpKinds =
+            OpKinds::of(&[OpKind::Conv2d, OpKind::AvgPool2d, OpKind::Reshape, OpKind::FullyConnected, OpKind::Softmax]);
+    }
+    struct KwsOps;
+    impl OpSet for KwsOps {
+        const KINDS: OpKinds = NoDepthwise::KINDS.with(OpKind::DepthwiseConv2d);
+    }
+    let bytes = AlignedBytes::new(&kws());
+    let needed = microquant::model::Model::parse(&bytes).unwrap().arena_len();
+    let mut words = vec![0u128; needed / 16 + 1];
+    let e = Interpreter::<NoDepthwise>::with_op_set(&bytes, bytemuck_bytes(&mut words)).err();
+    // KWS: conv, then its first depthwise conv at op 1.
+    assert_eq!(e, Some(Error::OpNotInSet { index: 1, kind: OpKind::DepthwiseConv2d }));
+    let msg = e.unwrap().to_string();
+    assert!(msg.contains("op 1") && msg.contains("DEPTHWISE_CONV_2D"), "{msg}");
+
+    let mut words_all = vec![0u128; needed / 16 + 1];
+    let mut all = Interpreter::new(&bytes, bytemuck_bytes(&mut words_all)).unwrap();
+    let mut kws_only = Interpreter::<KwsOps>::with_op_set(&bytes, bytemuck_bytes(&mut words)).unwrap();
+    for (i, (a, b)) in all.input_i8(0).unwrap().iter_mut().zip(kws_only.input_i8(0).unwrap().iter_mut()).enumerate() {
+        let v = ((i * 37) % 256) as u8 as i8;
+        (*a, *b) = (v, v);
+    }
+    all.invoke().unwrap();
+    kws_only.invoke().unwrap();
+    assert_eq!(all.output_i8(0).unwrap(), kws_only.output_i8(0).unwrap());
+}
