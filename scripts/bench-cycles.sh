@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib/benchmarks.sh
 ROOT=$PWD
 FW=$ROOT/firmware
-TD=$FW/target/bench-firmware
+TD=$FW/target/bench-cycles
 MODELS=${MQ_BENCH_MODELS:-"kws ic vww ad"}
 BOARD=mps2-an386
 TRIPLE=thumbv7em-none-eabihf

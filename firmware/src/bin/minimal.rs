@@ -59,7 +59,16 @@ fn run(arena: &mut [u8]) -> Result<(), Error> {
             *x = sensor.next_sample();
         }
         interp.invoke()?;
-        defmt::info!("inference {=usize}: class {=usize}", n, argmax(interp.output_i8(0)?));
+        let out = interp.output_i8(0)?;
+        defmt::info!("inference {=usize}: class {=usize}", n, argmax(out));
+        // Tests only (`MQ_MINIMAL_CHECK=1` at build time): the outputs against TFLite Micro's.
+        if let (true, Some(g)) = (option_env!("MQ_MINIMAL_CHECK").is_some(), APP_GOLDEN) {
+            if g.expected(n, APP_OUTPUT_LEN) != out {
+                defmt::error!("inference {=usize}: output differs from TFLite Micro's", n);
+                fw::exit(1);
+            }
+            defmt::info!("inference {=usize}: bit-identical with TFLite Micro", n);
+        }
     }
     Ok(())
 }
