@@ -17,7 +17,7 @@ use std::{env, fs};
 
 use microquant::compile::{CompileOptions, compile};
 use microquant::kernels::Rounding;
-use microquant::model::{AlignedBytes, ElementType, Model, OpKind};
+use microquant::model::{AlignedBytes, ElementType, Model, OpKind, Storage};
 use microquant_tests::models::{MlperfTinyGolden, ModelGolden};
 
 /// Flash the application's code and constants take besides the model. Measured on the KWS app
@@ -113,6 +113,8 @@ struct Built {
     output_q: (f32, i32),
     /// The op kinds the model uses, once each, in the order met: the application's `OpSet`.
     kinds: Vec<OpKind>,
+    /// Whether an activation is int16 (16x8 ops): the op set then has the 16x8 kernels too.
+    int16: bool,
 }
 
 fn describe(bytes: Vec<u8>, what: &str) -> Built {
@@ -131,6 +133,9 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
             kinds.push(k);
         }
     }
+    let int16 = (0..m.num_tensors() as u32)
+        .map(|i| m.tensor(i).unwrap_or_else(|e| panic!("{what}: tensor {i}: {e}")))
+        .any(|t| t.dtype == ElementType::I16 && matches!(t.storage, Storage::Arena(_)));
     Built {
         arena: m.arena_len(),
         ops: m.num_ops(),
@@ -138,6 +143,7 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
         output_len: t_out.len(),
         output_q,
         kinds,
+        int16,
         bytes,
     }
 }
@@ -292,7 +298,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
         if all_ops {
             "microquant::interp::OpKinds::ALL".to_string()
         } else {
-            format!("microquant::interp::OpKinds::of(&[{kinds}])")
+            format!("microquant::interp::OpKinds::of(&[{kinds}]){}", if app.int16 { ".with_int16()" } else { "" })
         }
     )
     .unwrap();
@@ -300,7 +306,12 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     writeln!(
         s,
         "pub const APP_OP_NAMES: &str = {:?};",
-        if all_ops { "all".to_string() } else { app.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(" ") }
+        if all_ops {
+            "all".to_string()
+        } else {
+            let names = app.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(" ");
+            format!("{names}; {}", if app.int16 { "int8 and 16x8" } else { "int8 only" })
+        }
     )
     .unwrap();
     writeln!(s, "/// int8 values in the model's input (one window of sensor samples).").unwrap();

@@ -122,6 +122,12 @@ pub enum Error {
         /// The op's kind.
         kind: crate::model::OpKind,
     },
+    /// A model computes an op with int16 activations (16x8) and this interpreter's op set has
+    /// only the int8 kernels ([`crate::interp::OpKinds::with_int16`]).
+    Int16NotInSet {
+        /// Op index.
+        index: u32,
+    },
     /// An index (of a tensor, op, input...) is out of range.
     BadIndex {
         /// What was indexed.
@@ -199,6 +205,10 @@ impl fmt::Display for Error {
                 f,
                 "op {index}: {} is not in this interpreter's op set (built for another model: add the kind to its OpSet)",
                 kind.name()
+            ),
+            Error::Int16NotInSet { index } => write!(
+                f,
+                "op {index}: computes with int16 activations (16x8), which this interpreter's op set leaves out (OpKinds::with_int16)"
             ),
             Error::BadIndex { what, index } => write!(f, "{what} index {index} out of range"),
             Error::ArenaOverlap { op, tensor } => {

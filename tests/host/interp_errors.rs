@@ -237,3 +237,44 @@ fn op_set_refuses_kinds_outside_it_and_runs_its_own() {
     kws_only.invoke().unwrap();
     assert_eq!(all.output_i8(0).unwrap(), kws_only.output_i8(0).unwrap());
 }
+
+/// An op set without int16 (what the firmware's build writes for an int8 model: only the int8
+/// kernels are linked) refuses a model that computes with int16 activations, at load; the same
+/// set with `with_int16` runs it.
+#[test]
+fn op_set_without_int16_refuses_16x8_ops() {
+    use microquant::interp::{OpKinds, OpSet};
+    struct ReluInt8;
+    impl OpSet for ReluInt8 {
+        const KINDS: OpKinds = OpKinds::of(&[OpKind::Relu]);
+    }
+    struct Relu16x8;
+    impl OpSet for Relu16x8 {
+        const KINDS: OpKinds = ReluInt8::KINDS.with_int16();
+    }
+    let mut b = ModelBuilder::new();
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I16, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", ElementType::I16, &[1, 4]).per_tensor(0.5, 0));
+    // RELU words: the multiplier and shift of s_in / s_out = 1 (2^30, 1), then the clamp.
+    let params = vec![1 << 30, 1, (-32768i32) as u32, 32767];
+    b.add_op(OpSpec {
+        kind: OpKind::Relu,
+        name: "relu".into(),
+        inputs: vec![Some(x)],
+        outputs: vec![y],
+        params,
+        in_place: false,
+        scratch_len: 0,
+    });
+    b.set_io(&[x], &[y]);
+    b.set_arena_offsets(&[(x, 0), (y, 16)], 32);
+    let bytes = AlignedBytes::new(&b.finish().unwrap());
+    let mut arena = vec![0u128; 4];
+    let e = Interpreter::<ReluInt8>::with_op_set(&bytes, bytemuck_bytes(&mut arena)).err();
+    assert_eq!(e, Some(Error::Int16NotInSet { index: 0 }));
+    assert!(e.unwrap().to_string().contains("int16"));
+    let mut it = Interpreter::<Relu16x8>::with_op_set(&bytes, bytemuck_bytes(&mut arena)).unwrap();
+    it.input_bytes(0).unwrap().copy_from_slice(bytemuck::cast_slice(&[-300i16, 5, 0, 32767]));
+    it.invoke().unwrap();
+    assert_eq!(bytemuck::cast_slice::<u8, i16>(it.output_bytes(0).unwrap()), &[-300, 5, 0, 32767]);
+}

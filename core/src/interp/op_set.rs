@@ -31,16 +31,22 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The firmware's build script writes this type from the model it embeds (`firmware/build_model.rs`).
+//! A set without [`OpKinds::with_int16`] links only the int8 kernels of its kinds (their 16x8
+//! variants, for int16 activations, are left out as well). The firmware's build script writes
+//! this type from the model it embeds (`firmware/build_model.rs`).
 
 use crate::model::OpKind;
 
-/// A set of op kinds (by their stored codes, all below 128).
+/// A set of op kinds (by their stored codes, all below 127), and whether ops may compute with
+/// int16 activations (16x8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpKinds(u128);
 
+/// The bit of the int16 flag (no op kind has this code).
+const INT16_BIT: u128 = 1 << 127;
+
 impl OpKinds {
-    /// Every kind.
+    /// Every kind, int8 and 16x8.
     pub const ALL: Self = Self(u128::MAX);
     /// No kind.
     pub const NONE: Self = Self(0);
@@ -66,9 +72,21 @@ impl OpKinds {
         self.0 & Self::bit(kind) != 0
     }
 
+    /// This set, with the 16x8 variants of its kinds (int16 activations): without it, only
+    /// their int8 kernels are linked, and a model with an int16 activation is refused at load
+    /// ([`Error::Int16NotInSet`](crate::Error::Int16NotInSet)).
+    pub const fn with_int16(self) -> Self {
+        Self(self.0 | INT16_BIT)
+    }
+
+    /// Whether the 16x8 variants are in the set.
+    pub const fn int16(self) -> bool {
+        self.0 & INT16_BIT != 0
+    }
+
     const fn bit(kind: OpKind) -> u128 {
         let code = kind.code();
-        if code < 128 { 1 << code } else { 0 }
+        if code < 127 { 1 << code } else { 0 }
     }
 }
 
@@ -97,5 +115,7 @@ mod tests {
         assert!(!s.contains(OpKind::Lstm) && !s.contains(OpKind::DepthwiseConv2d));
         assert!(s.with(OpKind::Lstm).contains(OpKind::Lstm));
         assert!(OpKinds::ALL.contains(OpKind::BatchMatMul) && !OpKinds::NONE.contains(OpKind::Add));
+        assert!(OpKinds::ALL.int16() && !s.int16() && s.with_int16().int16());
+        assert!(s.with_int16().contains(OpKind::Conv2d) && !s.with_int16().contains(OpKind::Lstm));
     }
 }

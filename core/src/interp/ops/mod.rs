@@ -98,6 +98,9 @@ macro_rules! op_kinds {
             if !S::KINDS.contains(ctx.op.kind) {
                 return Err(Error::OpNotInSet { index: ctx.op.index, kind: ctx.op.kind });
             }
+            if const { !S::KINDS.int16() } && ctx.computes_in_int16()? {
+                return Err(Error::Int16NotInSet { index: ctx.op.index });
+            }
             Ok(match ctx.op.kind {
                 $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => Kernel::$variant($module::prepare(ctx)?),)*
                 OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => Kernel::Reshape(reshape::prepare(ctx)?),
@@ -114,7 +117,7 @@ macro_rules! op_kinds {
             let (idx, (out, scratch)) = (p.index, p.regions);
             match &p.kernel {
                 $(Kernel::$variant(o) if const { in_set::<S>(&[$(OpKind::$kind),+]) } => {
-                    run_one::<family::$variant>(o, carve(arena, out, scratch, idx)?, idx)
+                    run_one::<S, family::$variant>(o, carve(arena, out, scratch, idx)?, idx)
                 })*
                 Kernel::Reshape(o) if const { S::KINDS.contains(OpKind::Reshape) } => reshape::run(o, arena, idx),
                 Kernel::Concat if const { S::KINDS.contains(OpKind::Concatenation) } => {
@@ -131,7 +134,7 @@ macro_rules! op_kinds {
         pub(crate) fn eval<S: OpSet>(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
             let ctx = Ctx { m, op, rounding };
             match op.kind {
-                $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => eval_one::<family::$variant>(&ctx, arena),)*
+                $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => eval_one::<S, family::$variant>(&ctx, arena),)*
                 OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => {
                     reshape::run(&reshape::prepare(&ctx)?, arena, op.index)
                 }
@@ -150,8 +153,8 @@ macro_rules! op_kinds {
             fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Self::Op<'m>, Error> {
                 $module::prepare(ctx)
             }
-            fn run(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
-                $module::run(o, carved, idx)
+            fn run<S: OpSet>(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
+                $module::run::<S>(o, carved, idx)
             }
         })*
     };
@@ -227,23 +230,24 @@ pub(crate) fn reset_states<S: OpSet>(m: &Model, arena: &mut [u8], rounding: Roun
 trait Family {
     type Op<'m>;
     fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Self::Op<'m>, Error>;
-    fn run(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error>;
+    /// Runs the prepared op; `S` leaves the 16x8 kernels out unless it has int16.
+    fn run<S: OpSet>(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error>;
 }
 
 /// Prepares and runs one op of kind `F`: one function per kind (as the device's stack and
 /// code size want), whose frame holds that kind's prepared form only.
-fn eval_one<F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+fn eval_one<S: OpSet, F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
     let o = F::prepare(ctx)?;
     let (out, scratch) = regions(ctx)?;
     let idx = ctx.op.index;
-    F::run(&o, carve(arena, out, scratch, idx)?, idx)
+    F::run::<S>(&o, carve(arena, out, scratch, idx)?, idx)
 }
 
 /// Runs one prepared op of kind `F`: one function per kind, never inlined into the dispatch
 /// (a dispatch with every kernel inlined compiles to slower code in V8).
 #[inline(never)]
-fn run_one<F: Family>(o: &F::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
-    F::run(o, carved, idx)
+fn run_one<S: OpSet, F: Family>(o: &F::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
+    F::run::<S>(o, carved, idx)
 }
 
 /// The arena regions of the op in `ctx`: its output, its scratch (`(0, 0)` for kinds without).
