@@ -17,7 +17,7 @@ use std::{env, fs};
 
 use microquant::compile::{CompileOptions, compile};
 use microquant::kernels::Rounding;
-use microquant::model::{AlignedBytes, ElementType, Model};
+use microquant::model::{AlignedBytes, ElementType, Model, OpKind, Storage};
 use microquant_tests::models::{MlperfTinyGolden, ModelGolden};
 
 /// Flash the application's code and constants take besides the model. Measured on the KWS app
@@ -111,6 +111,10 @@ struct Built {
     output_len: usize,
     /// (scale, zero point) of the output, to print scores.
     output_q: (f32, i32),
+    /// The op kinds the model uses, once each, in the order met: the application's `OpSet`.
+    kinds: Vec<OpKind>,
+    /// Whether an activation is int16 (16x8 ops): the op set then has the 16x8 kernels too.
+    int16: bool,
 }
 
 fn describe(bytes: Vec<u8>, what: &str) -> Built {
@@ -122,7 +126,26 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
         panic!("{what}: the firmware runs models with an int8 input and output");
     }
     let output_q = t_out.per_tensor().unwrap_or((1.0, 0));
-    Built { arena: m.arena_len(), ops: m.num_ops(), input_len: t_in.len(), output_len: t_out.len(), output_q, bytes }
+    let mut kinds = Vec::new();
+    for i in 0..m.num_ops() as u32 {
+        let k = m.op(i).unwrap_or_else(|e| panic!("{what}: op {i}: {e}")).kind;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let int16 = (0..m.num_tensors() as u32)
+        .map(|i| m.tensor(i).unwrap_or_else(|e| panic!("{what}: tensor {i}: {e}")))
+        .any(|t| t.dtype == ElementType::I16 && matches!(t.storage, Storage::Arena(_)));
+    Built {
+        arena: m.arena_len(),
+        ops: m.num_ops(),
+        input_len: t_in.len(),
+        output_len: t_out.len(),
+        output_q,
+        kinds,
+        int16,
+        bytes,
+    }
 }
 
 fn convert(tflite: &Path) -> Built {
@@ -195,6 +218,7 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     let mem = memory_of(memory_x);
     let goldens = goldens(&repo);
     println!("cargo:rerun-if-env-changed=MQ_MODEL");
+    println!("cargo:rerun-if-env-changed=MQ_ALL_OPS");
     println!("cargo:rerun-if-changed=build_model.rs");
     println!("cargo:rerun-if-changed=../tests/golden/models");
     for (_, p) in &goldens {
@@ -260,6 +284,36 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     writeln!(s, "const _: () = assert!(crate::models::arena_len(include_bytes!(concat!(env!(\"OUT_DIR\"), \"/app_model.mq\"))) == APP_ARENA_LEN);").unwrap();
     writeln!(s, "/// Number of ops.").unwrap();
     writeln!(s, "pub const APP_NUM_OPS: usize = {};", app.ops).unwrap();
+    writeln!(
+        s,
+        "/// The op kinds the model uses: the interpreter links these kernels only (`MQ_ALL_OPS=1` at build time: all)."
+    )
+    .unwrap();
+    writeln!(s, "pub struct AppOps;").unwrap();
+    let all_ops = env::var("MQ_ALL_OPS").is_ok_and(|v| v == "1");
+    let kinds = app.kinds.iter().map(|k| format!("microquant::model::OpKind::{k:?}")).collect::<Vec<_>>().join(", ");
+    writeln!(
+        s,
+        "impl microquant::interp::OpSet for AppOps {{ const KINDS: microquant::interp::OpKinds = {}; }}",
+        if all_ops {
+            "microquant::interp::OpKinds::ALL".to_string()
+        } else {
+            format!("microquant::interp::OpKinds::of(&[{kinds}]){}", if app.int16 { ".with_int16()" } else { "" })
+        }
+    )
+    .unwrap();
+    writeln!(s, "/// The op kinds' names, as the build embedded them (for the log).").unwrap();
+    writeln!(
+        s,
+        "pub const APP_OP_NAMES: &str = {:?};",
+        if all_ops {
+            "all".to_string()
+        } else {
+            let names = app.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(" ");
+            format!("{names}; {}", if app.int16 { "int8 and 16x8" } else { "int8 only" })
+        }
+    )
+    .unwrap();
     writeln!(s, "/// int8 values in the model's input (one window of sensor samples).").unwrap();
     writeln!(s, "pub const APP_INPUT_LEN: usize = {};", app.input_len).unwrap();
     writeln!(s, "/// int8 values in the model's output (class scores).").unwrap();

@@ -74,7 +74,8 @@ field() { grep -o "summary: .*" "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 ROWS=$LOGS/rows.md
 SHARES=$LOGS/shares.md
-: >"$ROWS"; : >"$SHARES"
+MINIMAL=$LOGS/minimal.md
+: >"$ROWS"; : >"$SHARES"; : >"$MINIMAL"
 for board in $BOARDS; do
   t=$(triple_of "$board")
   models=$MODELS; [ "$board" = microbit ] && models=tiny
@@ -109,6 +110,19 @@ for board in $BOARDS; do
     IFS='|' read -r tflm_fast tflm_ref tflm_arena <<<"$(tflm_of "$model")"
     if [ "$board" != mps2-an386 ]; then tflm_fast=""; tflm_ref=""; tflm_arena=""; fi
     echo "| $model | $board | $(kb "$flash") | $(kb "$runtime") | $(kb "$kernels") | $(kb "$weights") | $(fmt "$arena") | $(fmt "$((other + stack))") ($(fmt "$other") static + $(fmt "$stack") stack) | **$(fmt "$insns")** | $ref | ${tflm_fast:-} | ${tflm_ref:-} | ${tflm_arena:-} |" >>"$ROWS"
+    # The minimal image of the same model (src/bin/minimal.rs): the model, its kernels, a class per
+    # inference; run to check it works.
+    (cd "$FW" && MQ_BOARD=$board MQ_MODEL="$ROOT/$(file_of "$model")" \
+       cargo build -q --release --target "$t" --target-dir "$TD" --bin minimal)
+    melf=$TD/$t/release/minimal
+    (cd "$FW" && MQ_BOARD=$board QEMU_TIMEOUT=900 ./qemu-run.sh "$melf") >"$log.min" 2>&1 \
+      || { echo "bench-firmware: minimal $model on $board failed:" >&2; tail -n 5 "$log.min" >&2; exit 1; }
+    mflash=$(llvm-size -A "$melf" | awk '$1 ~ /^\.(vector_table|text|rodata|data)$/ { s += $2 } END { print s }')
+    mweights=$(llvm-nm -S -C --radix=d "$melf" | awk '/APP_MODEL::ALIGNED/ { s += $2 } END { print s + 0 }')
+    mkernels=$(llvm-nm -S -C --radix=d "$melf" | awk '$3 ~ /^[tTrR]$/ && $4 ~ /^microquant::kernels::/ { s += $2 } END { print s + 0 }')
+    mstatics=$(llvm-size -A "$melf" | awk '$1 ~ /^\.(data|bss|uninit)$/ { s += $2 } END { print s }')
+    mclass=$(grep -o "inference 0: class [0-9]*" "$log.min" | awk '{print $NF}')
+    echo "| $model | $board | $(kb "$mflash") | $(kb "$((mflash - mweights))") ($(kb "$mkernels") kernels) | $(kb "$mweights") | $(fmt "$mstatics") | ${mclass:-?} |" >>"$MINIMAL"
     shares=$(grep -o "op share: .*" "$log" | sed -E 's/op share: ([A-Z0-9_]+) x([0-9]+): [0-9]+ instructions per inference \(([0-9.]+) %\)/\1 ×\2 \3 %/' | paste -sd ';' - | sed 's/;/, /g')
     echo "| $model | $board | $shares |" >>"$SHARES"
   done
@@ -130,8 +144,9 @@ SECTION=$LOGS/section.md
   echo "(weights, biases, multipliers, tables), kernels = symbols under \`microquant::kernels\` (\`llvm-nm\`; after LTO some kernel"
   echo "code is inlined into the interpreter's op glue and counts as runtime), runtime = the rest (interpreter, model reader,"
   echo "application, embedded-hal playback, defmt, cortex-m-rt; not counted: the golden outputs the application checks"
-  echo "against, 40 B to 12.5 KB, which are in the flash total). The interpreter links every kernel it can dispatch to"
-  echo "(int8 and 16x8 of all its ops), whatever the model. RAM = the arena (a static sized exactly by the build) and the rest:"
+  echo "against, 40 B to 12.5 KB, which are in the flash total). The interpreter links the kernels of the model's op kinds"
+  echo "only (\`AppOps\`, written by the build from the embedded model; \`MQ_ALL_OPS=1\` links every kind), each with all its"
+  echo "variants (int8 and 16x8, every fast path). RAM = the arena (a static sized exactly by the build) and the rest:"
   echo "other statics and the stack's measured peak."
   echo
   echo "mps2-an386 and mps2-an500 run the same thumbv7em image, mps2-an505 and mps3-an547 the same thumbv8m.main one"
@@ -161,6 +176,18 @@ SECTION=$LOGS/section.md
   cat "$ROWS"
   echo
   echo "Boards: $(for b in $BOARDS; do printf '%s %s; ' "$b" "$(core_of "$b")"; done | sed 's/; $//')."
+  echo
+  echo "### The minimal image"
+  echo
+  echo "\`firmware/src/bin/minimal.rs\`, built for each model as the application is: the smallest image a user would ship"
+  echo "(the \`.mq\`, the kernels of its op kinds, one defmt line per inference with the class; no sensor playback,"
+  echo "profiling or golden checks). Code = flash − the model. RAM = statics (the arena and defmt's buffer), the stack"
+  echo "not included. Class = its first inference's class on the first golden input (the application's is checked"
+  echo "against TFLite Micro)."
+  echo
+  echo "| model | board | flash | code | model (.mq) | RAM statics (B) | class |"
+  echo "|---|---|---|---|---|---|---|"
+  cat "$MINIMAL"
   echo
   echo "### Share of each op kind (fast paths, from the interpreter's profiling hook)"
   echo

@@ -20,6 +20,7 @@ command -v qemu-system-arm >/dev/null || pkgs+=(qemu-system-arm)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v chromedriver >/dev/null || pkgs+=(chromium-driver)
 command -v node >/dev/null || pkgs+=(nodejs npm)
+command -v python3 >/dev/null || pkgs+=(python3)
 if [ ${#pkgs[@]} -gt 0 ]; then
   log "apt-get install ${pkgs[*]}"
   $SUDO apt-get update -q

@@ -119,6 +119,14 @@ firmware_tests() {
   cd "$ROOT/firmware"
   cargo test-an386
   cargo test-microbit
+  # The minimal image (only the model's kernels) for KWS on the M4F and the tiny model on the M0,
+  # each output checked against TFLite Micro's.
+  for board in an386 microbit; do
+    echo "--- minimal image, $board"
+    MQ_MINIMAL_CHECK=1 cargo "run-$board" -q --bin minimal | tee "$LOGDIR/minimal-$board.out"
+    [ "$(grep -c 'bit-identical with TFLite Micro' "$LOGDIR/minimal-$board.out")" = 3 ] \
+      || { echo "minimal image on $board: 3 checked inferences expected" >&2; return 1; }
+  done
   # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
   # (M33 also runs the kernel golden cases on its DSP path); the M55 images with fat LTO, as shipped.
   local models=(--test app --test model_kws --test model_ic --test model_vww --test model_ad --test model_tiny)
@@ -143,6 +151,9 @@ lint_checks() {
     echo "machine-specific paths above: make them relative to the repository" >&2
     return 1
   fi
+  # The cycle estimator's instruction classes and branch accounting (scripts/bench-cycles.sh).
+  echo "--- firmware/tools/cycle_estimate.py --self-test"
+  python3 firmware/tools/cycle_estimate.py --self-test
   # Formatting: one rustfmt.toml for the three workspaces (root, firmware, fuzz).
   echo "--- cargo fmt --check (root, firmware, fuzz)"
   cargo fmt --all -- --check

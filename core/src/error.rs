@@ -114,6 +114,20 @@ pub enum Error {
         /// The op kind code.
         code: u16,
     },
+    /// A model uses an op kind that this interpreter's op set leaves out
+    /// ([`crate::interp::OpSet`]: an image built for another model).
+    OpNotInSet {
+        /// Op index.
+        index: u32,
+        /// The op's kind.
+        kind: crate::model::OpKind,
+    },
+    /// A model computes an op with int16 activations (16x8) and this interpreter's op set has
+    /// only the int8 kernels ([`crate::interp::OpKinds::with_int16`]).
+    Int16NotInSet {
+        /// Op index.
+        index: u32,
+    },
     /// An index (of a tensor, op, input...) is out of range.
     BadIndex {
         /// What was indexed.
@@ -187,6 +201,15 @@ impl fmt::Display for Error {
             Error::BadTensor { index, reason } => write!(f, "tensor {index}: {reason}"),
             Error::BadOp { index, reason } => write!(f, "op {index}: {reason}"),
             Error::UnsupportedOp { index, code } => write!(f, "op {index}: unsupported op kind code {code}"),
+            Error::OpNotInSet { index, kind } => write!(
+                f,
+                "op {index}: {} is not in this interpreter's op set (built for another model: add the kind to its OpSet)",
+                kind.name()
+            ),
+            Error::Int16NotInSet { index } => write!(
+                f,
+                "op {index}: computes with int16 activations (16x8), which this interpreter's op set leaves out (OpKinds::with_int16)"
+            ),
             Error::BadIndex { what, index } => write!(f, "{what} index {index} out of range"),
             Error::ArenaOverlap { op, tensor } => {
                 write!(f, "op {op}: tensor {tensor} shares arena bytes with the op's output or scratch")

@@ -57,8 +57,9 @@ fn run(arena: &mut [u8]) -> Result<(), AppError> {
         APP_NUM_OPS,
         APP_ARENA_LEN
     );
+    defmt::info!("op set (the kernels linked): {=str}", APP_OP_NAMES);
     let t0 = counter::now();
-    let mut interp = Interpreter::new(APP_MODEL, arena)?;
+    let mut interp = Interpreter::<AppOps>::with_op_set(APP_MODEL, arena)?;
     let load = counter::now().wrapping_sub(t0);
     defmt::info!("model validated in {=u64} instructions", counter::instructions(load));
 

@@ -201,3 +201,80 @@ fn a_scratch_overlapping_an_input_or_the_output_is_refused_at_load() {
     assert_eq!(load(&mean_at(16, 16), &mut arena), Some(Error::ArenaOverlap { op: 0, tensor: 1 }));
     assert_eq!(load(&mean_at(16, 20), &mut arena), None);
 }
+
+/// An interpreter built for some op kinds (the firmware's image for one model) refuses a model
+/// with another kind at load, naming the op and the kind; with the model's own kinds it runs,
+/// with the same outputs as one that may run every kind.
+#[test]
+fn op_set_refuses_kinds_outside_it_and_runs_its_own() {
+    use microquant::interp::{OpKinds, OpSet};
+    struct NoDepthwise;
+    impl OpSet for NoDepthwise {
+        const KINDS: OpKinds =
+            OpKinds::of(&[OpKind::Conv2d, OpKind::AvgPool2d, OpKind::Reshape, OpKind::FullyConnected, OpKind::Softmax]);
+    }
+    struct KwsOps;
+    impl OpSet for KwsOps {
+        const KINDS: OpKinds = NoDepthwise::KINDS.with(OpKind::DepthwiseConv2d);
+    }
+    let bytes = AlignedBytes::new(&kws());
+    let needed = microquant::model::Model::parse(&bytes).unwrap().arena_len();
+    let mut words = vec![0u128; needed / 16 + 1];
+    let e = Interpreter::<NoDepthwise>::with_op_set(&bytes, bytemuck_bytes(&mut words)).err();
+    // KWS: conv, then its first depthwise conv at op 1.
+    assert_eq!(e, Some(Error::OpNotInSet { index: 1, kind: OpKind::DepthwiseConv2d }));
+    let msg = e.unwrap().to_string();
+    assert!(msg.contains("op 1") && msg.contains("DEPTHWISE_CONV_2D"), "{msg}");
+
+    let mut words_all = vec![0u128; needed / 16 + 1];
+    let mut all = Interpreter::new(&bytes, bytemuck_bytes(&mut words_all)).unwrap();
+    let mut kws_only = Interpreter::<KwsOps>::with_op_set(&bytes, bytemuck_bytes(&mut words)).unwrap();
+    for (i, (a, b)) in all.input_i8(0).unwrap().iter_mut().zip(kws_only.input_i8(0).unwrap().iter_mut()).enumerate() {
+        let v = ((i * 37) % 256) as u8 as i8;
+        (*a, *b) = (v, v);
+    }
+    all.invoke().unwrap();
+    kws_only.invoke().unwrap();
+    assert_eq!(all.output_i8(0).unwrap(), kws_only.output_i8(0).unwrap());
+}
+
+/// An op set without int16 (what the firmware's build writes for an int8 model: only the int8
+/// kernels are linked) refuses a model that computes with int16 activations, at load; the same
+/// set with `with_int16` runs it.
+#[test]
+fn op_set_without_int16_refuses_16x8_ops() {
+    use microquant::interp::{OpKinds, OpSet};
+    struct ReluInt8;
+    impl OpSet for ReluInt8 {
+        const KINDS: OpKinds = OpKinds::of(&[OpKind::Relu]);
+    }
+    struct Relu16x8;
+    impl OpSet for Relu16x8 {
+        const KINDS: OpKinds = ReluInt8::KINDS.with_int16();
+    }
+    let mut b = ModelBuilder::new();
+    let x = b.add_tensor(TensorSpec::activation("x", ElementType::I16, &[1, 4]).per_tensor(0.5, 0));
+    let y = b.add_tensor(TensorSpec::activation("y", ElementType::I16, &[1, 4]).per_tensor(0.5, 0));
+    // RELU words: the multiplier and shift of s_in / s_out = 1 (2^30, 1), then the clamp.
+    let params = vec![1 << 30, 1, (-32768i32) as u32, 32767];
+    b.add_op(OpSpec {
+        kind: OpKind::Relu,
+        name: "relu".into(),
+        inputs: vec![Some(x)],
+        outputs: vec![y],
+        params,
+        in_place: false,
+        scratch_len: 0,
+    });
+    b.set_io(&[x], &[y]);
+    b.set_arena_offsets(&[(x, 0), (y, 16)], 32);
+    let bytes = AlignedBytes::new(&b.finish().unwrap());
+    let mut arena = vec![0u128; 4];
+    let e = Interpreter::<ReluInt8>::with_op_set(&bytes, bytemuck_bytes(&mut arena)).err();
+    assert_eq!(e, Some(Error::Int16NotInSet { index: 0 }));
+    assert!(e.unwrap().to_string().contains("int16"));
+    let mut it = Interpreter::<Relu16x8>::with_op_set(&bytes, bytemuck_bytes(&mut arena)).unwrap();
+    it.input_bytes(0).unwrap().copy_from_slice(bytemuck::cast_slice(&[-300i16, 5, 0, 32767]));
+    it.invoke().unwrap();
+    assert_eq!(bytemuck::cast_slice::<u8, i16>(it.output_bytes(0).unwrap()), &[-300, 5, 0, 32767]);
+}

@@ -15,9 +15,13 @@
 //! quarter less time). Both call the same code, so their outputs are the same bits.
 
 mod arena;
+mod op_set;
 mod ops;
 
+pub use op_set::{AllOps, OpKinds, OpSet};
 pub use ops::PreparedOp;
+
+use core::marker::PhantomData;
 
 use crate::Error;
 use crate::kernels::Rounding;
@@ -44,15 +48,17 @@ impl Profiler for () {
     fn op_end(&mut self, _: u32, _: OpKind) {}
 }
 
-/// Runs one model.
-pub struct Interpreter<'m, 'a> {
+/// Runs one model, with the kernels of the op kinds of `S` ([`OpSet`]; every kind by default).
+pub struct Interpreter<'m, 'a, S: OpSet = AllOps> {
     model: Model<'m>,
     arena: &'a mut [u8],
     rounding: Rounding,
+    op_set: PhantomData<S>,
 }
 
 impl<'m, 'a> Interpreter<'m, 'a> {
-    /// Validates `model` and takes `arena` for its activations and scratch buffers.
+    /// Validates `model` and takes `arena` for its activations and scratch buffers; every op
+    /// kind of this build may run ([`AllOps`]).
     ///
     /// # Errors
     /// Any model validation error ([`Model::parse`]), [`Error::BadOp`] / [`Error::UnsupportedOp`]
@@ -60,15 +66,33 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// or scratch shares arena bytes with an input it reads (or with each other), and
     /// [`Error::ArenaTooSmall`] (with the size needed) if `arena` is too small.
     pub fn new(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
-        let mut it = Self::resume(model, arena)?;
-        it.reset_state()?;
-        Ok(it)
+        Self::with_op_set(model, arena)
     }
 
     /// As [`new`](Self::new), but the ops' state (the LSTMs') is what `arena` holds: that an
     /// interpreter over the same model and arena left (the report's evaluator, fed in chunks,
     /// makes one interpreter per chunk and carries the state across them).
+    #[cfg(feature = "alloc")]
     pub(crate) fn resume(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
+        Self::open(model, arena)
+    }
+}
+
+impl<'m, 'a, S: OpSet> Interpreter<'m, 'a, S> {
+    /// As [`Interpreter::new`], running only the op kinds of `S`: the kernels of the others are
+    /// not linked into the program (see [`OpSet`]).
+    ///
+    /// # Errors
+    /// Those of [`Interpreter::new`], and [`Error::OpNotInSet`] (the op and its kind) for a
+    /// model with an op kind outside `S`.
+    pub fn with_op_set(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
+        let mut it = Self::open(model, arena)?;
+        it.reset_state()?;
+        Ok(it)
+    }
+
+    /// Parses and validates `model` in `arena`, leaving the ops' state as `arena` holds it.
+    fn open(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
         let model = Model::parse(model)?;
         let available = arena.len();
         let pad = arena.as_ptr().align_offset(ARENA_ALIGN);
@@ -79,9 +103,9 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         };
         let rounding = if model.single_rounding() { Rounding::Single } else { Rounding::Double };
         for i in 0..model.num_ops() as u32 {
-            ops::validate(&model, i, rounding)?;
+            ops::validate::<S>(&model, i, rounding)?;
         }
-        Ok(Self { model, arena, rounding })
+        Ok(Self { model, arena, rounding, op_set: PhantomData })
     }
 
     /// Sets the state that ops keep between invokes (the LSTMs' hidden and cell states) back to
@@ -89,7 +113,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// utterance of streaming audio). Without it, each invoke continues from the state the last
     /// one left.
     pub fn reset_state(&mut self) -> Result<(), Error> {
-        ops::reset_states(&self.model, self.arena, self.rounding)
+        ops::reset_states::<S>(&self.model, self.arena, self.rounding)
     }
 
     /// The model being run.
@@ -112,7 +136,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         for i in 0..self.model.num_ops() as u32 {
             let op = self.model.op(i)?;
             profiler.op_start(i, op.kind);
-            ops::eval(&self.model, &op, self.arena, self.rounding)?;
+            ops::eval::<S>(&self.model, &op, self.arena, self.rounding)?;
             profiler.op_end(i, op.kind);
         }
         Ok(())
@@ -130,7 +154,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// the interpreter was made, so no other error is expected).
     pub fn prepare_op(&self, index: usize) -> Result<PreparedOp<'m>, Error> {
         let i = u32::try_from(index).map_err(|_| Error::BadIndex { what: "op", index: u32::MAX })?;
-        ops::prepare(&self.model, i, self.rounding)
+        ops::prepare::<S>(&self.model, i, self.rounding)
     }
 
     /// Runs every op once from `plan`: one [`PreparedOp`] per op of this model, in order
@@ -160,7 +184,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 return Err(Error::BadOp { index: op.index, reason: "prepared op out of place in the plan" });
             }
             profiler.op_start(op.index, op.kind);
-            ops::run_prepared(&self.model, op, self.arena, self.rounding)?;
+            ops::run_prepared::<S>(&self.model, op, self.arena, self.rounding)?;
             profiler.op_end(op.index, op.kind);
         }
         Ok(())
@@ -170,7 +194,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
     /// with [`tensor_bytes`](Self::tensor_bytes) right after its op).
     pub fn run_op(&mut self, index: usize) -> Result<(), Error> {
         let op = self.model.op(index as u32)?;
-        ops::eval(&self.model, &op, self.arena, self.rounding)
+        ops::eval::<S>(&self.model, &op, self.arena, self.rounding)
     }
 
     /// The current bytes of any tensor: an activation's arena bytes (valid right after the op

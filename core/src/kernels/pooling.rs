@@ -93,13 +93,14 @@ fn pool_reference<X: ActivationElement, const AVG: bool>(p: &PoolParams, input: 
     });
 }
 
-/// The one dispatch point of max pooling: in wasm with SIMD, the channels-inner loop of
-/// `arch::portable` (same maxima, read in memory order; it vectorizes); elsewhere the reference.
+/// The one dispatch point of max pooling: on every target with fast paths (Arm DSP, wasm SIMD,
+/// portable) the channels-inner loop of `arch::pool` (same maxima, read in memory order; it
+/// vectorizes where the target has vectors); with `force-reference`, the reference.
 #[inline]
 fn max_pool_dispatch<X: ActivationElement>(p: &PoolParams, input: &[X], output: &mut [X]) {
-    #[cfg(mq_wasm_simd)]
-    crate::kernels::arch::portable::pool_channels_inner::<X, false>(p, input, output);
-    #[cfg(not(mq_wasm_simd))]
+    #[cfg(any(mq_dsp, mq_wasm_simd, mq_portable))]
+    crate::kernels::arch::pool::pool_channels_inner::<X, false>(p, input, output);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
     pool_reference::<X, false>(p, input, output);
 }
 
@@ -107,9 +108,9 @@ fn max_pool_dispatch<X: ActivationElement>(p: &PoolParams, input: &[X], output: 
 /// int32 sums, in another order, and the same rounding).
 #[inline]
 fn avg_pool_dispatch<X: ActivationElement>(p: &PoolParams, input: &[X], output: &mut [X]) {
-    #[cfg(mq_wasm_simd)]
-    crate::kernels::arch::portable::pool_channels_inner::<X, true>(p, input, output);
-    #[cfg(not(mq_wasm_simd))]
+    #[cfg(any(mq_dsp, mq_wasm_simd, mq_portable))]
+    crate::kernels::arch::pool::pool_channels_inner::<X, true>(p, input, output);
+    #[cfg(not(any(mq_dsp, mq_wasm_simd, mq_portable)))]
     pool_reference::<X, true>(p, input, output);
 }
 

@@ -7,7 +7,7 @@
 use embedded_hal::delay::DelayNs;
 use embedded_hal::digital::OutputPin;
 use embedded_hal::i2c::I2c;
-use microquant::interp::{Interpreter, Profiler};
+use microquant::interp::{Interpreter, OpSet, Profiler};
 
 use crate::counter;
 use crate::indicator::ClassIndicator;
@@ -72,11 +72,11 @@ pub fn argmax(x: &[i8]) -> usize {
 
 /// One round of the application: fills the model input with a window from `sensor`, runs the
 /// model (telling `profiler` about each op), signals the class on `indicator`.
-pub fn classify_window<I, P, D, R>(
+pub fn classify_window<I, P, D, R, S>(
     sensor: &mut FifoSensor<I>,
     indicator: &mut ClassIndicator<P>,
     delay: &mut D,
-    interp: &mut Interpreter<'_, '_>,
+    interp: &mut Interpreter<'_, '_, S>,
     profiler: &mut R,
 ) -> Result<Classification, AppError>
 where
@@ -84,6 +84,7 @@ where
     P: OutputPin,
     D: DelayNs,
     R: Profiler,
+    S: OpSet,
 {
     sensor.read_window(delay, interp.input_i8(0)?).map_err(AppError::Sensor)?;
     let t0 = counter::now();

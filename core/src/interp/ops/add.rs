@@ -55,6 +55,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<AddOp<'m>, Error> {
 }
 
 /// `add_s8` runs its elementwise fast path when the shapes are equal.
-pub(crate) fn run(o: &AddOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &AddOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.is_int16(), idx)?;
     run_binary(o, carved, idx, add_s8, add_s16)
 }

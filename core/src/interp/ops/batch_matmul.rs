@@ -75,7 +75,8 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<BatchMatMulOp<'m>, Error>
     Ok(BatchMatMulOp { params, lhs: Src::of(&a)?, rhs: Src::of(&b)?, int16 })
 }
 
-pub(crate) fn run(o: &BatchMatMulOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &BatchMatMulOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.int16, idx)?;
     let (out, _, ro) = carved;
     let (ab, bb) = (o.lhs.bytes(&ro, idx)?, o.rhs.bytes(&ro, idx)?);
     // `as_pod` (a fallible cast) for int8 too: no panicking cast on the device path.

@@ -66,6 +66,24 @@ impl<'m> Ctx<'_, 'm> {
         self.m.tensor(self.op.output(0)?)
     }
 
+    /// Whether the op computes with int16 activations (16x8): an int16 activation among its
+    /// arena inputs or its outputs (constants such as int16 tables do not count).
+    pub fn computes_in_int16(&self) -> Result<bool, Error> {
+        for k in 0..self.op.num_inputs() {
+            if let Some(t) = self.opt_input(k)? {
+                if t.dtype == ElementType::I16 && matches!(t.storage, Storage::Arena(_)) {
+                    return Ok(true);
+                }
+            }
+        }
+        for k in 0..self.op.num_outputs() {
+            if self.m.tensor(self.op.output(k)?)?.dtype == ElementType::I16 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// A constant input's data as `T` (dtype checked).
     pub fn const_of<T: bytemuck::Pod>(&self, t: &TensorInfo<'m>, dtype: ElementType) -> Result<&'m [T], Error> {
         if t.dtype != dtype {
@@ -285,6 +303,13 @@ pub(crate) fn binary_op<'m, P>(ctx: &Ctx<'_, 'm>, params: P) -> Result<BinaryOp<
 /// A binary kernel of one element type: parameters, the two inputs, the output.
 pub(crate) type BinaryKernel<P, T> = fn(&P, &[T], &[T], &mut [T]) -> Result<(), Error>;
 
+impl<P> BinaryOp<'_, P> {
+    /// Whether it computes in 16x8.
+    pub(crate) fn is_int16(&self) -> bool {
+        self.dtype != ElementType::I8
+    }
+}
+
 /// Runs a prepared binary op with its int8 kernel `s8` or its int16 kernel `s16`.
 #[inline(always)]
 pub(crate) fn run_binary<P>(
@@ -479,3 +504,12 @@ macro_rules! run_conv {
     }};
 }
 pub(crate) use run_conv;
+
+/// `Err` ([`Error::Int16NotInSet`]) for an op that computes in 16x8 when `S` has the int8 kernels
+/// only. A constant test once `S` is known: after it, the compiler knows the op is int8 and
+/// drops the 16x8 kernel calls that follow, so they are not linked. (At load, `validate` has
+/// refused such an op already.)
+#[inline(always)]
+pub(crate) fn int16_gate<S: crate::interp::OpSet>(int16: bool, idx: u32) -> Result<(), Error> {
+    if !S::KINDS.int16() && int16 { Err(Error::Int16NotInSet { index: idx }) } else { Ok(()) }
+}

@@ -43,6 +43,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m>, Error> {
     conv_like_op(params, o)
 }
 
-pub(crate) fn run(o: &ConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &ConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
     run_conv!(o, carved, idx, conv_s8, conv_s16)
 }

@@ -46,6 +46,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<DepthwiseConvOp<'m>, Erro
     conv_like_op(params, o)
 }
 
-pub(crate) fn run(o: &DepthwiseConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &DepthwiseConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
     run_conv!(o, carved, idx, depthwise_conv_s8, depthwise_conv_s16)
 }

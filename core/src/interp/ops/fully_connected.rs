@@ -123,7 +123,8 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<FullyConnectedOp<'m>, Err
     })
 }
 
-pub(crate) fn run(p: &FullyConnectedOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(p.dtype != ElementType::I8, idx)?;
     let (out, scratch, ro) = carved;
     let x = p.x.bytes(&ro, idx)?;
     let bias = Src::bytes_opt(p.bias, &ro, idx)?;

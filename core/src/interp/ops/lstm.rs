@@ -162,7 +162,8 @@ fn split_state<'s>(o: &LstmOp, state: &'s mut [u8], idx: u32) -> Result<(&'s mut
     Ok((as_pod_mut(cell, idx)?, hidden))
 }
 
-pub(crate) fn run(o: &LstmOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &LstmOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(matches!(o.bias, Bias::I64(_)), idx)?;
     let (out, state, ro) = carved;
     let x = o.x.bytes(&ro, idx)?;
     let (cell, hidden) = split_state(o, state, idx)?;

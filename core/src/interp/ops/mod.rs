@@ -41,6 +41,7 @@ mod transpose;
 mod transpose_conv;
 
 use super::arena::{Pieces, carve};
+use super::op_set::OpSet;
 use crate::Error;
 use crate::kernels::Rounding;
 use crate::model::{Model, OpInfo, OpKind, Storage};
@@ -91,11 +92,19 @@ macro_rules! op_kinds {
             }
         }
 
-        fn prepare_kernel<'m>(ctx: &Ctx<'_, 'm>) -> Result<Kernel<'m>, Error> {
+        /// Prepares the op in `ctx`. Each kind's arm is there only when `S` holds the kind (a
+        /// constant test), so a family outside the set is never referenced and not linked.
+        fn prepare_kernel<'m, S: OpSet>(ctx: &Ctx<'_, 'm>) -> Result<Kernel<'m>, Error> {
+            if !S::KINDS.contains(ctx.op.kind) {
+                return Err(Error::OpNotInSet { index: ctx.op.index, kind: ctx.op.kind });
+            }
+            if const { !S::KINDS.int16() } && ctx.computes_in_int16()? {
+                return Err(Error::Int16NotInSet { index: ctx.op.index });
+            }
             Ok(match ctx.op.kind {
-                $($(OpKind::$kind)|+ => Kernel::$variant($module::prepare(ctx)?),)*
-                OpKind::Reshape => Kernel::Reshape(reshape::prepare(ctx)?),
-                OpKind::Concatenation => {
+                $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => Kernel::$variant($module::prepare(ctx)?),)*
+                OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => Kernel::Reshape(reshape::prepare(ctx)?),
+                OpKind::Concatenation if const { S::KINDS.contains(OpKind::Concatenation) } => {
                     concat::validate(ctx)?;
                     Kernel::Concat
                 }
@@ -103,13 +112,18 @@ macro_rules! op_kinds {
             })
         }
 
-        /// Runs prepared op `p` of `m` on `arena`.
-        fn run_kernel(m: &Model, rounding: Rounding, p: &PreparedOp, arena: &mut [u8]) -> Result<(), Error> {
+        /// Runs prepared op `p` of `m` on `arena` (families outside `S` as in [`prepare_kernel`]).
+        fn run_kernel<S: OpSet>(m: &Model, rounding: Rounding, p: &PreparedOp, arena: &mut [u8]) -> Result<(), Error> {
             let (idx, (out, scratch)) = (p.index, p.regions);
             match &p.kernel {
-                $(Kernel::$variant(o) => run_one::<family::$variant>(o, carve(arena, out, scratch, idx)?, idx),)*
-                Kernel::Reshape(o) => reshape::run(o, arena, idx),
-                Kernel::Concat => concat::eval(&Ctx { m, op: &m.op(idx)?, rounding }, arena),
+                $(Kernel::$variant(o) if const { in_set::<S>(&[$(OpKind::$kind),+]) } => {
+                    run_one::<S, family::$variant>(o, carve(arena, out, scratch, idx)?, idx)
+                })*
+                Kernel::Reshape(o) if const { S::KINDS.contains(OpKind::Reshape) } => reshape::run(o, arena, idx),
+                Kernel::Concat if const { S::KINDS.contains(OpKind::Concatenation) } => {
+                    concat::eval(&Ctx { m, op: &m.op(idx)?, rounding }, arena)
+                }
+                _ => Err(Error::OpNotInSet { index: idx, kind: p.kind }),
             }
         }
 
@@ -117,12 +131,15 @@ macro_rules! op_kinds {
         /// dispatch and its kernels, however many places run ops (`invoke`, `invoke_profiled`,
         /// `run_op`), which keeps the device's code small.
         #[inline(never)]
-        pub(crate) fn eval(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+        pub(crate) fn eval<S: OpSet>(m: &Model, op: &OpInfo, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
             let ctx = Ctx { m, op, rounding };
             match op.kind {
-                $($(OpKind::$kind)|+ => eval_one::<family::$variant>(&ctx, arena),)*
-                OpKind::Reshape => reshape::run(&reshape::prepare(&ctx)?, arena, op.index),
-                OpKind::Concatenation => concat::eval(&ctx, arena),
+                $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => eval_one::<S, family::$variant>(&ctx, arena),)*
+                OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => {
+                    reshape::run(&reshape::prepare(&ctx)?, arena, op.index)
+                }
+                OpKind::Concatenation if const { S::KINDS.contains(OpKind::Concatenation) } => concat::eval(&ctx, arena),
+                k if !S::KINDS.contains(k) => Err(Error::OpNotInSet { index: op.index, kind: k }),
                 _ => Err(Error::UnsupportedOp { index: op.index, code: op.kind.code() }),
             }
         }
@@ -136,8 +153,8 @@ macro_rules! op_kinds {
             fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Self::Op<'m>, Error> {
                 $module::prepare(ctx)
             }
-            fn run(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
-                $module::run(o, carved, idx)
+            fn run<S: OpSet>(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
+                $module::run::<S>(o, carved, idx)
             }
         })*
     };
@@ -177,9 +194,25 @@ op_kinds! {
     BatchMatMul => BatchMatMul(batch_matmul::BatchMatMulOp), scratch: false;
 }
 
+/// Whether `S` holds any of `kinds` (a family's): a constant once `S` is known.
+#[inline(always)]
+const fn in_set<S: OpSet>(kinds: &[OpKind]) -> bool {
+    let mut i = 0;
+    while i < kinds.len() {
+        if S::KINDS.contains(kinds[i]) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Sets the state of every stateful op of `m` (the LSTMs' scratch regions) in `arena` to its
 /// start value (TFLite Micro's reset of its variable tensors). Ops were validated.
-pub(crate) fn reset_states(m: &Model, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+pub(crate) fn reset_states<S: OpSet>(m: &Model, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+    if const { !S::KINDS.contains(OpKind::Lstm) } {
+        return Ok(());
+    }
     for i in 0..m.num_ops() as u32 {
         let op = m.op(i)?;
         if op.kind == OpKind::Lstm {
@@ -197,23 +230,24 @@ pub(crate) fn reset_states(m: &Model, arena: &mut [u8], rounding: Rounding) -> R
 trait Family {
     type Op<'m>;
     fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Self::Op<'m>, Error>;
-    fn run(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error>;
+    /// Runs the prepared op; `S` leaves the 16x8 kernels out unless it has int16.
+    fn run<S: OpSet>(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error>;
 }
 
 /// Prepares and runs one op of kind `F`: one function per kind (as the device's stack and
 /// code size want), whose frame holds that kind's prepared form only.
-fn eval_one<F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+fn eval_one<S: OpSet, F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
     let o = F::prepare(ctx)?;
     let (out, scratch) = regions(ctx)?;
     let idx = ctx.op.index;
-    F::run(&o, carve(arena, out, scratch, idx)?, idx)
+    F::run::<S>(&o, carve(arena, out, scratch, idx)?, idx)
 }
 
 /// Runs one prepared op of kind `F`: one function per kind, never inlined into the dispatch
 /// (a dispatch with every kernel inlined compiles to slower code in V8).
 #[inline(never)]
-fn run_one<F: Family>(o: &F::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
-    F::run(o, carved, idx)
+fn run_one<S: OpSet, F: Family>(o: &F::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
+    F::run::<S>(o, carved, idx)
 }
 
 /// The arena regions of the op in `ctx`: its output, its scratch (`(0, 0)` for kinds without).
@@ -223,29 +257,34 @@ fn regions(ctx: &Ctx) -> Result<(ArenaRange, ArenaRange), Error> {
 }
 
 /// Prepares op `i` of `m` (checking it as [`validate`] does).
-pub(crate) fn prepare<'m>(m: &Model<'m>, i: u32, rounding: Rounding) -> Result<PreparedOp<'m>, Error> {
+pub(crate) fn prepare<'m, S: OpSet>(m: &Model<'m>, i: u32, rounding: Rounding) -> Result<PreparedOp<'m>, Error> {
     let op = m.op(i)?;
     let ctx = Ctx { m, op: &op, rounding };
-    let kernel = prepare_kernel(&ctx)?;
+    let kernel = prepare_kernel::<S>(&ctx)?;
     Ok(PreparedOp { index: i, model: m.bytes().as_ptr() as usize, kind: op.kind, regions: regions(&ctx)?, kernel })
 }
 
 /// Runs a prepared op of `m` on `arena`.
-pub(crate) fn run_prepared(m: &Model, p: &PreparedOp, arena: &mut [u8], rounding: Rounding) -> Result<(), Error> {
+pub(crate) fn run_prepared<S: OpSet>(
+    m: &Model,
+    p: &PreparedOp,
+    arena: &mut [u8],
+    rounding: Rounding,
+) -> Result<(), Error> {
     if p.model != m.bytes().as_ptr() as usize {
         return Err(Error::BadOp { index: p.index, reason: "prepared from another model" });
     }
-    run_kernel(m, rounding, p, arena)
+    run_kernel::<S>(m, rounding, p, arena)
 }
 
 /// Checks op `i` of `m` completely, so that [`eval`] cannot fail on it: prepares it (its words,
 /// tensors and quantization), then checks its arena regions as [`carve`] will split them at run
 /// time: its output and scratch apart, inside the arena, and every input it reads from the
 /// arena outside both ([`Error::ArenaOverlap`] otherwise).
-pub(crate) fn validate(m: &Model, i: u32, rounding: Rounding) -> Result<(), Error> {
+pub(crate) fn validate<S: OpSet>(m: &Model, i: u32, rounding: Rounding) -> Result<(), Error> {
     let op = m.op(i)?;
     let ctx = Ctx { m, op: &op, rounding };
-    let kernel = prepare_kernel(&ctx)?;
+    let kernel = prepare_kernel::<S>(&ctx)?;
     let (out, scratch) = regions(&ctx)?;
     let Some(pieces) = Pieces::around(m.arena_len(), out, scratch) else {
         return Err(Error::ArenaOverlap { op: i, tensor: op.output(0)? });

@@ -44,6 +44,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<MulOp<'m>, Error> {
     binary_op(ctx, mul_params(ctx)?)
 }
 
-pub(crate) fn run(o: &MulOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &MulOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.is_int16(), idx)?;
     run_binary(o, carved, idx, mul_s8, mul_s16)
 }

@@ -47,7 +47,8 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<PoolOp<'m>, Error> {
     Ok(PoolOp { params, max: ctx.op.kind == OpKind::MaxPool2d, x: Src::of(&x)?, dtype: x.dtype })
 }
 
-pub(crate) fn run(p: &PoolOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(p: &PoolOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(p.dtype != ElementType::I8, idx)?;
     let (out, _, ro) = carved;
     let xb = p.x.bytes(&ro, idx)?;
     let params = &p.params;

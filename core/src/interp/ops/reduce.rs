@@ -55,7 +55,8 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<MeanOp<'m>, Error> {
     unary_op(ctx, mean_params(ctx)?)
 }
 
-pub(crate) fn run(o: &MeanOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &MeanOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.x_dtype != ElementType::I8, idx)?;
     let (out, scratch, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     let scratch: &mut [i32] = as_pod_mut(scratch, idx)?;

@@ -34,7 +34,8 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<SoftmaxOp<'m>, Error> {
     unary_op(ctx, softmax_params(ctx)?)
 }
 
-pub(crate) fn run(o: &SoftmaxOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &SoftmaxOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.y_dtype != ElementType::I8, idx)?;
     let (out, _, ro) = carved;
     let xb = as_i8(o.x.bytes(&ro, idx)?);
     match o.y_dtype {

@@ -54,6 +54,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<SubOp<'m>, Error> {
     binary_op(ctx, sub_params(ctx)?)
 }
 
-pub(crate) fn run(o: &SubOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &SubOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.is_int16(), idx)?;
     run_binary(o, carved, idx, sub_s8, sub_s16)
 }

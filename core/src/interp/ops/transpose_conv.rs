@@ -79,7 +79,8 @@ fn check_params(ctx: &Ctx, p: &TransposeConvParams, dtype: ElementType) -> Resul
     Ok(())
 }
 
-pub(crate) fn run(o: &TransposeConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run<S: crate::interp::OpSet>(o: &TransposeConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
+    super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
     let (out, scratch, ro) = carved;
     let x = o.x.bytes(&ro, idx)?;
     let bias = Src::bytes_opt(o.bias, &ro, idx)?;

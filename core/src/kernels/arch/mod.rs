@@ -49,6 +49,8 @@ pub(crate) mod add;
 pub(crate) mod arm_dsp;
 #[cfg(feature = "alloc")]
 pub(crate) mod gemm;
+#[cfg(any(test, mq_dsp, mq_wasm_simd, mq_portable))]
+pub(crate) mod pool;
 #[cfg(any(test, mq_portable, mq_wasm_simd))]
 pub(crate) mod portable;
 #[cfg(any(test, mq_dsp, mq_wasm_simd, mq_portable))]
