@@ -1,39 +1,4 @@
-//! Which op kinds an interpreter runs: the device's way to link only the kernels its model
-//! needs (as TFLite Micro's `MicroMutableOpResolver` registers only the ops named).
-//!
-//! An [`Interpreter`](super::Interpreter) is generic over an [`OpSet`]: a type whose
-//! [`KINDS`](OpSet::KINDS) constant lists the op kinds it may run. The interpreter's dispatch
-//! tests that constant for every kernel family, so a family outside the set is dead code that the
-//! linker drops, with its kernels; and [`Interpreter::with_op_set`](super::Interpreter::with_op_set)
-//! refuses a model with an op outside the set ([`Error::OpNotInSet`](crate::Error::OpNotInSet),
-//! naming the op and its kind). [`AllOps`] (what [`Interpreter::new`](super::Interpreter::new)
-//! uses) runs everything this build knows.
-//!
-//! ```
-//! use microquant::interp::{Interpreter, OpKinds, OpSet};
-//! use microquant::model::OpKind;
-//!
-//! /// The ops of a keyword-spotting CNN.
-//! struct KwsOps;
-//! impl OpSet for KwsOps {
-//!     const KINDS: OpKinds = OpKinds::of(&[
-//!         OpKind::Conv2d,
-//!         OpKind::DepthwiseConv2d,
-//!         OpKind::AvgPool2d,
-//!         OpKind::Reshape,
-//!         OpKind::FullyConnected,
-//!         OpKind::Softmax,
-//!     ]);
-//! }
-//! # fn run(model: &[u8], arena: &mut [u8]) -> Result<(), microquant::Error> {
-//! let mut it = Interpreter::<KwsOps>::with_op_set(model, arena)?;
-//! it.invoke()?;
-//! # Ok(()) }
-//! ```
-//!
-//! A set without [`OpKinds::with_int16`] links only the int8 kernels of its kinds (their 16x8
-//! variants, for int16 activations, are left out as well). The firmware's build script writes
-//! this type from the model it embeds (`firmware/build_model.rs`).
+//! Op sets: which op kinds an interpreter runs and links (see [`OpSet`]).
 
 use crate::model::OpKind;
 
@@ -90,7 +55,42 @@ impl OpKinds {
     }
 }
 
-/// The op kinds an [`Interpreter`](super::Interpreter) runs (see the [module docs](self)).
+/// Which op kinds an interpreter runs: the device's way to link only the kernels its model
+/// needs (as TFLite Micro's `MicroMutableOpResolver` registers only the ops named).
+///
+/// An [`Interpreter`](super::Interpreter) is generic over an `OpSet`: a type whose
+/// [`KINDS`](OpSet::KINDS) constant lists the op kinds it may run. The interpreter's dispatch
+/// tests that constant for every kernel family, so a family outside the set is dead code that the
+/// linker drops, with its kernels; and [`Interpreter::with_op_set`](super::Interpreter::with_op_set)
+/// refuses a model with an op outside the set ([`Error::OpNotInSet`](crate::Error::OpNotInSet),
+/// naming the op and its kind). [`AllOps`] (what [`Interpreter::new`](super::Interpreter::new)
+/// uses) runs everything this build knows.
+///
+/// ```
+/// use microquant::interp::{Interpreter, OpKinds, OpSet};
+/// use microquant::model::OpKind;
+///
+/// /// The ops of a keyword-spotting CNN.
+/// struct KwsOps;
+/// impl OpSet for KwsOps {
+///     const KINDS: OpKinds = OpKinds::of(&[
+///         OpKind::Conv2d,
+///         OpKind::DepthwiseConv2d,
+///         OpKind::AvgPool2d,
+///         OpKind::Reshape,
+///         OpKind::FullyConnected,
+///         OpKind::Softmax,
+///     ]);
+/// }
+/// # fn run(model: &[u8], arena: &mut [u8]) -> Result<(), microquant::Error> {
+/// let mut it = Interpreter::<KwsOps>::with_op_set(model, arena)?;
+/// it.invoke()?;
+/// # Ok(()) }
+/// ```
+///
+/// A set without [`OpKinds::with_int16`] links only the int8 kernels of its kinds (their 16x8
+/// variants, for int16 activations, are left out as well). The firmware's build script writes
+/// this type from the model it embeds (`firmware/build_model.rs`).
 pub trait OpSet {
     /// The kinds. A constant, so that the dispatch's tests of it fold away at compile time.
     const KINDS: OpKinds;

@@ -49,7 +49,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<SignOp<'m>, Error> {
     Ok(SignOp { params, x: Src::of(&x)?, int16, neg: ctx.op.kind == OpKind::Neg })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &SignOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &SignOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match (o.int16, o.neg) {

@@ -45,7 +45,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<SpaceDepthOp<'m>, Error> 
     Ok(SpaceDepthOp { params, x: Src::of(&x)?, dtype: x.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &SpaceDepthOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &SpaceDepthOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {

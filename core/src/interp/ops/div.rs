@@ -48,6 +48,6 @@ fn no_s16(_: &DivParams, _: &[i16], _: &[i16], _: &mut [i16]) -> Result<(), Erro
     Err(Error::BadKernelArgument { kernel: "div_s8", reason: "div runs int8 only" })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &DivOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &DivOp, carved: Carved, idx: u32) -> Result<(), Error> {
     run_binary(o, carved, idx, div_s8, no_s16)
 }

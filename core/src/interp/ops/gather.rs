@@ -46,7 +46,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<GatherOp<'m>, Error> {
     Ok(GatherOp { params, x: Src::of(&x)?, indices, dtype: x.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &GatherOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &GatherOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {

@@ -39,7 +39,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<LutOp<'m>, Error> {
     Ok(LutOp { table, x })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(p: &LutOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(p: &LutOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let lut = p.table;
     let Some(x) = p.x else {

@@ -23,6 +23,6 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<MinMaxOpPrepared<'m>, Err
     binary_op(ctx, min_max_params(ctx)?)
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &MinMaxOpPrepared, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &MinMaxOpPrepared, carved: Carved, idx: u32) -> Result<(), Error> {
     run_binary(o, carved, idx, min_max_s8, min_max_s16)
 }

@@ -43,7 +43,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<MirrorPadOp<'m>, Error> {
     Ok(MirrorPadOp { params, x: Src::of(&x)?, dtype: x.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &MirrorPadOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &MirrorPadOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {

@@ -68,6 +68,17 @@ impl core::fmt::Debug for PreparedOp<'_> {
     }
 }
 
+/// The call of a module's `run`: with the op set (`gated`: its 16x8 kernels are left out of a set
+/// without int16) or without.
+macro_rules! run_call {
+    (gated; $m:ident, $s:ident, $($a:expr),*) => {
+        $m::run::<$s>($($a),*)
+    };
+    (; $m:ident, $s:ident, $($a:expr),*) => {
+        $m::run($($a),*)
+    };
+}
+
 /// Each op kind once: its [`Kernel`] variant, the file (module) that prepares and runs it (its
 /// prepared type, `prepare` and `run`), and whether it has a scratch region. From the list:
 /// `Kernel`, `prepare_kernel` and `run_kernel` (the prepared path), and `eval` (the device's path:
@@ -76,7 +87,7 @@ impl core::fmt::Debug for PreparedOp<'_> {
 /// CONCATENATION (up to 16 inputs, read again at every run; rare in the models we meet) are
 /// written out beside.
 macro_rules! op_kinds {
-    ($($($kind:ident)|+ => $variant:ident($module:ident::$ty:ident), scratch: $scratch:expr;)*) => {
+    ($($($kind:ident)|+ => $variant:ident($module:ident::$ty:ident), scratch: $scratch:expr $(, $int16:ident)?;)*) => {
         /// The prepared form of each op kind: its kernel's parameters and its operands' sources.
         pub(crate) enum Kernel<'m> {
             $($variant($module::$ty<'m>),)*
@@ -154,21 +165,21 @@ macro_rules! op_kinds {
                 $module::prepare(ctx)
             }
             fn run<S: OpSet>(o: &Self::Op<'_>, carved: Carved, idx: u32) -> Result<(), Error> {
-                $module::run::<S>(o, carved, idx)
+                run_call!($($int16)?; $module, S, o, carved, idx)
             }
         })*
     };
 }
 
 op_kinds! {
-    Conv2d => Conv(conv::ConvOp), scratch: true;
-    DepthwiseConv2d => DepthwiseConv(depthwise_conv::DepthwiseConvOp), scratch: true;
-    FullyConnected => FullyConnected(fully_connected::FullyConnectedOp), scratch: true;
-    MaxPool2d | AvgPool2d => Pool(pooling::PoolOp), scratch: false;
-    Add => Add(add::AddOp), scratch: false;
-    Mul => Mul(mul::MulOp), scratch: false;
-    Softmax => Softmax(softmax::SoftmaxOp), scratch: false;
-    Mean | Sum => Mean(reduce::MeanOp), scratch: true;
+    Conv2d => Conv(conv::ConvOp), scratch: true, gated;
+    DepthwiseConv2d => DepthwiseConv(depthwise_conv::DepthwiseConvOp), scratch: true, gated;
+    FullyConnected => FullyConnected(fully_connected::FullyConnectedOp), scratch: true, gated;
+    MaxPool2d | AvgPool2d => Pool(pooling::PoolOp), scratch: false, gated;
+    Add => Add(add::AddOp), scratch: false, gated;
+    Mul => Mul(mul::MulOp), scratch: false, gated;
+    Softmax => Softmax(softmax::SoftmaxOp), scratch: false, gated;
+    Mean | Sum => Mean(reduce::MeanOp), scratch: true, gated;
     ReduceMax => ReduceMax(reduce_max::ReduceMaxOp), scratch: false;
     Logistic | Tanh | HardSwish | Lut | Elu => Lut(lut::LutOp), scratch: false;
     Pad => Pad(pad::PadOp), scratch: false;
@@ -177,7 +188,7 @@ op_kinds! {
     ResizeNearestNeighbor | ResizeBilinear => Resize(resize::ResizeOp), scratch: false;
     StridedSlice => Slice(slice::SliceOp), scratch: false;
     DepthToSpace | SpaceToDepth => SpaceDepth(depth_to_space::SpaceDepthOp), scratch: false;
-    Sub => Sub(sub::SubOp), scratch: false;
+    Sub => Sub(sub::SubOp), scratch: false, gated;
     Minimum | Maximum => MinMax(minimum_maximum::MinMaxOpPrepared), scratch: false;
     Prelu => Prelu(prelu::PreluOp), scratch: false;
     LeakyRelu => LeakyRelu(leaky_relu::LeakyReluOp), scratch: false;
@@ -189,9 +200,9 @@ op_kinds! {
     MirrorPad => MirrorPad(mirror_pad::MirrorPadOp), scratch: false;
     Gather => Gather(gather::GatherOp), scratch: false;
     Tile => Tile(tile::TileOp), scratch: false;
-    Lstm => Lstm(lstm::LstmOp), scratch: true;
-    TransposeConv => TransposeConv(transpose_conv::TransposeConvOp), scratch: true;
-    BatchMatMul => BatchMatMul(batch_matmul::BatchMatMulOp), scratch: false;
+    Lstm => Lstm(lstm::LstmOp), scratch: true, gated;
+    TransposeConv => TransposeConv(transpose_conv::TransposeConvOp), scratch: true, gated;
+    BatchMatMul => BatchMatMul(batch_matmul::BatchMatMulOp), scratch: false, gated;
 }
 
 /// Whether `S` holds any of `kinds` (a family's): a constant once `S` is known.

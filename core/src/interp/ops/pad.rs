@@ -44,7 +44,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<PadOp<'m>, Error> {
     Ok(PadOp { params, x: Src::of(&x)?, dtype: x.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &PadOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &PadOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {

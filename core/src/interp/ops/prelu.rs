@@ -66,7 +66,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<PreluOp<'m>, Error> {
     Ok(PreluOp { params, x: Src::of(&x)?, alpha: Src::of(&a)?, dtype: y.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &PreluOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &PreluOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let (xb, ab) = (o.x.bytes(&ro, idx)?, o.alpha.bytes(&ro, idx)?);
     match o.dtype {

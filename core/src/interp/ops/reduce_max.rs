@@ -27,7 +27,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ReduceMaxOp<'m>, Error> {
     unary_op(ctx, max_params(ctx)?)
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &ReduceMaxOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &ReduceMaxOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.x_dtype {

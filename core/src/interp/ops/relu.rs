@@ -54,7 +54,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ReluOp<'m>, Error> {
     Ok(ReluOp { params, x: Src::of(&ctx.input(0)?)?, int16 })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &ReluOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &ReluOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     if o.int16 {

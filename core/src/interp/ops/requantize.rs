@@ -58,7 +58,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<RequantizeOp<'m>, Error> 
     Ok(RequantizeOp { params: requantize_params(ctx)?, x: Src::of(&ctx.input(0)?)? })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &RequantizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &RequantizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let (p, xb) = (&o.params, o.x.bytes(&ro, idx)?);
     match (p.input_type, p.output_type) {

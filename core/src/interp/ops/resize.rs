@@ -46,7 +46,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ResizeOp<'m>, Error> {
     unary_op(ctx, resize_params(ctx)?)
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &ResizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &ResizeOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.x_dtype {

@@ -33,7 +33,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<RsqrtOp<'m>, Error> {
     Ok(RsqrtOp { params, x: Src::of(&x)? })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &RsqrtOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &RsqrtOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     rsqrt_s8(&o.params, as_pod(xb, idx)?, as_pod_mut(out, idx)?)

@@ -56,7 +56,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<SliceOp<'m>, Error> {
     Ok(SliceOp { params, x: Src::of(&x)?, dtype: x.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &SliceOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &SliceOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {

@@ -69,6 +69,6 @@ fn no_s16(_: &SquaredDifferenceParams, _: &[i16], _: &[i16], _: &mut [i16]) -> R
     Err(Error::BadKernelArgument { kernel: "squared_difference_s8", reason: "squared difference runs int8 only" })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &SquaredDifferenceOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &SquaredDifferenceOp, carved: Carved, idx: u32) -> Result<(), Error> {
     run_binary(o, carved, idx, squared_difference_s8, no_s16)
 }

@@ -28,7 +28,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<TileOp<'m>, Error> {
     Ok(TileOp { params, x: Src::of(&x)?, dtype: x.dtype })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &TileOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &TileOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.dtype {

@@ -37,7 +37,7 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<TransposeOp<'m>, Error> {
     Ok(TransposeOp { params, x: Src::of(&x)?, elem_size: x.dtype.size() })
 }
 
-pub(crate) fn run<S: crate::interp::OpSet>(o: &TransposeOp, carved: Carved, idx: u32) -> Result<(), Error> {
+pub(crate) fn run(o: &TransposeOp, carved: Carved, idx: u32) -> Result<(), Error> {
     let (out, _, ro) = carved;
     let xb = o.x.bytes(&ro, idx)?;
     match o.elem_size {
