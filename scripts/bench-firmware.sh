@@ -44,7 +44,7 @@ triple_of() { case $1 in
   *) echo "unknown board $1" >&2; exit 2 ;; esac; }
 core_of() { case $1 in
   mps2-an386) echo "Cortex-M4F" ;; mps2-an500) echo "Cortex-M7" ;; mps2-an505) echo "Cortex-M33" ;;
-  mps3-an547) echo "Cortex-M55 (built as M33: DSP, no Helium)" ;; microbit) echo "Cortex-M0" ;; esac; }
+  mps3-an547) echo "Cortex-M55 (\`-C target-cpu=cortex-m55\`: Helium)" ;; microbit) echo "Cortex-M0" ;; esac; }
 file_of() { case $1 in
   kws) echo models/mlperf-tiny/kws_ref_model_int8.tflite ;; ic) echo models/mlperf-tiny/ic_resnet8_int8.tflite ;;
   vww) echo models/mlperf-tiny/vww_96_int8.tflite ;; ad) echo models/mlperf-tiny/ad01_int8.tflite ;;
@@ -62,9 +62,11 @@ kb() { awk -v b="$1" 'BEGIN { printf "%.1f KB", b / 1024 }'; }
 run_app() {
   local board=$1 model=$2 log=$3; shift 3
   local t; t=$(triple_of "$board")
+  local extra=()
+  [ "$board" = mps3-an547 ] && extra=(--config "target.thumbv8m.main-none-eabihf.rustflags=['-C','target-cpu=cortex-m55']")
   echo "--- $model on $board $*" >&2
   (cd "$FW" && MQ_BOARD=$board MQ_MODEL="$ROOT/$(file_of "$model")" QEMU_EXTRA="-icount shift=0" QEMU_TIMEOUT=900 \
-     cargo run -q --release --target "$t" --target-dir "$TD" --bin microquant-firmware "$@") >"$log" 2>"$log.err" || {
+     cargo run -q --release --target "$t" --target-dir "$TD" --bin microquant-firmware "${extra[@]}" "$@") >"$log" 2>"$log.err" || {
     echo "bench-firmware: $model on $board failed:" >&2; tail -n 5 "$log" "$log.err" >&2; return 1; }
   grep -q "bit-identical with TFLite Micro" "$log" || { echo "bench-firmware: $model on $board: outputs not checked" >&2; return 1; }
 }

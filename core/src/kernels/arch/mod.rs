@@ -47,6 +47,8 @@
 pub(crate) mod add;
 #[cfg(mq_dsp)]
 pub(crate) mod arm_dsp;
+#[cfg(mq_mve)]
+pub(crate) mod arm_mve;
 #[cfg(feature = "alloc")]
 pub(crate) mod gemm;
 #[cfg(any(test, mq_portable, mq_wasm_simd))]
