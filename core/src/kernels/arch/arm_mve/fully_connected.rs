@@ -3,7 +3,7 @@
 //! for the filters' sums, which fold the input offset in), then the row requantized 4 outputs
 //! at a time ([`requant_row`]).
 
-use super::{MAX_CHANNELS, RowQuant, clamp_bounds, requant_row};
+use super::{RowQuant, clamp_bounds, requant_row};
 use crate::kernels::params::FullyConnectedParams;
 use core::arch::asm;
 
@@ -117,9 +117,12 @@ unsafe fn dot_pairs_one(x: *const i8, w: *const i8, k: usize, out: *mut i32) {
     }
 }
 
+/// Outputs per block (the stack tables' length).
+const BLOCK: usize = 64;
+
 /// Fully connected on Helium with fixed-point requantization: `multiplier` and `shift` hold one
-/// entry (per-tensor) or one per output. Preconditions (else `false`, nothing written): at most
-/// [`MAX_CHANNELS`] outputs, shifts in `[-31, 30]`, a clamp that overlaps int8, lengths that
+/// entry (per-tensor) or one per output; outputs in blocks of [`BLOCK`]. Preconditions (else
+/// `false`, nothing written): shifts in `[-31, 30]`, a clamp that overlaps int8, lengths that
 /// fit.
 pub(crate) fn fully_connected_s8(
     p: &FullyConnectedParams,
@@ -135,7 +138,7 @@ pub(crate) fn fully_connected_s8(
     let per_channel = multiplier.len() == n && shift.len() == n;
     let per_tensor = multiplier.len() == 1 && shift.len() == 1;
     if k == 0
-        || !(1..=MAX_CHANNELS).contains(&n)
+        || n == 0
         || !(per_channel || per_tensor)
         || !RowQuant::shifts_valid(shift)
         || filter.len() < n * k
@@ -145,29 +148,40 @@ pub(crate) fn fully_connected_s8(
     {
         return false;
     }
-    let (mut m_all, mut s_all) = ([0i32; MAX_CHANNELS], [0i32; MAX_CHANNELS]);
-    let (m, s) = if per_tensor {
-        let (Some(m), Some(s)) = (m_all.get_mut(..n), s_all.get_mut(..n)) else { return false };
-        m.fill(multiplier.first().copied().unwrap_or(0));
-        s.fill(shift.first().copied().unwrap_or(0));
-        (&m[..], &s[..])
-    } else {
-        (multiplier, shift)
-    };
-    let zero = [0i32; MAX_CHANNELS];
-    let q = RowQuant { multiplier: m, shift: s, bias: bias.unwrap_or(&zero), output_offset: p.output_offset, lo, hi };
-    let mut raw = [0i32; 2 * MAX_CHANNELS + 4];
-    let mut acc = [0i32; MAX_CHANNELS];
+    // Per-tensor parameters repeated over a block; a zero bias where there is none.
+    let (m_t, s_t) = ([multiplier.first().copied().unwrap_or(0); BLOCK], [shift.first().copied().unwrap_or(0); BLOCK]);
+    let zero = [0i32; BLOCK];
+    let mut raw = [0i32; 2 * BLOCK];
+    let mut acc = [0i32; BLOCK];
     for (x, out) in input.chunks_exact(k).zip(output.chunks_exact_mut(n)).take(p.batches) {
-        // SAFETY: `n` in `[1, MAX_CHANNELS]`, `k >= 1`; `x` holds `k` bytes, `filter` at least
-        // `n * k`; `raw` has `2 * MAX_CHANNELS + 4 >= 4 * n.div_ceil(2)` words.
-        unsafe { dot_pairs(x.as_ptr(), filter.as_ptr(), k, n, raw.as_mut_ptr()) };
-        for (pair, a) in raw.chunks_exact(4).zip(acc.chunks_mut(2)).take(n.div_ceil(2)) {
-            for (j, a) in a.iter_mut().enumerate() {
-                *a = pair[j].wrapping_add(p.input_offset.wrapping_mul(pair[2 + j]));
+        let mut f0 = 0;
+        while f0 < n {
+            let nb = (n - f0).min(BLOCK);
+            // SAFETY: `nb` in `[1, BLOCK]`, `k >= 1`; `x` holds `k` bytes; filters `f0..f0 + nb`
+            // lie within `filter` (`n * k <= filter.len()`); `raw` has `2 * BLOCK >= 4 *
+            // nb.div_ceil(2)` words.
+            unsafe { dot_pairs(x.as_ptr(), filter.as_ptr().wrapping_add(f0 * k), k, nb, raw.as_mut_ptr()) };
+            for (pair, a) in raw.chunks_exact(4).zip(acc.chunks_mut(2)).take(nb.div_ceil(2)) {
+                for (j, a) in a.iter_mut().enumerate() {
+                    *a = pair[j].wrapping_add(p.input_offset.wrapping_mul(pair[2 + j]));
+                }
             }
+            let q = RowQuant {
+                multiplier: if per_tensor { &m_t } else { multiplier.get(f0..).unwrap_or(&[]) },
+                shift: if per_tensor { &s_t } else { shift.get(f0..).unwrap_or(&[]) },
+                bias: match bias {
+                    Some(b) => b.get(f0..).unwrap_or(&[]),
+                    None => &zero,
+                },
+                output_offset: p.output_offset,
+                lo,
+                hi,
+            };
+            if let Some(o) = out.get_mut(f0..f0 + nb) {
+                requant_row(&acc, &q, o);
+            }
+            f0 += nb;
         }
-        requant_row(&acc, &q, out);
     }
     true
 }
