@@ -244,7 +244,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
     if !fold_offset(filter, k, bias, p.input_offset, folded) {
         return false;
     }
-    let (block, patch) = bytes.split_at_mut(block_len);
+    let Some((block, patch)) = bytes.split_at_mut_checked(block_len) else { return false };
     let zero_point = (-p.input_offset) as i8;
     let mut acc = [0i32; TILE * FILTER_BLOCK];
     let q = RowQuant { multiplier, shift, bias: folded, output_offset: p.output_offset, lo, hi };
@@ -260,7 +260,8 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
             let t0 = t.min(pixels - TILE);
             for qx in 0..TILE {
                 let px = t0 + qx;
-                let (oy, ox) = (px / outd.w, px % outd.w);
+                let ow = outd.w.max(1);
+                let (oy, ox) = (px / ow, px % ow);
                 let src = if direct {
                     let start = (oy * p.stride.h * ind.w + ox * p.stride.w) * ind.c;
                     in_b.get(start..start + k)

@@ -248,7 +248,8 @@ pub(crate) fn depthwise_conv_s8(
     let (y1, x1) = (ind.h.min(ph.saturating_sub(pt)), ind.w.min(pw.saturating_sub(pl)));
     let mut offs = [0u8; 16];
     for (t, o) in offs.iter_mut().enumerate().take(taps) {
-        let (ky, kx) = (t / p.filter.w, t % p.filter.w);
+        let fw = p.filter.w.max(1);
+        let (ky, kx) = (t / fw, t % fw);
         *o = (ky * p.dilation.h * pw + kx * p.dilation.w) as u8;
     }
     let coffs: [u16; 8] = core::array::from_fn(|i| (i * c) as u16);
@@ -303,7 +304,7 @@ pub(crate) fn depthwise_conv_s8(
                 };
             }
             // Bands of output rows, as many as `acc` holds.
-            let band = (ACC_MAX / ow).max(1);
+            let band = (ACC_MAX / ow.max(1)).max(1);
             let mut oy = 0;
             while oy < oh {
                 let rows = band.min(oh - oy);

@@ -153,7 +153,11 @@ pub(crate) fn fully_connected_s8(
     let zero = [0i32; BLOCK];
     let mut raw = [0i32; 2 * BLOCK];
     let mut acc = [0i32; BLOCK];
-    for (x, out) in input.chunks_exact(k).zip(output.chunks_exact_mut(n)).take(p.batches) {
+    for row in 0..p.batches {
+        // (No zip of chunk iterators: its out-of-line `Zip::new` keeps a division check.)
+        let (Some(x), Some(out)) = (input.get(row * k..(row + 1) * k), output.get_mut(row * n..(row + 1) * n)) else {
+            break;
+        };
         let mut f0 = 0;
         while f0 < n {
             let nb = (n - f0).min(BLOCK);
@@ -161,9 +165,10 @@ pub(crate) fn fully_connected_s8(
             // lie within `filter` (`n * k <= filter.len()`); `raw` has `2 * BLOCK >= 4 *
             // nb.div_ceil(2)` words.
             unsafe { dot_pairs(x.as_ptr(), filter.as_ptr().wrapping_add(f0 * k), k, nb, raw.as_mut_ptr()) };
-            for (pair, a) in raw.chunks_exact(4).zip(acc.chunks_mut(2)).take(nb.div_ceil(2)) {
-                for (j, a) in a.iter_mut().enumerate() {
-                    *a = pair[j].wrapping_add(p.input_offset.wrapping_mul(pair[2 + j]));
+            for (i, a) in acc.iter_mut().enumerate().take(nb) {
+                let (d, s) = (raw.get(4 * (i / 2) + i % 2), raw.get(4 * (i / 2) + 2 + i % 2));
+                if let (Some(&d), Some(&s)) = (d, s) {
+                    *a = d.wrapping_add(p.input_offset.wrapping_mul(s));
                 }
             }
             let q = RowQuant {
