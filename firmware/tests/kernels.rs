@@ -372,6 +372,165 @@ mod tests {
         defmt::assert!(unaligned > 0 && unaligned < cases);
     }
 
+    /// Random deep and wide layers, against the reference, around the Helium path's limits
+    /// (`core/src/kernels/arch/arm_mve/`; on the other boards they check the DSP and portable
+    /// paths the same way): patches of 1 to 400 values (tail-predicated loops over depths that
+    /// are not multiples of 16), 1 to 80 filters (more than one block of 64), 4 to 40 output
+    /// pixels; depthwise 1 to 80 channels with 1x1 to 5x5 taps, strides and dilations 1-2 and
+    /// both paddings; fully connected depths 1 to 700 and 1 to 150 outputs (blocks of 64,
+    /// odd counts), per-channel and per-tensor. Requantization beyond TFLite's converters:
+    /// negative multipliers, `i32::MIN`, left shifts up to 12.
+    #[test]
+    fn deep_layers_match_reference() {
+        const IN: usize = 4096;
+        const OUT: usize = 4096;
+        const CH: usize = 160;
+        let mut d = Draw(super::SplitMix64::new(0x6d76652d6465));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; 16384], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; CH], [0i32; CH], [0i32; CH]);
+        let mut scratch = [0u8; 4096];
+        let (mut convs, mut dws, mut fcs, mut elements) = (0, 0, 0, 0);
+        // The draw's requantization, sometimes with negative or `i32::MIN` multipliers and left
+        // shifts (small biases then keep most outputs off the clamp).
+        let quant = |d: &mut Draw, m: &mut [i32], s: &mut [i32], b: &mut [i32]| {
+            d.quant(m, s, b);
+            if d.below(4) == 0 {
+                for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(b.iter_mut()) {
+                    match d.below(4) {
+                        0 => *m = -*m,
+                        1 => *m = i32::MIN,
+                        2 => {
+                            *s = d.range(0, 12) as i32;
+                            *b >>= 12;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        };
+        for _ in 0..120 {
+            let (in_off, out_off) = (-(d.i8() as i32), d.i8() as i32);
+            let act = if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() };
+            // Conv: deep patches, many filters.
+            let (kh, kw) = (d.range(1, 3), d.range(1, 3));
+            let in_c = [1, 3, 8, 15, 16, 17, 32, 33, 40][d.below(9)];
+            let out_c = d.range(1, 80);
+            let (h, wd) = (d.range(2, 8), d.range(2, 8));
+            let stride = Hw::new(d.range(1, 2), d.range(1, 2));
+            let dilation = Hw::new(1, d.range(1, 2));
+            let pad = if d.below(2) == 0 { Padding::Same } else { Padding::Valid };
+            if let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) {
+                let (nin, nf) = (h * wd * in_c, out_c * kh * kw * in_c);
+                let nout = win.output.h * win.output.w * out_c;
+                if nin <= IN && nf <= w.len() && nout <= OUT {
+                    d.fill(&mut x[..nin]);
+                    d.fill(&mut w[..nf]);
+                    quant(&mut d, &mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
+                    let p = ConvParams {
+                        input: Dims4::new(1, h, wd, in_c),
+                        filter: Dims4::new(out_c, kh, kw, in_c),
+                        output: Dims4::new(1, win.output.h, win.output.w, out_c),
+                        stride,
+                        dilation,
+                        padding: win.padding,
+                        input_offset: in_off,
+                        output_offset: out_off,
+                        activation: act,
+                        rounding: Rounding::Double,
+                    };
+                    let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+                    let b = if d.below(4) == 0 { None } else { Some(&bias[..out_c]) };
+                    let len = conv_s8_scratch_len(&p);
+                    if len <= scratch.len() {
+                        conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+                        conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut scratch[..len]).unwrap();
+                        elements += check("deep conv", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+                        convs += 1;
+                    }
+                }
+            }
+
+            // Depthwise: many channels, up to 5x5 taps.
+            let c = d.range(1, 80);
+            let (kh, kw) = (d.range(1, 5), d.range(1, 5));
+            let (h, wd) = (d.range(1, 10), d.range(1, 10));
+            let dilation = Hw::new(d.range(1, 2), d.range(1, 2));
+            if let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) {
+                let (nin, nf, nout) = (h * wd * c, kh * kw * c, win.output.h * win.output.w * c);
+                if nin <= IN && nout <= OUT && nf <= w.len() {
+                    d.fill(&mut x[..nin]);
+                    d.fill(&mut w[..nf]);
+                    quant(&mut d, &mut m[..c], &mut s[..c], &mut bias[..c]);
+                    let p = DepthwiseConvParams {
+                        input: Dims4::new(1, h, wd, c),
+                        filter: Hw::new(kh, kw),
+                        output: Dims4::new(1, win.output.h, win.output.w, c),
+                        depth_multiplier: 1,
+                        stride,
+                        dilation,
+                        padding: win.padding,
+                        input_offset: in_off,
+                        output_offset: out_off,
+                        activation: act,
+                        rounding: Rounding::Double,
+                    };
+                    let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
+                    let b = if d.below(4) == 0 { None } else { Some(&bias[..c]) };
+                    depthwise_conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+                    depthwise_conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut []).unwrap();
+                    elements +=
+                        check("deep depthwise", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+                    dws += 1;
+                }
+            }
+
+            // Fully connected: deep rows, many outputs, per-channel or per-tensor.
+            let (batches, depth, out_d) = (d.range(1, 2), d.range(1, 700), d.range(1, 150));
+            if batches * depth <= IN && out_d * depth <= w.len() && out_d <= CH {
+                d.fill(&mut x[..batches * depth]);
+                d.fill(&mut w[..out_d * depth]);
+                quant(&mut d, &mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
+                let p = FullyConnectedParams {
+                    batches,
+                    input_depth: depth,
+                    output_depth: out_d,
+                    input_offset: in_off,
+                    output_offset: out_off,
+                    activation: act,
+                    rounding: Rounding::Double,
+                };
+                let (xs, ws, n) = (&x[..batches * depth], &w[..out_d * depth], batches * out_d);
+                let b = if d.below(4) == 0 { None } else { Some(&bias[..out_d]) };
+                let len = fully_connected_s8_scratch_len(&p).min(scratch.len());
+                if d.below(3) == 0 {
+                    let q = FullyConnectedMultiplier {
+                        fixed: QuantizedMultiplier { multiplier: m[0], shift: s[0] },
+                        exact: ExactMultiplier::from_f64(0.5).unwrap(),
+                    };
+                    fully_connected_s8_reference(&p, &q, xs, ws, b, &mut want[..n]).unwrap();
+                    fully_connected_s8(&p, &q, xs, ws, b, &mut got[..n], &mut scratch[..len]).unwrap();
+                } else {
+                    let pc = FullyConnectedPerChannelQuant {
+                        fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] },
+                        exact: &[],
+                    };
+                    fully_connected_per_channel_s8_reference(&p, &pc, xs, ws, b, &mut want[..n]).unwrap();
+                    fully_connected_per_channel_s8(&p, &pc, xs, ws, b, &mut got[..n], &mut scratch[..len]).unwrap();
+                }
+                elements += check("deep fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+                fcs += 1;
+            }
+        }
+        defmt::info!(
+            "deep layers: {=usize} conv, {=usize} depthwise, {=usize} fully connected, {=usize} elements: dispatched == reference",
+            convs,
+            dws,
+            fcs,
+            elements
+        );
+        defmt::assert!(convs > 40 && dws > 40 && fcs > 40);
+    }
+
     /// Random wider images (up to 40 columns) through the conv fast path, against the reference:
     /// 1x1 convolutions over the same grid, rows whose 4 tile pixels lie inside the image, 1 to 3
     /// channels (raw patches, a last filter whose word would overrun), tiles of the image's last
