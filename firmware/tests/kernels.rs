@@ -531,6 +531,39 @@ mod tests {
         defmt::assert!(convs > 40 && dws > 40 && fcs > 40);
     }
 
+    /// Random elementwise int8 ADDs (scales, zero points, clamps, lengths 1 to 700) through the
+    /// dispatched kernel (Helium on the M55, the DSP path on M4/M7/M33) against the reference.
+    #[test]
+    fn add_matches_reference_on_random_scales() {
+        use microquant::kernels::add::{AddParams, add_s8, add_s8_reference};
+        use microquant::kernels::tensor::PerTensorQuant;
+        let mut d = Draw(super::SplitMix64::new(0x616464));
+        let (mut x1, mut x2, mut want, mut got) = ([0i8; 700], [0i8; 700], [0i8; 700], [0i8; 700]);
+        let (mut cases, mut elements) = (0, 0);
+        for case in 0..150 {
+            let scale = |d: &mut Draw| 0.001 + d.below(10_000) as f32 * 1e-4;
+            let zp = |d: &mut Draw| d.i8() as i32;
+            let q1 = PerTensorQuant::new(scale(&mut d), zp(&mut d));
+            let q2 = if case % 5 == 0 {
+                PerTensorQuant::new(q1.scale, zp(&mut d))
+            } else {
+                PerTensorQuant::new(scale(&mut d), zp(&mut d))
+            };
+            let qo = PerTensorQuant::new(scale(&mut d) * 2.0, zp(&mut d));
+            let act = if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() };
+            let n = d.range(1, 700);
+            let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };
+            d.fill(&mut x1[..n]);
+            d.fill(&mut x2[..n]);
+            add_s8_reference(&p, &x1[..n], &x2[..n], &mut want[..n]).unwrap();
+            add_s8(&p, &x1[..n], &x2[..n], &mut got[..n]).unwrap();
+            elements += check("random add", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+            cases += 1;
+        }
+        defmt::info!("random add: {=usize} cases, {=usize} elements: dispatched == reference", cases, elements);
+        defmt::assert!(cases > 100);
+    }
+
     /// Random wider images (up to 40 columns) through the conv fast path, against the reference:
     /// 1x1 convolutions over the same grid, rows whose 4 tile pixels lie inside the image, 1 to 3
     /// channels (raw patches, a last filter whose word would overrun), tiles of the image's last

@@ -31,10 +31,12 @@
 //! `VMLADAVA`), `fully_connected` (2 filters x 1 row per pass).
 #![allow(unsafe_code)]
 
+mod add;
 mod conv;
 mod depthwise;
 mod fully_connected;
 
+pub(crate) use add::add_s8;
 pub(crate) use conv::conv_s8;
 pub(crate) use depthwise::depthwise_conv_s8;
 pub(crate) use fully_connected::fully_connected_s8;
