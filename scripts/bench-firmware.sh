@@ -185,8 +185,8 @@ SECTION=$LOGS/section.md
     echo "(Arm DSP path, no Helium; 2026-12-07, the same command). Instructions per inference, QEMU \`-icount shift=0\`, every"
     echo "output checked bit for bit against TFLite Micro. Regenerate: \`DRY=1 MQ_BENCH_BOARDS=mps3-an547 scripts/bench-firmware.sh\`"
     echo "(or the whole section without \`DRY\`)."
-    echo "The M55 image is larger: runtime code about 179 KB instead of 110 KB (with \`target-cpu=cortex-m55\` LLVM vectorizes"
-    echo "the rest of the code for Helium too), kernels 114 KB instead of 88 KB, and the stack peaks at up to 9.3 KB instead of"
+    echo "The M55 image is larger: runtime code about 179 KB instead of 110 KB (the whole image, not only the kernels, is"
+    echo "compiled for the Cortex-M55), kernels 114 KB instead of 88 KB, and the stack peaks at up to 9.3 KB instead of"
     echo "5 KB (the Helium kernels' stack tables: offset-folded biases, a depthwise channel's padded plane of up to 4 KB)."
     echo
     echo "| model | M33 image (DSP) | M55 image (Helium) | ratio |"
