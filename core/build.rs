@@ -4,7 +4,7 @@
 //! | cfg | path | when |
 //! |---|---|---|
 //! | `mq_dsp` | `kernels::arch::arm_dsp` | `thumbv7em-*` (Cortex-M4/M7: the DSP extension is always there), or `thumbv8m.main-*` with `-C target-cpu=cortex-m33` / `cortex-m35p` / `cortex-m55` / `cortex-m85` or `-C target-feature=+dsp`; never when `-dsp` is asked for |
-//! | `mq_mve` | (reserved: no kernel uses it yet) | with `mq_dsp`: `thumbv8m.main-*` with `target-cpu=cortex-m55` / `cortex-m85` or `+mve` (Helium) |
+//! | `mq_mve` | `kernels::arch::arm_mve` (tried before `arm_dsp`) | with `mq_dsp`: `thumbv8m.main-*` with `target-cpu=cortex-m55` / `cortex-m85` or `+mve` (Helium) |
 //! | `mq_wasm_simd` | `kernels::arch::wasm_simd` | `wasm32` with the `simd128` target feature |
 //! | `mq_relaxed_simd` | `wasm_simd`'s relaxed-SIMD conv | with `mq_wasm_simd`: the `relaxed-simd` cargo feature and the `relaxed-simd` target feature |
 //! | `mq_portable` | `kernels::arch::portable` | every other target (x86-64, AArch64, Cortex-M0/M0+/M3, wasm32 without SIMD) |

@@ -44,7 +44,7 @@ triple_of() { case $1 in
   *) echo "unknown board $1" >&2; exit 2 ;; esac; }
 core_of() { case $1 in
   mps2-an386) echo "Cortex-M4F" ;; mps2-an500) echo "Cortex-M7" ;; mps2-an505) echo "Cortex-M33" ;;
-  mps3-an547) echo "Cortex-M55 (built as M33: DSP, no Helium)" ;; microbit) echo "Cortex-M0" ;; esac; }
+  mps3-an547) echo "Cortex-M55 (\`-C target-cpu=cortex-m55\`: Helium)" ;; microbit) echo "Cortex-M0" ;; esac; }
 file_of() { case $1 in
   kws) echo models/mlperf-tiny/kws_ref_model_int8.tflite ;; ic) echo models/mlperf-tiny/ic_resnet8_int8.tflite ;;
   vww) echo models/mlperf-tiny/vww_96_int8.tflite ;; ad) echo models/mlperf-tiny/ad01_int8.tflite ;;
@@ -54,6 +54,10 @@ file_of() { case $1 in
 tflm_of() { case $1 in
   kws) echo "7,699,880|43,043,800|22,820" ;; ic) echo "29,864,000|107,404,200|54,996" ;;
   vww) echo "24,101,960|100,250,760|100,708" ;; ad) echo "582,920|1,952,160|2,580" ;; *) echo "||" ;; esac; }
+# The mps3-an547 before Helium: instructions per inference of the M33 image (Arm DSP path) on that board,
+# measured by this script on 2026-12-07 (commit e898037), for the Helium subsection's comparison.
+m33_on_m55_of() { case $1 in
+  kws) echo 3965965 ;; ic) echo 13855268 ;; vww) echo 11646634 ;; ad) echo 406803 ;; *) echo "" ;; esac; }
 # fmt N: N with thousands separators.
 fmt() { local n=$1 s=""; while [ ${#n} -gt 3 ]; do s=",${n: -3}$s"; n=${n:0:${#n}-3}; done; echo "$n$s"; }
 kb() { awk -v b="$1" 'BEGIN { printf "%.1f KB", b / 1024 }'; }
@@ -62,9 +66,11 @@ kb() { awk -v b="$1" 'BEGIN { printf "%.1f KB", b / 1024 }'; }
 run_app() {
   local board=$1 model=$2 log=$3; shift 3
   local t; t=$(triple_of "$board")
+  local extra=()
+  [ "$board" = mps3-an547 ] && extra=(--config "target.thumbv8m.main-none-eabihf.rustflags=['-C','target-cpu=cortex-m55']")
   echo "--- $model on $board $*" >&2
   (cd "$FW" && MQ_BOARD=$board MQ_MODEL="$ROOT/$(file_of "$model")" QEMU_EXTRA="-icount shift=0" QEMU_TIMEOUT=900 \
-     cargo run -q --release --target "$t" --target-dir "$TD" --bin microquant-firmware "$@") >"$log" 2>"$log.err" || {
+     cargo run -q --release --target "$t" --target-dir "$TD" --bin microquant-firmware "${extra[@]}" "$@") >"$log" 2>"$log.err" || {
     echo "bench-firmware: $model on $board failed:" >&2; tail -n 5 "$log" "$log.err" >&2; return 1; }
   grep -q "bit-identical with TFLite Micro" "$log" || { echo "bench-firmware: $model on $board: outputs not checked" >&2; return 1; }
 }
@@ -149,8 +155,9 @@ SECTION=$LOGS/section.md
   echo "variants (int8 and 16x8, every fast path). RAM = the arena (a static sized exactly by the build) and the rest:"
   echo "other statics and the stack's measured peak."
   echo
-  echo "mps2-an386 and mps2-an500 run the same thumbv7em image, mps2-an505 and mps3-an547 the same thumbv8m.main one"
-  echo "(\`-C target-cpu=cortex-m33\`), so their instruction counts agree. Release profile: opt-level 2 (\`firmware/Cargo.toml\`):"
+  echo "mps2-an386 and mps2-an500 run the same thumbv7em image, so their instruction counts agree; mps2-an505 runs the"
+  echo "thumbv8m.main image built with \`-C target-cpu=cortex-m33\` (Arm DSP path), mps3-an547 the one built with"
+  echo "\`-C target-cpu=cortex-m55\` (Helium path, see below), as \`cargo run-an505\` / \`run-an547\` build them. Release profile: opt-level 2 (\`firmware/Cargo.toml\`):"
   echo "the same instruction counts as opt-level 3 with about 20 KB less code; opt-level \"s\" would save about 45 KB more"
   echo "for the same counts, but there LLVM keeps a few bounds checks it cannot prove (outlined \`Zip::new\` of"
   echo "\`chunks_exact\`), and the no-panic check (\`firmware/nopanic-check\`) fails. QEMU counts instructions and models"
@@ -194,6 +201,32 @@ SECTION=$LOGS/section.md
   echo "| model | board | op kind ×count share |"
   echo "|---|---|---|"
   cat "$SHARES"
+  if [[ " $BOARDS " == *" mps3-an547 "* ]]; then
+    echo
+    echo "### Helium (MVE) on the Cortex-M55"
+    echo
+    echo "The mps3-an547 image is built for the Cortex-M55 (\`-C target-cpu=cortex-m55\`: cfg \`mq_mve\`), so conv, depthwise conv,"
+    echo "fully connected and add run core's Helium kernels (\`core/src/kernels/arch/arm_mve/\`: \`VMLADAVA.S8\` dot products in"
+    echo "tail-predicated loops, byte gathers for the depthwise taps, requantization 4 lanes at a time, bit-exact with the"
+    echo "reference), falling back to the Arm DSP path outside their preconditions. Before: the same board running the M33 image"
+    echo "(Arm DSP path, no Helium; 2026-12-07, the same command). Instructions per inference, QEMU \`-icount shift=0\`, every"
+    echo "output checked bit for bit against TFLite Micro. Regenerate: \`DRY=1 MQ_BENCH_BOARDS=mps3-an547 scripts/bench-firmware.sh\`"
+    echo "(or the whole section without \`DRY\`)."
+    echo "The M55 image is larger: runtime code about 179 KB instead of 110 KB (the whole image, not only the kernels, is"
+    echo "compiled for the Cortex-M55), kernels 114 KB instead of 88 KB, and the stack peaks at up to 9.3 KB instead of"
+    echo "5 KB (the Helium kernels' stack tables: offset-folded biases, a depthwise channel's padded plane of up to 4 KB)."
+    echo
+    echo "| model | M33 image (DSP) | M55 image (Helium) | ratio |"
+    echo "|---|---:|---:|---:|"
+    for model in $MODELS; do
+      log=$LOGS/mps3-an547-$model.log
+      [ -f "$log" ] || continue
+      after=$(field instructions_per_inference "$log")
+      before=$(m33_on_m55_of "$model")
+      [ -n "$before" ] || continue
+      echo "| $model | $(fmt "$before") | **$(fmt "$after")** | $(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.2fx fewer", b / a }') |"
+    done
+  fi
 } >"$SECTION"
 
 if [ "${DRY:-0}" = 1 ]; then cat "$SECTION"; exit 0; fi

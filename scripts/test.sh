@@ -58,7 +58,7 @@ count_passed() { grep -Eo 'test result: ok\. [0-9]+ passed' "$1" | awk '{s+=$4} 
 detail_for() {
   case $1 in
     host) echo "$(count_passed "$LOGDIR/host.log") tests passed" ;;
-    lint) echo "rustfmt, clippy -D warnings (host, wasm32 incl. relaxed-simd, thumbv6m/v7em/v8m.main), rustdoc -D warnings, core features force-reference and npy" ;;
+    lint) echo "rustfmt, clippy -D warnings (host, wasm32 incl. relaxed-simd, thumbv6m/v7em/v8m.main, v8m.main as M55 incl. core), rustdoc -D warnings, core features force-reference and npy" ;;
     no-std) echo "core without default features for wasm32 and x86_64, with alloc alone for x86_64 (cargo check; the thumb targets: nopanic-check)" ;;
     wasm) echo "node $(cat "$LOGDIR/wasm-node.count" 2>/dev/null || echo 0) + chromium $(cat "$LOGDIR/wasm-chrome.count" 2>/dev/null || echo 0) tests passed" ;;
     firmware) firmware_summary "$LOGDIR/firmware.log" ;;
@@ -132,14 +132,19 @@ firmware_tests() {
   local models=(--test app --test model_kws --test model_ic --test model_vww --test model_ad --test model_tiny)
   cargo test-an505 --test kernels --test kernels_ops "${models[@]}"
   cargo test-an500 "${models[@]}"
-  env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 "${models[@]}"
+  # The M55 images are built with `-C target-cpu=cortex-m55` (the alias): core's Helium path
+  # (`arm_mve`), whose kernels the golden and random kernel tests check against the reference.
+  env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 --test kernels "${models[@]}"
   # No reachable panic on the device path: this image only links if none survives optimization.
   # Built as shipped (fat LTO) with core's `defmt` feature, as the firmware uses it: for
-  # thumbv8m.main it reuses the core the M55 images just built.
+  # thumbv8m.main once as the M33 image (DSP) and once as the M55 image (Helium).
   for t in thumbv8m.main-none-eabihf thumbv6m-none-eabi thumbv7em-none-eabihf; do
     echo "--- nopanic-check, $t"; env -u CARGO_PROFILE_RELEASE_LTO cargo build --release -p nopanic-check --target "$t"
   done
-  echo "nopanic-check: core without default features linked for 3 targets, no reachable panic"
+  echo "--- nopanic-check, thumbv8m.main-none-eabihf with -C target-cpu=cortex-m55 (Helium)"
+  env -u CARGO_PROFILE_RELEASE_LTO cargo build --release -p nopanic-check --target thumbv8m.main-none-eabihf \
+    --config "target.thumbv8m.main-none-eabihf.rustflags=['-C','target-cpu=cortex-m55']"
+  echo "nopanic-check: core without default features linked for 3 targets (thumbv8m.main as M33 and M55), no reachable panic"
   cd "$ROOT"
 }
 
@@ -180,6 +185,14 @@ lint_checks() {
     echo "--- clippy: firmware workspace, $t"
     (cd firmware && cargo clippy -q --release --target "$t" --workspace --all-targets -- -D warnings)
   done
+  echo "--- clippy: firmware workspace, thumbv8m.main-none-eabihf with -C target-cpu=cortex-m55 (the M55 image)"
+  (cd firmware && cargo clippy -q --release --target thumbv8m.main-none-eabihf --workspace --all-targets \
+    --config "target.thumbv8m.main-none-eabihf.rustflags=['-C','target-cpu=cortex-m55']" -- -D warnings)
+  # Core's Cortex-M fast paths (a path dependency of the firmware workspace, so not linted there):
+  # the Arm DSP path and the Helium path, built for the M55 (both cfgs on).
+  echo "--- clippy: core for thumbv8m.main-none-eabihf with -C target-cpu=cortex-m55 (arm_dsp + arm_mve)"
+  CARGO_TARGET_THUMBV8M_MAIN_NONE_EABIHF_RUSTFLAGS="-C target-cpu=cortex-m55" \
+    cargo clippy -q -p microquant --target thumbv8m.main-none-eabihf --no-default-features --features defmt --lib -- -D warnings
   # Rustdoc with warnings denied (broken intra-doc links, private items linked from public docs;
   # core's missing docs are denied by its #![deny(missing_docs)]).
   echo "--- cargo doc -D warnings"

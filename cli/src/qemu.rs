@@ -139,6 +139,11 @@ fn build_runner(fw: &Path, board: &Board, dest: &Path) -> Result<(), CliError> {
     ] {
         cmd.env_remove(v);
     }
+    // The Cortex-M55 image as `cargo run-an547` builds it: `-C target-cpu=cortex-m55` after the
+    // config's `cortex-m33` (core's Helium path).
+    if board.cpu == "cortex-m55" {
+        cmd.args(["--config", "target.thumbv8m.main-none-eabihf.rustflags=['-C','target-cpu=cortex-m55']"]);
+    }
     let out =
         cmd.output().map_err(|e| CliError::Qemu(format!("cannot run cargo ({}): {e}", Path::new(&cargo).display())))?;
     if !out.status.success() {

@@ -23,6 +23,9 @@ use crate::model::OpKind;
 pub enum Target {
     /// Cortex-M with the DSP extension (M4, M7; M33/M55 with `target-cpu`): cfg `mq_dsp`.
     ArmDsp,
+    /// Cortex-M with Helium (M55, M85 with `target-cpu`): cfg `mq_mve` (with `mq_dsp`; where a
+    /// Helium kernel declines, the Arm DSP path runs).
+    ArmMve,
     /// wasm32 with `simd128`: cfg `mq_wasm_simd`.
     WasmSimd,
     /// Every other target (x86-64, AArch64, M0/M0+/M3, wasm without SIMD): cfg `mq_portable`.
@@ -31,12 +34,13 @@ pub enum Target {
 
 impl Target {
     /// Every target, in the matrix's column order.
-    pub const ALL: [Target; 3] = [Target::ArmDsp, Target::WasmSimd, Target::Portable];
+    pub const ALL: [Target; 4] = [Target::ArmDsp, Target::ArmMve, Target::WasmSimd, Target::Portable];
 
     /// The column heading of the matrix.
     pub const fn heading(self) -> &'static str {
         match self {
             Target::ArmDsp => "Arm DSP (M4, M7, M33/M55 with `target-cpu`)",
+            Target::ArmMve => "Helium / MVE (M55, M85 with `target-cpu`; else the Arm DSP column)",
             Target::WasmSimd => "wasm SIMD (`simd128`)",
             Target::Portable => "portable (x86-64, AArch64, M0/M0+/M3, wasm without SIMD)",
         }
@@ -57,6 +61,8 @@ pub struct KernelSupport {
     pub reference: &'static str,
     /// The fast path on the Arm DSP target, if any (`None`: the reference runs there).
     pub arm_dsp: Option<&'static str>,
+    /// The fast path on Helium (MVE), if any (`None`: the Arm DSP column applies there).
+    pub arm_mve: Option<&'static str>,
     /// The fast path on wasm SIMD, if any.
     pub wasm_simd: Option<&'static str>,
     /// The fast path on every other target, if any.
@@ -68,6 +74,7 @@ impl KernelSupport {
     pub const fn fast_path(&self, target: Target) -> Option<&'static str> {
         match target {
             Target::ArmDsp => self.arm_dsp,
+            Target::ArmMve => self.arm_mve,
             Target::WasmSimd => self.wasm_simd,
             Target::Portable => self.portable,
         }
@@ -87,6 +94,10 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8 (per-channel)",
         reference: "`conv_s8`",
         arm_dsp: Some("im2col + `SMLAD`, 1 filter × 4 pixels"),
+        arm_mve: Some(
+            "im2col, `VMLADAVA.S8` 1 filter × 4 pixels × 16 bytes in tail-predicated loops, requantization 4 \
+             channels per vector",
+        ),
         wasm_simd: Some(
             "im2col + `i32x4.dot_i16x8_s`; patches of ≤ 640 values and ≤ 256 filters: filters in the lanes \
              (4 per register, 8 filters × 4 pixels per pass); relaxed SIMD: `i32x4.relaxed_dot_i8x16_i7x16_add_s`",
@@ -102,6 +113,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "16x8 (int16 act., i64/i32 bias)",
         reference: "`conv_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -114,6 +126,10 @@ pub const KERNELS: &[KernelSupport] = &[
             "3x3 stride 1: tap pairs in int16 planes (`SMLAD`, `SMMLAR` requantization); else 4 channels per \
              word (`SMLABB`/`SMLATT`), 3x3 interior in `asm!`",
         ),
+        arm_mve: Some(
+            "per channel a zero-point-padded plane, each output one byte gather of its taps + `VMLADAV.S8` \
+             (≤ 16 taps)",
+        ),
         wasm_simd: Some(
             "blocks of 16 channels, taps in pairs on `i32x4.dot_i16x8_s` (layers of ≤ 8 channels: 2 pixels per pass)",
         ),
@@ -125,6 +141,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, depth multiplier > 1",
         reference: "`depthwise_conv_s8`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -134,6 +151,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "16x8",
         reference: "`depthwise_conv_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -143,6 +161,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, per-tensor and per-channel, both roundings",
         reference: "`fully_connected[_per_channel]_s8`",
         arm_dsp: Some("4 filters per pass, `SMLAD`"),
+        arm_mve: Some("fixed-point forms: 2 filters per pass, `VMLADAVA.S8` + `VADDVA.S8`"),
         wasm_simd: Some("`i32x4.dot_i16x8_s`, 4 filters per pass"),
         portable: Some("x86-64 host with AVX2 (fixed-point rounding): `vpmaddwd`, 4 rows × 16 filters per pass"),
     },
@@ -152,6 +171,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "16x8",
         reference: "`fully_connected[_per_channel]_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -161,6 +181,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`{max,avg}_pool_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: Some("int8: channels innermost, in memory order"),
         portable: None,
     },
@@ -170,6 +191,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8",
         reference: "`add_s8`",
         arm_dsp: Some("equal shapes: inputs rescaled in 32-bit arithmetic, output by the right-shift requantization"),
+        arm_mve: Some("equal shapes: 4 elements per pass, `VQRDMULH` + exact rounding shift"),
         wasm_simd: Some("equal shapes: each input's rescaling tabulated (256 values), sums requantized 16 at a time"),
         portable: Some("equal shapes: inputs rescaled in 32-bit arithmetic"),
     },
@@ -179,6 +201,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "add int16; mul int8, int16",
         reference: "`add_s16`, `mul_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -188,6 +211,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`sub_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -197,6 +221,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`min_max_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -206,6 +231,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, 16x8 (int16 act., int8 slope)",
         reference: "`prelu_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -215,6 +241,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8",
         reference: "`div_s8`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -224,6 +251,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8",
         reference: "`squared_difference_s8`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -233,6 +261,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int8→int16, int16",
         reference: "`softmax_s8`, `softmax_s8_s16`, `softmax_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -242,6 +271,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8",
         reference: "lookup tables (`lut_lookup_s8`)",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -251,6 +281,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`relu_s8`, `relu_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -260,6 +291,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`abs_s{8,16}`, `neg_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -269,6 +301,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8",
         reference: "`rsqrt_s8`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -278,6 +311,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8",
         reference: "`elu_s8` (`lut_lookup_s8`)",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -287,6 +321,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`leaky_relu_s8`, `leaky_relu_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -296,6 +331,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`mean_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -305,6 +341,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16 (transpose also int32)",
         reference: "`concat`, `pad`, `reshape`, `transpose`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -314,6 +351,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8 (8x8→16), 16x8; int16 cell state",
         reference: "`lstm_s8`, `lstm_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -323,6 +361,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8 (per-channel weights), 16x8",
         reference: "`transpose_conv_s8`, `transpose_conv_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -332,6 +371,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8 (any zero points), int16 (zero points 0)",
         reference: "`batch_matmul_s8`, `batch_matmul_s16`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: Some("int8 on the x86-64 host with AVX2: `vpmaddwd`, 4 rows × 16 columns per pass"),
     },
@@ -341,6 +381,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8↔int16, int8→int8, int16→int16",
         reference: "`requantize_s{8,16}_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -350,6 +391,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`mean_s{8,16}` (sum parameters), `reduce_max_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -359,6 +401,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8 (nearest also int16)",
         reference: "`resize_nearest_neighbor_s{8,16}`, `resize_bilinear_s8`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -368,6 +411,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`slice_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -377,6 +421,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`space_depth_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -386,6 +431,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`mirror_pad_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -395,6 +441,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`gather_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -404,6 +451,7 @@ pub const KERNELS: &[KernelSupport] = &[
         dtypes: "int8, int16",
         reference: "`tile_s{8,16}`",
         arm_dsp: None,
+        arm_mve: None,
         wasm_simd: None,
         portable: None,
     },
@@ -426,7 +474,11 @@ pub fn write_markdown(w: &mut impl Write, detail: Detail) -> fmt::Result {
         write!(w, " {} |", t.heading())?;
     }
     writeln!(w)?;
-    writeln!(w, "|---|---|---|---|---|---|")?;
+    write!(w, "|---|---|---|")?;
+    for _ in Target::ALL {
+        write!(w, "---|")?;
+    }
+    writeln!(w)?;
     for k in KERNELS {
         match detail {
             Detail::Full => write!(w, "| {} | {} | ✓ {} |", k.op, k.dtypes, k.reference)?,

@@ -62,6 +62,22 @@ fn check(case: &str, path: &str, expected: &[u8], actual: &[i8]) -> usize {
 
 use microquant::kernels::ActivationRange;
 
+/// Whether this image is for the micro:bit (16 KB of RAM), from the build's `MQ_BOARD`.
+const fn on_microbit() -> bool {
+    let (a, b) = (env!("MQ_BOARD").as_bytes(), b"microbit");
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Random int8 values, offsets and clamps anywhere in int8, and per-layer requantization in one
 /// of three regimes (see `quant`).
 struct Draw(SplitMix64);
@@ -370,6 +386,206 @@ mod tests {
             elements
         );
         defmt::assert!(unaligned > 0 && unaligned < cases);
+    }
+
+    /// Random deep and wide layers, against the reference, around the Helium path's limits
+    /// (`core/src/kernels/arch/arm_mve/`; on the other boards they check the DSP and portable
+    /// paths the same way): patches of 1 to 400 values (tail-predicated loops over depths that
+    /// are not multiples of 16), 1 to 80 filters (more than one block of 64), 4 to 40 output
+    /// pixels; depthwise 1 to 80 channels with 1x1 to 5x5 taps, strides and dilations 1-2 and
+    /// both paddings; fully connected depths 1 to 700 and 1 to 150 outputs (blocks of 64,
+    /// odd counts), per-channel and per-tensor. Requantization beyond TFLite's converters:
+    /// negative multipliers, `i32::MIN`, left shifts up to 12.
+    #[test]
+    fn deep_layers_match_reference() {
+        // The micro:bit's 16 KB of RAM hold none of these layers: there the buffers shrink to
+        // nothing and the test says it skipped.
+        const SMALL: bool = super::on_microbit();
+        const IN: usize = if SMALL { 16 } else { 4096 };
+        const OUT: usize = if SMALL { 16 } else { 4096 };
+        const CH: usize = 160;
+        const W: usize = if SMALL { 16 } else { 16384 };
+        if SMALL {
+            defmt::info!("deep layers: skipped on the micro:bit (16 KB of RAM)");
+            return;
+        }
+        let mut d = Draw(super::SplitMix64::new(0x6d76652d6465));
+        let (mut x, mut w, mut want, mut got) = ([0i8; IN], [0i8; W], [0i8; OUT], [0i8; OUT]);
+        let (mut m, mut s, mut bias) = ([0i32; CH], [0i32; CH], [0i32; CH]);
+        let mut scratch = [0u8; IN];
+        let (mut convs, mut dws, mut fcs, mut elements) = (0, 0, 0, 0);
+        // The draw's requantization, sometimes with negative or `i32::MIN` multipliers and left
+        // shifts (small biases then keep most outputs off the clamp).
+        let quant = |d: &mut Draw, m: &mut [i32], s: &mut [i32], b: &mut [i32]| {
+            d.quant(m, s, b);
+            if d.below(4) == 0 {
+                for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(b.iter_mut()) {
+                    match d.below(4) {
+                        0 => *m = -*m,
+                        1 => *m = i32::MIN,
+                        2 => {
+                            *s = d.range(0, 12) as i32;
+                            *b >>= 12;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        };
+        for _ in 0..120 {
+            let (in_off, out_off) = (-(d.i8() as i32), d.i8() as i32);
+            let act = if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() };
+            // Conv: deep patches, many filters.
+            let (kh, kw) = (d.range(1, 3), d.range(1, 3));
+            let in_c = [1, 3, 8, 15, 16, 17, 32, 33, 40][d.below(9)];
+            let out_c = d.range(1, 80);
+            let (h, wd) = (d.range(2, 8), d.range(2, 8));
+            let stride = Hw::new(d.range(1, 2), d.range(1, 2));
+            let dilation = Hw::new(1, d.range(1, 2));
+            let pad = if d.below(2) == 0 { Padding::Same } else { Padding::Valid };
+            if let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) {
+                let (nin, nf) = (h * wd * in_c, out_c * kh * kw * in_c);
+                let nout = win.output.h * win.output.w * out_c;
+                if nin <= IN && nf <= w.len() && nout <= OUT {
+                    d.fill(&mut x[..nin]);
+                    d.fill(&mut w[..nf]);
+                    quant(&mut d, &mut m[..out_c], &mut s[..out_c], &mut bias[..out_c]);
+                    let p = ConvParams {
+                        input: Dims4::new(1, h, wd, in_c),
+                        filter: Dims4::new(out_c, kh, kw, in_c),
+                        output: Dims4::new(1, win.output.h, win.output.w, out_c),
+                        stride,
+                        dilation,
+                        padding: win.padding,
+                        input_offset: in_off,
+                        output_offset: out_off,
+                        activation: act,
+                        rounding: Rounding::Double,
+                    };
+                    let q = PerChannelQuant { multiplier: &m[..out_c], shift: &s[..out_c] };
+                    let b = if d.below(4) == 0 { None } else { Some(&bias[..out_c]) };
+                    let len = conv_s8_scratch_len(&p);
+                    if len <= scratch.len() {
+                        conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+                        conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut scratch[..len]).unwrap();
+                        elements += check("deep conv", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+                        convs += 1;
+                    }
+                }
+            }
+
+            // Depthwise: many channels, up to 5x5 taps.
+            let c = d.range(1, 80);
+            let (kh, kw) = (d.range(1, 5), d.range(1, 5));
+            let (h, wd) = (d.range(1, 10), d.range(1, 10));
+            let dilation = Hw::new(d.range(1, 2), d.range(1, 2));
+            if let Ok(win) = compute_window(pad, Hw::new(h, wd), Hw::new(kh, kw), stride, dilation) {
+                let (nin, nf, nout) = (h * wd * c, kh * kw * c, win.output.h * win.output.w * c);
+                if nin <= IN && nout <= OUT && nf <= w.len() {
+                    d.fill(&mut x[..nin]);
+                    d.fill(&mut w[..nf]);
+                    quant(&mut d, &mut m[..c], &mut s[..c], &mut bias[..c]);
+                    let p = DepthwiseConvParams {
+                        input: Dims4::new(1, h, wd, c),
+                        filter: Hw::new(kh, kw),
+                        output: Dims4::new(1, win.output.h, win.output.w, c),
+                        depth_multiplier: 1,
+                        stride,
+                        dilation,
+                        padding: win.padding,
+                        input_offset: in_off,
+                        output_offset: out_off,
+                        activation: act,
+                        rounding: Rounding::Double,
+                    };
+                    let q = PerChannelQuant { multiplier: &m[..c], shift: &s[..c] };
+                    let b = if d.below(4) == 0 { None } else { Some(&bias[..c]) };
+                    depthwise_conv_s8_reference(&p, &q, &x[..nin], &w[..nf], b, &mut want[..nout]).unwrap();
+                    depthwise_conv_s8(&p, &q, &x[..nin], &w[..nf], b, &mut got[..nout], &mut []).unwrap();
+                    elements +=
+                        check("deep depthwise", "dispatched", bytemuck::cast_slice(&want[..nout]), &got[..nout]);
+                    dws += 1;
+                }
+            }
+
+            // Fully connected: deep rows, many outputs, per-channel or per-tensor.
+            let (batches, depth, out_d) = (d.range(1, 2), d.range(1, 700), d.range(1, 150));
+            if batches * depth <= IN && out_d * depth <= w.len() && out_d <= CH {
+                d.fill(&mut x[..batches * depth]);
+                d.fill(&mut w[..out_d * depth]);
+                quant(&mut d, &mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
+                let p = FullyConnectedParams {
+                    batches,
+                    input_depth: depth,
+                    output_depth: out_d,
+                    input_offset: in_off,
+                    output_offset: out_off,
+                    activation: act,
+                    rounding: Rounding::Double,
+                };
+                let (xs, ws, n) = (&x[..batches * depth], &w[..out_d * depth], batches * out_d);
+                let b = if d.below(4) == 0 { None } else { Some(&bias[..out_d]) };
+                let len = fully_connected_s8_scratch_len(&p).min(scratch.len());
+                if d.below(3) == 0 {
+                    let q = FullyConnectedMultiplier {
+                        fixed: QuantizedMultiplier { multiplier: m[0], shift: s[0] },
+                        exact: ExactMultiplier::from_f64(0.5).unwrap(),
+                    };
+                    fully_connected_s8_reference(&p, &q, xs, ws, b, &mut want[..n]).unwrap();
+                    fully_connected_s8(&p, &q, xs, ws, b, &mut got[..n], &mut scratch[..len]).unwrap();
+                } else {
+                    let pc = FullyConnectedPerChannelQuant {
+                        fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] },
+                        exact: &[],
+                    };
+                    fully_connected_per_channel_s8_reference(&p, &pc, xs, ws, b, &mut want[..n]).unwrap();
+                    fully_connected_per_channel_s8(&p, &pc, xs, ws, b, &mut got[..n], &mut scratch[..len]).unwrap();
+                }
+                elements += check("deep fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+                fcs += 1;
+            }
+        }
+        defmt::info!(
+            "deep layers: {=usize} conv, {=usize} depthwise, {=usize} fully connected, {=usize} elements: dispatched == reference",
+            convs,
+            dws,
+            fcs,
+            elements
+        );
+        defmt::assert!(convs > 40 && dws > 40 && fcs > 40);
+    }
+
+    /// Random elementwise int8 ADDs (scales, zero points, clamps, lengths 1 to 700) through the
+    /// dispatched kernel (Helium on the M55, the DSP path on M4/M7/M33) against the reference.
+    #[test]
+    fn add_matches_reference_on_random_scales() {
+        use microquant::kernels::add::{AddParams, add_s8, add_s8_reference};
+        use microquant::kernels::tensor::PerTensorQuant;
+        let mut d = Draw(super::SplitMix64::new(0x616464));
+        let (mut x1, mut x2, mut want, mut got) = ([0i8; 700], [0i8; 700], [0i8; 700], [0i8; 700]);
+        let (mut cases, mut elements) = (0, 0);
+        for case in 0..150 {
+            let scale = |d: &mut Draw| 0.001 + d.below(10_000) as f32 * 1e-4;
+            let zp = |d: &mut Draw| d.i8() as i32;
+            let q1 = PerTensorQuant::new(scale(&mut d), zp(&mut d));
+            let q2 = if case % 5 == 0 {
+                PerTensorQuant::new(q1.scale, zp(&mut d))
+            } else {
+                PerTensorQuant::new(scale(&mut d), zp(&mut d))
+            };
+            let qo = PerTensorQuant::new(scale(&mut d) * 2.0, zp(&mut d));
+            let act = if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() };
+            let n = d.range(1, 700);
+            let Ok(p) = AddParams::prepare_s8(q1, q2, qo, act, &[n], &[n], Rounding::Double) else { continue };
+            d.fill(&mut x1[..n]);
+            d.fill(&mut x2[..n]);
+            add_s8_reference(&p, &x1[..n], &x2[..n], &mut want[..n]).unwrap();
+            add_s8(&p, &x1[..n], &x2[..n], &mut got[..n]).unwrap();
+            elements += check("random add", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+            cases += 1;
+        }
+        defmt::info!("random add: {=usize} cases, {=usize} elements: dispatched == reference", cases, elements);
+        defmt::assert!(cases > 100);
     }
 
     /// Random wider images (up to 40 columns) through the conv fast path, against the reference:

@@ -210,7 +210,11 @@ fn conv_s8_dispatch(
         arch::scratch::scratch_words(scratch),
         arch::tiled_conv::ConvOperands { p, multiplier: quant.multiplier, shift: quant.shift, input, filter, bias },
     );
-    #[cfg(mq_dsp)]
+    // Helium first where it is built; it declines to the DSP path as the DSP path does to the
+    // reference.
+    #[cfg(mq_mve)]
+    let done = arch::arm_mve::conv_s8(&ops, output, cols) || arch::arm_dsp::conv_s8(&ops, output, cols);
+    #[cfg(all(mq_dsp, not(mq_mve)))]
     let done = arch::arm_dsp::conv_s8(&ops, output, cols);
     #[cfg(all(mq_wasm_simd, not(mq_relaxed_simd)))]
     let done = arch::wasm_simd::conv_s8_lanes(&ops, output, cols)

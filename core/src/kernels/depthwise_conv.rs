@@ -147,7 +147,11 @@ fn depthwise_conv_s8_dispatch(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) {
-    #[cfg(mq_dsp)]
+    // Helium first where it is built; it declines to the DSP path.
+    #[cfg(mq_mve)]
+    let done = crate::kernels::arch::arm_mve::depthwise_conv_s8(p, quant, input, filter, bias, output)
+        || crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    #[cfg(all(mq_dsp, not(mq_mve)))]
     let done = crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
     #[cfg(mq_wasm_simd)]
     let done = crate::kernels::arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);

@@ -410,6 +410,10 @@ fn fully_connected_s8_fast(
             _ => None,
         };
         if let Some((multiplier, shift)) = ms {
+            #[cfg(mq_mve)]
+            if arch::arm_mve::fully_connected_s8(p, multiplier, shift, input, filter, bias, output) {
+                return true;
+            }
             let a = arch::arm_dsp::FcArgs { params: p, input, filter, bias, multiplier, shift };
             if arch::arm_dsp::fully_connected_right_shift(&a, output, scratch) {
                 return true;

@@ -14,6 +14,11 @@ use crate::kernels::params::AddParams;
 /// offset, clamped. `false` (nothing written) outside the preconditions: int8 parameters
 /// (`left_shift == 20`), equal shapes, lengths matching them, multipliers in their forms.
 pub(crate) fn add_s8_elementwise(p: &AddParams, in1: &[i8], in2: &[i8], out: &mut [i8]) -> bool {
+    // Helium first where it is built (4 elements per pass); it declines to the code below.
+    #[cfg(mq_mve)]
+    if super::arm_mve::add_s8(p, in1, in2, out) {
+        return true;
+    }
     let (m1, m2) = (p.input1_multiplier, p.input2_multiplier);
     let (Some(s1), Some(s2)) = (
         AddInputScale::new(p.input1_offset, m1.multiplier, m1.shift),

@@ -440,6 +440,7 @@ pub(super) fn depthwise_3x3_s8(
             }
             let wsum =
                 [sum_e as i16 as i32, sum_o as i16 as i32, (sum_e >> 16) as i16 as i32, (sum_o >> 16) as i16 as i32];
+            #[allow(clippy::needless_range_loop)] // four parallel tables, indexed alike
             for j in 0..4 {
                 ctx.acc0[j] =
                     bias.and_then(|b| b.get(ch + j)).copied().unwrap_or(0).wrapping_add(wsum[j].wrapping_mul(off));
