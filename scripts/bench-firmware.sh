@@ -118,8 +118,11 @@ for board in $BOARDS; do
     echo "| $model | $board | $(kb "$flash") | $(kb "$runtime") | $(kb "$kernels") | $(kb "$weights") | $(fmt "$arena") | $(fmt "$((other + stack))") ($(fmt "$other") static + $(fmt "$stack") stack) | **$(fmt "$insns")** | $ref | ${tflm_fast:-} | ${tflm_ref:-} | ${tflm_arena:-} |" >>"$ROWS"
     # The minimal image of the same model (src/bin/minimal.rs): the model, its kernels, a class per
     # inference; run to check it works.
+    # (the same target flags as the application's build: the M55 image for mps3-an547)
+    mextra=()
+    [ "$board" = mps3-an547 ] && mextra=(--config "target.thumbv8m.main-none-eabihf.rustflags=['-C','target-cpu=cortex-m55']")
     (cd "$FW" && MQ_BOARD=$board MQ_MODEL="$ROOT/$(file_of "$model")" \
-       cargo build -q --release --target "$t" --target-dir "$TD" --bin minimal)
+       cargo build -q --release --target "$t" --target-dir "$TD" --bin minimal "${mextra[@]}")
     melf=$TD/$t/release/minimal
     (cd "$FW" && MQ_BOARD=$board QEMU_TIMEOUT=900 ./qemu-run.sh "$melf") >"$log.min" 2>&1 \
       || { echo "bench-firmware: minimal $model on $board failed:" >&2; tail -n 5 "$log.min" >&2; exit 1; }
