@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::{env, fs};
 
 use microquant::compile::{CompileOptions, compile};
-use microquant::kernels::Rounding;
 use microquant::interp::{ARENA_ALIGN, Interpreter};
+use microquant::kernels::Rounding;
 use microquant::model::{AlignedBytes, ElementType, Model};
 use microquant_tests::models::{MlperfTinyGolden, ModelGolden};
 
@@ -149,7 +149,15 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
     }
     let output_q = t_out.per_tensor().unwrap_or((1.0, 0));
     let crc = m.crc();
-    Built { arena: m.arena_len(), ops: m.num_ops(), input_len: t_in.len(), output_len: t_out.len(), output_q, crc, bytes }
+    Built {
+        arena: m.arena_len(),
+        ops: m.num_ops(),
+        input_len: t_in.len(),
+        output_len: t_out.len(),
+        output_q,
+        crc,
+        bytes,
+    }
 }
 
 fn convert(tflite: &Path) -> Built {

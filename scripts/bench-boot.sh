@@ -56,7 +56,7 @@ echo
 cat <<'NOTES'
 Before (commit e898037, the same application and measurement, model with names, the `crc` crate's byte-wise CRC-32
 and every check at boot): `.mq` 55,044 B, image flash 351,268 B, boot check 426,680 instructions (11.95 % of one
-inference, 7.75 per model byte). The stripped file drops 12.5 KB of tensor and op names and metadata and 9.2 KB of
+inference, 7.75 per model byte). The stripped file drops 12.4 KB of tensor and op names and metadata and 9.2 KB of
 per-channel float scales and zero points (18 tensors × 64 channels); what remains besides the 28,984 B of weights and
 tables is 4.4 KB of tensor and op records and parameter blocks. The CRC-32 is now slice-by-4 (4 KiB of tables in flash
 instead of 1 KiB; 3.4 instructions per byte instead of 7.4). What is left at boot for a build-validated model is that

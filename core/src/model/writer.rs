@@ -417,7 +417,8 @@ impl core::fmt::Debug for AlignedBytes {
 /// let full = b.finish().unwrap();
 /// let lean = strip(&full).unwrap();
 /// assert!(lean.len() < full.len());
-/// let m = Model::parse(&AlignedBytes::new(&lean)).unwrap();
+/// let lean = AlignedBytes::new(&lean);
+/// let m = Model::parse(&lean).unwrap();
 /// assert!(m.is_stripped());
 /// assert_eq!((m.tensor(0).unwrap().name(), m.num_meta()), ("", 0));
 /// ```
