@@ -11,11 +11,20 @@
 //!   (`tests/golden/models/`), as `model_tests.rs`; a model that does not fit the board is
 //!   reported, not embedded.
 //! * The runner (`src/bin/runner.rs`): the size of its model + arena buffer, from the board's RAM.
+//!
+//! Every embedded model is *stripped* (`microquant::model::strip`: no tensor or op names, no
+//! metadata, no per-channel float scales: nothing the device reads), unless `MQ_KEEP_NAMES=1`.
+//! The application's model is also *validated here*, completely (`Interpreter::new` on the
+//! host: the model's structure and every op), and its CRC written as `APP_MODEL_CRC`: at boot
+//! `Interpreter::new_prevalidated` checks the header and the CRC of every byte and skips the
+//! per-tensor and per-op checks (`MQ_BOOT_VALIDATION=full` makes the application validate
+//! everything at boot instead, as the runner does for the models it receives).
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
 use microquant::compile::{CompileOptions, compile};
+use microquant::interp::{ARENA_ALIGN, Interpreter};
 use microquant::kernels::Rounding;
 use microquant::model::{AlignedBytes, ElementType, Model, OpKind, Storage};
 use microquant_tests::models::{MlperfTinyGolden, ModelGolden};
@@ -115,11 +124,28 @@ struct Built {
     kinds: Vec<OpKind>,
     /// Whether an activation is int16 (16x8 ops): the op set then has the 16x8 kernels too.
     int16: bool,
+    /// The file's CRC-32 (its header's), once the whole model is validated.
+    crc: u32,
+}
+
+/// `MQ_KEEP_NAMES=1`: embed models with their names and metadata (for debugging: bigger images).
+fn keep_names() -> bool {
+    matches!(env::var("MQ_KEEP_NAMES").as_deref(), Ok("1") | Ok("true") | Ok("yes"))
 }
 
 fn describe(bytes: Vec<u8>, what: &str) -> Built {
+    let bytes = if keep_names() {
+        bytes
+    } else {
+        microquant::model::strip(&bytes).unwrap_or_else(|e| panic!("{what}: not a valid .mq model: {e}"))
+    };
     let aligned = AlignedBytes::new(&bytes);
     let m = Model::parse(&aligned).unwrap_or_else(|e| panic!("{what}: not a valid .mq model: {e}"));
+    // The whole validation the device would do at load (every op), here at build time.
+    let mut arena = vec![0u8; m.arena_len() + ARENA_ALIGN];
+    if let Err(e) = Interpreter::new(&aligned, &mut arena) {
+        panic!("{what}: the interpreter refuses the model: {e}");
+    }
     let t_in = m.tensor(m.input_index(0).expect("input")).expect("input tensor");
     let t_out = m.tensor(m.output_index(0).expect("output")).expect("output tensor");
     if t_in.dtype != ElementType::I8 || t_out.dtype != ElementType::I8 {
@@ -136,6 +162,7 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
     let int16 = (0..m.num_tensors() as u32)
         .map(|i| m.tensor(i).unwrap_or_else(|e| panic!("{what}: tensor {i}: {e}")))
         .any(|t| t.dtype == ElementType::I16 && matches!(t.storage, Storage::Arena(_)));
+    let crc = m.crc();
     Built {
         arena: m.arena_len(),
         ops: m.num_ops(),
@@ -144,6 +171,7 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
         output_q,
         kinds,
         int16,
+        crc,
         bytes,
     }
 }
@@ -219,6 +247,8 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     let goldens = goldens(&repo);
     println!("cargo:rerun-if-env-changed=MQ_MODEL");
     println!("cargo:rerun-if-env-changed=MQ_ALL_OPS");
+    println!("cargo:rerun-if-env-changed=MQ_KEEP_NAMES");
+    println!("cargo:rerun-if-env-changed=MQ_BOOT_VALIDATION");
     println!("cargo:rerun-if-changed=build_model.rs");
     println!("cargo:rerun-if-changed=../tests/golden/models");
     for (_, p) in &goldens {
@@ -277,6 +307,26 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
     writeln!(s, "/// The `.mq` bytes, in flash, 16-byte aligned.").unwrap();
     writeln!(s, "pub static APP_MODEL: &[u8] = crate::include_model!(concat!(env!(\"OUT_DIR\"), \"/app_model.mq\"));")
         .unwrap();
+    writeln!(
+        s,
+        "/// The model's CRC-32: the bytes `build.rs` validated completely (for `Interpreter::new_prevalidated`)."
+    )
+    .unwrap();
+    writeln!(s, "pub const APP_MODEL_CRC: u32 = {:#010x};", app.crc).unwrap();
+    writeln!(s, "/// True when the embedded model is stripped (no names or metadata; `MQ_KEEP_NAMES=1` keeps them).")
+        .unwrap();
+    writeln!(s, "pub const APP_MODEL_STRIPPED: bool = {};", !keep_names()).unwrap();
+    let full_at_boot = match env::var("MQ_BOOT_VALIDATION").as_deref() {
+        Ok("full") => true,
+        Ok("") | Ok("crc") | Err(_) => false,
+        Ok(other) => panic!("MQ_BOOT_VALIDATION={other}: expected `crc` (the default) or `full`"),
+    };
+    writeln!(
+        s,
+        "/// True when the application validates the whole model at boot (`MQ_BOOT_VALIDATION=full`); else the header and CRC only (validated at build time)."
+    )
+    .unwrap();
+    writeln!(s, "pub const APP_BOOT_FULL_VALIDATION: bool = {full_at_boot};").unwrap();
     writeln!(s, "/// Length of the `.mq` model (flash).").unwrap();
     writeln!(s, "pub const APP_MODEL_LEN: usize = {};", app.bytes.len()).unwrap();
     writeln!(s, "/// The arena the model's plan needs, exactly.").unwrap();

@@ -32,7 +32,11 @@ $MQ import models/mlperf-tiny/kws_ref_model_int8.tflite -o "$T/kws.mq"
 $MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_host.npy" > "$T/kws_host.log" 2>&1
 $MQ run "$T/kws.mq" --input models/examples/kws_samples.npy -o "$T/kws_m4.npy" --target qemu-m4 2>&1 | tee "$T/kws_m4.log"
 
-echo "=== firmware image for mps2-an386 with the quantized example embedded"
+echo "=== strip names and metadata (what the firmware embeds)"
+$MQ strip "$T/digits.mq" -o "$T/digits_lean.mq"
+$MQ strip "$T/kws.mq" -o "$T/kws_lean.mq"
+
+echo "=== firmware image for mps2-an386 with the quantized example embedded (stripped by its build)"
 (cd firmware && MQ_MODEL="$T/digits.mq" cargo build -q --release --target thumbv7em-none-eabihf)
 SIZE="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/host: //p')/bin/llvm-size"
 ELF=firmware/target/thumbv7em-none-eabihf/release/microquant-firmware
@@ -47,7 +51,7 @@ printf '  %-30s %s\n' \
   "accuracy (calibration set)" "$(sed -n 's/^accuracy: //p' "$T/quantize.log" | head -1)" \
   "prediction (Cortex-M4F)" "$(grep -m1 '^sample 0:' "$T/digits_m4.log")" \
   "arena (RAM, planned)" "$(arena_of "$T/digits.mq") bytes" \
-  "model (.mq, flash)" "$(stat -c %s "$T/digits.mq") bytes" \
+  "model (.mq)" "$(stat -c %s "$T/digits.mq") bytes; $(stat -c %s "$T/digits_lean.mq") stripped (flash)" \
   "firmware image (flash, total)" "$flash bytes (code + model)" \
   "instructions per inference" "$(insns_of "$T/digits_m4.log") (QEMU -icount, Cortex-M4F)" \
   "host vs device" "$digits_same"
@@ -55,7 +59,7 @@ echo "MLPerf Tiny KWS (int8 TFLite, imported)"
 printf '  %-30s %s\n' \
   "prediction (Cortex-M4F)" "$(grep -m1 '^sample 0:' "$T/kws_m4.log")" \
   "arena (RAM, planned)" "$(arena_of "$T/kws.mq") bytes" \
-  "model (.mq, flash)" "$(stat -c %s "$T/kws.mq") bytes" \
+  "model (.mq)" "$(stat -c %s "$T/kws.mq") bytes; $(stat -c %s "$T/kws_lean.mq") stripped (flash)" \
   "instructions per inference" "$(insns_of "$T/kws_m4.log") (QEMU -icount, Cortex-M4F)" \
   "host vs device" "$kws_same"
 [ "$digits_same" != "OUTPUTS DIFFER" ] && [ "$kws_same" != "OUTPUTS DIFFER" ]

@@ -11,7 +11,7 @@ use crate::output::Stdout;
 pub fn run(input: &Path, output: &Path, rounding: Rounding, out: &mut Stdout) -> Result<(), CliError> {
     let bytes = std::fs::read(input).map_err(|e| CliError::io(input, e))?;
     let graph = microquant::tflite::import(&bytes).map_err(|e| CliError::convert(input, e))?;
-    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(&bytes);
+    let crc = microquant::model::crc32(&bytes);
     let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let options = CompileOptions {
         rounding,

@@ -1,6 +1,6 @@
 //! `microquant inspect`: what a `.mq` model holds and what it needs.
 
-use microquant::model::{AlignedBytes, Model, Quant, Storage, TensorInfo};
+use microquant::model::{AlignedBytes, Model, OpInfo, Quant, Storage, TensorInfo};
 use serde_json::{Value, json};
 
 use crate::CliError;
@@ -19,6 +19,7 @@ fn quant_text(q: &Quant) -> String {
             let (lo, hi) = scales.iter().fold((f32::MAX, f32::MIN), |(l, h), &s| (l.min(s), h.max(s)));
             format!("per-channel axis {axis} ({} scales {lo:e}..{hi:e})", scales.len())
         }
+        Quant::PerChannelStripped { channels, axis } => format!("per-channel axis {axis} ({channels}, stripped)"),
     }
 }
 
@@ -29,7 +30,18 @@ fn quant_json(q: &Quant) -> Value {
         Quant::PerChannel { scales, zero_points, axis } => {
             json!({"axis": axis, "scales": scales, "zero_points": zero_points})
         }
+        Quant::PerChannelStripped { channels, axis } => json!({"axis": axis, "channels": channels, "stripped": true}),
     }
+}
+
+/// A tensor's name, or `t<index>` when the model has none (a stripped model).
+fn tensor_name(t: &TensorInfo) -> String {
+    if t.name().is_empty() { format!("t{}", t.index) } else { t.name().to_string() }
+}
+
+/// An op's name, or `op<index>` when the model has none (a stripped model).
+fn op_name(op: &OpInfo) -> String {
+    if op.name().is_empty() { format!("op{}", op.index) } else { op.name().to_string() }
 }
 
 /// Summary figures of a model.
@@ -61,8 +73,10 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
                 Storage::Arena(o) => ("arena", o),
                 Storage::Const(o) => ("const", o),
             };
-            tensors.push(json!({"index": i, "name": t.name(), "dtype": format!("{:?}", t.dtype), "shape": t.dims(),
-                "storage": storage, "offset": offset, "bytes": t.byte_len, "quant": quant_json(&t.quant)}));
+            tensors.push(
+                json!({"index": i, "name": tensor_name(&t), "dtype": format!("{:?}", t.dtype), "shape": t.dims(),
+                "storage": storage, "offset": offset, "bytes": t.byte_len, "quant": quant_json(&t.quant)}),
+            );
         }
         let mut ops = Vec::new();
         for i in 0..m.num_ops() as u32 {
@@ -71,7 +85,7 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
                 .map(|k| op.input(k).map(|t| if t == microquant::model::ABSENT { Value::Null } else { json!(t) }))
                 .collect::<Result<_, _>>()?;
             let outs: Vec<u32> = (0..op.num_outputs()).map(|k| op.output(k)).collect::<Result<_, _>>()?;
-            ops.push(json!({"index": i, "op": op.kind.name(), "name": op.name(), "inputs": ins, "outputs": outs,
+            ops.push(json!({"index": i, "op": op.kind.name(), "name": op_name(&op), "inputs": ins, "outputs": outs,
                 "in_place": op.in_place(), "scratch_bytes": op.scratch_len, "macs": m.op_macs(i)?}));
         }
         let io = |n: usize, f: &dyn Fn(usize) -> Result<u32, microquant::Error>| -> Result<Vec<u32>, CliError> {
@@ -83,7 +97,7 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
             .collect();
         let doc = json!({
             "file_bytes": s.file_len, "const_bytes": s.const_bytes, "arena_bytes": s.arena_len, "macs": s.macs,
-            "single_rounding": m.single_rounding(),
+            "single_rounding": m.single_rounding(), "stripped": m.is_stripped(), "crc32": format!("{:08x}", m.crc()),
             "inputs": io(m.num_inputs(), &|i| m.input_index(i))?,
             "outputs": io(m.num_outputs(), &|i| m.output_index(i))?,
             "metadata": meta, "tensors": tensors, "ops": ops,
@@ -102,7 +116,13 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
         "rounding   {}",
         if m.single_rounding() { "single (TFLite interpreter)" } else { "double (TFLite Micro)" }
     )?;
-    writeln!(out, "file       {} bytes ({} bytes of weights and tables)", s.file_len, s.const_bytes)?;
+    writeln!(
+        out,
+        "file       {} bytes ({} bytes of weights and tables){}",
+        s.file_len,
+        s.const_bytes,
+        if m.is_stripped() { "; stripped: no names or metadata" } else { "" }
+    )?;
     writeln!(out, "arena      {} bytes (RAM for activations and scratch)", s.arena_len)?;
     writeln!(out, "MACs       {}", s.macs)?;
     writeln!(out)?;
@@ -126,7 +146,7 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
             format!("{} -> {}", ins.join(","), outs.join(",")),
             m.op_macs(i)?,
             op.scratch_len,
-            op.name()
+            op_name(&op)
         )?;
     }
     writeln!(out)?;
@@ -150,7 +170,7 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
             st,
             t.byte_len,
             quant_text(&t.quant),
-            t.name()
+            tensor_name(&t)
         )?;
     }
     Ok(())

@@ -19,6 +19,7 @@ mod preprocess;
 mod qemu;
 mod quantize;
 mod run;
+mod strip;
 
 #[derive(Parser)]
 #[command(name = "microquant", version, about = "int8 quantization for tiny devices")]
@@ -80,6 +81,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a .mq model without its tensor and op names and its metadata (host-only data), as
+    /// the device loads it: same ops, weights and arena, same outputs bit for bit. `inspect` and
+    /// `run` read stripped models too (names shown as t12, op3).
+    Strip {
+        /// The .mq file.
+        model: PathBuf,
+        /// Where to write the stripped .mq.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Quantize float values to int8 (ONNX QuantizeLinear) and dequantize them back.
     Qdq {
         /// Quantization scale (> 0).
@@ -134,6 +145,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli, out: &mut Stdout) -> Result<(), CliError> {
     match cli.command {
         Command::Inspect { model, json } => inspect::run(&model, json, out),
+        Command::Strip { model, output } => strip::run(&model, &output, out),
         Command::Quantize(args) => quantize::run(&args, out),
         Command::Import { model, output, rounding } => {
             let r = match rounding {

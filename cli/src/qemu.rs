@@ -304,7 +304,10 @@ pub fn run(
     let tmp = TempDir::new()?;
     let elf_copy = tmp.0.join("runner.elf");
     build_runner(&fw, &board, &elf_copy)?;
-    std::fs::write(tmp.0.join("model.mq"), &raw).map_err(|e| CliError::io(&tmp.0, e))?;
+    // The device gets the model stripped (no names, metadata or per-channel scales: less of the
+    // runner's RAM); it validates it completely, as any model it receives.
+    let lean = microquant::model::strip(&raw).map_err(|e| CliError::model(model_path, e))?;
+    std::fs::write(tmp.0.join("model.mq"), &lean).map_err(|e| CliError::io(&tmp.0, e))?;
     let input_bytes: Vec<u8> = rows.iter().map(|&v| v as u8).collect();
     std::fs::write(tmp.0.join("input.bin"), &input_bytes).map_err(|e| CliError::io(&tmp.0, e))?;
     let log = run_qemu(&board, &elf_copy, &tmp.0)?;

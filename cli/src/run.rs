@@ -114,13 +114,15 @@ pub fn output_layout(model: &Model, index: usize) -> Option<IoInfo> {
     source_layout(model, "output", index)
 }
 
-/// The names of the model's inputs (`kind` "input") or outputs.
-pub fn io_names<'a>(model: &Model<'a>, kind: &str) -> Result<Vec<&'a str>, CliError> {
+/// The names of the model's inputs (`kind` "input") or outputs: `t<index>` for a tensor
+/// without one (a stripped model, `microquant strip`).
+pub fn io_names(model: &Model, kind: &str) -> Result<Vec<String>, CliError> {
     let n = if kind == "input" { model.num_inputs() } else { model.num_outputs() };
     (0..n)
         .map(|k| {
             let i = if kind == "input" { model.input_index(k)? } else { model.output_index(k)? };
-            Ok(model.tensor(i)?.name())
+            let name = model.tensor(i)?.name();
+            Ok(if name.is_empty() { format!("t{i}") } else { name.to_string() })
         })
         .collect()
 }
@@ -196,8 +198,10 @@ pub fn run(
     let raw = std::fs::read(model_path).map_err(|e| CliError::io(model_path, e))?;
     let bytes = AlignedBytes::new(&raw);
     let model = Model::parse(&bytes).map_err(|e| CliError::model(model_path, e))?;
-    let in_paths = named_files(inputs, &io_names(&model, "input")?, "input")?;
+    let in_names = io_names(&model, "input")?;
+    let in_paths = named_files(inputs, &in_names.iter().map(String::as_str).collect::<Vec<_>>(), "input")?;
     let out_names = io_names(&model, "output")?;
+    let out_names: Vec<&str> = out_names.iter().map(String::as_str).collect();
     let out_paths: Vec<PathBuf> = if outputs.iter().all(|o| !o.contains('=')) && outputs.len() <= out_names.len() {
         outputs.iter().map(PathBuf::from).collect()
     } else {

@@ -147,3 +147,94 @@ fn misaligned_buffer_is_an_error() {
     let holder = AlignedBytes::new(&shifted);
     assert!(matches!(Model::parse(&holder[1..]), Err(Error::Misaligned { .. })));
 }
+
+/// A stripped model: no names, no metadata, no per-channel scales, the stripped flag and format
+/// 1.1; everything the interpreter reads unchanged; stripping it again changes nothing.
+#[test]
+fn strip_keeps_what_the_device_reads() {
+    use microquant::model::{Quant, Storage, strip};
+    let full_bytes = small_model();
+    let lean_bytes = strip(&full_bytes).unwrap();
+    assert!(lean_bytes.len() < full_bytes.len());
+    let (full, lean) = (AlignedBytes::new(&full_bytes), AlignedBytes::new(&lean_bytes));
+    let (f, l) = (Model::parse(&full).unwrap(), Model::parse(&lean).unwrap());
+    assert!(!f.is_stripped() && l.is_stripped());
+    assert_eq!((f.format_version(), l.format_version()), ((1, 0), (1, 1)));
+    assert_eq!((l.num_meta(), l.meta_value("producer")), (0, None));
+    assert_eq!((f.num_tensors(), f.num_ops(), f.arena_len()), (l.num_tensors(), l.num_ops(), l.arena_len()));
+    assert_eq!(f.single_rounding(), l.single_rounding());
+    for i in 0..f.num_tensors() as u32 {
+        let (a, b) = (f.tensor(i).unwrap(), l.tensor(i).unwrap());
+        assert_eq!(b.name(), "");
+        assert_eq!((a.dtype, a.dims(), a.byte_len, a.const_bytes()), (b.dtype, b.dims(), b.byte_len, b.const_bytes()));
+        match (a.quant, b.quant) {
+            (Quant::PerChannel { scales, axis, .. }, Quant::PerChannelStripped { channels, axis: ax }) => {
+                assert_eq!((scales.len(), axis), (channels as usize, ax));
+            }
+            (x, y) => assert_eq!(x, y),
+        }
+        if let (Storage::Arena(x), Storage::Arena(y)) = (a.storage, b.storage) {
+            assert_eq!(x, y);
+        }
+    }
+    for i in 0..f.num_ops() as u32 {
+        let (a, b) = (f.op(i).unwrap(), l.op(i).unwrap());
+        assert_eq!(b.name(), "");
+        assert_eq!(
+            (a.kind, a.flags, a.params(), a.scratch_offset, a.scratch_len),
+            (b.kind, b.flags, b.params(), b.scratch_offset, b.scratch_len)
+        );
+        let ins = |o: &microquant::model::OpInfo| (0..o.num_inputs()).map(|k| o.input(k).unwrap()).collect::<Vec<_>>();
+        assert_eq!(ins(&a), ins(&b));
+    }
+    assert_eq!((f.input_index(0), f.output_index(0)), (l.input_index(0), l.output_index(0)));
+    assert_eq!(strip(&lean_bytes).unwrap(), lean_bytes, "stripping is idempotent");
+}
+
+/// Damage to a stripped file is found as in a full one, with typed errors.
+#[test]
+fn damaged_stripped_files_are_typed_errors() {
+    let lean = microquant::model::strip(&small_model()).unwrap();
+    for n in 0..lean.len() {
+        assert!(Model::parse(&AlignedBytes::new(&lean[..n])).is_err(), "truncated to {n}");
+    }
+    for i in 0..lean.len() {
+        let mut bad = lean.clone();
+        bad[i] ^= 0x10;
+        let e = Model::parse(&AlignedBytes::new(&bad)).err();
+        assert!(e.is_some(), "bit flip at {i} not caught");
+    }
+    // An unknown quantization kind behind a valid CRC.
+    let mut bad = lean.clone();
+    bad[64 + 56 + 3] = 9; // tensor 1's quantization kind
+    fix_crc(&mut bad);
+    assert_eq!(
+        Model::parse(&AlignedBytes::new(&bad)).err(),
+        Some(Error::BadTensor { index: 1, reason: "unknown quantization kind" })
+    );
+    // A stripped per-channel count that does not match its axis.
+    let mut bad = lean.clone();
+    bad[64 + 56 + 44] = 4;
+    fix_crc(&mut bad);
+    assert!(matches!(Model::parse(&AlignedBytes::new(&bad)), Err(Error::BadTensor { index: 1, .. })));
+}
+
+/// The prevalidated path (an embedded model validated at build time): the CRC still checked
+/// against the stored one and against the one validated; a damaged byte is refused.
+#[test]
+fn prevalidated_checks_the_crc() {
+    let lean = microquant::model::strip(&small_model()).unwrap();
+    let bytes = AlignedBytes::new(&lean);
+    let crc = Model::parse(&bytes).unwrap().crc();
+    assert_eq!(crc, microquant::model::crc32(&[&lean[..16], &[0; 4], &lean[20..]].concat()));
+    let m = Model::parse_prevalidated(&bytes, crc).unwrap();
+    assert_eq!((m.num_inputs(), m.num_outputs(), m.num_tensors()), (1, 1, 4));
+    assert_eq!(
+        Model::parse_prevalidated(&bytes, crc ^ 1).err(),
+        Some(Error::CrcMismatch { stored: crc ^ 1, computed: crc })
+    );
+    let mut bad = lean.clone();
+    bad[lean.len() - 5] ^= 1;
+    assert!(matches!(Model::parse_prevalidated(&AlignedBytes::new(&bad), crc), Err(Error::CrcMismatch { .. })));
+    assert!(matches!(Model::parse_prevalidated(&bytes[..lean.len() - 4], crc), Err(Error::Truncated { .. })));
+}

@@ -58,10 +58,25 @@ fn run(arena: &mut [u8]) -> Result<(), AppError> {
         APP_ARENA_LEN
     );
     defmt::info!("op set (the kernels linked): {=str}", APP_OP_NAMES);
+    // The build validated the whole model (build_model.rs); at boot its header and the CRC of
+    // every byte are checked against that model's (MQ_BOOT_VALIDATION=full: everything again).
     let t0 = counter::now();
-    let mut interp = Interpreter::<AppOps>::with_op_set(APP_MODEL, arena)?;
+    let mut interp = if APP_BOOT_FULL_VALIDATION {
+        Interpreter::<AppOps>::with_op_set(APP_MODEL, arena)?
+    } else {
+        Interpreter::<AppOps>::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC)?
+    };
     let load = counter::now().wrapping_sub(t0);
-    defmt::info!("model validated in {=u64} instructions", counter::instructions(load));
+    defmt::info!(
+        "model checked in {=u64} instructions ({=str}; {=str} model)",
+        counter::instructions(load),
+        if APP_BOOT_FULL_VALIDATION {
+            "full validation at boot"
+        } else {
+            "header and CRC-32 of every byte; validated at build time"
+        },
+        if APP_MODEL_STRIPPED { "stripped" } else { "full" }
+    );
 
     // The embedded-hal world of the application; under QEMU, playback implementations.
     let clock = VirtualClock::new();
@@ -122,14 +137,15 @@ fn run(arena: &mut [u8]) -> Result<(), AppError> {
     }
     let peak = stack::peak();
     defmt::info!(
-        "summary: board={=str} model={=str} model_bytes={=usize} arena_bytes={=usize} golden_bytes={=usize} stack_peak_bytes={=usize} instructions_per_inference={=u64}",
+        "summary: board={=str} model={=str} model_bytes={=usize} arena_bytes={=usize} golden_bytes={=usize} stack_peak_bytes={=usize} instructions_per_inference={=u64} boot_check_instructions={=u64}",
         fw::BOARD,
         APP_MODEL_NAME,
         APP_MODEL_LEN,
         APP_ARENA_LEN,
         APP_GOLDEN.map_or(0, |g| g.expected.len()),
         peak,
-        counter::instructions(ticks) / n
+        counter::instructions(ticks) / n,
+        counter::instructions(load)
     );
     Ok(())
 }

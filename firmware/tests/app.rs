@@ -87,6 +87,36 @@ mod tests {
         );
     }
 
+    /// The embedded model as the application boots it (`Interpreter::new_prevalidated`: validated
+    /// by build.rs, the header and CRC checked here) gives the outputs of the full validation;
+    /// another CRC is refused; the model is stripped unless the build kept its names.
+    #[test]
+    fn build_validated_model_checks_its_crc(arena: &mut &'static mut [u8]) {
+        let mut want = [0i8; APP_OUTPUT_LEN];
+        let mut x = [0i8; APP_INPUT_LEN];
+        SplitMix64::new(4242).fill_i8(&mut x);
+        {
+            let mut full = Interpreter::new(APP_MODEL, arena).unwrap();
+            full.input_i8(0).unwrap().copy_from_slice(&x);
+            full.invoke().unwrap();
+            want.copy_from_slice(full.output_i8(0).unwrap());
+        }
+        {
+            let t0 = counter::now();
+            let mut pre = Interpreter::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC).unwrap();
+            let ticks = counter::now().wrapping_sub(t0);
+            pre.input_i8(0).unwrap().copy_from_slice(&x);
+            pre.invoke().unwrap();
+            assert_eq!(pre.output_i8(0).unwrap(), &want[..]);
+            defmt::info!("boot check of the embedded model: {=u64} SysTick ticks", ticks);
+        }
+        let e = Interpreter::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC ^ 1).err();
+        assert!(matches!(e, Some(microquant::Error::CrcMismatch { .. })));
+        let m = microquant::model::Model::parse(APP_MODEL).unwrap();
+        assert_eq!(m.is_stripped(), APP_MODEL_STRIPPED);
+        assert_eq!(m.crc(), APP_MODEL_CRC);
+    }
+
     #[test]
     fn driver_reads_windows_in_bursts_in_order() {
         let clock = VirtualClock::new();

@@ -55,6 +55,7 @@ mod smoke;
 mod spatial_interp;
 mod spatial_models;
 mod spiky;
+mod strip;
 mod support_matrix;
 mod tflite_import;
 mod tflite_shapes;

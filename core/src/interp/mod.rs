@@ -94,6 +94,33 @@ impl<'m, 'a, S: OpSet> Interpreter<'m, 'a, S> {
     /// Parses and validates `model` in `arena`, leaving the ops' state as `arena` holds it.
     fn open(model: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
         let model = Model::parse(model)?;
+        let it = Self::take_arena(model, arena)?;
+        for i in 0..it.model.num_ops() as u32 {
+            ops::validate::<S>(&it.model, i, it.rounding)?;
+        }
+        Ok(it)
+    }
+
+    /// As [`with_op_set`](Self::with_op_set) for a model the firmware's build validated
+    /// completely (with [`Interpreter::new`], on the host, the same bytes), identified by their
+    /// CRC ([`Model::parse_prevalidated`]): at boot it checks the header, the CRC of every byte
+    /// against `validated_crc`, and the arena, and skips the per-tensor and per-op checks (an op
+    /// outside `S`, which the build also rules out by writing `S` from the model, fails its run
+    /// with [`Error::OpNotInSet`]). The firmware's application embeds its model this way
+    /// (`firmware/build_model.rs`); a model loaded at run time (the firmware's runner) goes
+    /// through [`Interpreter::new`].
+    ///
+    /// # Errors
+    /// The errors of [`Model::parse_prevalidated`], and [`Error::ArenaTooSmall`].
+    pub fn new_prevalidated(model: &'m [u8], arena: &'a mut [u8], validated_crc: u32) -> Result<Self, Error> {
+        let model = Model::parse_prevalidated(model, validated_crc)?;
+        let mut it = Self::take_arena(model, arena)?;
+        it.reset_state()?;
+        Ok(it)
+    }
+
+    /// The interpreter of `model` in `arena` (aligned, cut to the model's arena), unchecked ops.
+    fn take_arena(model: Model<'m>, arena: &'a mut [u8]) -> Result<Self, Error> {
         let available = arena.len();
         let pad = arena.as_ptr().align_offset(ARENA_ALIGN);
         let needed = model.arena_len();
@@ -102,9 +129,6 @@ impl<'m, 'a, S: OpSet> Interpreter<'m, 'a, S> {
             None => return Err(Error::ArenaTooSmall { needed: needed + pad, available }),
         };
         let rounding = if model.single_rounding() { Rounding::Single } else { Rounding::Double };
-        for i in 0..model.num_ops() as u32 {
-            ops::validate::<S>(&model, i, rounding)?;
-        }
         Ok(Self { model, arena, rounding, op_set: PhantomData })
     }
 

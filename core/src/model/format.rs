@@ -5,8 +5,9 @@ pub const MAGIC: [u8; 4] = *b"MQNT";
 /// Format major version this crate reads and writes. Bump on any change a reader of the previous
 /// version would misread (header fields, record sizes or meanings, parameter blocks).
 pub const FORMAT_MAJOR: u16 = 1;
-/// Format minor version (additions a version-1 reader can ignore).
-pub const FORMAT_MINOR: u16 = 0;
+/// Format minor version (additions a version-1 reader can ignore). 1.1 adds the header's
+/// *stripped* flag; a file without it is written as 1.0.
+pub const FORMAT_MINOR: u16 = 1;
 
 pub(crate) const HEADER_LEN: usize = 64;
 pub(crate) const TENSOR_RECORD_LEN: usize = 56;
@@ -38,20 +39,19 @@ pub(crate) mod hdr {
 
 /// Header flag: the model was converted for TFLite-interpreter (single) rounding.
 pub(crate) const FLAG_SINGLE_ROUNDING: u32 = 1;
+/// Header flag (format 1.1): names and metadata were stripped ([`super::strip`]).
+pub(crate) const FLAG_STRIPPED: u32 = 2;
 /// Op flag: the op writes its output over its first input.
 pub(crate) const OP_FLAG_IN_PLACE: u16 = 1;
-
-/// CRC-32/ISO-HDLC (zlib's).
-pub(crate) const CRC32: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
 
 /// The file's CRC: CRC-32 of all its bytes with the CRC field itself read as zeros, so every
 /// other byte (the version fields included) is covered.
 pub(crate) fn file_crc(buf: &[u8]) -> u32 {
-    let mut d = CRC32.digest();
+    let mut d = super::crc::Crc32::new();
     d.update(buf.get(..hdr::CRC).unwrap_or(buf));
     d.update(&[0u8; 4]);
     d.update(buf.get(hdr::CRC + 4..).unwrap_or(&[]));
-    d.finalize()
+    d.finish()
 }
 
 /// Element type of a tensor.

@@ -2,6 +2,7 @@
 //! `alloc`, a writer and the arena planner used at conversion time.
 
 mod bytes;
+mod crc;
 mod format;
 mod reader;
 pub mod words;
@@ -11,7 +12,8 @@ pub mod planner;
 #[cfg(feature = "alloc")]
 mod writer;
 
+pub use crc::{Crc32, crc32};
 pub use format::{ElementType, FORMAT_MAJOR, FORMAT_MINOR, MAGIC, OpKind};
 pub use reader::{ABSENT, MetaEntry, Model, OpInfo, Quant, Storage, TensorInfo};
 #[cfg(feature = "alloc")]
-pub use writer::{AlignedBytes, ModelBuilder, OpSpec, TensorSpec};
+pub use writer::{AlignedBytes, ModelBuilder, OpSpec, TensorSpec, strip};

@@ -71,6 +71,15 @@ pub enum Quant<'a> {
         /// The quantized axis.
         axis: u8,
     },
+    /// Quantized per channel along `axis`, the scales and zero points stripped
+    /// ([`strip`](super::strip)): the kernels read the requantization multipliers and shifts
+    /// instead, never these (host tools show the tensor as per-channel without values).
+    PerChannelStripped {
+        /// Number of channels (the size of `axis`).
+        channels: u16,
+        /// The quantized axis.
+        axis: u8,
+    },
 }
 
 /// One tensor of a model.
@@ -273,6 +282,13 @@ impl<'a> Model<'a> {
     /// [`Error::UnsupportedVersion`], [`Error::CrcMismatch`], [`Error::Misaligned`],
     /// [`Error::OutOfBounds`], [`Error::BadTensor`], [`Error::BadOp`], [`Error::UnsupportedOp`].
     pub fn parse(buf: &'a [u8]) -> Result<Self, Error> {
+        Self::header(buf)?.validate()
+    }
+
+    /// Checks the header (length, magic, major version, file length, CRC, alignment) and reads
+    /// its fields: what [`parse`](Self::parse) checks first and
+    /// [`parse_prevalidated`](Self::parse_prevalidated) checks at all.
+    fn header(buf: &'a [u8]) -> Result<Self, Error> {
         if buf.len() < HEADER_LEN {
             return Err(Error::Truncated { needed: HEADER_LEN as u64, actual: buf.len() as u64 });
         }
@@ -316,7 +332,35 @@ impl<'a> Model<'a> {
             meta_off: rd(hdr::META_OFF)? as usize,
             n_meta: rd(hdr::N_META)?,
         };
-        m.validate()
+        Ok(m)
+    }
+
+    /// A model whose bytes were validated completely before, when the firmware was built (by
+    /// [`parse`](Self::parse) and every op check of
+    /// [`Interpreter::new`](crate::interp::Interpreter::new)), identified by their CRC:
+    /// checks the header as [`parse`](Self::parse) does, the CRC of every byte included, and
+    /// that the CRC is `validated_crc` (the one of the bytes validated), then skips the
+    /// per-tensor, per-op and per-name checks, which would find the same as at build time. The
+    /// boot path of an embedded model (`firmware/build_model.rs`); a model received at run time
+    /// goes through [`parse`](Self::parse).
+    ///
+    /// Should other bytes come with a CRC equal to `validated_crc` (a collision, or a caller
+    /// passing the CRC of other bytes), nothing becomes unsafe: the interpreter's run-time
+    /// reads are bounds-checked and return an error instead of panicking; only the promise that
+    /// `invoke` cannot fail is lost.
+    ///
+    /// # Errors
+    /// [`Error::CrcMismatch`] when the bytes' CRC is not `validated_crc` (then `stored` is
+    /// `validated_crc`), and the header errors of [`parse`](Self::parse).
+    pub fn parse_prevalidated(buf: &'a [u8], validated_crc: u32) -> Result<Self, Error> {
+        let mut m = Self::header(buf)?;
+        let stored = u32_at(buf, hdr::CRC, "header")?;
+        if stored != validated_crc {
+            return Err(Error::CrcMismatch { stored: validated_crc, computed: stored });
+        }
+        m.n_inputs = u32_at(buf, m.io_off, "io table")?;
+        m.n_outputs = u32_at(buf, m.io_off + 4, "io table")?;
+        Ok(m)
     }
 
     fn validate(mut self) -> Result<Self, Error> {
@@ -432,6 +476,15 @@ impl<'a> Model<'a> {
     /// Arena bytes the model needs (activations and scratch), with a 16-byte aligned arena.
     pub fn arena_len(&self) -> usize {
         self.arena_len as usize
+    }
+    /// True if the model's names and metadata were stripped ([`strip`](super::strip)): its
+    /// names are empty and it has no metadata.
+    pub fn is_stripped(&self) -> bool {
+        self.flags & FLAG_STRIPPED != 0
+    }
+    /// The file's CRC-32 (as stored in its header; [`parse`](Self::parse) checked it).
+    pub fn crc(&self) -> u32 {
+        u32_at(self.buf, hdr::CRC, "header").unwrap_or(0)
     }
     /// True if the model was converted for TFLite-interpreter (single) rounding.
     pub fn single_rounding(&self) -> bool {
@@ -550,6 +603,15 @@ impl<'a> Model<'a> {
                     });
                 }
                 Quant::PerChannel { scales, zero_points, axis }
+            }
+            3 => {
+                if axis >= rank || dims.get(axis as usize).copied() != Some(qcount as u32) {
+                    return Err(Error::BadTensor {
+                        index: i,
+                        reason: "per-channel count does not match the quantized axis",
+                    });
+                }
+                Quant::PerChannelStripped { channels: qcount, axis }
             }
             _ => return Err(Error::BadTensor { index: i, reason: "unknown quantization kind" }),
         };

@@ -19,6 +19,7 @@ enum SpecQuant {
     None,
     PerTensor(f32, i32),
     PerChannel { scales: Vec<f32>, zero_points: Vec<i32>, axis: u8 },
+    PerChannelStripped { channels: u16, axis: u8 },
 }
 
 /// A tensor to add to a [`ModelBuilder`].
@@ -253,7 +254,8 @@ impl ModelBuilder {
 
         out[hdr::MAGIC..hdr::MAGIC + 4].copy_from_slice(&MAGIC);
         put16(&mut out, hdr::MAJOR, FORMAT_MAJOR);
-        put16(&mut out, hdr::MINOR, FORMAT_MINOR);
+        // 1.1 only adds the stripped flag: a file without it is a 1.0 file, byte for byte.
+        put16(&mut out, hdr::MINOR, if self.flags & FLAG_STRIPPED != 0 { FORMAT_MINOR } else { 0 });
         put32(&mut out, hdr::HEADER_LEN, HEADER_LEN as u32);
         put32(&mut out, hdr::FILE_LEN, u32_of(file_len)?);
         put32(&mut out, hdr::FLAGS, self.flags);
@@ -288,6 +290,11 @@ impl ModelBuilder {
                     put32(&mut out, r + 36, scale.to_bits());
                     put32(&mut out, r + 40, *zp as u32);
                     put16(&mut out, r + 44, 1);
+                }
+                SpecQuant::PerChannelStripped { channels, axis } => {
+                    out[r + 3] = 3;
+                    put16(&mut out, r + 44, *channels);
+                    out[r + 46] = *axis;
                 }
                 SpecQuant::PerChannel { scales, zero_points, axis } => {
                     if zero_points.len() != scales.len() || scales.len() > u16::MAX as usize {
@@ -388,4 +395,94 @@ impl core::fmt::Debug for AlignedBytes {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "AlignedBytes({} bytes)", self.len)
     }
+}
+
+/// The bytes of `model` without what only host tools read: every tensor and op name (left
+/// empty; host tools show `t12`, `op3`), every metadata entry, and the float scales and zero
+/// points of tensors quantized per channel (weights and biases: the kernels read the
+/// requantization multipliers and shifts, stored as constants, instead; the tensor keeps its
+/// axis and channel count, [`Quant::PerChannelStripped`](super::Quant::PerChannelStripped)). The header's *stripped* flag
+/// is set (format 1.1, `docs/FORMAT.md`). Tensors, ops, parameter blocks, constants (in the
+/// same order), the arena plan and the rounding are kept, so the stripped model runs bit for
+/// bit as the full one; the file is laid out again and its CRC recomputed. Stripping a stripped
+/// model gives the same bytes.
+///
+/// ```
+/// use microquant::model::{AlignedBytes, ElementType, Model, ModelBuilder, TensorSpec, strip};
+/// let mut b = ModelBuilder::new();
+/// let x = b.add_tensor(TensorSpec::activation("a long layer name", ElementType::I8, &[1, 4]).per_tensor(0.5, -3));
+/// b.set_io(&[x], &[x]);
+/// b.set_arena_offsets(&[(x, 0)], 16);
+/// b.add_meta("source", "model.tflite");
+/// let full = b.finish().unwrap();
+/// let lean = strip(&full).unwrap();
+/// assert!(lean.len() < full.len());
+/// let lean = AlignedBytes::new(&lean);
+/// let m = Model::parse(&lean).unwrap();
+/// assert!(m.is_stripped());
+/// assert_eq!((m.tensor(0).unwrap().name(), m.num_meta()), ("", 0));
+/// ```
+///
+/// # Errors
+/// Any error of [`Model::parse`](super::Model::parse) on `model` (it is validated first), and
+/// [`Error::BadOp`] for a parameter block whose length is not a whole number of words.
+pub fn strip(model: &[u8]) -> Result<Vec<u8>, Error> {
+    use super::reader::{Model, Quant, Storage};
+    let aligned = AlignedBytes::new(model);
+    let m = Model::parse(&aligned)?;
+    let mut b = ModelBuilder::new();
+    b.set_single_rounding(m.single_rounding());
+    b.flags |= FLAG_STRIPPED;
+    let mut arena = Vec::new();
+    for i in 0..m.num_tensors() as u32 {
+        let t = m.tensor(i)?;
+        let spec = match t.storage {
+            Storage::Arena(off) => {
+                arena.push((i, off));
+                TensorSpec::activation("", t.dtype, t.dims())
+            }
+            Storage::Const(_) => {
+                let bytes = t.const_bytes().ok_or(Error::BadTensor { index: i, reason: "outside the model" })?;
+                TensorSpec::constant("", t.dtype, t.dims(), bytes.to_vec())
+            }
+        };
+        let spec = match t.quant {
+            Quant::None => spec,
+            Quant::PerTensor { scale, zero_point } => spec.per_tensor(scale, zero_point),
+            Quant::PerChannel { scales, axis, .. } => {
+                TensorSpec { quant: SpecQuant::PerChannelStripped { channels: scales.len() as u16, axis }, ..spec }
+            }
+            Quant::PerChannelStripped { channels, axis } => {
+                TensorSpec { quant: SpecQuant::PerChannelStripped { channels, axis }, ..spec }
+            }
+        };
+        b.add_tensor(spec);
+    }
+    b.set_arena_offsets(&arena, m.arena_len() as u32);
+    for i in 0..m.num_ops() as u32 {
+        let op = m.op(i)?;
+        let p = op.params();
+        if p.len() % 4 != 0 {
+            return Err(Error::BadOp { index: i, reason: "parameter block is not whole words" });
+        }
+        let inputs = (0..op.num_inputs())
+            .map(|k| op.input(k).map(|t| (t != ABSENT).then_some(t)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let outputs = (0..op.num_outputs()).map(|k| op.output(k)).collect::<Result<Vec<_>, _>>()?;
+        let params = p.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+        let k = b.add_op(OpSpec {
+            kind: op.kind,
+            name: String::new(),
+            inputs,
+            outputs,
+            params,
+            in_place: op.in_place(),
+            scratch_len: op.scratch_len,
+        });
+        b.set_scratch_offset(k, op.scratch_offset);
+    }
+    let inputs = (0..m.num_inputs()).map(|k| m.input_index(k)).collect::<Result<Vec<_>, _>>()?;
+    let outputs = (0..m.num_outputs()).map(|k| m.output_index(k)).collect::<Result<Vec<_>, _>>()?;
+    b.set_io(&inputs, &outputs);
+    b.finish()
 }

@@ -516,6 +516,11 @@ fn interpreter() {
         let _ = black_box(it.tensor_bytes(black_box(1)).map(|b| b.len()));
         let _ = black_box(it.output_info(0).map(|t| t.len()));
     }
+    // The boot path of an embedded model (header and CRC only, validated at build time).
+    if let Ok(mut it) = Interpreter::new_prevalidated(model, black_box(&mut arena[..]), black_box(0x1234_5678)) {
+        let _ = black_box(it.invoke());
+    }
+    let _ = black_box(microquant::model::crc32(model));
 }
 
 /// Resize (nearest neighbour int8 / int16, bilinear int8), SUM and REDUCE_MAX, and their prepare.

@@ -13,7 +13,7 @@ use crate::js::{describe, get};
 
 /// The CRC-32 (ISO-HDLC, as zlib) of a source model: its `source_crc32` metadata entry.
 pub(crate) fn crc32(bytes: &[u8]) -> u32 {
-    crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(bytes)
+    microquant::model::crc32(bytes)
 }
 
 /// The `.mq` metadata entries the converter adds, the same keys in the same order as
