@@ -103,14 +103,14 @@ mod tests {
         }
         {
             let t0 = counter::now();
-            let mut pre = Interpreter::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC).unwrap();
+            let mut pre = Interpreter::<AppOps>::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC).unwrap();
             let ticks = counter::now().wrapping_sub(t0);
             pre.input_i8(0).unwrap().copy_from_slice(&x);
             pre.invoke().unwrap();
             assert_eq!(pre.output_i8(0).unwrap(), &want[..]);
             defmt::info!("boot check of the embedded model: {=u64} SysTick ticks", ticks);
         }
-        let e = Interpreter::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC ^ 1).err();
+        let e = Interpreter::<AppOps>::new_prevalidated(APP_MODEL, arena, APP_MODEL_CRC ^ 1).err();
         assert!(matches!(e, Some(microquant::Error::CrcMismatch { .. })));
         let m = microquant::model::Model::parse(APP_MODEL).unwrap();
         assert_eq!(m.is_stripped(), APP_MODEL_STRIPPED);
