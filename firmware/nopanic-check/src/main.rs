@@ -517,7 +517,11 @@ fn interpreter() {
         let _ = black_box(it.output_info(0).map(|t| t.len()));
     }
     // The boot path of an embedded model (header and CRC only, validated at build time).
-    if let Ok(mut it) = Interpreter::<microquant::interp::AllOps>::new_prevalidated(model, black_box(&mut arena[..]), black_box(0x1234_5678)) {
+    if let Ok(mut it) = Interpreter::<microquant::interp::AllOps>::new_prevalidated(
+        model,
+        black_box(&mut arena[..]),
+        black_box(0x1234_5678),
+    ) {
         let _ = black_box(it.invoke());
     }
     let _ = black_box(microquant::model::crc32(model));

@@ -54,7 +54,8 @@ fn main() -> ! {
 fn run(arena: &mut [u8]) -> Result<(), Error> {
     let mut interp = Interpreter::<AppOps>::with_op_set(APP_MODEL, arena)?;
     let mut sensor = GoldenSamples::new(APP_GOLDEN.map_or(0, |g| g.seed_base), APP_INPUT_LEN);
-    for n in 0..RUNS {
+    // `black_box`: the same code whatever RUNS is (scripts/bench-cycles.sh subtracts two builds' traces).
+    for n in 0..core::hint::black_box(RUNS) {
         for x in interp.input_i8(0)? {
             *x = sensor.next_sample();
         }
