@@ -13,36 +13,6 @@ use core::arch::asm;
 /// Filters per call of [`dot_block`] (its accumulator rows are this many words apart).
 const FILTER_BLOCK: usize = 64;
 
-/// Copies `len` bytes from `src` to the interleaved block at `dst`: each 16 bytes to the next
-/// 64-byte group (one pixel's column of the block).
-///
-/// # Safety
-/// `len` bytes from `src` are readable; bytes `[64 * j, 64 * j + 16)` from `dst` are writable
-/// for every `j < len.div_ceil(16)` (the last group only `len % 16` of them, if not 0).
-#[inline(always)]
-unsafe fn scatter_patch(src: *const i8, dst: *mut u8, len: usize) {
-    if len == 0 {
-        return;
-    }
-    // SAFETY: the tail-predicated loop reads `len` bytes from `src` and writes 16 bytes per
-    // 64-byte group at `dst` (the last pass only its active lanes), as the caller guarantees.
-    unsafe {
-        asm!(
-            "dlstp.8 lr, {n}",
-            "2:",
-            "vldrb.u8 q0, [{s}], #16",
-            "vstrb.8 q0, [{d}], #64",
-            "letp lr, 2b",
-            s = inout(reg) src => _,
-            d = inout(reg) dst => _,
-            n = in(reg) len,
-            out("lr") _,
-            out("q0") _,
-            options(nostack),
-        );
-    }
-}
-
 /// `acc[q * FILTER_BLOCK + f] = sum_j filter[f * k + j] * block(q, j)` for the 4 pixels `q` and
 /// the `n` filters from `filter`, 16 bytes of depth per pass: one filter load, then each
 /// pixel's 16 bytes and a `VMLADAVA`.
@@ -108,27 +78,32 @@ unsafe fn dot_block(block: *const u8, filter: *const i8, k: usize, n: usize, acc
     }
 }
 
-/// Copies `n` bytes from `src` to `dst`, 16 per pass.
+/// Copies `n` bytes from `src`, 16 per pass, to `dst` advanced by `STEP` bytes per pass: 16 for
+/// a plain copy, 64 to scatter a patch into the interleaved block (each 16 bytes to the next
+/// 64-byte group, one pixel's column of the block).
 ///
 /// # Safety
-/// `n` bytes from `src` are readable and from `dst` writable.
+/// `n` bytes from `src` are readable; bytes `[STEP * j, STEP * j + 16)` from `dst` are writable
+/// for every `j < n.div_ceil(16)` (the last pass only `n % 16` of them, if not 0).
 #[inline(always)]
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+unsafe fn copy_bytes<const STEP: usize>(src: *const u8, dst: *mut u8, n: usize) {
     if n == 0 {
         return;
     }
-    // SAFETY: the tail-predicated loop reads `n` bytes from `src` and writes `n` to `dst` (the
-    // last pass only its active lanes), as the caller guarantees.
+    // SAFETY: the tail-predicated loop reads `n` bytes from `src` and writes 16 bytes per pass
+    // at `dst`, `STEP` bytes apart (the last pass only its active lanes), as the caller
+    // guarantees.
     unsafe {
         asm!(
             "dlstp.8 lr, {n}",
             "2:",
             "vldrb.u8 q0, [{s}], #16",
-            "vstrb.8 q0, [{d}], #16",
+            "vstrb.8 q0, [{d}], #{step}",
             "letp lr, 2b",
             s = inout(reg) src => _,
             d = inout(reg) dst => _,
             n = in(reg) n,
+            step = const STEP,
             out("lr") _,
             out("q0") _,
             options(nostack),
@@ -190,7 +165,7 @@ fn im2col_patch(p: &ConvParams, in_b: &[i8], oy: usize, ox: usize, zero_point: i
             let start = (row + ix0 as usize) * c;
             if let Some(src) = in_b.get(start..start + row_len) {
                 // SAFETY: `src` and `dst` are `row_len` bytes.
-                unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr(), row_len) };
+                unsafe { copy_bytes::<16>(src.as_ptr(), dst.as_mut_ptr(), row_len) };
             }
             continue;
         }
@@ -200,7 +175,7 @@ fn im2col_patch(p: &ConvParams, in_b: &[i8], oy: usize, ox: usize, zero_point: i
                 if ix >= 0 && ix < w { in_b.get((row + ix as usize) * c..(row + ix as usize + 1) * c) } else { None };
             match src {
                 // SAFETY: `s` and `d` are `c` bytes.
-                Some(s) => unsafe { copy_bytes(s.as_ptr(), d.as_mut_ptr(), c) },
+                Some(s) => unsafe { copy_bytes::<16>(s.as_ptr(), d.as_mut_ptr(), c) },
                 // SAFETY: `d` is `c` bytes.
                 None => unsafe { fill_bytes(d.as_mut_ptr(), zp, c) },
             }
@@ -273,7 +248,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
                 let Some(src) = src.filter(|s| s.len() == k) else { return true };
                 // SAFETY: `src` holds `k` bytes; the block has `64 * chunks` bytes and pixel
                 // `qx < 4` writes bytes `[64 * j + 16 * qx, +16)` for `j < chunks`.
-                unsafe { scatter_patch(src.as_ptr(), block.as_mut_ptr().wrapping_add(16 * qx), k) };
+                unsafe { copy_bytes::<64>(src.as_ptr().cast(), block.as_mut_ptr().wrapping_add(16 * qx), k) };
             }
             let Some(tile_out) = out_b.get_mut(t0 * out_c..(t0 + TILE) * out_c) else { return true };
             let mut f0 = 0;
