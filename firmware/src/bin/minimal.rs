@@ -20,7 +20,7 @@ use microquant_firmware::playback::{GoldenSamples, SampleSource};
 use microquant_firmware::{self as fw};
 
 /// Inferences to run: 3, or `MQ_MINIMAL_RUNS` at build time (`scripts/bench-cycles.sh` traces
-/// two builds and subtracts, leaving one inference's instructions).
+/// two builds and subtracts, leaving the inferences' instructions alone).
 const RUNS: usize = match option_env!("MQ_MINIMAL_RUNS") {
     Some(v) => parse_usize(v),
     None => 3,
@@ -56,8 +56,12 @@ fn run(arena: &mut [u8]) -> Result<(), Error> {
     let mut sensor = GoldenSamples::new(APP_GOLDEN.map_or(0, |g| g.seed_base), APP_INPUT_LEN);
     // `black_box`: the same code whatever RUNS is (scripts/bench-cycles.sh subtracts two builds' traces).
     for n in 0..core::hint::black_box(RUNS) {
-        for x in interp.input_i8(0)? {
-            *x = sensor.next_sample();
+        // `MQ_MINIMAL_SAME_INPUT=1` (scripts/bench-cycles.sh): the first window only, so that the
+        // difference of two builds' traces holds inferences alone, not the input's generation.
+        if n == 0 || option_env!("MQ_MINIMAL_SAME_INPUT").is_none() {
+            for x in interp.input_i8(0)? {
+                *x = sensor.next_sample();
+            }
         }
         interp.invoke()?;
         let out = interp.output_i8(0)?;
