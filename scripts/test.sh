@@ -130,11 +130,11 @@ firmware_tests() {
   # The application and the MLPerf Tiny models bit-exact with TFLite Micro on M7, M33 and M55 too
   # (M33 also runs the kernel golden cases on its DSP path); the M55 images with fat LTO, as shipped.
   local models=(--test app --test model_kws --test model_ic --test model_vww --test model_ad --test model_tiny)
-  cargo test-an505 --test kernels --test kernels_ops "${models[@]}"
+  cargo test-an505 --test kernels --test kernels_random --test kernels_ops "${models[@]}"
   cargo test-an500 "${models[@]}"
   # The M55 images are built with `-C target-cpu=cortex-m55` (the alias): core's Helium path
   # (`arm_mve`), whose kernels the golden and random kernel tests check against the reference.
-  env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 --test kernels "${models[@]}"
+  env -u CARGO_PROFILE_RELEASE_LTO cargo test-an547 --test kernels --test kernels_random "${models[@]}"
   # No reachable panic on the device path: this image only links if none survives optimization.
   # Built as shipped (fat LTO) with core's `defmt` feature, as the firmware uses it: for
   # thumbv8m.main once as the M33 image (DSP) and once as the M55 image (Helium).

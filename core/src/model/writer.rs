@@ -409,18 +409,20 @@ impl core::fmt::Debug for AlignedBytes {
 ///
 /// ```
 /// use microquant::model::{AlignedBytes, ElementType, Model, ModelBuilder, TensorSpec, strip};
+/// # fn main() -> Result<(), microquant::Error> {
 /// let mut b = ModelBuilder::new();
 /// let x = b.add_tensor(TensorSpec::activation("a long layer name", ElementType::I8, &[1, 4]).per_tensor(0.5, -3));
 /// b.set_io(&[x], &[x]);
 /// b.set_arena_offsets(&[(x, 0)], 16);
 /// b.add_meta("source", "model.tflite");
-/// let full = b.finish().unwrap();
-/// let lean = strip(&full).unwrap();
-/// assert!(lean.len() < full.len());
-/// let lean = AlignedBytes::new(&lean);
-/// let m = Model::parse(&lean).unwrap();
-/// assert!(m.is_stripped());
-/// assert_eq!((m.tensor(0).unwrap().name(), m.num_meta()), ("", 0));
+/// let full = b.finish()?;
+/// let lean = AlignedBytes::new(&strip(&full)?);
+/// let m = Model::parse(&lean)?;
+/// // Smaller, flagged as stripped, without names or metadata.
+/// assert_eq!((lean.len() < full.len(), m.is_stripped()), (true, true));
+/// assert_eq!((m.tensor(0)?.name(), m.num_meta()), ("", 0));
+/// # Ok(())
+/// # }
 /// ```
 ///
 /// # Errors
