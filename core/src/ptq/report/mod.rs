@@ -140,7 +140,7 @@ fn source_name(a: &ActivationQuant) -> &'static str {
 
 fn observer_name(a: &ActivationQuant, kind: Option<super::ObserverKind>) -> &'static str {
     match (a.source, kind) {
-        (QParamsSource::Observed(k), _) | (_, Some(k)) => k.name(),
+        (QParamsSource::Observed(k) | QParamsSource::OffTies(k), _) | (_, Some(k)) => k.name(),
         _ => "none",
     }
 }
