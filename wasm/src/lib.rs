@@ -256,7 +256,7 @@ export interface LayerReport {
   dtype: "i8" | "i16" | "f32";
   scale: number | null;
   zeroPoint: number;
-  /** How the output parameters were chosen: an observer, "fixed", "same-as-input", "carried" or "float". */
+  /** How the output parameters were chosen: an observer, "off-ties" (the observer's range widened by a step off rounding ties), "fixed", "same-as-input", "carried" or "float". */
   qparams: string;
   observer: string;
   /** With the "auto" observer: the candidate range chosen ("minmax", "robust minmax", "percentile 99.9", ..., "entropy", "mse"). */

@@ -94,7 +94,8 @@ pub enum QParamsSource {
 }
 
 impl QParamsSource {
-    /// The name used in reports: the observer's name, `fixed`, `same-as-input` or `carried`.
+    /// The name used in reports: the observer's name, `fixed`, `same-as-input`, `carried` or
+    /// `off-ties`.
     pub fn name(&self) -> &'static str {
         match self {
             QParamsSource::Observed(k) => k.name(),

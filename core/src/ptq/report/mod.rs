@@ -36,7 +36,8 @@ pub struct LayerReport {
     pub scale: f32,
     /// Output zero point.
     pub zero_point: i32,
-    /// How the output parameters were chosen: an observer's name, `fixed` or `same-as-input`.
+    /// How the output parameters were chosen: an observer's name, `off-ties` (its range widened
+    /// by a step off rounding ties, [`QParamsSource::OffTies`]), `fixed`, `same-as-input` or `carried`.
     pub qparams: &'static str,
     /// The observer of the output (every activation is observed, also when the parameters
     /// come from elsewhere).
