@@ -166,7 +166,8 @@ pub fn skip(model: &str, why: &str) -> ! {
 ///
 /// ```ignore
 /// microquant_firmware::model_test!(kws: KWS, KWS_ARENA_LEN);
-/// // and the inference's stack must stay under 2048 bytes on the boards named:
+/// // and the inference's stack must stay under 2048 bytes on the boards named (asserted when the
+/// // image is built with MQ_CHECK_INFERENCE_STACK set, as shipped: fat LTO; logged always):
 /// microquant_firmware::model_test!(kws: KWS, KWS_ARENA_LEN, inference_stack < 2048 on ["mps2-an386"]);
 /// ```
 ///
@@ -217,8 +218,11 @@ macro_rules! model_test {
                             r.stack
                         );
                         defmt::assert_eq!(r.samples, m.golden.samples);
+                        // Asserted in images built as shipped (fat LTO) with MQ_CHECK_INFERENCE_STACK set
+                        // (`scripts/test.sh`): without LTO the generic dispatch, instantiated in this crate,
+                        // calls core's prepare functions out of line, which is not the shipped figure.
                         let limited: &[&str] = &[$($board),*];
-                        if limited.contains(&BOARD) {
+                        if limited.contains(&BOARD) && option_env!("MQ_CHECK_INFERENCE_STACK").is_some() {
                             defmt::assert!(
                                 r.stack < $limit,
                                 "{=str} on {=str}: the inference took {=usize} B of stack, the limit is {=usize} B",
