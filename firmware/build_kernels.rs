@@ -225,6 +225,7 @@ pub fn write(board: &str, path: &Path) {
 
     let dw_need = |c: &DepthwiseConvCase| Need {
         bytes: c.input.len() + c.filter.len() + out_need(&c.expected).bytes,
+        scratch: microquant_tests::oracle::depthwise::scratch_len(c),
         channels: c.filter_shape[3],
         ..out_need(&c.expected)
     };

@@ -12,7 +12,8 @@
 #     (llvm-size) and symbols (llvm-nm); after LTO some kernel code is inlined into the
 #     interpreter's op glue and counts as runtime;
 #   - RAM split into the arena (the static the build sized from the model's plan), other statics
-#     (.data/.bss) and the stack's measured peak (painted at start-up).
+#     (.data/.bss) and the stack's measured peak (painted at start-up); and the inference's own
+#     stack (the most one `invoke` took below its caller's stack pointer, painted before each).
 # Beside the mps2-an386 (Cortex-M4F) rows: TFLite Micro's figures measured the same way, from
 # ../shared/models/README.md.
 #
@@ -91,7 +92,7 @@ for board in $BOARDS; do
       # A model that does not fit the board is a row saying so (the build prints the numbers).
       if grep -q "does not fit" "$log.err"; then
         need=$(grep -o "flash: model .* needed, board has [^ ]*" "$log.err" | head -1)
-        echo "| $model | $board | does not fit: $need | | | | | | | | | | |" >>"$ROWS"
+        echo "| $model | $board | does not fit: $need | | | | | | | | | | | |" >>"$ROWS"
         continue
       fi
       exit 1
@@ -99,6 +100,7 @@ for board in $BOARDS; do
     elf=$TD/$t/release/microquant-firmware
     insns=$(field instructions_per_inference "$log")
     stack=$(field stack_peak_bytes "$log")
+    istack=$(field inference_stack_bytes "$log")
     arena=$(field arena_bytes "$log")
     # Flash: loadable sections; weights = the embedded model; kernels = microquant::kernels symbols.
     flash=$(llvm-size -A "$elf" | awk '$1 ~ /^\.(vector_table|text|rodata|data)$/ { s += $2 } END { print s }')
@@ -115,7 +117,7 @@ for board in $BOARDS; do
     fi
     IFS='|' read -r tflm_fast tflm_ref tflm_arena <<<"$(tflm_of "$model")"
     if [ "$board" != mps2-an386 ]; then tflm_fast=""; tflm_ref=""; tflm_arena=""; fi
-    echo "| $model | $board | $(kb "$flash") | $(kb "$runtime") | $(kb "$kernels") | $(kb "$weights") | $(fmt "$arena") | $(fmt "$((other + stack))") ($(fmt "$other") static + $(fmt "$stack") stack) | **$(fmt "$insns")** | $ref | ${tflm_fast:-} | ${tflm_ref:-} | ${tflm_arena:-} |" >>"$ROWS"
+    echo "| $model | $board | $(kb "$flash") | $(kb "$runtime") | $(kb "$kernels") | $(kb "$weights") | $(fmt "$arena") | $(fmt "$((other + stack))") ($(fmt "$other") static + $(fmt "$stack") stack) | $(fmt "$istack") | **$(fmt "$insns")** | $ref | ${tflm_fast:-} | ${tflm_ref:-} | ${tflm_arena:-} |" >>"$ROWS"
     # The minimal image of the same model (src/bin/minimal.rs): the model, its kernels, a class per
     # inference; run to check it works.
     # (the same target flags as the application's build: the M55 image for mps3-an547)
@@ -156,7 +158,9 @@ SECTION=$LOGS/section.md
   echo "against, 40 B to 12.5 KB, which are in the flash total). The interpreter links the kernels of the model's op kinds"
   echo "only (\`AppOps\`, written by the build from the embedded model; \`MQ_ALL_OPS=1\` links every kind), each with all its"
   echo "variants (int8 and 16x8, every fast path). RAM = the arena (a static sized exactly by the build) and the rest:"
-  echo "other statics and the stack's measured peak."
+  echo "other statics and the stack's measured peak (painted at start-up). Inference stack = the most stack one inference"
+  echo "took below the stack pointer at its call (\`invoke\`; painted before each, the deepest of the 20): the interpreter's"
+  echo "dispatch, the op's prepared form and the kernel's frames; the kernels' buffers are in the arena (the ops' scratch)."
   echo
   echo "mps2-an386 and mps2-an500 run the same thumbv7em image, so their instruction counts agree; mps2-an505 runs the"
   echo "thumbv8m.main image built with \`-C target-cpu=cortex-m33\` (Arm DSP path), mps3-an547 the one built with"
@@ -181,8 +185,8 @@ SECTION=$LOGS/section.md
     echo "and the reference conv was compiled inside the DSP conv's dispatch (kws 65.8 M, ic 136.3 M, vww 145.6 M then)."
   fi
   echo
-  echo "| model | board | flash | runtime code | kernels | weights | arena (B) | RAM besides the arena (B) | instructions / inference (fast paths) | reference kernels | TFLM + CMSIS-NN | TFLM reference | TFLM arena (B) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model | board | flash | runtime code | kernels | weights | arena (B) | RAM besides the arena (B) | inference stack (B) | instructions / inference (fast paths) | reference kernels | TFLM + CMSIS-NN | TFLM reference | TFLM arena (B) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   cat "$ROWS"
   echo
   echo "Boards: $(for b in $BOARDS; do printf '%s %s; ' "$b" "$(core_of "$b")"; done | sed 's/; $//')."

@@ -91,11 +91,12 @@ fn run(arena: &mut [u8]) -> Result<(), AppError> {
 
     let mut profile = OpProfile::<APP_NUM_OPS>::new();
     let mut classes = [0usize; WINDOWS];
-    let (mut ticks, mut checked) = (0u64, 0usize);
+    let (mut ticks, mut checked, mut inference_stack) = (0u64, 0usize, 0usize);
     for (w, class) in classes.iter_mut().enumerate() {
         let c = app::classify_window(&mut sensor, &mut indicator, &mut delay, &mut interp, &mut profile)?;
         *class = c.class;
         ticks += c.ticks;
+        inference_stack = inference_stack.max(c.stack);
         let out = interp.output_i8(0)?;
         let (scale, zp) = APP_OUTPUT_QUANT;
         let mut scores = [0f32; SHOWN];
@@ -137,13 +138,14 @@ fn run(arena: &mut [u8]) -> Result<(), AppError> {
     }
     let peak = stack::peak();
     defmt::info!(
-        "summary: board={=str} model={=str} model_bytes={=usize} arena_bytes={=usize} golden_bytes={=usize} stack_peak_bytes={=usize} instructions_per_inference={=u64} boot_check_instructions={=u64}",
+        "summary: board={=str} model={=str} model_bytes={=usize} arena_bytes={=usize} golden_bytes={=usize} stack_peak_bytes={=usize} inference_stack_bytes={=usize} instructions_per_inference={=u64} boot_check_instructions={=u64}",
         fw::BOARD,
         APP_MODEL_NAME,
         APP_MODEL_LEN,
         APP_ARENA_LEN,
         APP_GOLDEN.map_or(0, |g| g.expected.len()),
         peak,
+        inference_stack,
         counter::instructions(ticks) / n,
         counter::instructions(load)
     );

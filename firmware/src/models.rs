@@ -101,18 +101,26 @@ pub struct GoldenReport {
     pub values: usize,
     /// SysTick ticks of all the inferences (see [`crate::counter`]).
     pub ticks: u64,
+    /// The most stack one `invoke` took below its caller's stack pointer, in bytes
+    /// ([`crate::stack::measure`]).
+    pub stack: usize,
 }
 
 /// Runs `m` in `arena` on its first `samples` golden inputs (regenerated with SplitMix64) and
 /// compares every output value with TFLite Micro's.
 pub fn check_golden(m: &TestModel, arena: &mut [u8], samples: usize) -> Result<GoldenReport, CheckError> {
     let mut it = microquant::interp::Interpreter::new(m.bytes, arena)?;
-    let mut report = GoldenReport { samples: 0, values: 0, ticks: 0 };
+    let mut report = GoldenReport { samples: 0, values: 0, ticks: 0, stack: 0 };
     for s in 0..samples.min(m.golden.samples) {
         m.golden.input(s, it.input_i8(0)?);
-        let t0 = crate::counter::now();
-        it.invoke()?;
-        report.ticks += crate::counter::now().wrapping_sub(t0);
+        let ((r, ticks), stack) = crate::stack::measure(|| {
+            let t0 = crate::counter::now();
+            let r = it.invoke();
+            (r, crate::counter::now().wrapping_sub(t0))
+        });
+        r?;
+        report.ticks += ticks;
+        report.stack = report.stack.max(stack);
         let out = it.output_i8(0)?;
         let want = m.golden.expected(s, m.output_len);
         let mut first = None;
@@ -152,11 +160,15 @@ pub fn skip(model: &str, why: &str) -> ! {
 /// The on-target test of one golden model (`tests/model_<name>.rs` is this macro and its doc):
 /// the model of [`tests`] (`$model`, its arena `$arena_len`) runs on every golden input and each
 /// output must be bit-identical with TFLite Micro's; the log gives the instructions per
-/// inference. On a board without room for the model the test binary prints a `SKIPPED:` line
+/// inference and the stack one inference takes (`invoke`'s own, below its caller's stack
+/// pointer). On a board without room for the model the test binary prints a `SKIPPED:` line
 /// (see [`skip`]) instead of passing.
 ///
 /// ```ignore
 /// microquant_firmware::model_test!(kws: KWS, KWS_ARENA_LEN);
+/// // and the inference's stack must stay under 2048 bytes on the boards named (asserted when the
+/// // image is built with MQ_CHECK_INFERENCE_STACK set, as shipped: fat LTO; logged always):
+/// microquant_firmware::model_test!(kws: KWS, KWS_ARENA_LEN, inference_stack < 2048 on ["mps2-an386"]);
 /// ```
 ///
 /// The test is named `bit_exact_with_tflite_micro` in every binary: defmt-test ties its own
@@ -164,6 +176,12 @@ pub fn skip(model: &str, why: &str) -> ! {
 #[macro_export]
 macro_rules! model_test {
     ($name:ident: $model:ident, $arena_len:ident) => {
+        $crate::model_test!(@with $name: $model, $arena_len, usize::MAX, []);
+    };
+    ($name:ident: $model:ident, $arena_len:ident, inference_stack < $limit:literal on [$($board:literal),* $(,)?]) => {
+        $crate::model_test!(@with $name: $model, $arena_len, $limit, [$($board),*]);
+    };
+    (@with $name:ident: $model:ident, $arena_len:ident, $limit:expr, [$($board:literal),*]) => {
         $crate::count_systick_wraps!();
 
         #[defmt_test::tests]
@@ -191,14 +209,29 @@ macro_rules! model_test {
                 match check_golden(m, arena, m.golden.samples) {
                     Ok(r) => {
                         defmt::info!(
-                            "{=str} on {=str}: {=usize} samples, {=usize} output values bit-identical with TFLite Micro; {=u64} instructions per inference (under -icount shift=0)",
+                            "{=str} on {=str}: {=usize} samples, {=usize} output values bit-identical with TFLite Micro; {=u64} instructions per inference (under -icount shift=0); inference stack {=usize} B",
                             stringify!($name),
                             BOARD,
                             r.samples,
                             r.values,
-                            counter::instructions(r.ticks) / r.samples.max(1) as u64
+                            counter::instructions(r.ticks) / r.samples.max(1) as u64,
+                            r.stack
                         );
                         defmt::assert_eq!(r.samples, m.golden.samples);
+                        // Asserted in images built as shipped (fat LTO) with MQ_CHECK_INFERENCE_STACK set
+                        // (`scripts/test.sh`): without LTO the generic dispatch, instantiated in this crate,
+                        // calls core's prepare functions out of line, which is not the shipped figure.
+                        let limited: &[&str] = &[$($board),*];
+                        if limited.contains(&BOARD) && option_env!("MQ_CHECK_INFERENCE_STACK").is_some() {
+                            defmt::assert!(
+                                r.stack < $limit,
+                                "{=str} on {=str}: the inference took {=usize} B of stack, the limit is {=usize} B",
+                                stringify!($name),
+                                BOARD,
+                                r.stack,
+                                $limit
+                            );
+                        }
                     }
                     Err(e) => defmt::panic!("{=str} on {=str}: {}", stringify!($name), BOARD, e),
                 }

@@ -76,6 +76,9 @@ pub(crate) fn check_conv_window(
     ensure(input.n == output.n, kernel, "input and output batch differ")
 }
 
+/// Checks the shapes, offsets and quantization of a conv call. Not inlined: its error paths
+/// stay out of the kernel's frame, which the kernels run under (the device's stack).
+#[inline(never)]
 fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &ConvParams,
@@ -118,6 +121,9 @@ fn validate<X: ActivationElement, A>(
 }
 
 /// The reference kernel, after validation: TFLite's `reference_integer_ops::ConvPerChannel`.
+/// Not inlined: a fast path's fallback, whose locals stay out of the dispatch's frame, under the
+/// fast path's (the device's stack).
+#[inline(never)]
 fn conv_reference<X: ActivationElement, A: Accumulator>(
     p: &ConvParams,
     g: ConvGeometry,
@@ -236,16 +242,28 @@ fn conv_s8_dispatch(
 }
 
 /// Bytes of scratch [`conv_s8`] can use for its fast path: the im2col block of 4 output pixels,
-/// `4 * round_up(kh * kw * in_c, 8)` int16 values, plus 4 bytes so any alignment works. A pure
-/// function of the shapes, the same on every target (so a model planned on the host runs on any
-/// device); 0 for grouped convolutions (`filter_in_c != in_c`), which have no fast path.
-/// Saturates at `usize::MAX` instead of overflowing.
+/// `4 * round_up(kh * kw * in_c, 8)` int16 values; for the layers that need them, the Arm DSP
+/// path's gathering buffers (the rows of input at the image's left and right edges, the raw
+/// patches of layers whose channels are not a multiple of 4, a copy of the last filter: at most
+/// 1,408 bytes together); plus 4 bytes so any alignment works. A pure function of the shapes,
+/// the same on every target (so a model planned on the host runs on any device); 0 for grouped
+/// convolutions (`filter_in_c != in_c`), which have no fast path. Saturates at `usize::MAX`
+/// instead of overflowing.
 pub fn conv_s8_scratch_len(params: &ConvParams) -> usize {
-    if params.filter.c != params.input.c {
+    let p = params;
+    if p.filter.c != p.input.c {
         return 0;
     }
-    let k = params.filter.h.saturating_mul(params.filter.w).saturating_mul(params.filter.c);
-    arch::scratch::conv_scratch_words(k).saturating_mul(4).saturating_add(4)
+    let k = p.filter.h.saturating_mul(p.filter.w).saturating_mul(p.filter.c);
+    let (edge, raw, last) = arch::scratch::conv_extra_words(
+        p.input.c,
+        (p.filter.h, p.filter.w),
+        p.stride.w,
+        p.dilation.w,
+        (p.padding.left, p.padding.right),
+    );
+    let words = arch::scratch::conv_scratch_words(k).saturating_add(edge + raw + last);
+    words.saturating_mul(4).saturating_add(4)
 }
 
 /// [`conv_s8`]'s reference kernel (TFLite's `ConvPerChannel` as written), whatever the target:

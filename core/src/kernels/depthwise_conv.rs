@@ -28,11 +28,15 @@
 
 use crate::Error;
 use crate::kernels::PerChannelQuant;
+use crate::kernels::arch;
 use crate::kernels::common::{Accumulator, ActivationElement, check_len, check_offsets, ensure};
 use crate::kernels::conv::check_conv_window;
 pub use crate::kernels::params::DepthwiseConvParams;
 use crate::kernels::window::input_coord;
 
+/// Checks the shapes, offsets and quantization of a depthwise call. Not inlined: its error
+/// paths stay out of the kernel's frame, which the kernels run under (the device's stack).
+#[inline(never)]
 fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &DepthwiseConvParams,
@@ -71,7 +75,10 @@ fn validate<X: ActivationElement, A>(
 }
 
 /// The reference kernel, after validation: TFLite's
-/// `reference_integer_ops::DepthwiseConvPerChannel`.
+/// `reference_integer_ops::DepthwiseConvPerChannel`. Not inlined: a fast path's
+/// fallback, whose locals stay out of the dispatch's frame, under the fast path's (the device's
+/// stack).
+#[inline(never)]
 fn depthwise_conv_reference<X: ActivationElement, A: Accumulator>(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -146,13 +153,16 @@ fn depthwise_conv_s8_dispatch(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    scratch: &mut [u8],
 ) {
     // Helium first where it is built; it declines to the DSP path.
     #[cfg(mq_mve)]
     let done = crate::kernels::arch::arm_mve::depthwise_conv_s8(p, quant, input, filter, bias, output)
-        || crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
+        || crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output, scratch);
     #[cfg(all(mq_dsp, not(mq_mve)))]
-    let done = crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output);
+    let done = crate::kernels::arch::arm_dsp::depthwise_conv_s8(p, quant, input, filter, bias, output, scratch);
+    #[cfg(not(mq_dsp))]
+    let _ = scratch;
     #[cfg(mq_wasm_simd)]
     let done = crate::kernels::arch::wasm_simd::depthwise_conv_s8(p, quant, input, filter, bias, output);
     #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
@@ -166,11 +176,29 @@ fn depthwise_conv_s8_dispatch(
     }
 }
 
-/// Bytes of scratch [`depthwise_conv_s8`] uses: 0 for every shape and target (its fast paths
-/// keep their few accumulators and expanded weights in registers and on the stack).
+/// Bytes of scratch [`depthwise_conv_s8`] uses for its fast path: for a 3x3 filter with depth
+/// multiplier 1, the Arm DSP kernels' widened input (the stride-1 kernel's 4 int16 planes of a
+/// strip of lines, at most 3 KB; or the strip kernel's padded rows, at most 1 KB), plus 4 bytes
+/// so any alignment works, when that is at most a quarter of the op's input and output bytes
+/// (else the kernels take it on the stack: a small layer's arena does not grow by more than its
+/// activations' quarter, e.g. an 8x8x8 image's 1,284 bytes against its 1,024); 0 for every other
+/// shape. A pure function of the shapes, the same on every target (so a model planned on the
+/// host runs on any device).
 pub fn depthwise_conv_s8_scratch_len(params: &DepthwiseConvParams) -> usize {
-    let _ = params;
-    0
+    let p = params;
+    if p.filter.h != 3 || p.filter.w != 3 || p.depth_multiplier != 1 {
+        return 0;
+    }
+    let words = arch::scratch::dw3x3_scratch_words(
+        p.input.c,
+        (p.output.h, p.output.w),
+        (p.stride.h, p.stride.w),
+        (p.dilation.h, p.dilation.w),
+        (p.padding.top, p.padding.left),
+    );
+    let bytes = if words == 0 { 0 } else { words.saturating_mul(4).saturating_add(4) };
+    let activations = p.input.checked_len().unwrap_or(0).saturating_add(p.output.checked_len().unwrap_or(0));
+    if bytes.saturating_mul(4) > activations { 0 } else { bytes }
 }
 
 /// [`depthwise_conv_s8`]'s reference kernel (TFLite's `DepthwiseConvPerChannel` as written),
@@ -202,9 +230,11 @@ pub fn depthwise_conv_s8_reference(
 /// within int8; one multiplier and shift per output channel, shifts in [-31, 30]; optional int32
 /// bias `[out_c]`.
 ///
-/// Scratch: `scratch` takes [`depthwise_conv_s8_scratch_len`] bytes (today 0: no path needs
-/// any; the argument keeps the conv-like kernels' signatures uniform, so an interpreter passes
-/// every op its planned scratch the same way). Any slice, e.g. an empty one, works.
+/// Scratch: `scratch` takes [`depthwise_conv_s8_scratch_len`] bytes (any alignment; its
+/// contents are overwritten): the Arm DSP 3x3 kernels widen their input there. Any slice, e.g.
+/// an empty one, works: with too little, those kernels take a buffer on the stack instead (up to
+/// 3 KB; the interpreter always passes the planned scratch). The output is the same bit for bit
+/// either way.
 ///
 /// # Errors
 /// [`Error::BadKernelArgument`] when a slice length or a parameter breaks the constraints.
@@ -219,8 +249,7 @@ pub fn depthwise_conv_s8(
     scratch: &mut [u8],
 ) -> Result<(), Error> {
     validate("depthwise_conv_s8", params, quant, input, filter, bias, output)?;
-    let _ = scratch; // no depthwise path uses scratch (yet)
-    depthwise_conv_s8_dispatch(params, quant, input, filter, bias, output);
+    depthwise_conv_s8_dispatch(params, quant, input, filter, bias, output, scratch);
     Ok(())
 }
 

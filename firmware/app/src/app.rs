@@ -9,9 +9,9 @@ use embedded_hal::digital::OutputPin;
 use embedded_hal::i2c::I2c;
 use microquant::interp::{Interpreter, OpSet, Profiler};
 
-use crate::counter;
 use crate::indicator::ClassIndicator;
 use crate::sensor::{FifoSensor, SensorError};
+use crate::{counter, stack};
 
 /// The I2C address of the sensor.
 pub const SENSOR_ADDRESS: u8 = 0x19;
@@ -29,6 +29,8 @@ pub struct Classification {
     pub score: i8,
     /// SysTick ticks the inference took (see [`counter`]).
     pub ticks: u64,
+    /// Bytes of stack the inference took below the caller's stack pointer ([`stack::measure`]).
+    pub stack: usize,
 }
 
 /// What can go wrong in [`classify_window`].
@@ -87,12 +89,16 @@ where
     S: OpSet,
 {
     sensor.read_window(delay, interp.input_i8(0)?).map_err(AppError::Sensor)?;
-    let t0 = counter::now();
-    interp.invoke_profiled(profiler)?;
-    let ticks = counter::now().wrapping_sub(t0);
+    let (r, stack) = stack::measure(|| {
+        let t0 = counter::now();
+        let r = interp.invoke_profiled(profiler);
+        (r, counter::now().wrapping_sub(t0))
+    });
+    let ticks = r.1;
+    r.0?;
     let out = interp.output_i8(0)?;
     let class = argmax(out);
     let score = out.get(class).copied().unwrap_or(i8::MIN);
     indicator.signal(class, delay).map_err(|_| AppError::Pin)?;
-    Ok(Classification { class, score, ticks })
+    Ok(Classification { class, score, ticks, stack })
 }

@@ -106,6 +106,15 @@ fn prepare<'a>(
     })
 }
 
+/// The scratch (bytes) the dispatched int8 kernel takes for case `c` (0 if the case is not a
+/// valid one): what a device's workspace must hold.
+#[cfg(feature = "std")]
+pub fn scratch_len(c: &DepthwiseConvCase<'_>) -> usize {
+    let n = c.filter_shape.iter().copied().max().unwrap_or(0).max(c.filter_scales.len());
+    let (mut m, mut s) = (std::vec![0; n], std::vec![0; n]);
+    prepare(c, Rounding::Double, &mut m, &mut s).map_or(0, |p| depthwise_conv_s8_scratch_len(&p))
+}
+
 /// Runs one case in both rounding modes through every kernel path against both oracles.
 pub fn check<'a>(c: &'a DepthwiseConvCase<'a>, ws: &mut Workspace<'_>) -> Result<Tally, Failure<'a>> {
     let mut tally = Tally { cases: 1, elements: [0; 2] };

@@ -2,14 +2,14 @@
 //! broadcast). Parameter words: [`AddWords`](crate::model::words::AddWords).
 
 use super::common::{
-    BinaryOp, Carved, Ctx, binary_op, binary_operands, check_output_offset, fits_i32, offset_input_range, qm,
+    BinaryOp, Carved, Ctx, binary_op, binary_shapes, check_output_offset, fits_i32, offset_input_range, qm,
     read_activation, run_binary,
 };
 use crate::Error;
 use crate::kernels::add::{AddParams, add_s8, add_s16};
 
 fn add_params(ctx: &Ctx) -> Result<AddParams, Error> {
-    let (_, _, y, broadcast) = binary_operands(ctx)?;
+    let (y_dtype, broadcast) = binary_shapes(ctx)?;
     let mut p = ctx.params();
     let (input1_offset, input2_offset, output_offset) = (p.i32()?, p.i32()?, p.i32()?);
     let left_shift = p.i32()?;
@@ -27,13 +27,13 @@ fn add_params(ctx: &Ctx) -> Result<AddParams, Error> {
     // rescaled values (each no larger in magnitude) in i32, as TFLite does: parameters for
     // which that could overflow are refused here (a hostile file; the converter never writes
     // them), so the kernel never wraps.
-    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y.dtype)?;
-    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y.dtype)?;
-    check_output_offset(ctx, output_offset, y.dtype)?;
+    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y_dtype)?;
+    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y_dtype)?;
+    check_output_offset(ctx, output_offset, y_dtype)?;
     if ![(a_lo + b_lo) << left_shift, (a_hi + b_hi) << left_shift].into_iter().all(fits_i32) {
         return Err(ctx.bad("add parameters overflow 32-bit arithmetic"));
     }
-    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    let activation = read_activation(ctx, &mut p, y_dtype)?;
     Ok(AddParams {
         input1_offset,
         input2_offset,

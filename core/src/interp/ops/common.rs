@@ -92,6 +92,14 @@ impl<'m> Ctx<'_, 'm> {
         t.const_data::<T>().map_err(|_| self.bad("an input that must be constant is not"))
     }
 
+    /// Input `k`, a constant of `dtype`, as values. Not inlined: the tensor's description stays
+    /// in this frame, not in the caller's (the prepare path runs under the interpreter's
+    /// frames on the device's stack).
+    #[inline(never)]
+    pub fn const_input<T: bytemuck::Pod>(&self, k: usize, dtype: ElementType) -> Result<&'m [T], Error> {
+        self.const_of(&self.input(k)?, dtype)
+    }
+
     /// The arena region of an activation.
     pub fn region(&self, t: &TensorInfo<'m>) -> Result<(usize, usize), Error> {
         match t.storage {
@@ -256,6 +264,38 @@ pub(crate) fn binary_operands<'m>(
     Ok((a, b, y, bc))
 }
 
+/// [`binary_operands`]' output element type and broadcast (the same checks), for the ops that
+/// read nothing else of the tensors, without holding the three tensors' descriptions at once
+/// (the prepare path runs under the interpreter's frames on the device's stack).
+pub(crate) fn binary_shapes(ctx: &Ctx<'_, '_>) -> Result<(ElementType, Broadcast), Error> {
+    ctx.counts(2..=2, 1)?;
+    // Each tensor's description read in its own frame ([`dtype_shape`]): as [`binary_operands`].
+    let (da, sa, ra) = dtype_shape(ctx, Some(0))?;
+    let (db, sb, rb) = dtype_shape(ctx, Some(1))?;
+    let (dy, sy, ry) = dtype_shape(ctx, None)?;
+    if da != dy || db != dy || !matches!(dy, ElementType::I8 | ElementType::I16) {
+        return Err(ctx.bad("inputs and output must all be int8 or all int16"));
+    }
+    let bc = Broadcast::new(sa.get(..ra).unwrap_or(&[]), sb.get(..rb).unwrap_or(&[]))
+        .map_err(|_| ctx.bad("input shapes do not broadcast"))?;
+    if bc.output_shape().dims() != sy.get(..ry).unwrap_or(&[]) {
+        return Err(ctx.bad("output shape is not the broadcast of the input shapes"));
+    }
+    Ok((dy, bc))
+}
+
+/// The element type and shape ([`shape_of`]) of input `k` (the output for `None`). Not
+/// inlined: the tensor's description stays in this frame.
+#[inline(never)]
+fn dtype_shape(ctx: &Ctx<'_, '_>, k: Option<usize>) -> Result<(ElementType, [usize; 6], usize), Error> {
+    let t = match k {
+        Some(k) => ctx.input(k)?,
+        None => ctx.output()?,
+    };
+    let (s, r) = shape_of(&t);
+    Ok((t.dtype, s, r))
+}
+
 /// The values of an int8 or int16 tensor.
 pub(crate) fn int_range(dtype: ElementType) -> (i64, i64) {
     match dtype {
@@ -376,11 +416,74 @@ pub(crate) fn read_window(ctx: &Ctx, p: &mut WordReader, dtype: ElementType) -> 
     })
 }
 
+/// What a conv-like op keeps of one of its tensors: a few words, not its whole description
+/// (the prepare path runs under the interpreter's frames on the device's stack).
+#[derive(Clone, Copy)]
+pub(crate) struct Slim<'m> {
+    pub(crate) dtype: ElementType,
+    index: u32,
+    /// Number of elements.
+    len: usize,
+    /// The shape, when 4-D.
+    dims: Option<Dims4>,
+    /// The last extent (0 for a scalar).
+    last: usize,
+    /// Where its bytes are (`None`: a constant outside the model).
+    src: Option<Src<'m>>,
+}
+
+impl<'m> Slim<'m> {
+    fn of(t: &TensorInfo<'m>) -> Self {
+        let dims = match t.dims() {
+            &[n, h, w, c] => Some(Dims4::new(n as usize, h as usize, w as usize, c as usize)),
+            _ => None,
+        };
+        Slim {
+            dtype: t.dtype,
+            index: t.index,
+            len: t.len(),
+            dims,
+            last: t.dims().last().copied().unwrap_or(0) as usize,
+            src: Src::of(t).ok(),
+        }
+    }
+
+    /// Where its bytes are ([`Src::of`]).
+    pub(crate) fn src(&self) -> Result<Src<'m>, Error> {
+        self.src.ok_or(Error::BadTensor { index: self.index, reason: "outside the model" })
+    }
+
+    /// Its 4-D shape ([`dims4`]).
+    fn dims4(&self, ctx: &Ctx) -> Result<Dims4, Error> {
+        self.dims.ok_or_else(|| ctx.bad("a tensor that must be 4-D (NHWC) is not"))
+    }
+}
+
+/// Input `k` (the output for `None`; an optional input for `Some(k)` with `optional`) in a few
+/// words. Not inlined: the tensor's description stays in this frame.
+#[inline(never)]
+fn slim_operand<'m>(ctx: &Ctx<'_, 'm>, k: Option<usize>, optional: bool) -> Result<Option<Slim<'m>>, Error> {
+    let t = match k {
+        Some(k) if optional => ctx.opt_input(k)?,
+        Some(k) => Some(ctx.input(k)?),
+        None => Some(ctx.output()?),
+    };
+    Ok(t.as_ref().map(Slim::of))
+}
+
+/// Input 1, the filter: in a few words, and its int8 values (or why not). Not inlined: the
+/// tensor's description stays in this frame.
+#[inline(never)]
+fn filter_operand<'m>(ctx: &Ctx<'_, 'm>) -> Result<(Slim<'m>, Result<&'m [i8], Error>), Error> {
+    let w = ctx.input(1)?;
+    Ok((Slim::of(&w), ctx.const_of(&w, ElementType::I8)))
+}
+
 /// The tensors and quantization of a conv-like op, checked.
 pub(crate) struct Operands<'m> {
-    pub(crate) x: TensorInfo<'m>,
+    pub(crate) x: Slim<'m>,
     pub(crate) filter: &'m [i8],
-    pub(crate) bias: Option<TensorInfo<'m>>,
+    pub(crate) bias: Option<Slim<'m>>,
     pub(crate) quant: PerChannelQuant<'m>,
     pub(crate) in_dims: Dims4,
     pub(crate) filter_dims: Dims4,
@@ -389,14 +492,15 @@ pub(crate) struct Operands<'m> {
 
 pub(crate) fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
     ctx.counts(5..=5, 1)?;
-    let x = ctx.input(0)?;
-    let w = ctx.input(1)?;
-    let y = ctx.output()?;
-    let filter: &'m [i8] = ctx.const_of(&w, ElementType::I8)?;
-    let bias = ctx.opt_input(2)?;
-    let oc = y.dims().last().copied().unwrap_or(0) as usize;
-    let multiplier: &'m [i32] = ctx.const_of(&ctx.input(3)?, ElementType::I32)?;
-    let shift: &'m [i32] = ctx.const_of(&ctx.input(4)?, ElementType::I32)?;
+    let absent = || ctx.bad("a required input is absent");
+    let x = slim_operand(ctx, Some(0), false)?.ok_or_else(absent)?;
+    let (w, filter) = filter_operand(ctx)?;
+    let y = slim_operand(ctx, None, false)?.ok_or_else(absent)?;
+    let filter: &'m [i8] = filter?;
+    let bias = slim_operand(ctx, Some(2), true)?;
+    let oc = y.last;
+    let multiplier: &'m [i32] = ctx.const_input(3, ElementType::I32)?;
+    let shift: &'m [i32] = ctx.const_input(4, ElementType::I32)?;
     if multiplier.len() != oc || shift.len() != oc {
         return Err(ctx.bad("multipliers and shifts must have one entry per output channel"));
     }
@@ -412,11 +516,11 @@ pub(crate) fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
         return Err(ctx.bad("unsupported input/output/bias dtypes (int8 with int32 bias, or 16x8)"));
     }
     if let Some(b) = &bias {
-        if b.len() != oc || b.const_bytes().is_none() {
+        if b.len != oc || !matches!(b.src, Some(Src::Const(_))) {
             return Err(ctx.bad("bias must be a constant with one value per output channel"));
         }
     }
-    let (in_dims, filter_dims, out_dims) = (dims4(ctx, &x)?, dims4(ctx, &w)?, dims4(ctx, &y)?);
+    let (in_dims, filter_dims, out_dims) = (x.dims4(ctx)?, w.dims4(ctx)?, y.dims4(ctx)?);
     Ok(Operands { x, filter, bias, quant: PerChannelQuant { multiplier, shift }, in_dims, filter_dims, out_dims })
 }
 
@@ -458,8 +562,8 @@ pub(crate) struct ConvLikeOp<'m, P> {
 
 /// The prepared form of a conv-like op, from its kernel's parameters and checked operands.
 pub(crate) fn conv_like_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvLikeOp<'m, P>, Error> {
-    let bias = Src::of_opt(o.bias.as_ref())?;
-    Ok(ConvLikeOp { params, x: Src::of(&o.x)?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
+    let bias = o.bias.map(|b| Ok((b.dtype, b.src()?))).transpose()?;
+    Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
 }
 
 /// Runs a conv-like kernel: `$s8` for int8, `$s16` for 16x8 (bias i64 or i32).

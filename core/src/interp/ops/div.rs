@@ -3,7 +3,7 @@
 //! multiplier of `s1 / (s2 · s_out)`, the clamp).
 
 use super::common::{
-    BinaryOp, Carved, Ctx, binary_op, binary_operands, check_output_offset, offset_input_range, qm, read_activation,
+    BinaryOp, Carved, Ctx, binary_op, binary_shapes, check_output_offset, offset_input_range, qm, read_activation,
     run_binary,
 };
 use crate::Error;
@@ -11,8 +11,8 @@ use crate::kernels::div::{DIV_MAX_SHIFT, DivParams, div_s8};
 use crate::model::ElementType;
 
 fn div_params(ctx: &Ctx) -> Result<DivParams, Error> {
-    let (_, _, y, broadcast) = binary_operands(ctx)?;
-    if y.dtype != ElementType::I8 {
+    let (y_dtype, broadcast) = binary_shapes(ctx)?;
+    if y_dtype != ElementType::I8 {
         return Err(ctx.bad("div runs int8 only"));
     }
     let mut p = ctx.params();
@@ -22,10 +22,10 @@ fn div_params(ctx: &Ctx) -> Result<DivParams, Error> {
     if !(-31..=DIV_MAX_SHIFT).contains(&output_multiplier.shift) || output_multiplier.multiplier < 0 {
         return Err(ctx.bad("a requantization shift or multiplier is out of range"));
     }
-    offset_input_range(ctx, input1_offset, y.dtype)?;
-    offset_input_range(ctx, input2_offset, y.dtype)?;
-    check_output_offset(ctx, output_offset, y.dtype)?;
-    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    offset_input_range(ctx, input1_offset, y_dtype)?;
+    offset_input_range(ctx, input2_offset, y_dtype)?;
+    check_output_offset(ctx, output_offset, y_dtype)?;
+    let activation = read_activation(ctx, &mut p, y_dtype)?;
     Ok(DivParams {
         input1_offset,
         input2_offset,

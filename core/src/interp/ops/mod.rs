@@ -146,9 +146,7 @@ macro_rules! op_kinds {
             let ctx = Ctx { m, op, rounding };
             match op.kind {
                 $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => eval_one::<S, family::$variant>(&ctx, arena),)*
-                OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => {
-                    reshape::run(&reshape::prepare(&ctx)?, arena, op.index)
-                }
+                OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => eval_reshape(&ctx, arena),
                 OpKind::Concatenation if const { S::KINDS.contains(OpKind::Concatenation) } => concat::eval(&ctx, arena),
                 k if !S::KINDS.contains(k) => Err(Error::OpNotInSet { index: op.index, kind: k }),
                 _ => Err(Error::UnsupportedOp { index: op.index, code: op.kind.code() }),
@@ -161,6 +159,9 @@ macro_rules! op_kinds {
         }
         $(impl Family for family::$variant {
             type Op<'m> = $module::$ty<'m>;
+            // Not inlined: the reading and checking's locals stay in this frame, gone when the
+            // kernel runs ([`eval_one`]).
+            #[inline(never)]
             fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<Self::Op<'m>, Error> {
                 $module::prepare(ctx)
             }
@@ -246,12 +247,23 @@ trait Family {
 }
 
 /// Prepares and runs one op of kind `F`: one function per kind (as the device's stack and
-/// code size want), whose frame holds that kind's prepared form only.
+/// code size want), whose frame holds that kind's prepared form only (its preparing is out of
+/// line: [`Family::prepare`]). Never inlined: inlined into [`eval`]'s dispatch, every kind's
+/// prepared form and locals would share one frame there (880 bytes on the Cortex-M4F), under
+/// every kernel's.
+#[inline(never)]
 fn eval_one<S: OpSet, F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    let idx = ctx.op.index;
     let o = F::prepare(ctx)?;
     let (out, scratch) = regions(ctx)?;
-    let idx = ctx.op.index;
     F::run::<S>(&o, carve(arena, out, scratch, idx)?, idx)
+}
+
+/// Prepares and runs a RESHAPE for [`eval`]. Not inlined: its prepared form stays out of the
+/// dispatch's frame, under every other op's kernel.
+#[inline(never)]
+fn eval_reshape(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
+    reshape::run(&reshape::prepare(ctx)?, arena, ctx.op.index)
 }
 
 /// Runs one prepared op of kind `F`: one function per kind, never inlined into the dispatch

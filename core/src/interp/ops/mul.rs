@@ -2,7 +2,7 @@
 //! broadcast). Parameter words: [`MulWords`](crate::model::words::MulWords).
 
 use super::common::{
-    BinaryOp, Carved, Ctx, binary_op, binary_operands, check_output_offset, fits_i32, offset_input_range, qm,
+    BinaryOp, Carved, Ctx, binary_op, binary_shapes, check_output_offset, fits_i32, offset_input_range, qm,
     read_activation, run_binary,
 };
 use crate::Error;
@@ -12,7 +12,7 @@ use crate::kernels::mul::{MulParams, mul_s8, mul_s16};
 pub(crate) type MulOp<'m> = BinaryOp<'m, MulParams>;
 
 fn mul_params(ctx: &Ctx) -> Result<MulParams, Error> {
-    let (_, _, y, broadcast) = binary_operands(ctx)?;
+    let (y_dtype, broadcast) = binary_shapes(ctx)?;
     let mut p = ctx.params();
     let (input1_offset, input2_offset, output_offset) = (p.i32()?, p.i32()?, p.i32()?);
     let output_multiplier = qm(&mut p)?;
@@ -21,14 +21,14 @@ fn mul_params(ctx: &Ctx) -> Result<MulParams, Error> {
     }
     // The product `(offset1 + x1) · (offset2 + x2)`, shifted left by a positive shift, must fit
     // in i32 (TFLite's arithmetic): refused here otherwise, so the kernel never wraps.
-    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y.dtype)?;
-    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y.dtype)?;
-    check_output_offset(ctx, output_offset, y.dtype)?;
+    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y_dtype)?;
+    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y_dtype)?;
+    check_output_offset(ctx, output_offset, y_dtype)?;
     let left = output_multiplier.shift.max(0);
     if ![a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi].into_iter().all(|v| fits_i32(v << left)) {
         return Err(ctx.bad("mul parameters overflow 32-bit arithmetic"));
     }
-    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    let activation = read_activation(ctx, &mut p, y_dtype)?;
     Ok(MulParams {
         input1_offset,
         input2_offset,

@@ -3,7 +3,7 @@
 //! ([`AddWords`](crate::model::words::AddWords); left shift 7, the clamp the int8 range).
 
 use super::common::{
-    BinaryOp, Carved, Ctx, binary_op, binary_operands, check_output_offset, fits_i32, offset_input_range, qm,
+    BinaryOp, Carved, Ctx, binary_op, binary_shapes, check_output_offset, fits_i32, offset_input_range, qm,
     read_activation, run_binary,
 };
 use crate::Error;
@@ -11,8 +11,8 @@ use crate::kernels::squared_difference::{SquaredDifferenceParams, squared_differ
 use crate::model::ElementType;
 
 fn params(ctx: &Ctx) -> Result<SquaredDifferenceParams, Error> {
-    let (_, _, y, broadcast) = binary_operands(ctx)?;
-    if y.dtype != ElementType::I8 {
+    let (y_dtype, broadcast) = binary_shapes(ctx)?;
+    if y_dtype != ElementType::I8 {
         return Err(ctx.bad("squared difference runs int8 only"));
     }
     let mut p = ctx.params();
@@ -33,9 +33,9 @@ fn params(ctx: &Ctx) -> Result<SquaredDifferenceParams, Error> {
     // The square of the rescaled difference, shifted left by the output shift, must fit in i32
     // (TFLite's arithmetic; the converter's multipliers of at most 1/2 keep it below 2^30): refused
     // here otherwise, so the kernel never wraps.
-    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y.dtype)?;
-    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y.dtype)?;
-    check_output_offset(ctx, output_offset, y.dtype)?;
+    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y_dtype)?;
+    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y_dtype)?;
+    check_output_offset(ctx, output_offset, y_dtype)?;
     let scaled = |lo: i64, hi: i64, m: crate::requant::QuantizedMultiplier| {
         (((lo.abs().max(hi.abs()) << left_shift) * i64::from(m.multiplier)) >> (31 + m.shift.min(0)).max(0)) + 1
     };
@@ -43,7 +43,7 @@ fn params(ctx: &Ctx) -> Result<SquaredDifferenceParams, Error> {
     if !fits_i32((diff * diff) << output_multiplier.shift.max(0)) {
         return Err(ctx.bad("squared difference parameters overflow 32-bit arithmetic"));
     }
-    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    let activation = read_activation(ctx, &mut p, y_dtype)?;
     Ok(SquaredDifferenceParams {
         input1_offset,
         input2_offset,

@@ -2,7 +2,7 @@
 //! broadcast). Parameter words: ADD's ([`AddWords`](crate::model::words::AddWords)).
 
 use super::common::{
-    BinaryOp, Carved, Ctx, binary_op, binary_operands, check_output_offset, fits_i32, offset_input_range, qm,
+    BinaryOp, Carved, Ctx, binary_op, binary_shapes, check_output_offset, fits_i32, offset_input_range, qm,
     read_activation, run_binary,
 };
 use crate::Error;
@@ -10,7 +10,7 @@ use crate::kernels::params::AddParams;
 use crate::kernels::sub::{SubParams, sub_s8, sub_s16};
 
 fn sub_params(ctx: &Ctx) -> Result<SubParams, Error> {
-    let (_, _, y, broadcast) = binary_operands(ctx)?;
+    let (y_dtype, broadcast) = binary_shapes(ctx)?;
     let mut p = ctx.params();
     let (input1_offset, input2_offset, output_offset) = (p.i32()?, p.i32()?, p.i32()?);
     let left_shift = p.i32()?;
@@ -27,13 +27,13 @@ fn sub_params(ctx: &Ctx) -> Result<SubParams, Error> {
     // The kernel computes `(offset + x) << left_shift` for each input and the difference of the
     // two rescaled values (each no larger in magnitude) in i32, as TFLite does: parameters for
     // which that could overflow are refused here, so the kernel never wraps.
-    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y.dtype)?;
-    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y.dtype)?;
-    check_output_offset(ctx, output_offset, y.dtype)?;
+    let (a_lo, a_hi) = offset_input_range(ctx, input1_offset, y_dtype)?;
+    let (b_lo, b_hi) = offset_input_range(ctx, input2_offset, y_dtype)?;
+    check_output_offset(ctx, output_offset, y_dtype)?;
     if ![(a_lo - b_hi) << left_shift, (a_hi - b_lo) << left_shift].into_iter().all(fits_i32) {
         return Err(ctx.bad("sub parameters overflow 32-bit arithmetic"));
     }
-    let activation = read_activation(ctx, &mut p, y.dtype)?;
+    let activation = read_activation(ctx, &mut p, y_dtype)?;
     Ok(SubParams(AddParams {
         input1_offset,
         input2_offset,

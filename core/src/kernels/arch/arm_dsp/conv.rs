@@ -3,12 +3,12 @@
 
 use super::fully_connected::{ZERO_BIAS4, expand_row};
 use super::fully_connected_expanded::{FcFrame, fc_rows_asm};
-use super::im2col::{EDGE_ROW_WORDS, InterleavedTile, RAW_BYTES, conv_im2col_tile};
+use super::im2col::{InterleavedTile, conv_im2col_tile};
 use super::{clamp_bytes, conv_group, offset_pair};
 use crate::kernels::arch::requant::RightShiftRequant;
 use crate::kernels::arch::scratch::TILE;
-use crate::kernels::arch::scratch::conv_scratch_words;
 use crate::kernels::arch::scratch::padded_patch_len;
+use crate::kernels::arch::scratch::{LAST_FILTER_MAX, conv_extra_words, conv_scratch_words};
 use crate::kernels::arch::tiled_conv::ConvOperands;
 use crate::kernels::arch::tiled_conv::conv_s8_tiled;
 use crate::kernels::params::ConvParams;
@@ -280,10 +280,6 @@ use conv_requant;
 /// A zero bias word for layers without bias (the tile then steps its bias pointer by 0).
 pub(super) static ZERO_BIAS: i32 = 0;
 
-/// Largest `4 * groups` for which [`conv_s8`] copies the last filter of a layer with `k % 4 !=
-/// 0` to the stack (its last word would reach past the filters).
-const LAST_FILTER_MAX: usize = 128;
-
 /// Convolution on the Arm DSP path: output pixels in tiles of 4 (the image's last tile
 /// overlaps the one before it instead of being partial), each tile's patches expanded once into
 /// the im2col block ([`InterleavedTile::im2col`]), then every filter against it in one `asm!`
@@ -291,8 +287,10 @@ const LAST_FILTER_MAX: usize = 128;
 /// besides the 13 per 16 MACs). A clamp narrower than int8 is applied afterwards to the tile's
 /// output bytes, 4 at a time (`SSUB8` + `SEL`). Layers outside this path's preconditions (a
 /// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
-/// a last filter too long to copy) run the shared tiled path (`conv_s8_tiled`); grouped
-/// convolutions and too little scratch return `false` (the reference runs).
+/// a last filter too long to copy, a scratch without the gathering buffers that follow the
+/// im2col block, [`conv_extra_words`]: edge rows, raw patches, the last filter) run the shared
+/// tiled path (`conv_s8_tiled`); grouped convolutions and too little scratch return `false`
+/// (the reference runs).
 ///
 /// [`InterleavedTile::im2col`]: crate::kernels::arch::tiled_conv::ConvTile::im2col
 pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
@@ -305,10 +303,14 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
     let pixels = outd.h * outd.w;
     let groups = k.div_ceil(4);
     let last_pad = k % 4 != 0;
+    // The gathering buffers after the im2col block in the scratch (`conv_extra_words`).
+    let (edge_words, raw_words, last_words) =
+        conv_extra_words(ind.c, (p.filter.h, p.filter.w), p.stride.w, p.dilation.w, (p.padding.left, p.padding.right));
+    let extra_words = edge_words + raw_words + last_words;
     let fits = p.filter.c == ind.c
         && k > 4
         && out_c > 0
-        && cols.len() >= words
+        && cols.len() >= words + extra_words
         && pixels >= 4
         && multiplier.len() == out_c
         && shift.len() == out_c
@@ -317,18 +319,22 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         && (!last_pad || 4 * groups <= LAST_FILTER_MAX)
         && RightShiftRequant::all_valid(multiplier, shift);
     if !fits {
-        return conv_s8_tiled::<InterleavedTile>(a, output, cols);
+        return conv_tiled(a, output, cols);
     }
     let in_image = ind.h * ind.w * ind.c;
     let out_image = pixels * out_c;
     if in_image == 0 {
         return true;
     }
-    let Some(cols) = cols.get_mut(..words) else { return false };
+    let Some((cols, extra)) = cols.split_at_mut_checked(words) else { return false };
+    let Some((edge, extra)) = extra.split_at_mut_checked(edge_words) else { return false };
+    let Some((raw, extra)) = extra.split_at_mut_checked(raw_words) else { return false };
+    let raw: &mut [u8] = bytemuck::cast_slice_mut(raw);
+    let last: &mut [i8] = bytemuck::cast_slice_mut(extra.get_mut(..last_words).unwrap_or(&mut []));
     // The layer's last filter, zero-padded to whole words, when its last word would overrun.
-    let mut last = [0i8; LAST_FILTER_MAX];
     let asm_filters = if last_pad {
         let src = filter.get((out_c - 1) * k..out_c * k).unwrap_or(&[]);
+        last.fill(0);
         last.iter_mut().zip(src).for_each(|(d, &s)| *d = s);
         out_c - 1
     } else {
@@ -354,9 +360,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         && k % 4 == 0
         && out_c % 4 == 0;
     // Raw patches of few-channel layers: the zero point wherever the gather writes nothing.
-    let mut raw = [(-p.input_offset) as u8; RAW_BYTES];
-    // The stack row of tiles at the image's left and right edges (`conv_im2col_tile`).
-    let mut edge = [0u32; EDGE_ROW_WORDS];
+    raw.fill((-p.input_offset) as u8);
     // Every tile's frame; each tile sets its outputs.
     let mut base = ConvTileFrame {
         cols: cols.as_ptr(),
@@ -399,7 +403,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
                 (oy, ox) = (t / w, t % w);
             }
             let p0 = t;
-            conv_im2col_tile(p, in_b, p0, oy, ox, cols, k, kp, &mut raw, &mut edge);
+            conv_im2col_tile(p, in_b, p0, oy, ox, cols, k, kp, raw, edge);
             let tile_out = out_b.get_mut(p0 * out_c..(p0 + 4) * out_c).unwrap_or(&mut []);
             if tile_out.len() == 4 * out_c {
                 // (Pointers derived after this tile's writes to `cols` and for its outputs.)
@@ -436,7 +440,8 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
                         ..base
                     };
                     // SAFETY: as above for filter `j = out_c - 1`, read from `last`, which holds
-                    // `LAST_FILTER_MAX >= 4 * groups` bytes (checked).
+                    // `4 * last_words = 4 * groups` bytes (`conv_extra_words`, `4 * groups <=
+                    // LAST_FILTER_MAX` checked; the scratch holds them, checked).
                     unsafe { conv_tile_asm::<false>(&f) };
                 }
                 if !full_range {
@@ -452,6 +457,13 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         }
     }
     true
+}
+
+/// The shared tiled path (`conv_s8_tiled`) for the layers outside [`conv_s8`]'s preconditions.
+/// Not inlined: its accumulators stay out of [`conv_s8`]'s frame, under the tiles'.
+#[inline(never)]
+fn conv_tiled(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
+    conv_s8_tiled::<InterleavedTile>(a, output, cols)
 }
 
 /// Output pixel `px` of a 1x1 convolution over the same grid (`k = in_c`, both multiples of 4)

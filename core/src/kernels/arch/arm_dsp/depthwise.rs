@@ -7,6 +7,7 @@ use super::depthwise_3x3_s1::depthwise_3x3_s1_s8;
 use super::{DspRequant, clamp_bytes, pack4, smlabb, smlatt, ssat8, sxtb16, sxtb16_ror8, word};
 use crate::kernels::PerChannelQuant;
 use crate::kernels::arch::requant::{ChannelRequant, RightShiftRequant};
+use crate::kernels::arch::scratch::{DW_S1_PLANE_MAX_WORDS, dw3x3_scratch_words, scratch_words};
 use crate::kernels::params::DepthwiseConvParams;
 use core::arch::asm;
 
@@ -178,11 +179,13 @@ fn dw_window(
 /// same code. Requantization: [`RightShiftRequant`] (5 instructions) when every channel has that
 /// form, else [`ChannelRequant`]; the 4 results are saturated (`SSAT`), packed, clamped per byte
 /// (`SSUB8` + `SEL`, skipped for the full int8 range) and stored as one word. The last
-/// `in_c % 4` channels go through a per-channel loop. No scratch. Preconditions (else `false`,
-/// nothing written): `depth_multiplier == 1`, at most 25 taps, every multiplier and shift within
-/// [`ChannelRequant`]'s contract. First tried: the 3x3 stride-1 kernel on tap pairs
-/// (`depthwise_3x3_s1`), then the 3x3 strip kernel (`depthwise_3x3`), each declining outside
-/// its own preconditions.
+/// `in_c % 4` channels go through a per-channel loop. Preconditions (else `false`, nothing
+/// written): `depth_multiplier == 1`, at most 25 taps, every multiplier and shift within
+/// [`ChannelRequant`]'s contract. First tried for a 3x3 filter: the stride-1 kernel on tap
+/// pairs (`depthwise_3x3_s1`), then the strip kernel (`depthwise_3x3`), each declining outside
+/// its own preconditions; both widen their input into `scratch`
+/// ([`dw3x3_scratch_words`] words), or into a stack buffer when `scratch` is shorter (a direct
+/// call without the planned scratch).
 pub(crate) fn depthwise_conv_s8(
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
@@ -190,16 +193,27 @@ pub(crate) fn depthwise_conv_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    scratch: &mut [u8],
 ) -> bool {
     let taps = p.filter.h * p.filter.w;
     if p.depth_multiplier != 1 || taps > DW_MAX_TAPS || taps == 0 {
         return false;
     }
-    if depthwise_3x3_s1_s8(p, quant, input, filter, bias, output) {
-        return true;
-    }
-    if depthwise_3x3_s8(p, quant, input, filter, bias, output) {
-        return true;
+    if p.filter.h == 3 && p.filter.w == 3 {
+        let need = dw3x3_scratch_words(
+            p.input.c,
+            (p.output.h, p.output.w),
+            (p.stride.h, p.stride.w),
+            (p.dilation.h, p.dilation.w),
+            (p.padding.top, p.padding.left),
+        );
+        let done = match scratch_words(scratch).get_mut(..need) {
+            Some(buf) => dw3x3_in(p, quant, input, filter, bias, output, buf),
+            None => dw3x3_on_stack(p, quant, input, filter, bias, output),
+        };
+        if done {
+            return true;
+        }
     }
     let (m, s) = (quant.multiplier, quant.shift);
     if RightShiftRequant::all_valid(m, s) {
@@ -210,6 +224,38 @@ pub(crate) fn depthwise_conv_s8(
         return false;
     }
     true
+}
+
+/// The 3x3 kernels of [`depthwise_conv_s8`] with their buffer `buf`: the stride-1 kernel on
+/// tap pairs, else the strip kernel (`false` when both decline).
+#[inline(always)]
+fn dw3x3_in(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    buf: &mut [u32],
+) -> bool {
+    depthwise_3x3_s1_s8(p, quant, input, filter, bias, output, buf)
+        || depthwise_3x3_s8(p, quant, input, filter, bias, output, buf)
+}
+
+/// [`dw3x3_in`] with a buffer on the stack (3 KB), for a call without the planned scratch. Not
+/// inlined: the buffer stays out of the frame of the interpreter's path, which passes scratch.
+#[inline(never)]
+#[cold]
+fn dw3x3_on_stack(
+    p: &DepthwiseConvParams,
+    quant: &PerChannelQuant<'_>,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) -> bool {
+    let mut buf = [0u32; 4 * DW_S1_PLANE_MAX_WORDS];
+    dw3x3_in(p, quant, input, filter, bias, output, &mut buf)
 }
 
 /// [`depthwise_conv_s8`] with the requantization `R` (preconditions checked by the caller).

@@ -9,9 +9,9 @@ use crate::kernels::arch::requant::RightShiftRequant;
 use crate::kernels::params::DepthwiseConvParams;
 use core::arch::asm;
 
-/// Words of the stack buffer [`depthwise_3x3_s8`] gathers windows into: a whole padded plane
-/// of 4 channels when it fits (small images), else strips of 3 rows.
-const DW_BUF_WORDS: usize = 256;
+/// Words of the buffer (the op's scratch) [`depthwise_3x3_s8`] gathers windows into: a whole
+/// padded plane of 4 channels when it fits (small images), else strips of 3 rows.
+const DW_BUF_WORDS: usize = crate::kernels::arch::scratch::DW3X3_BUF_WORDS;
 
 /// Columns (words) of a strip in [`depthwise_3x3_s8`]'s buffer.
 const DW_STRIP_W: usize = DW_BUF_WORDS / 3;
@@ -356,14 +356,16 @@ fn dw_segments(
 /// [`depthwise_conv_s8`] with every group of 4 channels in [`dw3x3_run`]: on rows whose filter
 /// rows all lie inside the image, the pixels whose window lies inside too in one run on the
 /// input in place (when there are at least [`DW_RUN_MIN`]); every other pixel through a strip:
-/// its filter rows' words copied to the stack ([`strip_row`]), the input zero point wherever a
+/// its filter rows' words copied to `strip` ([`strip_row`]), the input zero point wherever a
 /// tap falls in the padding (so it adds `w * (zp + offset) = 0`; the offset is folded into the
 /// accumulators' start). The column geometry (which pixels run where) is the same for every
 /// row and channel group and is computed once. Preconditions (else `false`, nothing written):
 /// every channel's requantization a [`RightShiftRequant`] whose rounding term can take the
 /// output offset (`shift >= -23`, or a zero multiplier), windows of at most [`DW_STRIP_W`]
-/// columns, rows of at most [`DW_MAX_SEGMENTS`] segments. Not inlined: its stack buffer stays
-/// out of its callers' frames.
+/// columns, rows of at most [`DW_MAX_SEGMENTS`] segments, and `strip` holding the padded plane
+/// (small images) or [`DW_BUF_WORDS`] words (the op's scratch,
+/// [`dw3x3_scratch_words`](crate::kernels::arch::scratch::dw3x3_scratch_words)). Not inlined:
+/// its frame stays out of its callers'.
 ///
 /// [`depthwise_conv_s8`]: super::depthwise::depthwise_conv_s8
 #[inline(never)]
@@ -374,6 +376,7 @@ pub(super) fn depthwise_3x3_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    strip: &mut [u32],
 ) -> bool {
     let (ind, outd) = (p.input, p.output);
     let c = ind.c;
@@ -415,7 +418,8 @@ pub(super) fn depthwise_3x3_s8(
     let hp = (outd.h - 1) * p.stride.h + span_h as usize + 1;
     let wp = (outd.w - 1) * sw + span_w + 1;
     let plane = (hp.checked_mul(wp).is_some_and(|n| n <= DW_BUF_WORDS)).then_some((hp, wp));
-    let mut strip = [0u32; DW_BUF_WORDS];
+    // The buffer: the padded plane, or a strip's 3 rows of at most `DW_STRIP_W` words.
+    let Some(strip) = strip.get_mut(..plane.map_or(DW_BUF_WORDS, |(hp, wp)| hp * wp)) else { return false };
     let mut ctx = Dw3x3Ctx {
         w: [[0; 2]; 9],
         rq: [[0; 3]; 4],
@@ -515,7 +519,7 @@ pub(super) fn depthwise_3x3_s8(
                     }
                     ctx.row_step = 4 * width;
                     ctx.next = (4 * sw).wrapping_sub(8 * width);
-                    dw3x3_run(bytemuck::cast_slice(&strip[..]), 0, 4 * p.dilation.w, out_b, out_start, seg_n, &mut ctx);
+                    dw3x3_run(bytemuck::cast_slice(&*strip), 0, 4 * p.dilation.w, out_b, out_start, seg_n, &mut ctx);
                 }
             }
         }

@@ -37,20 +37,9 @@ use super::depthwise::dw_rest_channels;
 use super::word;
 use crate::kernels::PerChannelQuant;
 use crate::kernels::arch::requant::ChannelRequant;
+use crate::kernels::arch::scratch::{DW_S1_PLANE_MAX_WORDS, dw_s1_pitch_words, dw_s1_plane_words, dw_s1_sweep};
 use crate::kernels::params::DepthwiseConvParams;
 use core::arch::asm;
-
-/// Words of the stack buffer holding the 4 planes of a strip (3 KB: 6 plane lines of 48
-/// pixels, 12 of 24, 24 of 12).
-const PLANE_WORDS: usize = 768;
-
-/// Longest output line (pixels) the planes take: a line of `L` outputs reads `L + 2` int16,
-/// which must fit the largest line pitch (128 bytes).
-const MAX_LINE: usize = 62;
-
-/// Shortest output line this kernel takes: on shorter lines the widening and the per-channel
-/// work outweigh what the pairs save (6x6 images run faster through `depthwise_3x3`).
-const MIN_LINE: usize = 8;
 
 /// Per channel: everything the sweep ([`sweep`]) reads, at the byte offsets its `asm!` uses
 /// (`#[repr(C)]`, all 4-byte words, word aligned for `LDRD`).
@@ -526,7 +515,9 @@ fn in_domain(m: i32, shift: i32, bias: i32) -> bool {
 }
 
 /// The prepared channels `ch .. ch + 4` (each in [`in_domain`], checked by the caller; outside
-/// it the values are wrong, never undefined): their 9 taps read as 9 words of 4 channels.
+/// it the values are wrong, never undefined): their 9 taps read as 9 words of 4 channels. Not
+/// inlined: its temporaries stay out of the kernel's frame.
+#[inline(never)]
 fn group_ctx(
     p: &DepthwiseConvParams,
     s: &Sweep,
@@ -534,14 +525,15 @@ fn group_ctx(
     filter: &[i8],
     bias: Option<&[i32]>,
     ch: usize,
-) -> [SweepCtx; 4] {
+    out: &mut [SweepCtx; 4],
+) {
     let c = p.input.c;
     let mut taps = [0u32; 9];
     for (k, t) in taps.iter_mut().enumerate() {
         *t = word(filter.get(k * c + ch..).unwrap_or(&[]));
     }
     let pair = |a: i32, b: i32| (2 * a) as u16 as u32 | ((2 * b) as u16 as u32) << 16;
-    core::array::from_fn(|j| {
+    for (j, cx) in out.iter_mut().enumerate() {
         // Tap `q` along the line of filter row `r` across it, of channel `ch + j`.
         let tap = |r: usize, q: usize| {
             let k = if s.transposed { q * 3 + r } else { r * 3 + q };
@@ -558,7 +550,7 @@ fn group_ctx(
         let m = quant.multiplier.get(ch + j).copied().unwrap_or(0);
         let e = quant.shift.get(ch + j).copied().unwrap_or(-1).unsigned_abs().clamp(1, 22);
         let b = bias.and_then(|b| b.get(ch + j)).copied().unwrap_or(0);
-        SweepCtx {
+        *cx = SweepCtx {
             w,
             acc0: b.wrapping_add(p.input_offset.wrapping_mul(sum)).wrapping_mul(2),
             m,
@@ -572,21 +564,26 @@ fn group_ctx(
             pin_skip: 0,
             pout_skip: 0,
             out_cross: s.out_cross,
-        }
-    })
+        };
+    }
 }
 
 /// The 3x3, stride 1, dilation 1 depthwise convolution (depth multiplier 1) of
 /// [`depthwise_conv_s8`] on tap pairs (module docs): per group of 4 channels, strips of output
-/// lines whose input lines are widened into 4 int16 planes on the stack (3 KB), the input zero
+/// lines whose input lines are widened into 4 int16 planes in `buf` (the op's scratch,
+/// [`dw3x3_scratch_words`]: at most 3 KB), the input zero
 /// point in the padding (it adds `w * (zp + offset) = 0`; the offset is folded into the
 /// accumulators' start); then per channel and output line, groups of 4 outputs in one `asm!` loop,
 /// the last group of a line that is not a multiple of 4 overlapping the one before (it writes
 /// the same values again). Lines run along the rows, or along the columns when that makes fewer
 /// groups (KWS's 25x5 images). The `in_c % 4` last channels go through the per-channel loop.
 /// Preconditions (else `false`, nothing written): filter 3x3, stride and dilation 1, padding
-/// before of at most 1, output lines of [`MIN_LINE`] to [`MAX_LINE`] pixels, and every channel within
-/// [`in_domain`].
+/// before of at most 1, output lines of [`DW_S1_MIN_LINE`] to [`DW_S1_MAX_LINE`] pixels, every channel
+/// within [`in_domain`], and `buf` holding the planes.
+///
+/// [`dw3x3_scratch_words`]: crate::kernels::arch::scratch::dw3x3_scratch_words
+/// [`DW_S1_MIN_LINE`]: crate::kernels::arch::scratch::DW_S1_MIN_LINE
+/// [`DW_S1_MAX_LINE`]: crate::kernels::arch::scratch::DW_S1_MAX_LINE
 ///
 /// [`depthwise_conv_s8`]: super::depthwise::depthwise_conv_s8
 #[inline(never)]
@@ -597,6 +594,7 @@ pub(super) fn depthwise_3x3_s1_s8(
     filter: &[i8],
     bias: Option<&[i32]>,
     output: &mut [i8],
+    buf: &mut [u32],
 ) -> bool {
     let (ind, outd) = (p.input, p.output);
     let c = ind.c;
@@ -639,13 +637,10 @@ pub(super) fn depthwise_3x3_s1_s8(
         pad_cross: p.padding.left,
         transposed: true,
     };
-    let fits = |s: &Sweep| (MIN_LINE..=MAX_LINE).contains(&s.len);
-    let groups = |s: &Sweep| s.len.div_ceil(4) * s.lines;
-    let s = match (fits(&rows), fits(&cols)) {
-        (true, true) if groups(&cols) < groups(&rows) => cols,
-        (true, _) => rows,
-        (false, true) => cols,
-        (false, false) => return false,
+    let s = match dw_s1_sweep(oh, ow) {
+        Some((_, _, true)) => cols,
+        Some((_, _, false)) => rows,
+        None => return false,
     };
     let bias_of = |ch: usize| bias.and_then(|b| b.get(ch)).copied().unwrap_or(0);
     if quant.multiplier.len() < c
@@ -663,13 +658,10 @@ pub(super) fn depthwise_3x3_s1_s8(
     }
     // Pair words per plane line: the line's `len + 2` padded pixels, rounded up.
     let words = (s.len + 2).div_ceil(2);
-    let pitch_words = if words <= 8 {
-        8
-    } else if words <= 16 {
-        16
-    } else {
-        32
-    };
+    let pitch_words = dw_s1_pitch_words(s.len);
+    // The 4 planes (the whole image's lines when they fit, else a strip's), in `buf`.
+    let plane = dw_s1_plane_words(s.len, s.lines);
+    let Some(buf) = buf.get_mut(..4 * plane) else { return false };
     let in_image = ind.h * ind.w * c;
     let out_image = oh * ow * c;
     if in_image == 0 || out_image == 0 {
@@ -679,16 +671,15 @@ pub(super) fn depthwise_3x3_s1_s8(
     let zp = (-p.input_offset) as u16 as u32;
     let zp2 = zp | zp << 16;
     let zp4 = (zp & 0xff).wrapping_mul(0x0101_0101);
-    // Plane lines per strip and output lines per strip.
-    let plane = PLANE_WORDS / 4;
-    let strip_lines = plane / pitch_words - 2;
-    let mut buf = [0u32; PLANE_WORDS];
+    // Output lines per strip (all of them when the whole image's planes fit).
+    let strip_lines = DW_S1_PLANE_MAX_WORDS / pitch_words - 2;
     // A plane line: the padding pixel (if any) with pixel 0, pairs, the last pixel with a
     // padding one (if left over); the input pixels it needs are those up to padded column `len
     // + 1`.
     let used = s.along.min(s.len + 2 - s.pad_along);
     let after_lead = used - s.pad_along;
     let shape = LineShape { lead: s.pad_along == 1, pairs: after_lead / 2, tail: after_lead % 2 == 1 };
+    let mut ctx = [SweepCtx::default(); 4];
     // Images by index (a `zip` of `chunks_exact` may be left out of line, with its division).
     for b in 0..ind.n {
         let (Some(in_b), Some(out_b)) =
@@ -697,7 +688,7 @@ pub(super) fn depthwise_3x3_s1_s8(
             break;
         };
         for ch in (0..c / 4).map(|g| 4 * g) {
-            let mut ctx = group_ctx(p, &s, quant, filter, bias, ch);
+            group_ctx(p, &s, quant, filter, bias, ch, &mut ctx);
             let mut n0 = 0;
             while n0 < s.lines {
                 let n = strip_lines.min(s.lines - n0);
@@ -714,7 +705,7 @@ pub(super) fn depthwise_3x3_s1_s8(
                         continue;
                     }
                     let line = iv * s.sx + ch;
-                    let done = widen_line(&mut buf, at, plane, in_b, line, s.sa, shape, zp4);
+                    let done = widen_line(buf, at, plane, in_b, line, s.sa, shape, zp4);
                     // Words past the image (a padding pixel on its own, if any).
                     for j in 0..4 {
                         if let Some(d) = buf.get_mut(j * plane + at + done..j * plane + at + words) {

@@ -4,7 +4,7 @@
 
 use super::depthwise::tap_range;
 use super::{conv_group, offset_pair, smlad, sxtb16, sxtb16_ror8, word};
-use crate::kernels::arch::scratch::TILE;
+use crate::kernels::arch::scratch::{EDGE_ROW_WORDS, RAW_PATCH_WORDS, TILE};
 use crate::kernels::arch::tiled_conv::{ConvTile, for_each_tap};
 use crate::kernels::params::ConvParams;
 use crate::kernels::window::input_coord;
@@ -64,6 +64,47 @@ fn expand_run(src: &[i8], off2: u32, dst: &mut [u32], words: usize) {
             e = out(reg) _,
             options(nostack),
         );
+    }
+}
+
+/// Pixel `q` of an [`InterleavedTile`] block at `(oy, ox)` whose runs straddle groups (first
+/// layers with 1 or 3 channels, dilation 1 across, `k <= RAW_PATCH_MAX`): the patch is gathered
+/// raw, a filter row at a time, into a stack buffer whose padding holds the input zero point
+/// (which the offset turns into 0), then expanded by words. Not inlined: its buffer stays out of
+/// the frame of the block's other paths.
+#[inline(never)]
+#[cold]
+fn raw_patch(
+    p: &ConvParams,
+    in_b: &[i8],
+    (oy, ox): (usize, usize),
+    q: usize,
+    cols: &mut [u32],
+    k: usize,
+    groups: usize,
+) {
+    let c = p.input.c;
+    let off = p.input_offset;
+    let zp = (-off) as i8;
+    let mut raw = [zp; RAW_PATCH_MAX + 4];
+    let (kx0, kx1, ix0) = tap_range(ox, p.stride.w, 1, p.padding.left, p.input.w, p.filter.w);
+    let row_len = c * p.filter.w;
+    for (ky, dst_row) in raw.chunks_exact_mut(row_len.max(1)).take(p.filter.h).enumerate() {
+        let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, p.input.h) else {
+            continue;
+        };
+        let start = (iy * p.input.w + ix0) * c;
+        let n = (kx1.saturating_sub(kx0)) * c;
+        if let (Some(src), Some(dst)) = (in_b.get(start..start + n), dst_row.get_mut(kx0 * c..kx0 * c + n)) {
+            dst.copy_from_slice(src);
+        }
+    }
+    let words = k.div_ceil(4);
+    expand_run(&raw, offset_pair(off), cols.get_mut(q..).unwrap_or(&mut []), words);
+    for g in cols.chunks_exact_mut(8).take(groups).skip(words) {
+        if let Some([e, _, _, _, o]) = g.get_mut(q..q + 5) {
+            (*e, *o) = (0, 0);
+        }
     }
 }
 
@@ -136,31 +177,7 @@ impl ConvTile for InterleavedTile {
                     }
                 }
             } else if p.dilation.w == 1 && k <= RAW_PATCH_MAX {
-                // Runs that straddle groups (first layers with 1 or 3 channels): the patch is
-                // gathered raw, a filter row at a time, into a stack buffer whose padding holds
-                // the input zero point (which the offset turns into 0), then expanded by words.
-                let zp = (-off) as i8;
-                let mut raw = [zp; RAW_PATCH_MAX + 4];
-                let (kx0, kx1, ix0) = tap_range(ox, p.stride.w, 1, p.padding.left, p.input.w, p.filter.w);
-                let row_len = c * p.filter.w;
-                for (ky, dst_row) in raw.chunks_exact_mut(row_len.max(1)).take(p.filter.h).enumerate() {
-                    let Some(iy) = input_coord(oy, p.stride.h, ky, p.dilation.h, p.padding.top, p.input.h) else {
-                        continue;
-                    };
-                    let start = (iy * p.input.w + ix0) * c;
-                    let n = (kx1.saturating_sub(kx0)) * c;
-                    if let (Some(src), Some(dst)) = (in_b.get(start..start + n), dst_row.get_mut(kx0 * c..kx0 * c + n))
-                    {
-                        dst.copy_from_slice(src);
-                    }
-                }
-                let words = k.div_ceil(4);
-                expand_run(&raw, off2, cols.get_mut(q..).unwrap_or(&mut []), words);
-                for g in cols.chunks_exact_mut(8).take(groups).skip(words) {
-                    if let Some([e, _, _, _, o]) = g.get_mut(q..q + 5) {
-                        (*e, *o) = (0, 0);
-                    }
-                }
+                raw_patch(p, in_b, (oy, ox), q, cols, k, groups);
             } else {
                 // Runs that straddle groups: value by value (first layers with 1 or 3 channels),
                 // as halfwords: value `k` of pixel `q` is halfword `16 (k / 4) + 2 q + LANE[k % 4]`.
@@ -542,17 +559,6 @@ fn copy_rows(dst: &mut [u8], src: &[i8], row_step: usize, run: usize, rows: usiz
     }
 }
 
-/// Words of the stack rows [`conv_im2col_tile`] copies the filter rows' spans of input pixels
-/// into for a tile whose windows reach past the image.
-pub(super) const EDGE_ROW_WORDS: usize = 256;
-
-/// Largest patch (`kh * kw * in_c`, rounded up to words) [`conv_im2col_tile`] gathers raw on the
-/// stack for channel counts that are not a multiple of 4 (first layers: 1 or 3 channels).
-const RAW_PATCH_WORDS: usize = 16;
-
-/// Bytes of the raw patch buffer of [`conv_im2col_tile`]: 4 patches.
-pub(super) const RAW_BYTES: usize = 4 * 4 * RAW_PATCH_WORDS;
-
 /// The raw patches (int8, the input zero point where a tap falls in the padding) of 4 output
 /// pixels from `(oy, ox)`, one after the other, `stride` bytes each, into `raw`: filter row by
 /// filter row, each row's taps one run of `kw * in_c` bytes (dilation 1 across). A window inside
@@ -607,7 +613,7 @@ fn gather_raw_patches(p: &ConvParams, in_b: &[i8], oy: usize, ox: usize, raw: &m
 /// input pixels gather 4 consecutive pixels, and any filter (dilation 1 across) whose 4 pixels
 /// share a row and lie within the image's columns gathers each filter row's 4 runs
 /// ([`im2col_gather4`], all rows in one call when none is in the padding; rows in the padding
-/// are zeros), and from a copy of the rows' spans on the stack (the zero point outside the
+/// are zeros), and from a copy of the rows' spans in `edge` (the zero point outside the
 /// image) when they reach past its left or right edge; every other tile takes
 /// [`InterleavedTile::im2col`]. Only the `ceil(k / 4)` groups the tile reads are written.
 ///
@@ -622,8 +628,8 @@ pub(super) fn conv_im2col_tile(
     cols: &mut [u32],
     k: usize,
     kp: usize,
-    raw: &mut [u8; RAW_BYTES],
-    edge: &mut [u32; EDGE_ROW_WORDS],
+    raw: &mut [u8],
+    edge: &mut [u32],
 ) {
     let (ind, outd) = (p.input, p.output);
     let c = ind.c;
@@ -703,19 +709,20 @@ pub(super) fn conv_im2col_tile(
                 return;
             }
             // Some window reaches past the image's left or right edge: each filter row's span of
-            // input pixels copied to the stack (the zero point outside the image, which extends
+            // input pixels copied to `edge` (the zero point outside the image, which extends
             // to zeros), then gathered as above.
             let span_px = 3 * sw + kw;
             let span = span_px * wpp;
-            if span <= EDGE_ROW_WORDS {
+            // As many filter rows per gather as `EDGE_ROW_WORDS` words hold (`edge` has room
+            // for them: `conv_extra_words`).
+            let per = (EDGE_ROW_WORDS / span.max(1)).max(1);
+            if span <= EDGE_ROW_WORDS && edge.len() >= per.min(kh) * span {
                 let zp = ((-p.input_offset) as u8 as u32).wrapping_mul(0x0101_0101);
                 // Span pixels `lo..hi` lie in the image; the others are padding.
                 let lo = if ix_first < 0 { ix_first.unsigned_abs().min(span_px) } else { 0 };
                 let right = ind.w as isize - ix_first; // from the span's start to the image's end
                 let hi = if right <= lo as isize { lo } else { (right as usize).min(span_px) };
                 let first = (ix_first + lo as isize) as usize; // the first input column copied
-                // As many filter rows per gather as the stack rows hold.
-                let per = (EDGE_ROW_WORDS / span.max(1)).max(1);
                 let mut ky0 = 0;
                 while ky0 < kh {
                     let rows = per.min(kh - ky0);
@@ -745,9 +752,9 @@ pub(super) fn conv_im2col_tile(
                     if let Some(dst) = cols.get_mut(8 * run * ky0..8 * run * (ky0 + rows)) {
                         // SAFETY: row r's pixel q's run is the `4 * run` bytes from `4 * r * span
                         // + q * pstride` in `edge`, the last ending at `4 * (rows - 1) * span + 3
-                        // * sw * c + 4 * run = 4 * rows * span` bytes, within its
-                        // `EDGE_ROW_WORDS` words (`rows <= EDGE_ROW_WORDS / span`); `dst` holds
-                        // `8 * run * rows` words.
+                        // * sw * c + 4 * run = 4 * rows * span` bytes, within its `per.min(kh) *
+                        // span` words or more (checked; `rows <= per.min(kh)`); `dst` holds `8 *
+                        // run * rows` words.
                         unsafe {
                             im2col_gather4(
                                 edge.as_ptr() as *const i8,
@@ -767,8 +774,13 @@ pub(super) fn conv_im2col_tile(
         }
     }
     let groups = k.div_ceil(4);
-    if c % 4 != 0 && p.dilation.w == 1 && groups <= RAW_PATCH_WORDS && cols.len() >= 8 * groups {
-        // Few channels: the 4 raw patches gathered on the stack (prefilled with the zero point
+    if c % 4 != 0
+        && p.dilation.w == 1
+        && groups <= RAW_PATCH_WORDS
+        && cols.len() >= 8 * groups
+        && raw.len() >= 16 * groups
+    {
+        // Few channels: the 4 raw patches gathered in `raw` (prefilled with the zero point
         // by the caller), then expanded like whole words.
         let zp = (-p.input_offset) as u8;
         gather_raw_patches(p, in_b, oy, ox, raw, 4 * groups, zp);
