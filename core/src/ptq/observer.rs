@@ -158,6 +158,7 @@ impl AnyObserver {
 
     /// The automatic observer's [`keep_for_replay`](AutoObserver::keep_for_replay) (nothing for
     /// the others).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the replay is the host's (std)
     pub(crate) fn keep_for_replay(&mut self, keep: bool) {
         if let AnyObserver::Auto(a) = self {
             a.keep_for_replay(keep);

@@ -221,7 +221,7 @@ pub(crate) fn depthwise_conv_s8_rows(
 /// 256 outputs are computed once by the reference's per-element function and every element is
 /// a lookup: the reference's results. `false` (nothing written) when the tensor is too small
 /// for the tables to pay (fewer than two lookups per table entry).
-#[cfg(feature = "std")]
+#[cfg(all(mq_portable, feature = "std"))]
 pub(crate) fn prelu_s8_lut(
     params: &crate::kernels::prelu::PreluParams,
     input: &[i8],

@@ -345,6 +345,7 @@ impl AutoObserver {
     /// Keeps (`true`) each sample of the statistics pass, from now on, for
     /// [`replay`](Self::replay): its range and at most [`ERROR_ELEMENTS`] values (4 bytes each)
     /// per sample; `false` drops what was kept. Nothing in the error pass.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the replay is the host's (std)
     pub(crate) fn keep_for_replay(&mut self, keep: bool) {
         if let Phase::Stats(s) = &mut self.phase {
             s.kept = keep.then(Vec::new);
