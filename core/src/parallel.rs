@@ -18,6 +18,11 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// The limit [`set_max_threads`] set; 0 = the machine's available parallelism.
 static MAX_THREADS: AtomicUsize = AtomicUsize::new(0);
 
+/// The machine's available parallelism, asked once: [`std::thread::available_parallelism`]
+/// reads the process's cgroup and CPU affinity on every call (on Linux a few files of `/proc`),
+/// and the kernels ask before every split.
+static AVAILABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
 /// Multiply-accumulates below which a part of a kernel is not worth a thread of its own (about
 /// a quarter of a millisecond of work: a thread costs some tens of microseconds to start).
 pub(crate) const MIN_WORK_PER_THREAD: usize = 1 << 19;
@@ -34,7 +39,7 @@ pub fn max_threads() -> usize {
         return 1;
     }
     match MAX_THREADS.load(Ordering::Relaxed) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => *AVAILABLE.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         n => n,
     }
 }

@@ -420,8 +420,38 @@ pub(crate) fn depthwise_conv2d_f32(
         return Err(KernelError("depthwise tensor sizes do not match the shapes"));
     }
     let mut out = bias_rows(n * oh * ow, bias, c)?;
+    let rows = DepthwiseRows { x, filter, geo, windows: (wh, ww) };
     // Output rows (image, oy) in bands on threads: each value summed as alone.
     super::in_row_bands(&mut out, ow * c, ow * c * kh * kw, |first, band| {
+        #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+        if crate::kernels::arch::x86::depthwise_rows_f32(&rows, first, band) {
+            return;
+        }
+        rows.run(first, band);
+    });
+    apply_activation(&mut out, activation);
+    Ok(out)
+}
+
+/// The operands of [`depthwise_conv2d_f32`]'s rows (multiplier 1, sizes checked).
+pub(crate) struct DepthwiseRows<'a> {
+    x: &'a [f32],
+    filter: &'a [f32],
+    geo: &'a ConvGeometry,
+    windows: (AxisWindow, AxisWindow),
+}
+
+impl DepthwiseRows<'_> {
+    /// Adds the products of output rows `first..` (the rows of `band`, which holds the biases)
+    /// in the reference's order: per value, the taps row by row, each product and sum rounded
+    /// to f32 (vector lanes hold different channels). Inlined into its callers, so a build with
+    /// wider vectors ([`crate::kernels::arch`]) computes the same values.
+    #[inline(always)]
+    pub(crate) fn run(&self, first: usize, band: &mut [f32]) {
+        let Self { x, filter, geo, windows: (wh, ww) } = *self;
+        let [_, h, w, c] = geo.input;
+        let [kh, kw] = geo.kernel;
+        let (oh, ow) = (wh.output, ww.output);
         for (r, row) in band.chunks_exact_mut((ow * c).max(1)).enumerate() {
             let (b, oy) = ((first + r) / oh.max(1), (first + r) % oh.max(1));
             for (ox, acc) in row.chunks_exact_mut(c.max(1)).enumerate() {
@@ -429,8 +459,12 @@ pub(crate) fn depthwise_conv2d_f32(
                     let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
                     for kx in 0..kw {
                         let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
-                        let xs = &x[((b * h + iy) * w + ix) * c..][..c];
-                        let fs = &filter[(ky * kw + kx) * c..][..c];
+                        let (Some(xs), Some(fs)) =
+                            (x.get(((b * h + iy) * w + ix) * c..), filter.get((ky * kw + kx) * c..))
+                        else {
+                            continue;
+                        };
+                        // `acc` has `c` values: the zip takes the tap's `c` channels.
                         for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
                             *a += v * f;
                         }
@@ -438,9 +472,7 @@ pub(crate) fn depthwise_conv2d_f32(
                 }
             }
         }
-    });
-    apply_activation(&mut out, activation);
-    Ok(out)
+    }
 }
 
 /// Transposed 2-D convolution through the GEMM: per filter tap, the products of every input
@@ -515,6 +547,40 @@ mod tests {
         };
         let y = conv2d_f32(&[2.0, 3.0], &[1.0, 10.0, -1.0, 0.0], None, &geo, 2, FusedActivation::Relu).unwrap();
         assert_eq!(y, [32.0, 0.0]);
+    }
+
+    /// The depthwise rows with the CPU's widest build (AVX on x86-64) equal the portable build bit
+    /// for bit: channel counts around the vector widths, strides, dilations, both paddings.
+    #[test]
+    fn depthwise_rows_are_the_same_in_every_build() {
+        let val = |len: usize, k: u32| -> Vec<f32> {
+            (0..len as u32).map(|i| ((i.wrapping_mul(2_654_435_761) ^ k) % 2001) as f32 / 997.0 - 1.0).collect()
+        };
+        for (c, stride, dilation, padding) in [
+            (1, 1, 1, Padding::Same),
+            (7, 2, 1, Padding::Same),
+            (8, 1, 2, Padding::Valid),
+            (13, 1, 1, Padding::Same),
+            (32, 2, 1, Padding::Valid),
+            (35, 1, 1, Padding::Same),
+        ] {
+            let geo = ConvGeometry {
+                input: [2, 11, 9, c],
+                kernel: [3, 3],
+                stride: [stride, stride],
+                dilation: [dilation, dilation],
+                padding,
+            };
+            let (x, f, b) = (val(2 * 11 * 9 * c, 1), val(9 * c, 2), val(c, 3));
+            let (wh, ww) = geo.windows().unwrap();
+            let rows = DepthwiseRows { x: &x, filter: &f, geo: &geo, windows: (wh, ww) };
+            let n_rows = 2 * wh.output;
+            let mut portable = bias_rows(n_rows * ww.output, Some(&b), c).unwrap();
+            rows.run(0, &mut portable);
+            let got = depthwise_conv2d_f32(&x, &f, Some(&b), &geo, 1, FusedActivation::None).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&portable), "c {c} stride {stride} dilation {dilation}");
+        }
     }
 
     /// The fast kernels (GEMM, f32 lanes) agree with the f64 reference loops within f32 rounding

@@ -19,7 +19,7 @@
 //! two of it, and differ from ONNX Runtime's f32 kernels by ONNX Runtime's own rounding (the
 //! tests bound it: `tests/host/float_exec.rs`).
 
-mod conv;
+pub(crate) mod conv;
 mod dynamic;
 mod elementwise;
 mod fully_connected;

@@ -123,7 +123,7 @@ impl PreluParams {
 
     /// The per-element computation (TFLite's `BroadcastPrelu4DSlow` body), before the clamp.
     #[inline(always)]
-    fn prelu_one(&self, x: i32, alpha: i32) -> i32 {
+    pub(crate) fn prelu_one(&self, x: i32, alpha: i32) -> i32 {
         let v = self.input_offset + x;
         let raw = if v >= 0 {
             let m = &self.identity_multiplier;
@@ -150,6 +150,10 @@ impl PreluParams {
 /// [`Error::BadKernelArgument`] if a slice length does not match the prepared shapes.
 pub fn prelu_s8(params: &PreluParams, input: &[i8], alpha: &[i8], output: &mut [i8]) -> Result<(), Error> {
     params.check("prelu_s8", input.len(), alpha.len(), output.len())?;
+    #[cfg(all(mq_portable, feature = "std"))]
+    if super::arch::portable::prelu_s8_lut(params, input, alpha, output) {
+        return Ok(());
+    }
     params.broadcast.for_each(input, alpha, output, |x, a| params.prelu_one(x as i32, a as i32).clamp(-128, 127) as i8);
     Ok(())
 }
@@ -185,6 +189,36 @@ mod tests {
         let mut out16 = [0i16; 2];
         prelu_s16(&p16, &[-32768, 1000], &[3], &mut out16).unwrap();
         assert_eq!(out16, [-24576, 1000]);
+    }
+
+    /// Large tensors (the host's table path) and small ones, per-channel and per-tensor alpha,
+    /// against the per-element computation, bit for bit.
+    #[test]
+    fn large_tensors_match_the_per_element_computation() {
+        let mut s = 7u32;
+        let mut next = move || {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 24) as u8 as i8
+        };
+        for (shape, ashape) in [
+            (&[1usize, 24, 24, 16][..], &[1usize, 1, 16][..]),
+            (&[1, 8, 8, 3], &[3]),
+            (&[1, 40, 40, 8], &[1]),
+            (&[2, 3], &[2, 3]),
+        ] {
+            let n: usize = shape.iter().product();
+            let na: usize = ashape.iter().product();
+            let x: alloc::vec::Vec<i8> = (0..n).map(|_| next()).collect();
+            let a: alloc::vec::Vec<i8> = (0..na).map(|_| next()).collect();
+            for rounding in [Rounding::Double, Rounding::Single] {
+                let p = PreluParams::prepare_s8(q(0.05, -3), q(0.01, 4), q(0.04, 7), shape, ashape, rounding).unwrap();
+                let mut want = alloc::vec![0i8; n];
+                p.broadcast.for_each(&x, &a, &mut want, |x, a| p.prelu_one(x as i32, a as i32).clamp(-128, 127) as i8);
+                let mut got = alloc::vec![0i8; n];
+                prelu_s8(&p, &x, &a, &mut got).unwrap();
+                assert_eq!(got, want, "{shape:?} {ashape:?}");
+            }
+        }
     }
 
     #[test]

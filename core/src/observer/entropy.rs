@@ -152,6 +152,7 @@ impl<const N: usize> Observer for EntropyObserver<N> {
 /// ORT's `smooth_distribution` on `p` in place (`eps = 0.0001`): zeros become `eps`, the
 /// other entries lose `eps · zeros / nonzeros`. `false` if all entries are 0 (ORT: `None`)
 /// or the correction reaches 1 (ORT: an assertion).
+#[inline(always)]
 fn smooth(p: &mut [f32]) -> bool {
     let n_zeros = p.iter().filter(|&&v| v == 0.0).count();
     let n_nonzeros = p.len() - n_zeros;
@@ -170,10 +171,29 @@ fn smooth(p: &mut [f32]) -> bool {
     true
 }
 
+/// One term of [`kl`]'s sum for the smoothed values `pk` and `qk` of a position, normalized
+/// there by the sums `sp` and `sq`: `p · log(p / q)` (0 where `p` is 0, infinite where `q` is
+/// not positive), the logarithm `libm::logf`'s.
+#[inline(always)]
+fn kl_term(pk: f32, qk: f32, sp: f32, sq: f32) -> f32 {
+    let (a, b) = (pk / sp, qk / sq);
+    if a == 0.0 && b >= 0.0 {
+        0.0
+    } else if a > 0.0 && b > 0.0 {
+        a * libm::logf(a / b)
+    } else {
+        f32::INFINITY
+    }
+}
+
 /// `scipy.stats.entropy(p, q)` as ORT's copy computes it, in `f32`: both normalized by their
-/// (pairwise) sums, then `sum(p · log(p / q))`. The vectors are overwritten. The logarithms are
-/// taken [`LOG_LANES`] at a time ([`logf_lanes`], `libm::logf` bit for bit).
-fn kl(p: &mut [f32], q: &mut [f32]) -> f32 {
+/// (pairwise) sums, then `sum(p · log(p / q))`. `p` is overwritten with the terms (`q` is left
+/// as it was). The logarithms are taken [`LOG_LANES`] at a time ([`logf_lanes`], `libm::logf`
+/// bit for bit); a group of [`LOG_LANES`] positions that all hold the same pair of values (the
+/// empty stretches of a histogram, smoothed to `eps` in both) has [`kl_term`]'s one value in
+/// each, computed once: the same terms as position by position.
+#[inline(always)]
+fn kl(p: &mut [f32], q: &[f32]) -> f32 {
     let sp = numpy_sum_f32(p);
     let sq = numpy_sum_f32(q);
     let term = |pk: f32, qk: f32, log: f32| {
@@ -186,26 +206,46 @@ fn kl(p: &mut [f32], q: &mut [f32]) -> f32 {
         }
     };
     let mut pc = p.chunks_exact_mut(LOG_LANES);
-    let mut qc = q.chunks_exact_mut(LOG_LANES);
+    let mut qc = q.chunks_exact(LOG_LANES);
+    // The last uniform group's pair (bits) and term.
+    let mut uniform: Option<(u32, u32, f32)> = None;
     for (a, b) in (&mut pc).zip(&mut qc) {
+        let (Ok(a), Ok(b)) = (<&mut [f32; LOG_LANES]>::try_from(a), <&[f32; LOG_LANES]>::try_from(b)) else {
+            continue; // always whole
+        };
+        let (p0, q0) = (a[0].to_bits(), b[0].to_bits());
+        let mut same = true;
+        for j in 1..LOG_LANES {
+            same &= a[j].to_bits() == p0 && b[j].to_bits() == q0;
+        }
+        if same {
+            let t = match uniform {
+                Some((pu, qu, t)) if (pu, qu) == (p0, q0) => t,
+                _ => {
+                    let t = kl_term(a[0], b[0], sp, sq);
+                    uniform = Some((p0, q0, t));
+                    t
+                }
+            };
+            a.fill(t);
+            continue;
+        }
         let mut ratio = [1f32; LOG_LANES];
-        for ((a, b), r) in a.iter_mut().zip(b.iter_mut()).zip(ratio.iter_mut()) {
-            *a /= sp;
-            *b /= sq;
-            if *a > 0.0 && *b > 0.0 {
-                *r = *a / *b;
+        let mut bn = [0f32; LOG_LANES];
+        for j in 0..LOG_LANES {
+            a[j] /= sp;
+            bn[j] = b[j] / sq;
+            if a[j] > 0.0 && bn[j] > 0.0 {
+                ratio[j] = a[j] / bn[j];
             }
         }
         let logs = logf_lanes(ratio);
-        for ((a, &b), &log) in a.iter_mut().zip(b.iter()).zip(&logs) {
-            *a = term(*a, b, log);
+        for j in 0..LOG_LANES {
+            a[j] = term(a[j], bn[j], logs[j]);
         }
     }
-    for (a, b) in pc.into_remainder().iter_mut().zip(qc.into_remainder().iter_mut()) {
-        *a /= sp;
-        *b /= sq;
-        let (pk, qk) = (*a, *b);
-        *a = term(pk, qk, if pk > 0.0 && qk > 0.0 { libm::logf(pk / qk) } else { 0.0 });
+    for (a, &b) in pc.into_remainder().iter_mut().zip(qc.remainder()) {
+        *a = kl_term(*a, b, sp, sq);
     }
     numpy_sum_f32(p)
 }
@@ -217,6 +257,7 @@ const LOG_LANES: usize = 8;
 /// reduced to `[√2/2, √2]`, then a rational approximation) written lane by lane with the same
 /// `f32` operations in the same order, which the compiler turns into vector instructions;
 /// zeros, negatives, subnormals, infinities, NaN and 1 take `libm::logf` itself.
+#[inline(always)]
 fn logf_lanes(x: [f32; LOG_LANES]) -> [f32; LOG_LANES] {
     // libm's constants, by their bits.
     const LN2_HI: f32 = f32::from_bits(0x3f31_7180);
@@ -256,23 +297,55 @@ fn logf_lanes(x: [f32; LOG_LANES]) -> [f32; LOG_LANES] {
 
 /// ORT's `get_entropy_threshold`: the edges `(edge[start], edge[end])` of the best window.
 pub(crate) fn kl_threshold<const N: usize>(h: &Histogram<N>, nq: usize) -> Result<(f32, f32), Error> {
-    let hist = h.counts();
+    if nq == 0 || nq / 2 > N / 2 {
+        return Err(Error::InvalidArgument { reason: "num_quantized_bins must be in [2, N]" });
+    }
+    let (_, s, e) = kl_search(h.counts(), nq).ok_or(Error::NoData)?;
+    Ok((h.edge(s), h.edge(e)))
+}
+
+/// The window search of [`kl_threshold`]: the least divergence and its window `(start, end)`.
+/// On x86-64 with AVX2 (checked at run time) the same code compiled for it
+/// ([`crate::kernels::arch`]): the same `f32` operations in the same order, 8 lanes where the
+/// portable build has 4, so the same result bit for bit.
+pub(crate) fn kl_search<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    if let Some(best) = crate::kernels::arch::x86::kl_search(hist, nq) {
+        return best;
+    }
+    kl_search_windows(hist, nq)
+}
+
+/// [`kl_search`]'s body: each candidate window of `2·i` bins around the zero bin (`i` from
+/// `nq / 2` to `N / 2`), its divergence, the first least one (`np.argmin`).
+#[inline(always)]
+pub(crate) fn kl_search_windows<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
     let zero = N / 2;
     let half_q = nq / 2;
     if nq == 0 || half_q > zero {
-        return Err(Error::InvalidArgument { reason: "num_quantized_bins must be in [2, N]" });
+        return None;
     }
     let mut p = [0f32; N];
     let mut q = [0f32; N];
     let mut best: Option<(f32, usize, usize)> = None;
+    // The counts left and right of the window, updated as it widens by a bin on each side.
+    let window = |i: usize| (zero - i, if zero + i + 1 < N { zero + i + 1 } else { N });
+    let (first_start, first_end) = window(half_q);
+    let mut left: u64 = hist.iter().take(first_start).sum();
+    let mut right: u64 = hist.iter().skip(first_end).sum();
+    let mut prev_end = first_end;
     for i in half_q..=zero {
-        let start = zero - i;
-        let end = if zero + i + 1 < N { zero + i + 1 } else { N };
+        let (start, end) = window(i);
+        if i > half_q {
+            left -= hist.get(start).copied().unwrap_or(0);
+            if end > prev_end {
+                right -= hist.get(prev_end).copied().unwrap_or(0);
+            }
+            prev_end = end;
+        }
         let Some(sliced) = hist.get(start..end) else { continue };
         let len = sliced.len();
         let (Some(p), Some(q)) = (p.get_mut(..len), q.get_mut(..len)) else { continue };
-        let left: u64 = hist.iter().take(start).sum();
-        let right: u64 = hist.iter().skip(end).sum();
         // Reference distribution p: the window with the outliers folded into its end bins.
         let last = len - 1;
         for (k, (pv, &c)) in p.iter_mut().zip(sliced).enumerate() {
@@ -313,13 +386,110 @@ pub(crate) fn kl_threshold<const N: usize>(h: &Histogram<N>, nq: usize) -> Resul
             best = Some((div, start, end));
         }
     }
-    let (_, s, e) = best.ok_or(Error::NoData)?;
-    Ok((h.edge(s), h.edge(e)))
+    best
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The search as it was written first (ORT's loop: the outlier counts summed per window, every
+    /// logarithm taken): the oracle of [`kl_search`].
+    fn kl_search_reference<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
+        let zero = N / 2;
+        let mut best: Option<(f32, usize, usize)> = None;
+        for i in nq / 2..=zero {
+            let start = zero - i;
+            let end = if zero + i + 1 < N { zero + i + 1 } else { N };
+            let sliced = &hist[start..end];
+            let len = sliced.len();
+            let left: u64 = hist.iter().take(start).sum();
+            let right: u64 = hist.iter().skip(end).sum();
+            let mut p: alloc::vec::Vec<f32> = sliced.iter().map(|&c| c as f32).collect();
+            p[0] = (sliced[0] + left) as f32;
+            p[len - 1] = (sliced[len - 1] + right + if len == 1 { left } else { 0 }) as f32;
+            let mut q = alloc::vec![0f32; len];
+            let merged = len / nq;
+            if merged > 0 {
+                for index in 0..nq {
+                    let (s, e) = (index * merged, index * merged + merged);
+                    let mut qb: u64 = sliced[s..e].iter().sum();
+                    if index == nq - 1 {
+                        qb += sliced[nq * merged..].iter().sum::<u64>();
+                    }
+                    let norm = p[s..e].iter().filter(|&&v| v != 0.0).count();
+                    if norm != 0 {
+                        q[s..e].fill((qb as f64 / norm as f64) as u64 as f32);
+                    }
+                }
+            }
+            let div = if smooth(&mut p) && smooth(&mut q) {
+                let (sp, sq) = (numpy_sum_f32(&p), numpy_sum_f32(&q));
+                for (a, b) in p.iter_mut().zip(&mut q) {
+                    *a /= sp;
+                    *b /= sq;
+                    let (pk, qk) = (*a, *b);
+                    *a = if pk == 0.0 && qk >= 0.0 {
+                        0.0
+                    } else if pk > 0.0 && qk > 0.0 {
+                        pk * libm::logf(pk / qk)
+                    } else {
+                        f32::INFINITY
+                    };
+                }
+                numpy_sum_f32(&p)
+            } else {
+                f32::INFINITY
+            };
+            if best.is_none_or(|(b, _, _)| div < b) {
+                best = Some((div, start, end));
+            }
+        }
+        best
+    }
+
+    /// The search (the running outlier counts, the uniform groups computed once, the AVX2 build
+    /// where the CPU has it) finds the reference's divergence and window bit for bit: dense,
+    /// one-sided (a ReLU's: the negative half empty), sparse and spiky histograms.
+    #[test]
+    fn kl_search_matches_the_reference() {
+        let mut s = 0x9e37_79b9u32;
+        let mut next = move || {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            s >> 8
+        };
+        fn check<const N: usize>(hist: &[u64; N], nq: usize, what: &str) {
+            let want = kl_search_reference(hist, nq);
+            let bits = |r: Option<(f32, usize, usize)>| r.map(|(d, a, b)| (d.to_bits(), a, b));
+            assert_eq!(bits(kl_search(hist, nq)), bits(want), "{what}, nq {nq}");
+            assert_eq!(bits(kl_search_windows(hist, nq)), bits(want), "{what}, nq {nq} (portable)");
+        }
+        for case in 0..12 {
+            let mut h = [0u64; 2048];
+            for (k, v) in h.iter_mut().enumerate() {
+                let x = (k as f64 - 1024.0) / 64.0;
+                let dense = (20_000.0 * libm::exp(-x * x / (2.0 + case as f64))) as u64;
+                *v = match case % 4 {
+                    0 => dense + u64::from(next() % 3),
+                    1 if k < 1024 => 0,
+                    1 => dense,
+                    2 => u64::from(next() % 7 == 0) * u64::from(next() % 50),
+                    _ => dense / 8 + u64::from(k % 97 == 0) * 1000,
+                };
+            }
+            if case % 3 == 0 {
+                h[2047] += 5; // an outlier at the end
+            }
+            check(&h, 128, "2048 bins");
+        }
+        let mut small = [0u64; 128];
+        for (k, v) in small.iter_mut().enumerate().skip(64) {
+            *v = u64::from(next() % 100) + k as u64;
+        }
+        check(&small, 128, "128 bins");
+        check(&small, 16, "128 bins");
+        check(&[0u64; 64], 8, "empty");
+    }
 
     /// The lane-wise logarithm equals `libm::logf` bit for bit: values across the exponent
     /// range (reduction boundaries, around 1, `√2/2`, the largest and smallest normals) and the

@@ -68,7 +68,7 @@
 //! assert!(p.scale() > 0.0);
 //! ```
 
-mod entropy;
+pub(crate) mod entropy;
 mod histogram;
 mod l2;
 mod per_channel;

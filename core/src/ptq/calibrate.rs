@@ -1,9 +1,11 @@
 //! Calibration: samples through the float graph into one observer per activation.
 
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
 use super::auto::{AutoChoice, RangePolicy};
 use super::observer::{AnyObserver, ObserverKind};
@@ -103,7 +105,21 @@ pub struct Calibrator<'g> {
     /// what the model-level range choice measures), at most `keep`.
     kept: Vec<KeptSample>,
     keep: usize,
+    /// The weights [`quantize`](super::quantize) computed from this calibration (quantized
+    /// once for the model-level range choice's several quantizations).
+    memo: RefCell<WeightMemo>,
 }
+
+/// Quantized weights and their scales.
+type QuantizedWeights = (Vec<i8>, Vec<f32>);
+
+/// A node's quantized weights, and its bias correction once computed (`None` inside: none
+/// applies).
+type MemoEntry = (QuantizedWeights, Option<Option<Vec<f32>>>);
+
+/// Per weighted node and weight layout (`true`: per channel): its [`MemoEntry`].
+#[derive(Debug, Clone, Default)]
+struct WeightMemo(BTreeMap<(usize, bool), MemoEntry>);
 
 /// A calibration sample kept for the model-level range choice: its inputs and the float
 /// graph's outputs.
@@ -114,13 +130,30 @@ pub(crate) struct KeptSample {
 }
 
 /// Ends the pass of every observer (the automatic observers' candidate searches, the
-/// histograms' ranges): on threads with `std` (each observer alone, so the same results with any
-/// number), the first error in tensor order.
+/// histograms' ranges): [`for_each_observer`].
 fn end_observer_passes(observers: &mut [Option<AnyObserver>]) -> Result<(), ConvertError> {
+    for_each_observer(observers, "ending pass", AnyObserver::end_pass)
+}
+
+/// Bytes the automatic observers may keep of the statistics pass's samples so that the error
+/// pass needs no second run of the float graph ([`Calibrator::calibrate_source`] on the host):
+/// at most [`ERROR_ELEMENTS`](super::auto::ERROR_ELEMENTS) values of 4 bytes per activation
+/// and sample (32 samples of a mobile CNN: some 100 MB). More samples than fit take the second
+/// pass, in the memory they always took.
+#[cfg(feature = "std")]
+pub const REPLAY_BYTES: usize = 256 << 20;
+
+/// `f` on every observer: on threads with `std` (each observer alone, so the same results with
+/// any number), the first error in tensor order (`what` names the step in it).
+fn for_each_observer(
+    observers: &mut [Option<AnyObserver>],
+    what: &str,
+    f: impl Fn(&mut AnyObserver) -> Result<(), crate::Error> + Sync,
+) -> Result<(), ConvertError> {
     let end = |first: usize, part: &mut [Option<AnyObserver>]| -> Result<(), ConvertError> {
         for (i, o) in part.iter_mut().enumerate() {
             if let Some(o) = o {
-                o.end_pass().map_err(|e| obs_err(e, format!("ending pass of tensor {}", first + i)))?;
+                f(o).map_err(|e| obs_err(e, format!("{what} of tensor {}", first + i)))?;
             }
         }
         Ok(())
@@ -211,6 +244,7 @@ impl<'g> Calibrator<'g> {
             cell_peaks: vec![0.0; graph.nodes.len()],
             kept: Vec::new(),
             keep,
+            memo: RefCell::default(),
         })
     }
 
@@ -353,6 +387,41 @@ impl<'g> Calibrator<'g> {
         Ok(())
     }
 
+    /// Node `node`'s weights quantized (per channel or not): `quantize` the first time, then
+    /// what it returned (the weights and the calibration do not change in between: merging and
+    /// loading statistics forget them).
+    pub(crate) fn memo_weights(
+        &self,
+        node: usize,
+        per_channel: bool,
+        quantize: impl FnOnce() -> QuantizedWeights,
+    ) -> QuantizedWeights {
+        if let Some((w, _)) = self.memo.borrow().0.get(&(node, per_channel)) {
+            return w.clone();
+        }
+        let w = quantize();
+        self.memo.borrow_mut().0.insert((node, per_channel), (w.clone(), None));
+        w
+    }
+
+    /// Node `node`'s bias correction for the weights of [`memo_weights`](Self::memo_weights):
+    /// `correction` the first time, then what it returned.
+    pub(crate) fn memo_bias_correction(
+        &self,
+        node: usize,
+        per_channel: bool,
+        correction: impl FnOnce() -> Option<Vec<f32>>,
+    ) -> Option<Vec<f32>> {
+        if let Some((_, Some(d))) = self.memo.borrow().0.get(&(node, per_channel)) {
+            return d.clone();
+        }
+        let d = correction();
+        if let Some((_, slot)) = self.memo.borrow_mut().0.get_mut(&(node, per_channel)) {
+            *slot = Some(d.clone());
+        }
+        d
+    }
+
     /// The samples kept for the model-level range choice (the first of the first pass).
     pub(crate) fn kept(&self) -> &[KeptSample] {
         &self.kept
@@ -377,6 +446,7 @@ impl<'g> Calibrator<'g> {
             return Err(ConvertError::new(Kind::InvalidGraph, "no calibration sample in this pass"));
         }
         end_observer_passes(&mut self.observers)?;
+        self.memo.get_mut().0.clear();
         self.pass += 1;
         if self.pass < self.passes {
             self.samples = 0;
@@ -384,6 +454,49 @@ impl<'g> Calibrator<'g> {
         // Each pass replays the sequence from its start.
         self.executor.reset_state();
         Ok(())
+    }
+
+    /// Before the first sample, with every observer automatic: has them keep the statistics
+    /// pass's samples ([`AnyObserver::keep_for_replay`]) if `total` samples fit in
+    /// [`REPLAY_BYTES`].
+    #[cfg(feature = "std")]
+    fn keep_for_replay(&mut self, total: usize) {
+        let graph = self.executor.graph();
+        let mut per_sample = 0usize;
+        let mut all_auto = true;
+        for (i, o) in self.observers.iter().enumerate() {
+            let Some(o) = o else { continue };
+            let len = graph.tensor(TensorId(i as u32)).and_then(|t| t.num_elements());
+            match (o, len) {
+                (AnyObserver::Auto(_), Some(len)) => {
+                    let step = len.div_ceil(super::auto::ERROR_ELEMENTS).max(1);
+                    per_sample = per_sample.saturating_add(4 * len.div_ceil(step));
+                }
+                _ => all_auto = false,
+            }
+        }
+        let keep = all_auto && per_sample.saturating_mul(total) <= REPLAY_BYTES;
+        self.observers.iter_mut().flatten().for_each(|o| o.keep_for_replay(keep));
+    }
+
+    /// At the start of the last pass, when every observer kept the samples of the statistics
+    /// pass ([`keep_for_replay`](Self::keep_for_replay)): that pass's errors measured from them
+    /// (the same values: the same results bit for bit) and the pass ended, without running the
+    /// float graph. `false` (nothing done) otherwise.
+    fn replay_error_pass(&mut self) -> Result<bool, ConvertError> {
+        let ready = self.pass > 0
+            && self.pass + 1 == self.passes
+            && self.samples == 0
+            && self.observers.iter().flatten().all(AnyObserver::can_replay)
+            && self.observers.iter().flatten().next().is_some();
+        if !ready {
+            return Ok(false);
+        }
+        for_each_observer(&mut self.observers, "replaying the error pass", AnyObserver::replay)?;
+        // The pass saw the first pass's samples (no merge: merging drops what was kept).
+        self.samples = self.summed;
+        self.end_pass()?;
+        Ok(true)
     }
 
     /// Folds `other`'s statistics in (same graph, options and pass).
@@ -397,6 +510,7 @@ impl<'g> Calibrator<'g> {
                 "cannot merge calibrators of different graphs, options or passes",
             ));
         }
+        self.memo.get_mut().0.clear();
         for (i, (a, b)) in self.observers.iter_mut().zip(&other.observers).enumerate() {
             if let (Some(a), Some(b)) = (a, b) {
                 a.merge(b).map_err(|e| obs_err(e, format!("merging the observers of tensor {i}")))?;
@@ -626,6 +740,7 @@ impl<'g> Calibrator<'g> {
         self.summed = summed;
         self.cell_peaks = cell_peaks;
         self.kept = kept;
+        self.memo.get_mut().0.clear();
         Ok(())
     }
 
@@ -669,7 +784,17 @@ impl<'g> Calibrator<'g> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), StreamError> {
         let total = source.sample_count();
+        #[cfg(feature = "std")]
+        if self.pass == 0 && self.samples == 0 {
+            self.keep_for_replay(total);
+        }
         while self.pass < self.passes {
+            if self.replay_error_pass()? {
+                for done in 1..=total {
+                    progress(Progress { pass: self.pass - 1, passes: self.passes, done, total });
+                }
+                continue;
+            }
             source.rewind()?;
             let mut done = 0;
             loop {

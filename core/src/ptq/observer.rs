@@ -156,6 +156,28 @@ impl AnyObserver {
         each!(self, o => o.end_pass())
     }
 
+    /// The automatic observer's [`keep_for_replay`](AutoObserver::keep_for_replay) (nothing for
+    /// the others).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the replay is the host's (std)
+    pub(crate) fn keep_for_replay(&mut self, keep: bool) {
+        if let AnyObserver::Auto(a) = self {
+            a.keep_for_replay(keep);
+        }
+    }
+
+    /// True for an automatic observer that can [`replay`](Self::replay) its error pass.
+    pub(crate) fn can_replay(&self) -> bool {
+        matches!(self, AnyObserver::Auto(a) if a.can_replay())
+    }
+
+    /// The automatic observer's error pass from its kept samples ([`AutoObserver::replay`]).
+    pub(crate) fn replay(&mut self) -> Result<(), Error> {
+        match self {
+            AnyObserver::Auto(a) => a.replay(),
+            _ => Ok(()),
+        }
+    }
+
     /// Bytes of [`write_state`](Self::write_state).
     pub(crate) fn state_len(&self) -> usize {
         each!(self, o => o.state_len())

@@ -216,6 +216,46 @@ pub(crate) fn depthwise_conv_s8_rows(
     }
 }
 
+/// int8 PRELU through tables (with `std`: the converter's int8 runs on the host): the output of
+/// an int8 input depends only on the input and its alpha, so for each distinct alpha value the
+/// 256 outputs are computed once by the reference's per-element function and every element is
+/// a lookup: the reference's results. `false` (nothing written) when the tensor is too small
+/// for the tables to pay (fewer than two lookups per table entry).
+#[cfg(all(mq_portable, feature = "std"))]
+pub(crate) fn prelu_s8_lut(
+    params: &crate::kernels::prelu::PreluParams,
+    input: &[i8],
+    alpha: &[i8],
+    output: &mut [i8],
+) -> bool {
+    // Alpha value (as u8) -> its table (u16::MAX: none).
+    let mut slot = [u16::MAX; 256];
+    let mut distinct = 0usize;
+    for &a in alpha {
+        if let Some(s) = slot.get_mut(usize::from(a as u8)) {
+            if *s == u16::MAX {
+                *s = distinct as u16;
+                distinct += 1;
+            }
+        }
+    }
+    if output.len() < 2 * 256 * distinct {
+        return false;
+    }
+    let mut tables = std::vec![[0i8; 256]; distinct];
+    for (a, &s) in slot.iter().enumerate() {
+        let Some(table) = tables.get_mut(usize::from(s)) else { continue };
+        for (x, t) in table.iter_mut().enumerate() {
+            *t = params.prelu_one(i32::from(x as u8 as i8), i32::from(a as u8 as i8)).clamp(-128, 127) as i8;
+        }
+    }
+    params.broadcast.for_each(input, alpha, output, |x, a| {
+        let table = slot.get(usize::from(a as u8)).and_then(|&s| tables.get(usize::from(s)));
+        table.and_then(|t| t.get(usize::from(x as u8))).copied().unwrap_or(0)
+    });
+    true
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     //! Property tests: the portable paths against the reference kernels, bit for bit, on random

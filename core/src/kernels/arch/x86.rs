@@ -545,6 +545,46 @@ pub(crate) fn sgemm(problem: &super::gemm::Gemm<'_>, c: &mut [f32]) -> bool {
     false
 }
 
+/// The float executor's depthwise rows ([`crate::float`], multiplier 1) compiled with AVX: the
+/// products and sums of 8 channels per instruction (the portable build: 4), each value's in
+/// the same order with the same `f32` roundings (no FMA), so the same results bit for bit.
+#[cfg(feature = "alloc")]
+#[target_feature(enable = "avx")]
+fn depthwise_rows_f32_avx(rows: &crate::float::conv::DepthwiseRows<'_>, first: usize, band: &mut [f32]) {
+    rows.run(first, band);
+}
+
+/// [`depthwise_rows_f32_avx`] when the CPU has AVX; `false` (nothing written) otherwise.
+#[cfg(feature = "alloc")]
+pub(crate) fn depthwise_rows_f32(rows: &crate::float::conv::DepthwiseRows<'_>, first: usize, band: &mut [f32]) -> bool {
+    if has_avx() {
+        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx")]`
+        // function is that the CPU supports AVX, checked on the line above.
+        unsafe { depthwise_rows_f32_avx(rows, first, band) };
+        return true;
+    }
+    false
+}
+
+/// The entropy observer's KL window search ([`crate::observer::entropy`]) compiled with AVX2:
+/// its divisions and logarithms 8 lanes at a time (the portable build: 4), the same `f32`
+/// operations in the same order (Rust fuses none into an FMA), so the same divergences bit for
+/// bit.
+#[target_feature(enable = "avx2")]
+fn kl_search_avx2<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
+    crate::observer::entropy::kl_search_windows(hist, nq)
+}
+
+/// [`kl_search_avx2`] when the CPU has AVX2 (`Some` of its result), else `None`.
+pub(crate) fn kl_search<const N: usize>(hist: &[u64; N], nq: usize) -> Option<Option<(f32, usize, usize)>> {
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the only precondition of calling a `#[target_feature(enable = "avx2")]`
+        // function is that the CPU supports AVX2, checked on the line above.
+        return Some(unsafe { kl_search_avx2(hist, nq) });
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -171,6 +171,17 @@ struct Stats {
     percentile: PercentileObserver<2048>,
     /// Per sample: min and max.
     samples: Vec<(f32, f32)>,
+    /// With [`AutoObserver::keep_for_replay`]: every sample's scan and measured elements, for
+    /// the error pass ([`AutoObserver::replay`]).
+    kept: Option<Vec<KeptElements>>,
+}
+
+/// What the error pass takes of a sample ([`AutoObserver::replay`]): its range (of every
+/// element) and the elements its errors are measured on (every `k`-th, [`ERROR_ELEMENTS`]).
+#[derive(Debug, Clone)]
+struct KeptElements {
+    range: Option<(f32, f32)>,
+    values: Vec<f32>,
 }
 
 /// Pass-2 statistics: the candidates, the outlier fences and the per-sample errors.
@@ -182,6 +193,9 @@ struct Errors {
     /// Per sample kept: each candidate's sum of squared errors.
     errors: Vec<[f64; CANDIDATES]>,
     outliers: u64,
+    /// The statistics pass's kept samples, until [`AutoObserver::replay`] measures them (or a
+    /// sample observed in this pass drops them).
+    replay: Option<Vec<KeptElements>>,
 }
 
 #[derive(Debug, Clone)]
@@ -282,6 +296,7 @@ impl AutoObserver {
                 entropy: EntropyObserver::new(cfg, EntropyObserver::<2048>::DEFAULT_QUANTIZED_BINS)?,
                 percentile: PercentileObserver::new(cfg, PercentileObserver::<2048>::DEFAULT_PERCENTILE, true)?,
                 samples: Vec::new(),
+                kept: None,
             })),
         })
     }
@@ -300,13 +315,9 @@ impl AutoObserver {
                 // non-finite value anywhere goes to the histograms whole, for their error.
                 let step = x.len().div_ceil(ERROR_ELEMENTS).max(1);
                 let scan = scan_sample(x);
-                let sub: Vec<f32>;
-                let seen = if step > 1 && scan.all_finite {
-                    sub = x.iter().step_by(step).copied().collect();
-                    &sub[..]
-                } else {
-                    x
-                };
+                let sub: Option<Vec<f32>> =
+                    (step > 1 && scan.all_finite).then(|| x.iter().step_by(step).copied().collect());
+                let seen = sub.as_deref().unwrap_or(x);
                 // All three check non-finite values the same way: the first failing leaves
                 // nothing recorded.
                 s.mse.observe(seen)?;
@@ -315,23 +326,53 @@ impl AutoObserver {
                 if let Some(r) = scan.range {
                     s.samples.push(r);
                 }
+                if let Some(kept) = &mut s.kept {
+                    // The elements `sample_errors` measures, in its order.
+                    let values = sub.unwrap_or_else(|| x.iter().step_by(step).copied().collect());
+                    kept.push(KeptElements { range: scan.range, values });
+                }
                 Ok(())
             }
             Phase::Errors(e) => {
-                let Some((lo, hi)) = sample_range(x) else { return Ok(()) };
-                if lo < e.fences.0 || hi > e.fences.1 {
-                    e.outliers += 1;
-                    return Ok(());
-                }
-                let row = sample_errors(x, &e.ranges, &self.cfg)?;
-                e.errors.push(row);
-                Ok(())
+                // Measured here: the statistics pass's kept samples are not needed.
+                e.replay = None;
+                let step = x.len().div_ceil(ERROR_ELEMENTS).max(1);
+                e.add_sample(sample_range(x), x, step, &self.cfg)
             }
         }
     }
 
+    /// Keeps (`true`) each sample of the statistics pass, from now on, for
+    /// [`replay`](Self::replay): its range and at most [`ERROR_ELEMENTS`] values (4 bytes each)
+    /// per sample; `false` drops what was kept. Nothing in the error pass.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the replay is the host's (std)
+    pub(crate) fn keep_for_replay(&mut self, keep: bool) {
+        if let Phase::Stats(s) = &mut self.phase {
+            s.kept = keep.then(Vec::new);
+        }
+    }
+
+    /// True in the error pass, before any sample, when every sample of the statistics pass was
+    /// kept ([`keep_for_replay`](Self::keep_for_replay)).
+    pub(crate) fn can_replay(&self) -> bool {
+        matches!(&self.phase, Phase::Errors(e) if e.replay.is_some())
+    }
+
+    /// The error pass from the kept samples ([`can_replay`](Self::can_replay)): each sample's
+    /// errors as [`observe`](Self::observe) measures them in the error pass (the same values
+    /// in the same order: the same sums bit for bit), without running the samples again.
+    pub(crate) fn replay(&mut self) -> Result<(), Error> {
+        let Phase::Errors(e) = &mut self.phase else { return Ok(()) };
+        let Some(kept) = e.replay.take() else { return Ok(()) };
+        for k in &kept {
+            e.add_sample(k.range, &k.values, 1, &self.cfg)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn end_pass(&mut self) -> Result<(), Error> {
-        let Phase::Stats(s) = &self.phase else { return Ok(()) };
+        let Phase::Stats(s) = &mut self.phase else { return Ok(()) };
+        let replay = s.kept.take();
         if s.samples.is_empty() {
             return Err(Error::NoData);
         }
@@ -377,8 +418,13 @@ impl AutoObserver {
             clip(s.entropy.range()),
             clip(s.mse.range()),
         ];
-        self.phase =
-            Phase::Errors(Box::new(Errors { ranges, fences: (lo_fence, hi_fence), errors: Vec::new(), outliers: 0 }));
+        self.phase = Phase::Errors(Box::new(Errors {
+            ranges,
+            fences: (lo_fence, hi_fence),
+            errors: Vec::new(),
+            outliers: 0,
+            replay,
+        }));
         Ok(())
     }
 
@@ -444,6 +490,8 @@ impl AutoObserver {
     pub(crate) fn merge(&mut self, other: &Self) -> Result<(), Error> {
         match (&mut self.phase, &other.phase) {
             (Phase::Stats(a), Phase::Stats(b)) => {
+                // The kept samples are this observer's alone: the merged statistics need a pass.
+                a.kept = None;
                 a.mse.merge(&b.mse)?;
                 a.entropy.merge(&b.entropy)?;
                 a.percentile.merge(&b.percentile)?;
@@ -458,6 +506,7 @@ impl AutoObserver {
                         reason: "cannot merge automatic observers whose candidates differ (merge the statistics pass first)",
                     });
                 }
+                a.replay = None;
                 a.errors.extend_from_slice(&b.errors);
                 a.outliers += b.outliers;
                 Ok(())
@@ -471,6 +520,28 @@ fn bits(r: (f32, f32)) -> (u32, u32) {
     (r.0.to_bits(), r.1.to_bits())
 }
 
+impl Errors {
+    /// One sample of the error pass: `range` is the sample's ([`sample_range`]), `x` its values
+    /// of which every `step`-th is measured. An outlier is counted, a sample without finite
+    /// values skipped.
+    fn add_sample(
+        &mut self,
+        range: Option<(f32, f32)>,
+        x: &[f32],
+        step: usize,
+        cfg: &ObserverConfig,
+    ) -> Result<(), Error> {
+        let Some((lo, hi)) = range else { return Ok(()) };
+        if lo < self.fences.0 || hi > self.fences.1 {
+            self.outliers += 1;
+            return Ok(());
+        }
+        let row = sample_errors(x, step, &self.ranges, cfg)?;
+        self.errors.push(row);
+        Ok(())
+    }
+}
+
 /// Elements of one sample that the statistics of pass 1 (the histograms; not the min and max)
 /// and the errors of pass 2 take, at most: a larger tensor is measured on every `k`-th element
 /// (`k = ceil(len / ERROR_ELEMENTS)`), an unbiased sample of its values at a fraction of the cost
@@ -478,38 +549,76 @@ fn bits(r: (f32, f32)) -> (u32, u32) {
 /// cost more than running the layer).
 pub const ERROR_ELEMENTS: usize = 8192;
 
-/// Each candidate's sum of squared errors of quantizing `x` (every `k`-th element, see
-/// [`ERROR_ELEMENTS`]) as the int8 model does (`quantize::quantize_values`: `round(x / scale)`
+/// Each candidate's sum of squared errors of quantizing `x` (every `step`-th element: `k`, see
+/// [`ERROR_ELEMENTS`], or 1 for values kept already strided) as the int8 model does (`quantize::quantize_values`: `round(x / scale)`
 /// half away from zero, plus the zero point, clamped to int8; then `(q - zero_point) · scale`).
 fn sample_errors(
     x: &[f32],
+    step: usize,
     ranges: &[(f32, f32); CANDIDATES],
     cfg: &ObserverConfig,
 ) -> Result<[f64; CANDIDATES], Error> {
-    let step = x.len().div_ceil(ERROR_ELEMENTS).max(1);
-    let mut out = [0f64; CANDIDATES];
+    // Per candidate: scale, zero point, qmin, qmax. Candidates with the range of an earlier one
+    // have its parameters, so its error.
+    let mut scale = [1f64; CANDIDATES];
+    let mut zp = [0f64; CANDIDATES];
+    let mut qmin = [0f64; CANDIDATES];
+    let mut qmax = [0f64; CANDIDATES];
     for c in 0..CANDIDATES {
-        // Candidates with the range of an earlier one have its error.
         if let Some(d) = (0..c).find(|&d| bits(ranges[d]) == bits(ranges[c])) {
-            out[c] = out[d];
+            (scale[c], zp[c], qmin[c], qmax[c]) = (scale[d], zp[d], qmin[d], qmax[d]);
             continue;
         }
         let p = cfg.qparams_for(ranges[c].0, ranges[c].1)?;
-        let (scale, zp) = (f64::from(p.scale()), f64::from(p.zero_point()));
-        let (qmin, qmax) = (f64::from(p.qmin()), f64::from(p.qmax()));
-        let mut sum = 0f64;
-        for &v in x.iter().step_by(step) {
-            if !v.is_finite() {
-                continue;
-            }
-            let v = f64::from(v);
-            let q = (libm::round(v / scale) + zp).clamp(qmin, qmax);
-            let d = v - (q - zp) * scale;
-            sum += d * d;
-        }
-        out[c] = sum;
+        (scale[c], zp[c]) = (f64::from(p.scale()), f64::from(p.zero_point()));
+        (qmin[c], qmax[c]) = (f64::from(p.qmin()), f64::from(p.qmax()));
     }
-    Ok(out)
+    // The squared error of `v` under candidate `c` (`max` then `min`: the clamp of a number).
+    let term = |v: f64, c: usize| {
+        let q = (round_half_away(v / scale[c]) + zp[c]).max(qmin[c]).min(qmax[c]);
+        let d = v - (q - zp[c]) * scale[c];
+        d * d
+    };
+    // Every candidate's sum in one pass over the values: each sum still adds its terms in the
+    // values' order (the same sums bit for bit), and the seven chains of additions overlap
+    // (seven accumulators, kept in registers).
+    let (mut e0, mut e1, mut e2, mut e3, mut e4, mut e5, mut e6) = (0f64, 0f64, 0f64, 0f64, 0f64, 0f64, 0f64);
+    for &v in x.iter().step_by(step) {
+        if !v.is_finite() {
+            continue;
+        }
+        let v = f64::from(v);
+        e0 += term(v, 0);
+        e1 += term(v, 1);
+        e2 += term(v, 2);
+        e3 += term(v, 3);
+        e4 += term(v, 4);
+        e5 += term(v, 5);
+        e6 += term(v, 6);
+    }
+    Ok([e0, e1, e2, e3, e4, e5, e6])
+}
+
+/// Beyond this `|x / scale|` every candidate's quantized value is clamped (zero points and
+/// bounds are within ±2^15): [`round_half_away`] takes values clamped to it.
+const ROUND_LIMIT: f64 = (1u32 << 20) as f64;
+
+/// `libm::round(y)` (half away from zero) of `y` clamped to `±ROUND_LIMIT`: the truncation
+/// through `i32` and the fraction `y − trunc(y)` are exact there, so is the result, and the
+/// code has no branches (it vectorizes). Zeros come out `+0.0` where `libm::round` keeps the
+/// sign; adding the zero point erases the difference.
+#[inline(always)]
+fn round_half_away(y: f64) -> f64 {
+    let y = y.clamp(-ROUND_LIMIT, ROUND_LIMIT);
+    let t = f64::from(y as i32);
+    let f = y - t;
+    t + if f >= 0.5 {
+        1.0
+    } else if f <= -0.5 {
+        -1.0
+    } else {
+        0.0
+    }
 }
 
 // ---- state (see `crate::observer::state`) ----
@@ -597,6 +706,7 @@ impl AutoObserver {
                     }
                     s.samples.push((lo, hi));
                 }
+                s.kept = None;
                 Phase::Stats(s)
             }
             1 => {
@@ -628,7 +738,7 @@ impl AutoObserver {
                     }
                     errors.push(row);
                 }
-                Phase::Errors(Box::new(Errors { ranges, fences, errors, outliers }))
+                Phase::Errors(Box::new(Errors { ranges, fences, errors, outliers, replay: None }))
             }
             _ => return Err(state::INVALID),
         };
@@ -751,6 +861,100 @@ mod tests {
         assert_eq!(c.chosen, d.chosen);
         assert_eq!(c.errors.map(f64::to_bits), d.errors.map(f64::to_bits));
         assert_eq!(one.range(), split.range());
+    }
+
+    /// The error pass replayed from the kept samples equals the samples observed again, bit for
+    /// bit (state bytes): small samples and ones larger than ERROR_ELEMENTS (strided), with
+    /// spikes and a non-finite-free tail.
+    #[test]
+    fn replay_equals_a_second_pass() {
+        let mut s = samples();
+        let mut r = 5u32;
+        for i in 0..6 {
+            let v: Vec<f32> = (0..ERROR_ELEMENTS * 2 + 37)
+                .map(|_| {
+                    r = r.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    (r >> 8) as f32 / (1u32 << 24) as f32 * if i == 3 { 90.0 } else { 1.0 }
+                })
+                .collect();
+            s.push(v);
+        }
+        let mut a = AutoObserver::new(CFG).unwrap();
+        a.keep_for_replay(true);
+        for x in &s {
+            a.observe(x).unwrap();
+        }
+        let mut b = a.clone();
+        b.keep_for_replay(false);
+        a.end_pass().unwrap();
+        b.end_pass().unwrap();
+        assert!(a.can_replay() && !b.can_replay());
+        a.replay().unwrap();
+        assert!(!a.can_replay());
+        for x in &s {
+            b.observe(x).unwrap();
+        }
+        let state = |o: &AutoObserver| {
+            let mut buf = vec![0u8; o.state_len()];
+            o.write_state(&mut buf).unwrap();
+            buf
+        };
+        assert_eq!(state(&a), state(&b));
+        assert_eq!(a.choice().unwrap(), b.choice().unwrap());
+    }
+
+    /// The one-pass errors equal the candidate-by-candidate sums bit for bit (equal ranges,
+    /// non-finite values skipped, strided).
+    #[test]
+    fn sample_errors_match_candidate_by_candidate_sums() {
+        let reference = |x: &[f32], step: usize, ranges: &[(f32, f32); CANDIDATES]| {
+            let mut out = [0f64; CANDIDATES];
+            for c in 0..CANDIDATES {
+                let p = CFG.qparams_for(ranges[c].0, ranges[c].1).unwrap();
+                let (scale, zp) = (f64::from(p.scale()), f64::from(p.zero_point()));
+                let (qmin, qmax) = (f64::from(p.qmin()), f64::from(p.qmax()));
+                for &v in x.iter().step_by(step).filter(|v| v.is_finite()) {
+                    let v = f64::from(v);
+                    let q = (libm::round(v / scale) + zp).clamp(qmin, qmax);
+                    out[c] += (v - (q - zp) * scale) * (v - (q - zp) * scale);
+                }
+            }
+            out
+        };
+        let mut x: Vec<f32> = samples().concat();
+        x[17] = f32::NAN;
+        x[99] = f32::INFINITY;
+        let ranges = [(0.0, 40.0), (0.0, 1.0), (-0.5, 0.9), (0.0, 1.0), (0.1, 0.2), (-3.0, 3.0), (0.0, 40.0)];
+        for step in [1, 3, 64] {
+            let got = sample_errors(&x, step, &ranges, &CFG).unwrap();
+            assert_eq!(got.map(f64::to_bits), reference(&x, step, &ranges).map(f64::to_bits), "step {step}");
+        }
+    }
+
+    /// The branch-free rounding is `libm::round` (up to the sign of zero) below the limit, and
+    /// clamps beyond it: random values of every magnitude, the halfway points and their
+    /// neighbours.
+    #[test]
+    fn round_half_away_is_libm_round() {
+        let mut s = 3u64;
+        let mut values =
+            vec![0.0f64, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.499_999_999_999_999_94, ROUND_LIMIT, -ROUND_LIMIT];
+        for k in -1000i32..1000 {
+            let h = f64::from(k) + 0.5;
+            values.extend([h, f64::from_bits(h.to_bits() + 1), f64::from_bits(h.to_bits() - 1), f64::from(k)]);
+        }
+        for _ in 0..200_000 {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let mag = f64::from((s >> 40) as u32 % 40) - 20.0;
+            let frac = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let sign = if s & 1 == 0 { 1.0 } else { -1.0 };
+            values.push(sign * libm::exp2(mag) * (1.0 + frac));
+        }
+        for &y in &values {
+            let want = libm::round(y.clamp(-ROUND_LIMIT, ROUND_LIMIT));
+            let got = round_half_away(y);
+            assert!(got == want, "round({y:e}): {got:e} vs {want:e}");
+        }
     }
 
     #[test]

@@ -532,7 +532,9 @@ pub(in crate::ptq) fn quantize_with(
                 }
                 None => {
                     weight_sources[index] = Some(WeightSource::MinMax);
-                    let (v, s) = quantize_weights(wv, &wt.shape, options.per_channel.then_some(axis));
+                    let (v, s) = cal.memo_weights(index, options.per_channel, || {
+                        quantize_weights(wv, &wt.shape, options.per_channel.then_some(axis))
+                    });
                     let quant = if options.per_channel {
                         TensorQuant::per_channel(s.clone(), vec![0; s.len()], axis)
                     } else {
@@ -573,12 +575,14 @@ pub(in crate::ptq) fn quantize_with(
             let carried_weights = weight_sources[index] == Some(WeightSource::Carried);
             if options.bias_correction && !carried_weights {
                 let q_ref = q.tensors.get(w.index()).and_then(|t| t.data.as_ref()).and_then(ConstData::as_i8);
-                let delta = match (cal.input_mean(x), q_ref, g.tensor(x), node.output(0).and_then(|y| g.tensor(y))) {
-                    (Some(mean), Some(wq), Some(xt), Some(yt)) => {
-                        weight_error(&node.op, &mean, &xt.shape, wv, wq, &wt.shape, &scales, axis, &yt.shape)
+                let delta = cal.memo_bias_correction(index, options.per_channel, || {
+                    match (cal.input_mean(x), q_ref, g.tensor(x), node.output(0).and_then(|y| g.tensor(y))) {
+                        (Some(mean), Some(wq), Some(xt), Some(yt)) => {
+                            weight_error(&node.op, &mean, &xt.shape, wv, wq, &wt.shape, &scales, axis, &yt.shape)
+                        }
+                        _ => None,
                     }
-                    _ => None,
-                };
+                });
                 if let Some(d) = delta {
                     bias = Some(match bias {
                         Some(b) if b.len() == d.len() => b.iter().zip(&d).map(|(u, v)| u + v).collect(),
