@@ -552,7 +552,7 @@ mod tests {
     /// The depthwise rows with the CPU's widest build (AVX on x86-64) equal the portable build bit
     /// for bit: channel counts around the vector widths, strides, dilations, both paddings.
     #[test]
-    fn depthwise_rows_are_the_same_in_every_build() {
+    fn depthwise_rows_are_the_same_in_every_build() -> Result<(), KernelError> {
         let val = |len: usize, k: u32| -> Vec<f32> {
             (0..len as u32).map(|i| ((i.wrapping_mul(2_654_435_761) ^ k) % 2001) as f32 / 997.0 - 1.0).collect()
         };
@@ -572,15 +572,16 @@ mod tests {
                 padding,
             };
             let (x, f, b) = (val(2 * 11 * 9 * c, 1), val(9 * c, 2), val(c, 3));
-            let (wh, ww) = geo.windows().unwrap();
+            let (wh, ww) = geo.windows()?;
             let rows = DepthwiseRows { x: &x, filter: &f, geo: &geo, windows: (wh, ww) };
             let n_rows = 2 * wh.output;
-            let mut portable = bias_rows(n_rows * ww.output, Some(&b), c).unwrap();
+            let mut portable = bias_rows(n_rows * ww.output, Some(&b), c)?;
             rows.run(0, &mut portable);
-            let got = depthwise_conv2d_f32(&x, &f, Some(&b), &geo, 1, FusedActivation::None).unwrap();
+            let got = depthwise_conv2d_f32(&x, &f, Some(&b), &geo, 1, FusedActivation::None)?;
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&portable), "c {c} stride {stride} dilation {dilation}");
         }
+        Ok(())
     }
 
     /// The fast kernels (GEMM, f32 lanes) agree with the f64 reference loops within f32 rounding

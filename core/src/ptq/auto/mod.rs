@@ -45,16 +45,16 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+mod errors;
 pub mod model;
+mod state_bytes;
 
+pub use errors::ERROR_ELEMENTS;
 pub(in crate::ptq) use model::quantize_auto;
 pub use model::{FIRST_ROUND, MARGIN_DB, ModelChoice, ORDER, PolicyScore, RangePolicy};
 
 use crate::Error;
-use crate::observer::state::{self, Reader, Writer};
-use crate::observer::{
-    EntropyObserver, HistogramObserver, Observer, ObserverConfig, ObserverState, PercentileObserver,
-};
+use crate::observer::{EntropyObserver, HistogramObserver, Observer, ObserverConfig, PercentileObserver};
 
 /// Number of candidate ranges.
 pub const CANDIDATES: usize = 7;
@@ -520,240 +520,13 @@ fn bits(r: (f32, f32)) -> (u32, u32) {
     (r.0.to_bits(), r.1.to_bits())
 }
 
-impl Errors {
-    /// One sample of the error pass: `range` is the sample's ([`sample_range`]), `x` its values
-    /// of which every `step`-th is measured. An outlier is counted, a sample without finite
-    /// values skipped.
-    fn add_sample(
-        &mut self,
-        range: Option<(f32, f32)>,
-        x: &[f32],
-        step: usize,
-        cfg: &ObserverConfig,
-    ) -> Result<(), Error> {
-        let Some((lo, hi)) = range else { return Ok(()) };
-        if lo < self.fences.0 || hi > self.fences.1 {
-            self.outliers += 1;
-            return Ok(());
-        }
-        let row = sample_errors(x, step, &self.ranges, cfg)?;
-        self.errors.push(row);
-        Ok(())
-    }
-}
-
-/// Elements of one sample that the statistics of pass 1 (the histograms; not the min and max)
-/// and the errors of pass 2 take, at most: a larger tensor is measured on every `k`-th element
-/// (`k = ceil(len / ERROR_ELEMENTS)`), an unbiased sample of its values at a fraction of the cost
-/// (three histograms and seven candidates' errors of a 112×112×96 activation on every element
-/// cost more than running the layer).
-pub const ERROR_ELEMENTS: usize = 8192;
-
-/// Each candidate's sum of squared errors of quantizing `x` (every `step`-th element: `k`, see
-/// [`ERROR_ELEMENTS`], or 1 for values kept already strided) as the int8 model does (`quantize::quantize_values`: `round(x / scale)`
-/// half away from zero, plus the zero point, clamped to int8; then `(q - zero_point) · scale`).
-fn sample_errors(
-    x: &[f32],
-    step: usize,
-    ranges: &[(f32, f32); CANDIDATES],
-    cfg: &ObserverConfig,
-) -> Result<[f64; CANDIDATES], Error> {
-    // Per candidate: scale, zero point, qmin, qmax. Candidates with the range of an earlier one
-    // have its parameters, so its error.
-    let mut scale = [1f64; CANDIDATES];
-    let mut zp = [0f64; CANDIDATES];
-    let mut qmin = [0f64; CANDIDATES];
-    let mut qmax = [0f64; CANDIDATES];
-    for c in 0..CANDIDATES {
-        if let Some(d) = (0..c).find(|&d| bits(ranges[d]) == bits(ranges[c])) {
-            (scale[c], zp[c], qmin[c], qmax[c]) = (scale[d], zp[d], qmin[d], qmax[d]);
-            continue;
-        }
-        let p = cfg.qparams_for(ranges[c].0, ranges[c].1)?;
-        (scale[c], zp[c]) = (f64::from(p.scale()), f64::from(p.zero_point()));
-        (qmin[c], qmax[c]) = (f64::from(p.qmin()), f64::from(p.qmax()));
-    }
-    // The squared error of `v` under candidate `c` (`max` then `min`: the clamp of a number).
-    let term = |v: f64, c: usize| {
-        let q = (round_half_away(v / scale[c]) + zp[c]).max(qmin[c]).min(qmax[c]);
-        let d = v - (q - zp[c]) * scale[c];
-        d * d
-    };
-    // Every candidate's sum in one pass over the values: each sum still adds its terms in the
-    // values' order (the same sums bit for bit), and the seven chains of additions overlap
-    // (seven accumulators, kept in registers).
-    let (mut e0, mut e1, mut e2, mut e3, mut e4, mut e5, mut e6) = (0f64, 0f64, 0f64, 0f64, 0f64, 0f64, 0f64);
-    for &v in x.iter().step_by(step) {
-        if !v.is_finite() {
-            continue;
-        }
-        let v = f64::from(v);
-        e0 += term(v, 0);
-        e1 += term(v, 1);
-        e2 += term(v, 2);
-        e3 += term(v, 3);
-        e4 += term(v, 4);
-        e5 += term(v, 5);
-        e6 += term(v, 6);
-    }
-    Ok([e0, e1, e2, e3, e4, e5, e6])
-}
-
-/// Beyond this `|x / scale|` every candidate's quantized value is clamped (zero points and
-/// bounds are within ±2^15): [`round_half_away`] takes values clamped to it.
-const ROUND_LIMIT: f64 = (1u32 << 20) as f64;
-
-/// `libm::round(y)` (half away from zero) of `y` clamped to `±ROUND_LIMIT`: the truncation
-/// through `i32` and the fraction `y − trunc(y)` are exact there, so is the result, and the
-/// code has no branches (it vectorizes). Zeros come out `+0.0` where `libm::round` keeps the
-/// sign; adding the zero point erases the difference.
-#[inline(always)]
-fn round_half_away(y: f64) -> f64 {
-    let y = y.clamp(-ROUND_LIMIT, ROUND_LIMIT);
-    let t = f64::from(y as i32);
-    let f = y - t;
-    t + if f >= 0.5 {
-        1.0
-    } else if f <= -0.5 {
-        -1.0
-    } else {
-        0.0
-    }
-}
-
-// ---- state (see `crate::observer::state`) ----
-
-impl AutoObserver {
-    pub(crate) fn state_len(&self) -> usize {
-        state::HEAD_LEN
-            + 1
-            + match &self.phase {
-                Phase::Stats(s) => {
-                    12 + s.mse.state_len() + s.entropy.state_len() + s.percentile.state_len() + 4 + 8 * s.samples.len()
-                }
-                Phase::Errors(e) => 8 * CANDIDATES + 8 + 8 + 4 + 8 * CANDIDATES * e.errors.len(),
-            }
-    }
-
-    pub(crate) fn write_state(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let mut w = Writer::new(out);
-        w.head(state::tag::AUTO)?;
-        match &self.phase {
-            Phase::Stats(s) => {
-                w.u8(0)?;
-                let mut buf = Vec::new();
-                for o in [&s.mse as &dyn ObserverState, &s.entropy, &s.percentile] {
-                    buf.resize(o.state_len(), 0);
-                    let n = o.write_state(&mut buf)?;
-                    w.u32(n as u32)?;
-                    w.bytes(buf.get(..n).unwrap_or(&[]))?;
-                }
-                w.u32(s.samples.len() as u32)?;
-                for &(lo, hi) in &s.samples {
-                    w.f32(lo)?;
-                    w.f32(hi)?;
-                }
-            }
-            Phase::Errors(e) => {
-                w.u8(1)?;
-                for &(lo, hi) in &e.ranges {
-                    w.f32(lo)?;
-                    w.f32(hi)?;
-                }
-                w.f32(e.fences.0)?;
-                w.f32(e.fences.1)?;
-                w.u64(e.outliers)?;
-                w.u32(e.errors.len() as u32)?;
-                for row in &e.errors {
-                    for &v in row {
-                        w.f64(v)?;
-                    }
-                }
-            }
-        }
-        Ok(w.pos())
-    }
-
-    pub(crate) fn read_state(&mut self, bytes: &[u8]) -> Result<usize, Error> {
-        let mut r = Reader::new(bytes);
-        r.head(state::tag::AUTO)?;
-        let phase = match r.u8()? {
-            0 => {
-                let mut s = match &self.phase {
-                    Phase::Stats(s) => s.clone(),
-                    Phase::Errors(_) => match Self::new(self.cfg)?.phase {
-                        Phase::Stats(s) => s,
-                        Phase::Errors(_) => return Err(state::INVALID),
-                    },
-                };
-                for o in [&mut s.mse as &mut dyn ObserverState, &mut s.entropy, &mut s.percentile] {
-                    let n = r.u32()? as usize;
-                    let body = r.rest().get(..n).ok_or(state::TRUNCATED)?;
-                    if o.read_state(body)? != n {
-                        return Err(state::INVALID);
-                    }
-                    r.skip(n)?;
-                }
-                let count = r.u32()? as usize;
-                if count > r.rest().len() / 8 {
-                    return Err(state::TRUNCATED);
-                }
-                s.samples.clear();
-                for _ in 0..count {
-                    let (lo, hi) = (r.f32()?, r.f32()?);
-                    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                        return Err(state::INVALID);
-                    }
-                    s.samples.push((lo, hi));
-                }
-                s.kept = None;
-                Phase::Stats(s)
-            }
-            1 => {
-                let mut ranges = [(0f32, 0f32); CANDIDATES];
-                for rg in &mut ranges {
-                    let (lo, hi) = (r.f32()?, r.f32()?);
-                    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                        return Err(state::INVALID);
-                    }
-                    *rg = (lo, hi);
-                }
-                let fences = (r.f32()?, r.f32()?);
-                if fences.0.is_nan() || fences.1.is_nan() {
-                    return Err(state::INVALID);
-                }
-                let outliers = r.u64()?;
-                let count = r.u32()? as usize;
-                if count > r.rest().len() / (8 * CANDIDATES) {
-                    return Err(state::TRUNCATED);
-                }
-                let mut errors = Vec::with_capacity(count);
-                for _ in 0..count {
-                    let mut row = [0f64; CANDIDATES];
-                    for v in &mut row {
-                        *v = r.f64()?;
-                        if !(v.is_finite() && *v >= 0.0) {
-                            return Err(state::INVALID);
-                        }
-                    }
-                    errors.push(row);
-                }
-                Phase::Errors(Box::new(Errors { ranges, fences, errors, outliers, replay: None }))
-            }
-            _ => return Err(state::INVALID),
-        };
-        self.phase = phase;
-        Ok(r.pos())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::quant::{Convention, QScheme, QuantDType};
     use alloc::vec;
 
-    const CFG: ObserverConfig =
+    pub(super) const CFG: ObserverConfig =
         ObserverConfig::new(QuantDType::Int8, QScheme::Affine).with_convention(Convention::TfLite);
 
     /// The one-pass scan equals the plain scalar fold: ranges of the finite values (zeros as
@@ -799,7 +572,7 @@ mod tests {
     }
 
     /// 40 samples of 64 values in [0, 1) (a fixed LCG), samples 7 and 23 with a spike of 40.
-    fn samples() -> Vec<Vec<f32>> {
+    pub(super) fn samples() -> Vec<Vec<f32>> {
         let mut s = 12345u32;
         (0..40)
             .map(|i| {
@@ -867,7 +640,7 @@ mod tests {
     /// bit (state bytes): small samples and ones larger than ERROR_ELEMENTS (strided), with
     /// spikes and a non-finite-free tail.
     #[test]
-    fn replay_equals_a_second_pass() {
+    fn replay_equals_a_second_pass() -> Result<(), Error> {
         let mut s = samples();
         let mut r = 5u32;
         for i in 0..6 {
@@ -879,82 +652,29 @@ mod tests {
                 .collect();
             s.push(v);
         }
-        let mut a = AutoObserver::new(CFG).unwrap();
+        let mut a = AutoObserver::new(CFG)?;
         a.keep_for_replay(true);
         for x in &s {
-            a.observe(x).unwrap();
+            a.observe(x)?;
         }
         let mut b = a.clone();
         b.keep_for_replay(false);
-        a.end_pass().unwrap();
-        b.end_pass().unwrap();
+        a.end_pass()?;
+        b.end_pass()?;
         assert!(a.can_replay() && !b.can_replay());
-        a.replay().unwrap();
+        a.replay()?;
         assert!(!a.can_replay());
         for x in &s {
-            b.observe(x).unwrap();
+            b.observe(x)?;
         }
-        let state = |o: &AutoObserver| {
+        let state = |o: &AutoObserver| -> Result<Vec<u8>, Error> {
             let mut buf = vec![0u8; o.state_len()];
-            o.write_state(&mut buf).unwrap();
-            buf
+            o.write_state(&mut buf)?;
+            Ok(buf)
         };
-        assert_eq!(state(&a), state(&b));
-        assert_eq!(a.choice().unwrap(), b.choice().unwrap());
-    }
-
-    /// The one-pass errors equal the candidate-by-candidate sums bit for bit (equal ranges,
-    /// non-finite values skipped, strided).
-    #[test]
-    fn sample_errors_match_candidate_by_candidate_sums() {
-        let reference = |x: &[f32], step: usize, ranges: &[(f32, f32); CANDIDATES]| {
-            let mut out = [0f64; CANDIDATES];
-            for c in 0..CANDIDATES {
-                let p = CFG.qparams_for(ranges[c].0, ranges[c].1).unwrap();
-                let (scale, zp) = (f64::from(p.scale()), f64::from(p.zero_point()));
-                let (qmin, qmax) = (f64::from(p.qmin()), f64::from(p.qmax()));
-                for &v in x.iter().step_by(step).filter(|v| v.is_finite()) {
-                    let v = f64::from(v);
-                    let q = (libm::round(v / scale) + zp).clamp(qmin, qmax);
-                    out[c] += (v - (q - zp) * scale) * (v - (q - zp) * scale);
-                }
-            }
-            out
-        };
-        let mut x: Vec<f32> = samples().concat();
-        x[17] = f32::NAN;
-        x[99] = f32::INFINITY;
-        let ranges = [(0.0, 40.0), (0.0, 1.0), (-0.5, 0.9), (0.0, 1.0), (0.1, 0.2), (-3.0, 3.0), (0.0, 40.0)];
-        for step in [1, 3, 64] {
-            let got = sample_errors(&x, step, &ranges, &CFG).unwrap();
-            assert_eq!(got.map(f64::to_bits), reference(&x, step, &ranges).map(f64::to_bits), "step {step}");
-        }
-    }
-
-    /// The branch-free rounding is `libm::round` (up to the sign of zero) below the limit, and
-    /// clamps beyond it: random values of every magnitude, the halfway points and their
-    /// neighbours.
-    #[test]
-    fn round_half_away_is_libm_round() {
-        let mut s = 3u64;
-        let mut values =
-            vec![0.0f64, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.499_999_999_999_999_94, ROUND_LIMIT, -ROUND_LIMIT];
-        for k in -1000i32..1000 {
-            let h = f64::from(k) + 0.5;
-            values.extend([h, f64::from_bits(h.to_bits() + 1), f64::from_bits(h.to_bits() - 1), f64::from(k)]);
-        }
-        for _ in 0..200_000 {
-            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let mag = f64::from((s >> 40) as u32 % 40) - 20.0;
-            let frac = (s >> 11) as f64 / (1u64 << 53) as f64;
-            let sign = if s & 1 == 0 { 1.0 } else { -1.0 };
-            values.push(sign * libm::exp2(mag) * (1.0 + frac));
-        }
-        for &y in &values {
-            let want = libm::round(y.clamp(-ROUND_LIMIT, ROUND_LIMIT));
-            let got = round_half_away(y);
-            assert!(got == want, "round({y:e}): {got:e} vs {want:e}");
-        }
+        assert_eq!(state(&a)?, state(&b)?);
+        assert_eq!(a.choice()?, b.choice()?);
+        Ok(())
     }
 
     #[test]
@@ -967,22 +687,6 @@ mod tests {
         assert_eq!(c.outliers, 0);
         assert_eq!(c.name(), "minmax", "{c:?}");
         assert_eq!(o.range(), Ok((0.0, 1.0)));
-    }
-
-    #[test]
-    fn state_errors() {
-        let mut o = AutoObserver::new(CFG).unwrap();
-        assert!(o.range().is_err());
-        o.observe(&[1.0, 2.0]).unwrap();
-        let mut buf = vec![0u8; o.state_len()];
-        o.write_state(&mut buf).unwrap();
-        let mut r = AutoObserver::new(CFG).unwrap();
-        assert_eq!(r.read_state(&buf[..buf.len() - 1]), Err(state::TRUNCATED));
-        assert_eq!(r.read_state(&buf), Ok(buf.len()));
-        // Pass 2 cannot merge with pass 1.
-        let mut p2 = o.clone();
-        p2.end_pass().unwrap();
-        assert!(p2.merge(&o).is_err());
     }
 
     impl AutoChoice {

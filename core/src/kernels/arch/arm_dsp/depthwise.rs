@@ -207,9 +207,14 @@ pub(crate) fn depthwise_conv_s8(
             (p.dilation.h, p.dilation.w),
             (p.padding.top, p.padding.left),
         );
+        // The stride-1 kernel on tap pairs, else the strip kernel (`false` when both decline).
+        let mut run = |buf: &mut [u32]| {
+            depthwise_3x3_s1_s8(p, quant, input, filter, bias, output, buf)
+                || depthwise_3x3_s8(p, quant, input, filter, bias, output, buf)
+        };
         let done = match scratch_words(scratch).get_mut(..need) {
-            Some(buf) => dw3x3_in(p, quant, input, filter, bias, output, buf),
-            None => dw3x3_on_stack(p, quant, input, filter, bias, output),
+            Some(buf) => run(buf),
+            None => with_stack_buffer(run),
         };
         if done {
             return true;
@@ -226,36 +231,14 @@ pub(crate) fn depthwise_conv_s8(
     true
 }
 
-/// The 3x3 kernels of [`depthwise_conv_s8`] with their buffer `buf`: the stride-1 kernel on
-/// tap pairs, else the strip kernel (`false` when both decline).
-#[inline(always)]
-fn dw3x3_in(
-    p: &DepthwiseConvParams,
-    quant: &PerChannelQuant<'_>,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-    buf: &mut [u32],
-) -> bool {
-    depthwise_3x3_s1_s8(p, quant, input, filter, bias, output, buf)
-        || depthwise_3x3_s8(p, quant, input, filter, bias, output, buf)
-}
-
-/// [`dw3x3_in`] with a buffer on the stack (3 KB), for a call without the planned scratch. Not
-/// inlined: the buffer stays out of the frame of the interpreter's path, which passes scratch.
+/// Runs `f` with a buffer on the stack (3 KB) in place of the planned scratch (a direct call
+/// without it). Not inlined: the buffer stays out of the frame of the interpreter's path, which
+/// passes scratch.
 #[inline(never)]
 #[cold]
-fn dw3x3_on_stack(
-    p: &DepthwiseConvParams,
-    quant: &PerChannelQuant<'_>,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-) -> bool {
+fn with_stack_buffer(f: impl FnOnce(&mut [u32]) -> bool) -> bool {
     let mut buf = [0u32; 4 * DW_S1_PLANE_MAX_WORDS];
-    dw3x3_in(p, quant, input, filter, bias, output, &mut buf)
+    f(&mut buf)
 }
 
 /// [`depthwise_conv_s8`] with the requantization `R` (preconditions checked by the caller).

@@ -3,6 +3,7 @@
 //! with one `asm!` block per 4 pixels where the rows allow it ([`conv_im2col_tile`]).
 
 use super::depthwise::tap_range;
+use super::raw_patches::{copy_short, gather_raw_patches};
 use super::{conv_group, offset_pair, smlad, sxtb16, sxtb16_ror8, word};
 use crate::kernels::arch::scratch::{EDGE_ROW_WORDS, RAW_PATCH_WORDS, TILE};
 use crate::kernels::arch::tiled_conv::{ConvTile, for_each_tap};
@@ -472,139 +473,6 @@ unsafe fn im2col_gather4(
             out("r10") _,
             out("r11") _,
         );
-    }
-}
-
-/// Copies `n` bytes from `src` to `dst` (word-wise, then byte-wise), `n` at most both lengths
-/// (else nothing); 3 instructions per word, for the short runs of raw patches.
-#[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[i8], n: usize) {
-    if n > dst.len() || n > src.len() || n == 0 {
-        return;
-    }
-    // SAFETY: reads `src[..n]` and writes `dst[..n]`, both within their slices (checked);
-    // unaligned word accesses are allowed on these cores. Every register written is declared.
-    unsafe {
-        asm!(
-            "subs {n}, {n}, #4",
-            "blt 3f",
-            "2:",
-            "ldr {t}, [{s}], #4",
-            "str {t}, [{d}], #4",
-            "subs {n}, {n}, #4",
-            "bge 2b",
-            "3:",
-            "adds {n}, {n}, #4",
-            "beq 5f",
-            "4:",
-            "ldrb {t}, [{s}], #1",
-            "strb {t}, [{d}], #1",
-            "subs {n}, {n}, #1",
-            "bne 4b",
-            "5:",
-            s = inout(reg) src.as_ptr() => _,
-            d = inout(reg) dst.as_mut_ptr() => _,
-            n = inout(reg) n => _,
-            t = out(reg) _,
-            options(nostack),
-        );
-    }
-}
-
-/// Copies `rows` runs of `run` bytes, `row_step` bytes apart in `src`, one after the other
-/// into `dst` (3 instructions per word, 4 per byte of a run's tail). Does nothing unless
-/// `dst` holds `rows * run` bytes and `src` reaches the last run's end.
-#[inline(always)]
-fn copy_rows(dst: &mut [u8], src: &[i8], row_step: usize, run: usize, rows: usize) {
-    let src_need = if rows == 0 { 0 } else { (rows - 1).saturating_mul(row_step).saturating_add(run) };
-    if rows == 0 || run == 0 || rows.saturating_mul(run) > dst.len() || src_need > src.len() {
-        return;
-    }
-    // SAFETY: reads `run` bytes at `src + r * row_step` for `r < rows`, the last ending at
-    // `src_need <= src.len()`; writes `dst[..rows * run]` (checked); unaligned word accesses are
-    // allowed on these cores. Every register written is declared.
-    unsafe {
-        asm!(
-            "2:",
-            "mov {sr}, {s}",
-            "subs {n}, {run}, #4",
-            "blt 4f",
-            "3:",
-            "ldr {t}, [{sr}], #4",
-            "str {t}, [{d}], #4",
-            "subs {n}, {n}, #4",
-            "bge 3b",
-            "4:",
-            "adds {n}, {n}, #4",
-            "beq 6f",
-            "5:",
-            "ldrb {t}, [{sr}], #1",
-            "strb {t}, [{d}], #1",
-            "subs {n}, {n}, #1",
-            "bne 5b",
-            "6:",
-            "add {s}, {s}, {rs}",
-            "subs {rows}, {rows}, #1",
-            "bne 2b",
-            s = inout(reg) src.as_ptr() => _,
-            d = inout(reg) dst.as_mut_ptr() => _,
-            rs = in(reg) row_step,
-            run = in(reg) run,
-            rows = inout(reg) rows => _,
-            sr = out(reg) _,
-            n = out(reg) _,
-            t = out(reg) _,
-            options(nostack),
-        );
-    }
-}
-
-/// The raw patches (int8, the input zero point where a tap falls in the padding) of 4 output
-/// pixels from `(oy, ox)`, one after the other, `stride` bytes each, into `raw`: filter row by
-/// filter row, each row's taps one run of `kw * in_c` bytes (dilation 1 across). A window inside
-/// the image is copied by [`copy_rows`]. Bytes past `k` in each patch are not written: the
-/// caller fills `raw` with the zero point once.
-#[inline(always)]
-fn gather_raw_patches(p: &ConvParams, in_b: &[i8], oy: usize, ox: usize, raw: &mut [u8], stride: usize, zp: u8) {
-    let (ind, outd) = (p.input, p.output);
-    let c = ind.c;
-    let run = p.filter.w * c;
-    let row_step = p.dilation.h * ind.w * c;
-    let (mut y, mut x) = (oy, ox);
-    for patch in raw.chunks_exact_mut(stride.max(1)).take(TILE) {
-        let ix0 = (x * p.stride.w) as isize - p.padding.left as isize;
-        let iy0 = (y * p.stride.h) as isize - p.padding.top as isize;
-        let inside_w = ix0 >= 0 && ix0 as usize + p.filter.w <= ind.w;
-        let inside_h = iy0 >= 0 && iy0 as usize + (p.filter.h - 1) * p.dilation.h < ind.h;
-        if inside_w && inside_h {
-            let start = (iy0 as usize * ind.w + ix0 as usize) * c;
-            copy_rows(patch, in_b.get(start..).unwrap_or(&[]), row_step, run, p.filter.h);
-        } else {
-            let mut at = 0;
-            for ky in 0..p.filter.h {
-                let dst = patch.get_mut(at..at + run).unwrap_or(&mut []);
-                match input_coord(y, p.stride.h, ky, p.dilation.h, p.padding.top, ind.h) {
-                    Some(iy) => {
-                        for (kx, d) in dst.chunks_exact_mut(c.max(1)).enumerate() {
-                            let ix = ix0 + kx as isize;
-                            if ix >= 0 && (ix as usize) < ind.w {
-                                let start = (iy * ind.w + ix as usize) * c;
-                                copy_short(d, in_b.get(start..).unwrap_or(&[]), c);
-                            } else {
-                                d.iter_mut().for_each(|b| *b = zp);
-                            }
-                        }
-                    }
-                    None => dst.iter_mut().for_each(|b| *b = zp),
-                }
-                at += run;
-            }
-        }
-        x += 1;
-        if x == outd.w {
-            x = 0;
-            y += 1;
-        }
     }
 }
 

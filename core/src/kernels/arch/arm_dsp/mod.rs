@@ -29,6 +29,7 @@ mod fully_connected;
 mod fully_connected_expanded;
 mod fully_connected_raw;
 mod im2col;
+mod raw_patches;
 
 pub(crate) use conv::conv_s8;
 pub(crate) use depthwise::depthwise_conv_s8;
