@@ -165,6 +165,12 @@ fn finish(scaled: i32, num_bits_over_unit: i32, bits: i32, min: i32, max: i32) -
     clamp_i32(shifted, min, max)
 }
 
+/// Inputs from this many elements on take their exponentials from a table on the host and in
+/// wasm (256 evaluations, then one load per element); on the device (a 1 KiB table on the stack)
+/// and for smaller inputs each is computed.
+#[cfg(any(test, not(target_os = "none")))]
+const EXP_TABLE_FROM: usize = 1024;
+
 fn softmax_s8_generic<O: Copy>(
     kernel: &'static str,
     p: &SoftmaxParams,
@@ -180,6 +186,36 @@ fn softmax_s8_generic<O: Copy>(
     if p.depth == 0 || input.len() % p.depth != 0 {
         return Err(Error::BadKernelArgument { kernel, reason: "input length is not a multiple of depth" });
     }
+    #[cfg(not(target_os = "none"))]
+    if input.len() >= EXP_TABLE_FROM {
+        // A difference from the row's maximum is one of 256 values (−255 to 0): each one's
+        // exponential once, the same integers `exp_of_diff` gives.
+        let mut table = [0i32; 256];
+        for (k, e) in table.iter_mut().enumerate() {
+            let diff = -(k as i32);
+            if diff >= p.diff_min {
+                *e = p.exp_of_diff(diff);
+            }
+        }
+        softmax_s8_rows(p, input, output, bits, (min, max), cast, |diff| table[diff.unsigned_abs() as usize & 255]);
+        return Ok(());
+    }
+    softmax_s8_rows(p, input, output, bits, (min, max), cast, |diff| p.exp_of_diff(diff));
+    Ok(())
+}
+
+/// The rows of [`softmax_s8_generic`] (lengths checked), `exp` giving `exp_of_diff` of a
+/// difference at least `diff_min`.
+#[inline(always)]
+fn softmax_s8_rows<O: Copy>(
+    p: &SoftmaxParams,
+    input: &[i8],
+    output: &mut [O],
+    bits: i32,
+    (min, max): (i32, i32),
+    cast: impl Fn(i32) -> O,
+    exp: impl Fn(i32) -> i32,
+) {
     // Dispatch point: an optimized variant (kernels/arch/) slots in here.
     // The first pass's exponentials of a row of up to `EXPS_KEPT` values are kept for the
     // second (the same values: the function is pure); longer rows compute them again.
@@ -192,7 +228,7 @@ fn softmax_s8_generic<O: Copy>(
         for (i, &x) in row.iter().enumerate() {
             let diff = x as i32 - max_in_row;
             if diff >= p.diff_min {
-                let e = p.exp_of_diff(diff);
+                let e = exp(diff);
                 if let Some(k) = kept.get_mut(i) {
                     *k = e;
                 }
@@ -206,7 +242,7 @@ fn softmax_s8_generic<O: Copy>(
             *o = if diff >= p.diff_min {
                 let e = match kept.get(i) {
                     Some(&e) if keep => e,
-                    _ => p.exp_of_diff(diff),
+                    _ => exp(diff),
                 };
                 cast(finish(
                     saturating_rounding_doubling_high_mul(shifted_scale, e),
@@ -220,7 +256,6 @@ fn softmax_s8_generic<O: Copy>(
             };
         }
     }
-    Ok(())
 }
 
 /// int8 → int8 softmax over the last dimension (rows of `params.depth`), bit-exact with TFLite
@@ -391,6 +426,8 @@ pub fn softmax_s16(params: &SoftmaxS16Params<'_>, input: &[i16], output: &mut [i
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
+    use alloc::vec::Vec;
 
     fn q(s: f32, z: i32) -> PerTensorQuant {
         PerTensorQuant::new(s, z)
@@ -433,6 +470,37 @@ mod tests {
             let want = libm::exp(0.05 * (v as f64 - m)) / sum * 65536.0 - 32768.0;
             assert!((o as f64 - want).abs() <= 2.0, "{v}: {o} vs {want}");
         }
+    }
+
+    /// Inputs of `EXP_TABLE_FROM` elements or more (the exponentials from a table on the host)
+    /// give what each row alone gives (fewer elements: computed one by one), for int8 and
+    /// int16 outputs, in both rounding modes, with differences below `diff_min`.
+    #[test]
+    fn exp_table_gives_the_computed_exponentials() -> Result<(), Error> {
+        let depth = 197;
+        let rows = EXP_TABLE_FROM / depth + 2;
+        let mut s = 7u32;
+        let x: Vec<i8> = (0..rows * depth)
+            .map(|_| {
+                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (s >> 24) as i8
+            })
+            .collect();
+        for (scale, rounding) in [(0.05, Rounding::Double), (0.2, Rounding::Single), (0.9, Rounding::Double)] {
+            let p = SoftmaxParams::prepare_s8(q(scale, 0), q(1.0 / 256.0, -128), 1.0, depth, rounding)?;
+            let p16 = SoftmaxParams::prepare_s8_s16(q(scale, 0), q(1.0 / 65536.0, -32768), 1.0, depth, rounding)?;
+            let (mut all, mut all16) = (vec![0i8; x.len()], vec![0i16; x.len()]);
+            softmax_s8(&p, &x, &mut all)?;
+            softmax_s8_s16(&p16, &x, &mut all16)?;
+            for (r, row) in x.chunks_exact(depth).enumerate() {
+                let (mut one, mut one16) = (vec![0i8; depth], vec![0i16; depth]);
+                softmax_s8(&p, row, &mut one)?;
+                softmax_s8_s16(&p16, row, &mut one16)?;
+                assert_eq!(&all[r * depth..(r + 1) * depth], &one[..], "row {r}, scale {scale}");
+                assert_eq!(&all16[r * depth..(r + 1) * depth], &one16[..], "row {r}, scale {scale}");
+            }
+        }
+        Ok(())
     }
 
     #[test]

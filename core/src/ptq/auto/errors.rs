@@ -43,45 +43,63 @@ fn sample_errors(
     ranges: &[(f32, f32); CANDIDATES],
     cfg: &ObserverConfig,
 ) -> Result<[f64; CANDIDATES], Error> {
-    // Per candidate: scale, zero point, qmin, qmax. Candidates with the range of an earlier one
-    // have its parameters, so its error.
-    let mut scale = [1f64; CANDIDATES];
-    let mut zp = [0f64; CANDIDATES];
-    let mut qmin = [0f64; CANDIDATES];
-    let mut qmax = [0f64; CANDIDATES];
+    // The distinct ranges' parameters (scale, zero point, qmin, qmax), and which of them each
+    // candidate has: candidates with the range of an earlier one have its error, computed once.
+    let mut params = [[0f64; 4]; CANDIDATES];
+    let mut which = [0usize; CANDIDATES];
+    let mut distinct = 0;
     for c in 0..CANDIDATES {
         if let Some(d) = (0..c).find(|&d| bits(ranges[d]) == bits(ranges[c])) {
-            (scale[c], zp[c], qmin[c], qmax[c]) = (scale[d], zp[d], qmin[d], qmax[d]);
+            which[c] = which[d];
             continue;
         }
         let p = cfg.qparams_for(ranges[c].0, ranges[c].1)?;
-        (scale[c], zp[c]) = (f64::from(p.scale()), f64::from(p.zero_point()));
-        (qmin[c], qmax[c]) = (f64::from(p.qmin()), f64::from(p.qmax()));
+        params[distinct] = [f64::from(p.scale()), f64::from(p.zero_point()), f64::from(p.qmin()), f64::from(p.qmax())];
+        which[c] = distinct;
+        distinct += 1;
     }
-    // The squared error of `v` under candidate `c` (`max` then `min`: the clamp of a number).
-    let term = |v: f64, c: usize| {
-        let q = (round_half_away(v / scale[c]) + zp[c]).max(qmin[c]).min(qmax[c]);
-        let d = v - (q - zp[c]) * scale[c];
-        d * d
+    let sums = match distinct {
+        1 => spread(error_sums::<1>(x, step, &params)),
+        2 => spread(error_sums::<2>(x, step, &params)),
+        3 => spread(error_sums::<3>(x, step, &params)),
+        4 => spread(error_sums::<4>(x, step, &params)),
+        5 => spread(error_sums::<5>(x, step, &params)),
+        6 => spread(error_sums::<6>(x, step, &params)),
+        _ => error_sums::<CANDIDATES>(x, step, &params),
     };
-    // Every candidate's sum in one pass over the values: each sum still adds its terms in the
-    // values' order (the same sums bit for bit), and the seven chains of additions overlap
-    // (seven accumulators, kept in registers).
-    let (mut e0, mut e1, mut e2, mut e3, mut e4, mut e5, mut e6) = (0f64, 0f64, 0f64, 0f64, 0f64, 0f64, 0f64);
+    Ok(which.map(|d| sums[d]))
+}
+
+/// `N` sums widened to `CANDIDATES` (the rest 0, never read).
+fn spread<const N: usize>(sums: [f64; N]) -> [f64; CANDIDATES] {
+    let mut out = [0f64; CANDIDATES];
+    out[..N].copy_from_slice(&sums);
+    out
+}
+
+/// The sums of squared errors of the first `N` parameter sets `[scale, zero point, qmin, qmax]`
+/// over every `step`-th finite value of `x`, in one pass: each sum adds its terms in the values'
+/// order (the same sums bit for bit as one candidate at a time), and the `N` chains of additions
+/// overlap (`N` accumulators, kept in registers).
+#[inline(always)]
+fn error_sums<const N: usize>(x: &[f32], step: usize, params: &[[f64; 4]; CANDIDATES]) -> [f64; N] {
+    let mut acc = [0f64; N];
     for &v in x.iter().step_by(step) {
         if !v.is_finite() {
             continue;
         }
         let v = f64::from(v);
-        e0 += term(v, 0);
-        e1 += term(v, 1);
-        e2 += term(v, 2);
-        e3 += term(v, 3);
-        e4 += term(v, 4);
-        e5 += term(v, 5);
-        e6 += term(v, 6);
+        for (a, &[scale, zp, qmin, qmax]) in acc.iter_mut().zip(params) {
+            // The clamp of a number (no NaN here: `v` is finite, the scale positive), written as
+            // comparisons so that it compiles to plain min and max instructions.
+            let q = round_half_away(v / scale) + zp;
+            let q = if q < qmin { qmin } else { q };
+            let q = if q > qmax { qmax } else { q };
+            let d = v - (q - zp) * scale;
+            *a += d * d;
+        }
     }
-    Ok([e0, e1, e2, e3, e4, e5, e6])
+    acc
 }
 
 /// Beyond this `|x / scale|` every candidate's quantized value is clamped (zero points and
@@ -94,7 +112,9 @@ const ROUND_LIMIT: f64 = (1u32 << 20) as f64;
 /// sign; adding the zero point erases the difference.
 #[inline(always)]
 fn round_half_away(y: f64) -> f64 {
-    let y = y.clamp(-ROUND_LIMIT, ROUND_LIMIT);
+    // The clamp as comparisons (plain min and max instructions; `y` is never NaN here).
+    let y = if y < -ROUND_LIMIT { -ROUND_LIMIT } else { y };
+    let y = if y > ROUND_LIMIT { ROUND_LIMIT } else { y };
     let t = f64::from(y as i32);
     let f = y - t;
     t + if f >= 0.5 {
@@ -134,10 +154,17 @@ mod tests {
         let mut x: Vec<f32> = samples().concat();
         x[17] = f32::NAN;
         x[99] = f32::INFINITY;
-        let ranges = [(0.0, 40.0), (0.0, 1.0), (-0.5, 0.9), (0.0, 1.0), (0.1, 0.2), (-3.0, 3.0), (0.0, 40.0)];
-        for step in [1, 3, 64] {
-            let got = sample_errors(&x, step, &ranges, &CFG)?;
-            assert_eq!(got.map(f64::to_bits), reference(&x, step, &ranges)?.map(f64::to_bits), "step {step}");
+        // 5 distinct ranges of 7, all 7 distinct, a single one.
+        let range_sets = [
+            [(0.0, 40.0), (0.0, 1.0), (-0.5, 0.9), (0.0, 1.0), (0.1, 0.2), (-3.0, 3.0), (0.0, 40.0)],
+            [(0.0, 40.0), (0.0, 1.0), (-0.5, 0.9), (0.0, 2.0), (0.1, 0.2), (-3.0, 3.0), (0.0, 4.0)],
+            [(-1.0, 1.0); CANDIDATES],
+        ];
+        for ranges in range_sets {
+            for step in [1, 3, 64] {
+                let got = sample_errors(&x, step, &ranges, &CFG)?;
+                assert_eq!(got.map(f64::to_bits), reference(&x, step, &ranges)?.map(f64::to_bits), "step {step}");
+            }
         }
         Ok(())
     }
