@@ -21,67 +21,14 @@ use crate::kernels::ActivationRange;
 use crate::kernels::PerChannelQuant;
 use crate::kernels::params::{DepthwiseConvParams, FullyConnectedParams};
 
+mod paired_filters;
+use paired_filters::{PairedFilters, paired_filters};
+
 /// Output channels per AVX2 register: eight int32 sums.
 const LANES: usize = 8;
 /// Channel groups of [`LANES`] per pass of [`conv_s8_pixels_avx2`] (its register tile: [`TILE`]
 /// pixels x 2 groups, eight accumulators).
 const GROUPS_PER_PASS: usize = 2;
-
-/// A convolution's filters laid out for `vpmaddwd`: for each group of [`LANES`] output channels
-/// and each pair of patch positions `(2j, 2j + 1)`, the eight channels' two weights side by side
-/// as int16 (one 256-bit register per pair), zeros past the patch length `k` and past the last
-/// channel; the groups padded to a multiple of [`GROUPS_PER_PASS`].
-struct PairedFilters {
-    data: std::vec::Vec<i16>,
-    /// Pairs per patch (`padded_patch_len(k) / 2`).
-    pairs: usize,
-    /// Channel groups (a multiple of [`GROUPS_PER_PASS`]).
-    groups: usize,
-}
-
-impl PairedFilters {
-    fn new(filter: &[i8], k: usize, out_c: usize) -> Self {
-        let mut f = Self::zeros(k, out_c);
-        let Self { data, pairs, .. } = &mut f;
-        for (g, block) in data.chunks_exact_mut((*pairs * 2 * LANES).max(1)).enumerate() {
-            for lane in 0..LANES {
-                let Some(row) = filter.get((g * LANES + lane) * k..(g * LANES + lane + 1) * k) else { break };
-                for (reg, w) in block.chunks_exact_mut(2 * LANES).zip(row.chunks(2)) {
-                    for (d, &v) in reg[2 * lane..2 * lane + 2].iter_mut().zip(w) {
-                        *d = i16::from(v);
-                    }
-                }
-            }
-        }
-        f
-    }
-
-    /// `out_c` filters of `k` values, filter `c`'s value `j` being `value(c, j)`.
-    fn from_fn(k: usize, out_c: usize, value: impl Fn(usize, usize) -> i16) -> Self {
-        let mut f = Self::zeros(k, out_c);
-        let Self { data, pairs, .. } = &mut f;
-        for (g, block) in data.chunks_exact_mut((*pairs * 2 * LANES).max(1)).enumerate() {
-            for (p, reg) in block.chunks_exact_mut(2 * LANES).enumerate() {
-                for (lane, w) in reg.chunks_exact_mut(2).enumerate() {
-                    let c = g * LANES + lane;
-                    for (jj, d) in w.iter_mut().enumerate() {
-                        let j = 2 * p + jj;
-                        if c < out_c && j < k {
-                            *d = value(c, j);
-                        }
-                    }
-                }
-            }
-        }
-        f
-    }
-
-    fn zeros(k: usize, out_c: usize) -> Self {
-        let pairs = padded_patch_len(k) / 2;
-        let groups = out_c.div_ceil(LANES).next_multiple_of(GROUPS_PER_PASS);
-        Self { data: std::vec![0i16; groups * pairs * 2 * LANES], pairs, groups }
-    }
-}
 
 /// Each output channel's bias and [`ChannelRequant`] fields, [`LANES`] channels per group (as
 /// [`PairedFilters`]), for the requantization of eight accumulators at once
@@ -285,7 +232,7 @@ pub(crate) fn fully_connected_s8(
     {
         return false;
     }
-    let filters = PairedFilters::new(filter, depth, outs);
+    let filters = paired_filters(filter, depth, outs);
     let requant = RequantLanes::new(multiplier, shift, bias, outs, filters.groups);
     let rows = p.batches;
     let run = |first: usize, out: &mut [i8]| {
@@ -414,8 +361,8 @@ fn conv_s8_pixels(
     }
 }
 
-/// The convolution through the `vpmaddwd` kernel when the CPU has AVX2 (the filters paired once
-/// per call), else the portable tiled convolution; each image split into bands of output pixels
+/// The convolution through the `vpmaddwd` kernel when the CPU has AVX2 (the filters paired once,
+/// [`paired_filters`]), else the portable tiled convolution; each image split into bands of output pixels
 /// computed side by side when it is large enough to pay for threads ([`crate::parallel`]; each
 /// band with its own im2col scratch, every pixel computed as alone).
 pub(crate) fn conv_s8(ops: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32]) -> bool {
@@ -429,11 +376,11 @@ pub(crate) fn conv_s8(ops: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32
     }
     let k = p.filter.h * p.filter.w * p.filter.c;
     let prepared = std::is_x86_feature_detected!("avx2").then(|| {
-        let filters = PairedFilters::new(ops.filter, k, p.output.c);
+        let filters = paired_filters(ops.filter, k, p.output.c);
         let requant = RequantLanes::new(ops.multiplier, ops.shift, ops.bias, p.output.c, filters.groups);
         (filters, requant)
     });
-    let avx2 = prepared.as_ref().map(|(f, r)| (f, r));
+    let avx2 = prepared.as_ref().map(|(f, r)| (&**f, r));
     let pixels = p.output.h * p.output.w;
     let threads = crate::parallel::threads_for(out_image.saturating_mul(k), pixels / (4 * TILE));
     for (in_b, out_b) in ops.input.chunks_exact(in_image).zip(output.chunks_exact_mut(out_image)) {
