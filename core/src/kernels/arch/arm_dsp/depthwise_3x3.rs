@@ -72,6 +72,91 @@ fn strip_row(dst: &mut [u32], src: &[i8], step: usize, left: usize, n: usize, zp
     }
 }
 
+/// Fills the padded plane of a small image (`hp` rows of `wp` words, 4 channels per word) in one
+/// `asm!` loop: the input zero point (`zp4` in every byte) in the padding, the pixel words of
+/// `src` (the image from the group's first channel; `ih` x `iw` pixels of `c` bytes) elsewhere,
+/// plane row `j` and column `q` holding pixel `(j - top, q - left)`. 5 instructions per pixel
+/// word, 3 per padding word, about 8 per row (a row per [`strip_row`] call costs some 60 more).
+/// Fills the plane with `zp4` if `src` does not hold the pixels or `plane` has fewer than `hp *
+/// wp` words (never for the caller's geometry).
+fn fill_plane(
+    plane: &mut [u32],
+    src: &[i8],
+    (ih, iw, c): (usize, usize, usize),
+    (hp, wp): (usize, usize),
+    (top, left): (usize, usize),
+    zp4: u32,
+) {
+    let Some(plane) = plane.get_mut(..hp.saturating_mul(wp)) else { return };
+    let top = top.min(hp);
+    let rows = (hp - top).min(ih);
+    let q0 = left.min(wp);
+    let n = iw.min(wp - q0);
+    let right = wp - q0 - n;
+    let reads_end = (rows.max(1) - 1)
+        .checked_mul(iw)
+        .and_then(|v| v.checked_add(n.max(1) - 1))
+        .and_then(|v| v.checked_mul(c))
+        .and_then(|v| v.checked_add(4));
+    if rows == 0 || n == 0 || reads_end.is_none_or(|e| e > src.len()) {
+        plane.fill(zp4);
+        return;
+    }
+    // Padding words before the first pixel, between two rows' pixels, after the last one.
+    let before = top * wp + q0;
+    let between = right + q0;
+    let after = right + (hp - top - rows) * wp;
+    let Some((start, tail)) = plane.len().checked_sub(after).and_then(|at| plane.split_at_mut_checked(at)) else {
+        return;
+    };
+    tail.fill(zp4);
+    // SAFETY: writes `before + rows * n + (rows - 1) * between = hp * wp - after` words from the
+    // start of `plane` (word aligned), i.e. `start`; reads the words at `(r * iw + i) * c` (r <
+    // rows, i < n) of `src`, the last ending at `reads_end <= src.len()` (checked; unaligned
+    // `LDR` is allowed on these cores). Every register written is declared; the flags are not
+    // declared preserved.
+    unsafe {
+        asm!(
+            "cmp {k}, #0",
+            "beq 3f",
+            "2:",
+            "str {zp}, [{d}], #4",
+            "subs {k}, {k}, #1",
+            "bne 2b",
+            "3:",
+            "mov {k}, {n}",
+            "4:",
+            "ldr {t}, [{s}]",
+            "add {s}, {s}, {step}",
+            "str {t}, [{d}], #4",
+            "subs {k}, {k}, #1",
+            "bne 4b",
+            "add {s}, {s}, {skip}",
+            "subs {rows}, {rows}, #1",
+            "beq 6f",
+            "movs {k}, {g}",
+            "beq 3b",
+            "5:",
+            "str {zp}, [{d}], #4",
+            "subs {k}, {k}, #1",
+            "bne 5b",
+            "b 3b",
+            "6:",
+            d = inout(reg) start.as_mut_ptr() => _,
+            s = inout(reg) src.as_ptr() => _,
+            k = inout(reg) before => _,
+            t = out(reg) _,
+            step = in(reg) c,
+            skip = in(reg) (iw - n) * c,
+            rows = inout(reg) rows => _,
+            n = in(reg) n,
+            g = in(reg) between,
+            zp = in(reg) zp4,
+            options(nostack),
+        );
+    }
+}
+
 /// Everything the 3x3 depthwise run ([`dw3x3_run`]) reads besides the input and output
 /// pointers, for one group of 4 channels; `asm!` addresses the fields by their offsets
 /// (`#[repr(C)]`, all 4-byte words).
@@ -458,17 +543,8 @@ pub(super) fn depthwise_3x3_s8(
             }
             if let Some((hp, wp)) = plane {
                 // Small image: the group's padded plane once, then one run per output row.
-                let q0 = p.padding.left.min(wp);
-                let q1 = (p.padding.left + ind.w).min(wp).max(q0);
-                for (j, prow) in strip.chunks_exact_mut(wp.max(1)).take(hp).enumerate() {
-                    let iy = j as isize - p.padding.top as isize;
-                    if iy >= 0 && iy < ind.h as isize {
-                        let first = iy as usize * ind.w * c + ch;
-                        strip_row(prow, in_b.get(first..).unwrap_or(&[]), c, q0, q1 - q0, zp4);
-                    } else {
-                        strip_row(prow, &[], c, wp, 0, zp4);
-                    }
-                }
+                let pad = (p.padding.top, p.padding.left);
+                fill_plane(strip, in_b.get(ch..).unwrap_or(&[]), (ind.h, ind.w, c), (hp, wp), pad, zp4);
                 ctx.row_step = 4 * wp * p.dilation.h;
                 ctx.next = (4 * sw).wrapping_sub(2 * ctx.row_step);
                 let cs = 4 * p.dilation.w;
