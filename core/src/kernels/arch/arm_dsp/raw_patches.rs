@@ -91,10 +91,64 @@ fn copy_rows(dst: &mut [u8], src: &[i8], row_step: usize, run: usize, rows: usiz
     }
 }
 
+/// The raw patch of a window of 3 rows of 9 bytes (a 3x3 filter over 3 channels, dilation 1
+/// across) that lies inside the image, rows `row_step` bytes apart from `src`: its 27 bytes and
+/// the zero point `zp` as 7 words at the start of `dst`, in 21 instructions (a patch through
+/// [`copy_rows`] costs some 100). The words that straddle two rows are one unaligned `LDR` of
+/// the second row with its first bytes replaced (`BFI`) by the first row's last; the last word
+/// is read one byte early and shifted, so nothing past the window is read. `false` (nothing
+/// written) unless `dst` holds 28 bytes and `src` the window (`row_step >= 9`).
+#[inline(always)]
+fn patch_3x9(dst: &mut [u8], src: &[i8], row_step: usize, zp: u8) -> bool {
+    let end = row_step.checked_mul(2).and_then(|v| v.checked_add(9));
+    if dst.len() < 28 || row_step < 9 || end.is_none_or(|e| e > src.len()) {
+        return false;
+    }
+    // SAFETY: reads bytes `[0, 9)` of the three rows at `src`, `src + row_step` and `src + 2 *
+    // row_step` (the row loads at `-1` and `-2` stay after the row before's end: `row_step >=
+    // 9`), the farthest ending at `2 * row_step + 9 <= src.len()` (checked); writes `dst[..28]`
+    // (checked). Unaligned `LDR`/`LDRH`/`STR` are allowed on these cores. Every register written
+    // is declared.
+    unsafe {
+        asm!(
+            "add {r1}, {s}, {rs}",
+            "ldr {t}, [{s}]",
+            "str {t}, [{d}]",
+            "ldr {t}, [{s}, #4]",
+            "str {t}, [{d}, #4]",
+            "ldr {t}, [{r1}, #-1]",
+            "ldrb {u}, [{s}, #8]",
+            "bfi {t}, {u}, #0, #8",
+            "str {t}, [{d}, #8]",
+            "ldr {t}, [{r1}, #3]",
+            "str {t}, [{d}, #12]",
+            "add {s}, {r1}, {rs}",
+            "ldr {t}, [{s}, #-2]",
+            "ldrh {u}, [{r1}, #7]",
+            "bfi {t}, {u}, #0, #16",
+            "str {t}, [{d}, #16]",
+            "ldr {t}, [{s}, #2]",
+            "str {t}, [{d}, #20]",
+            "ldr {t}, [{s}, #5]",
+            "orr {t}, {z}, {t}, lsr #8",
+            "str {t}, [{d}, #24]",
+            s = inout(reg) src.as_ptr() => _,
+            rs = in(reg) row_step,
+            d = in(reg) dst.as_mut_ptr(),
+            z = in(reg) (zp as u32) << 24,
+            r1 = out(reg) _,
+            t = out(reg) _,
+            u = out(reg) _,
+            options(nostack, preserves_flags),
+        );
+    }
+    true
+}
+
 /// The raw patches (int8, the input zero point where a tap falls in the padding) of 4 output
 /// pixels from `(oy, ox)`, one after the other, `stride` bytes each, into `raw`: filter row by
 /// filter row, each row's taps one run of `kw * in_c` bytes (dilation 1 across). A window inside
-/// the image is copied by [`copy_rows`]. Bytes past `k` in each patch are not written: the
+/// the image is copied by [`patch_3x9`] (3 rows of 9 bytes) or [`copy_rows`]. Bytes past `k` in each patch are not written: the
 /// caller fills `raw` with the zero point once.
 #[inline(always)]
 pub(super) fn gather_raw_patches(
@@ -118,7 +172,10 @@ pub(super) fn gather_raw_patches(
         let inside_h = iy0 >= 0 && iy0 as usize + (p.filter.h - 1) * p.dilation.h < ind.h;
         if inside_w && inside_h {
             let start = (iy0 as usize * ind.w + ix0 as usize) * c;
-            copy_rows(patch, in_b.get(start..).unwrap_or(&[]), row_step, run, p.filter.h);
+            let src = in_b.get(start..).unwrap_or(&[]);
+            if !(run == 9 && p.filter.h == 3 && patch_3x9(patch, src, row_step, zp)) {
+                copy_rows(patch, src, row_step, run, p.filter.h);
+            }
         } else {
             let mut at = 0;
             for ky in 0..p.filter.h {
