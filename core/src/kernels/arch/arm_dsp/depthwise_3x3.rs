@@ -533,13 +533,15 @@ pub(super) fn depthwise_3x3_s8(
             }
             let wsum =
                 [sum_e as i16 as i32, sum_o as i16 as i32, (sum_e >> 16) as i16 as i32, (sum_o >> 16) as i16 as i32];
-            #[allow(clippy::needless_range_loop)] // four parallel tables, indexed alike
+            // The group's 4 channels as arrays (one bounds check each; all exist: checked above).
+            let four = |v: Option<&[i32]>| v.and_then(|v| v.get(ch..ch + 4)).and_then(|v| <[i32; 4]>::try_from(v).ok());
+            let (m4, s4) =
+                (four(Some(quant.multiplier)).unwrap_or_default(), four(Some(quant.shift)).unwrap_or_default());
+            let b4 = four(bias).unwrap_or_else(|| [0, 1, 2, 3].map(|j| bias_of(ch + j)));
+            #[allow(clippy::needless_range_loop)] // parallel tables, indexed alike
             for j in 0..4 {
-                ctx.acc0[j] = bias_of(ch + j).wrapping_add(wsum[j].wrapping_mul(off)).wrapping_mul(2);
-                ctx.rq[j] = match (quant.multiplier.get(ch + j), quant.shift.get(ch + j)) {
-                    (Some(&m), Some(&s)) => folded(m, s),
-                    _ => [0; 3],
-                };
+                ctx.acc0[j] = b4[j].wrapping_add(wsum[j].wrapping_mul(off)).wrapping_mul(2);
+                ctx.rq[j] = folded(m4[j], s4[j]);
             }
             if let Some((hp, wp)) = plane {
                 // Small image: the group's padded plane once, then one run per output row.
