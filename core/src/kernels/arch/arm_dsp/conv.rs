@@ -27,8 +27,8 @@ struct ConvTileFrame {
     /// `sp + 12`, `sp + 16`: the current filter's multiplier and shift.
     multiplier: *const i32,
     shift: *const i32,
-    /// `sp + 20`: `2^30`, the requantization's rounding term.
-    round: i32,
+    /// `sp + 20`: not read (keeps the other fields' offsets).
+    reserved: i32,
     /// `sp + 24`: `1 + 2 * output_offset`, the requantization's last rounding and the offset.
     one_off: i32,
     /// `sp + 28`: the current filter's output byte in the tile's first pixel.
@@ -127,12 +127,14 @@ macro_rules! conv_tile_block {
             "ldr r11, [r9], #4",
             "strd r8, r9, [sp, #12]",
             "mvn r11, r11",
-            "sub r11, r11, #1",
-            "ldrd r4, r12, [sp, #20]",
-            conv_requant!("r0"),
-            conv_requant!("r1"),
-            conv_requant!("r2"),
-            conv_requant!("r3"),
+            "ldr r12, [sp, #24]",
+            "lsls r10, r10, #1",
+            "bpl 6f",
+            conv_requant!("r0", high),
+            conv_requant!("r1", high),
+            conv_requant!("r2", high),
+            conv_requant!("r3", high),
+            "7:",
             "ldrd r8, r9, [sp, #28]",
             "add r10, r8, r9, lsl #1",
             "strb r1, [r8, r9]",
@@ -144,6 +146,15 @@ macro_rules! conv_tile_block {
             "cmp r8, r9",
             "bne 3b",
             "add sp, sp, #56",
+            "b 9f",
+            // A multiplier below 2^30 (its double has bit 31 clear).
+            "6:",
+            conv_requant!("r0", low),
+            conv_requant!("r1", low),
+            conv_requant!("r2", low),
+            conv_requant!("r3", low),
+            "b 7b",
+            "9:",
             inout("r4") $f => _,
             out("r0") _,
             out("r1") _,
@@ -222,16 +233,16 @@ macro_rules! conv_body {
 /// others run through a loop body of [`CONV_BODY_GROUPS`] groups (13 instructions per group, 16
 /// MACs: [`conv_group!`]) entered part-way, in one pass for patches of up to `4 *
 /// (CONV_BODY_GROUPS + 1)` values (else 3 instructions per pass for the loop test); then each
-/// accumulator is requantized in the [`RightShiftRequant`] form with the shift applied as `((hi
-/// >> (e - 2)) + 1 + 2 * offset) >> 1` (equal to `((hi + 2^(e-2)) >> (e-1)) + offset`; with a
-/// zero multiplier any shift gives the offset), the last shift inside `SSAT`; the 4 bytes go to
-/// the 4 pixels' rows (`f.out_c` apart). 47 instructions per filter besides the MACs and the
-/// loop tests (49 with `PAD`, the filter pointer then stepped by `f.filter_delta`).
+/// accumulator is requantized with `SMMLAR` and the doubled multiplier ([`conv_requant!`], 5
+/// instructions; a multiplier below `2^30` branches to the block of the other form), the last
+/// shift inside `SSAT`; the 4 bytes go to the 4 pixels' rows (`f.out_c` apart). 44 instructions
+/// per filter besides the MACs and the loop tests (46 with `PAD`, the filter pointer then stepped
+/// by `f.filter_delta`), 2 more for a multiplier below `2^30`.
 ///
 /// # Safety
 /// `f.cols` holds `8 * groups` words, `f.cols_end = f.cols + 8 * groups`, `groups >= 2`, `f.entry
 /// = 52 * ((B - (groups - 1) % B) % B)` and `f.loops = (groups - 1 > B) as usize` with `B =
-/// CONV_BODY_GROUPS`, `f.round = 2^30`; `f.out_end = f.out + count` with `count >= 1` filters,
+/// CONV_BODY_GROUPS`; `f.out_end = f.out + count` with `count >= 1` filters,
 /// and for each filter `i < count`: bytes `[i * k, i * k + 4 * groups)` from `f.filter` are
 /// readable (`k = 4 * groups` without `PAD`, else `4 * groups + f.filter_delta`, wrapping),
 /// `f.multiplier` and `f.shift` have `count` readable words (in the [`RightShiftRequant`]
@@ -254,18 +265,28 @@ unsafe fn conv_tile_asm<const PAD: bool>(f: &ConvTileFrame) {
     }
 }
 
-/// Requantizes accumulator `$a` in [`conv_tile_asm`] (`r10` multiplier, `r11` `e - 2`, `r12`
-/// `1 + 2 * offset`, `r4` `2^30`): 6 instructions, the result saturated to int8 in `$a`.
+/// Requantizes accumulator `$a` in [`conv_tile_asm`] (`r10` the multiplier `m` doubled as a
+/// 32-bit word `M`, `r11` `e - 1`, `r12` `1 + 2 * offset`): 5 instructions, the result saturated
+/// to int8 in `$a`; `high` when `m >= 2^30` (`M` then reads as `2 m - 2^32`), else `low` (`M =
+/// 2 m`). With `s = [a < 0]`, `SMMLAR r, a, M, c` is `c + floor((a M +
+/// 2^31) / 2^32)`: from `c = a - s` (`ADD r, a, a, ASR #31`) when `a M = 2 a m - a 2^32`, from
+/// `c = -s` (`ASR r, a, #31`) when `a M = 2 a m`, both `h - s` with `h = floor((2 a m + 2^31) /
+/// 2^32) = floor((a m + 2^30) / 2^31)`, TFLite's `SaturatingRoundingDoublingHighMul`; then
+/// `((h - s) >> (e - 1) + 1 + 2 z) >> 1` equals `((h + 2^(e-1) - s) >> e) + z`, its
+/// `RoundingDivideByPOT` plus the offset `z` (nested floors of quotients merge; `s` may stand
+/// for `[h < 0]`: see [`RightShiftRequant`]; a zero multiplier gives `z` whatever the shift).
 macro_rules! conv_requant {
+    ($a:literal, high) => {
+        concat!("add r8, ", $a, ", ", $a, ", asr #31\n", conv_requant!($a))
+    };
+    ($a:literal, low) => {
+        concat!("asr r8, ", $a, ", #31\n", conv_requant!($a))
+    };
     ($a:literal) => {
         concat!(
-            "asr r8, ",
+            "smmlar r8, ",
             $a,
-            ", #31\n",
-            "orr r9, r4, r8, lsl #31\n",
-            "smlal r9, r8, ",
-            $a,
-            ", r10\n",
+            ", r10, r8\n",
             "asr r8, r8, r11\n",
             "add r8, r8, r12\n",
             "ssat ",
@@ -283,7 +304,7 @@ pub(super) static ZERO_BIAS: i32 = 0;
 /// Convolution on the Arm DSP path: output pixels in tiles of 4 (the image's last tile
 /// overlaps the one before it instead of being partial), each tile's patches expanded once into
 /// the im2col block ([`InterleavedTile::im2col`]), then every filter against it in one `asm!`
-/// block ([`conv_tile_asm`]: MACs, requantization and stores, 47 instructions per filter
+/// block ([`conv_tile_asm`]: MACs, requantization and stores, 44 instructions per filter
 /// besides the 13 per 16 MACs). A clamp narrower than int8 is applied afterwards to the tile's
 /// output bytes, 4 at a time (`SSUB8` + `SEL`). Layers outside this path's preconditions (a
 /// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
@@ -368,7 +389,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         bias_step,
         multiplier: multiplier.as_ptr(),
         shift: shift.as_ptr(),
-        round: 1 << 30,
+        reserved: 0,
         one_off: 1 + 2 * p.output_offset,
         out: output.as_mut_ptr(),
         out_c,

@@ -3,9 +3,10 @@
 //! output pixels.
 
 use super::depthwise::dw_rest_channels;
+use super::depthwise_3x3_s1::in_domain;
 use super::{sadd16, sxtb16, sxtb16_ror8, word};
 use crate::kernels::PerChannelQuant;
-use crate::kernels::arch::requant::RightShiftRequant;
+use crate::kernels::arch::requant::ChannelRequant;
 use crate::kernels::params::DepthwiseConvParams;
 use core::arch::asm;
 
@@ -71,15 +72,101 @@ fn strip_row(dst: &mut [u32], src: &[i8], step: usize, left: usize, n: usize, zp
     }
 }
 
+/// Fills the padded plane of a small image (`hp` rows of `wp` words, 4 channels per word) in one
+/// `asm!` loop: the input zero point (`zp4` in every byte) in the padding, the pixel words of
+/// `src` (the image from the group's first channel; `ih` x `iw` pixels of `c` bytes) elsewhere,
+/// plane row `j` and column `q` holding pixel `(j - top, q - left)`. 5 instructions per pixel
+/// word, 3 per padding word, about 8 per row (a row per [`strip_row`] call costs some 60 more).
+/// Fills the plane with `zp4` if `src` does not hold the pixels or `plane` has fewer than `hp *
+/// wp` words (never for the caller's geometry).
+fn fill_plane(
+    plane: &mut [u32],
+    src: &[i8],
+    (ih, iw, c): (usize, usize, usize),
+    (hp, wp): (usize, usize),
+    (top, left): (usize, usize),
+    zp4: u32,
+) {
+    let Some(plane) = plane.get_mut(..hp.saturating_mul(wp)) else { return };
+    let top = top.min(hp);
+    let rows = (hp - top).min(ih);
+    let q0 = left.min(wp);
+    let n = iw.min(wp - q0);
+    let right = wp - q0 - n;
+    let reads_end = (rows.max(1) - 1)
+        .checked_mul(iw)
+        .and_then(|v| v.checked_add(n.max(1) - 1))
+        .and_then(|v| v.checked_mul(c))
+        .and_then(|v| v.checked_add(4));
+    if rows == 0 || n == 0 || reads_end.is_none_or(|e| e > src.len()) {
+        plane.fill(zp4);
+        return;
+    }
+    // Padding words before the first pixel, between two rows' pixels, after the last one.
+    let before = top * wp + q0;
+    let between = right + q0;
+    let after = right + (hp - top - rows) * wp;
+    let Some((start, tail)) = plane.len().checked_sub(after).and_then(|at| plane.split_at_mut_checked(at)) else {
+        return;
+    };
+    tail.fill(zp4);
+    // SAFETY: writes `before + rows * n + (rows - 1) * between = hp * wp - after` words from the
+    // start of `plane` (word aligned), i.e. `start`; reads the words at `(r * iw + i) * c` (r <
+    // rows, i < n) of `src`, the last ending at `reads_end <= src.len()` (checked; unaligned
+    // `LDR` is allowed on these cores). Every register written is declared; the flags are not
+    // declared preserved.
+    unsafe {
+        asm!(
+            "cmp {k}, #0",
+            "beq 3f",
+            "2:",
+            "str {zp}, [{d}], #4",
+            "subs {k}, {k}, #1",
+            "bne 2b",
+            "3:",
+            "mov {k}, {n}",
+            "4:",
+            "ldr {t}, [{s}]",
+            "add {s}, {s}, {step}",
+            "str {t}, [{d}], #4",
+            "subs {k}, {k}, #1",
+            "bne 4b",
+            "add {s}, {s}, {skip}",
+            "subs {rows}, {rows}, #1",
+            "beq 6f",
+            "movs {k}, {g}",
+            "beq 3b",
+            "5:",
+            "str {zp}, [{d}], #4",
+            "subs {k}, {k}, #1",
+            "bne 5b",
+            "b 3b",
+            "6:",
+            d = inout(reg) start.as_mut_ptr() => _,
+            s = inout(reg) src.as_ptr() => _,
+            k = inout(reg) before => _,
+            t = out(reg) _,
+            step = in(reg) c,
+            skip = in(reg) (iw - n) * c,
+            rows = inout(reg) rows => _,
+            n = in(reg) n,
+            g = in(reg) between,
+            zp = in(reg) zp4,
+            options(nostack),
+        );
+    }
+}
+
 /// Everything the 3x3 depthwise run ([`dw3x3_run`]) reads besides the input and output
 /// pointers, for one group of 4 channels; `asm!` addresses the fields by their offsets
 /// (`#[repr(C)]`, all 4-byte words).
 #[repr(C)]
 struct Dw3x3Ctx {
-    /// Offset 0: the 9 taps' weights extended by `SXTB16`: `(w0, w2)`, `(w1, w3)`.
+    /// Offset 0: the 9 taps' weights extended by `SXTB16` and doubled (`2 w` fits a halfword):
+    /// `(w0, w2)`, `(w1, w3)`.
     w: [[u32; 2]; 9],
-    /// Offset 72: per channel `(multiplier, round + output_offset << shift, shift)`: a
-    /// [`RightShiftRequant`] with the output offset folded into the rounding term.
+    /// Offset 72: per channel `(m, R, e)`: the multiplier, `R = 2^(e-1) + output_offset * 2^e`
+    /// and `e = -shift` ([`dw_run_requant!`]).
     rq: [[i32; 3]; 4],
     /// Offset 120, 124: the clamp bounds in every byte.
     lo4: u32,
@@ -93,7 +180,7 @@ struct Dw3x3Ctx {
     out_step: usize,
     /// Offset 140: where the output pointer stops (one step past the last pixel).
     out_end: usize,
-    /// Offset 144: the accumulators' start, `bias + input_offset * sum(weights)` per channel.
+    /// Offset 144: the accumulators' start, `2 (bias + input_offset * sum(weights))` per channel.
     acc0: [i32; 4],
     /// Whether the clamp is the whole int8 range (the run then skips it; not read by `asm!`).
     full_range: bool,
@@ -139,34 +226,29 @@ macro_rules! dw_run_row {
     };
 }
 
-/// Requantizes accumulator `$a` with the context's channel at byte `$m` (multiplier; round and
-/// shift follow): `SMLAL` from `±2^30`, the folded rounding and offset, the shift, `SSAT` to
-/// int8 (8 instructions). `{we}` holds `2^30`.
+/// Requantizes the doubled accumulator `$a` (`A = 2 a`: the weights are stored doubled) with
+/// the context's channel at byte `$m` (multiplier and `R` by one `LDRD`, `e` at `$e`): `SUB r,
+/// R, A, LSR #31` ; `SMMLAR r, A, m, r` ; `ASR r, r, e` ; `SSAT #8` (6 instructions with the
+/// loads; the form of `depthwise_3x3_s1`, whose module docs give the proof).
 macro_rules! dw_run_requant {
-    ($a:literal, $m:literal, $k:literal) => {
+    ($a:literal, $m:literal, $e:literal) => {
         concat!(
-            "ldr {xe}, [{ctx}, #",
+            "ldrd {xe}, {we}, [{ctx}, #",
             $m,
             "]\n",
-            "asr {x}, ",
-            $a,
-            ", #31\n",
-            "orr {wo}, {we}, {x}, lsl #31\n",
-            "smlal {wo}, {x}, ",
-            $a,
-            ", {xe}\n",
-            "ldrd {xe}, {wo}, [{ctx}, #",
-            $k,
+            "ldr {wo}, [{ctx}, #",
+            $e,
             "]\n",
-            "add {x}, {x}, {xe}\n",
-            "asr ",
+            "sub {x}, {we}, ",
             $a,
-            ", {x}, {wo}\n",
+            ", lsr #31\n",
+            "smmlar {x}, ",
+            $a,
+            ", {xe}, {x}\n",
+            "asr {x}, {x}, {wo}\n",
             "ssat ",
             $a,
-            ", #8, ",
-            $a,
-            "\n",
+            ", #8, {x}\n",
         )
     };
 }
@@ -185,11 +267,10 @@ macro_rules! dw3x3_asm {
             "ldr {x}, [{ctx}, #128]",
             "add {px}, {px}, {x}",
             dw_run_row!("48", "56", "64"),
-            "mov {we}, #0x40000000",
-            dw_run_requant!("{a0}", "72", "76"),
-            dw_run_requant!("{a1}", "84", "88"),
-            dw_run_requant!("{a2}", "96", "100"),
-            dw_run_requant!("{a3}", "108", "112"),
+            dw_run_requant!("{a0}", "72", "80"),
+            dw_run_requant!("{a1}", "84", "92"),
+            dw_run_requant!("{a2}", "96", "104"),
+            dw_run_requant!("{a3}", "108", "116"),
             "bfi {a0}, {a1}, #8, #8",
             "bfi {a0}, {a2}, #16, #8",
             "bfi {a0}, {a3}, #24, #8",
@@ -227,7 +308,7 @@ macro_rules! dw3x3_asm {
 }
 
 /// Runs the 3x3 depthwise of one channel group over `n >= 1` consecutive output pixels, all in
-/// one `asm!` block (122 instructions per pixel, 127 with the clamp: 72 for the 36 MACs, 32 for
+/// one `asm!` block (113 instructions per pixel, 118 with the clamp: 72 for the 36 MACs, 24 for
 /// the 4 requantizations, the rest to pack, clamp per byte, store and step): the window of the
 /// first pixel starts at `px` (tap `(r, q)` at `r * ctx.row_step + q * col_step`), each next
 /// one `2 * ctx.row_step + ctx.next` further; the 4 int8 results of pixel `i` go to `po + i *
@@ -359,9 +440,11 @@ fn dw_segments(
 /// its filter rows' words copied to `strip` ([`strip_row`]), the input zero point wherever a
 /// tap falls in the padding (so it adds `w * (zp + offset) = 0`; the offset is folded into the
 /// accumulators' start). The column geometry (which pixels run where) is the same for every
-/// row and channel group and is computed once. Preconditions (else `false`, nothing written):
-/// every channel's requantization a [`RightShiftRequant`] whose rounding term can take the
-/// output offset (`shift >= -23`, or a zero multiplier), windows of at most [`DW_STRIP_W`]
+/// row and channel group and is computed once. The weights are stored doubled, so the
+/// accumulators hold twice the reference's sums and the requantization is `SMMLAR`'s
+/// ([`dw_run_requant!`]). Preconditions (else `false`, nothing written): every channel within
+/// [`in_domain`] (a multiplier `>= 0`, a shift in `[-22, -1]`, `|bias| < 2^29`, so the doubled
+/// sum fits), windows of at most [`DW_STRIP_W`]
 /// columns, rows of at most [`DW_MAX_SEGMENTS`] segments, and `strip` holding the padded plane
 /// (small images) or [`DW_BUF_WORDS`] words (the op's scratch,
 /// [`dw3x3_scratch_words`](crate::kernels::arch::scratch::dw3x3_scratch_words)). Not inlined:
@@ -381,15 +464,20 @@ pub(super) fn depthwise_3x3_s8(
     let (ind, outd) = (p.input, p.output);
     let c = ind.c;
     let o_off = p.output_offset;
-    // (multiplier, round + offset << shift, shift): |offset| << 22 plus the high word stays in i32.
-    let folded = |ch: usize| -> Option<[i32; 3]> {
-        let (&m, &s) = (quant.multiplier.get(ch)?, quant.shift.get(ch)?);
-        let r = RightShiftRequant::new(m, s)?;
-        (r.shift <= 22).then(|| [r.multiplier, r.round.wrapping_add(o_off << r.shift), r.shift as i32])
+    let bias_of = |ch: usize| bias.and_then(|b| b.get(ch)).copied().unwrap_or(0);
+    // (m, R, e) of a channel within `in_domain` (checked for all first): |offset| << 22 plus the
+    // high word stays in i32.
+    let folded = |m: i32, s: i32| {
+        let e = s.unsigned_abs();
+        [m, 1i32.wrapping_shl(e.wrapping_sub(1)).wrapping_add(o_off.wrapping_shl(e)), e as i32]
+    };
+    let valid = |ch: usize| match (quant.multiplier.get(ch), quant.shift.get(ch)) {
+        (Some(&m), Some(&s)) => in_domain(m, s, bias_of(ch)),
+        _ => false,
     };
     let sw = p.stride.w.max(1);
     let span_w = 2 * p.dilation.w;
-    if p.filter.h != 3 || p.filter.w != 3 || span_w + 1 > DW_STRIP_W || (0..c).any(|ch| folded(ch).is_none()) {
+    if p.filter.h != 3 || p.filter.w != 3 || span_w + 1 > DW_STRIP_W || !(0..c).all(valid) {
         return false;
     }
     let in_image = ind.h * ind.w * c;
@@ -438,31 +526,27 @@ pub(super) fn depthwise_3x3_s8(
             let (mut sum_e, mut sum_o) = (0u32, 0u32);
             for (t, e) in ctx.w.iter_mut().enumerate() {
                 let w = word(filter.get(t * c + ch..).unwrap_or(&[]));
-                *e = [sxtb16(w), sxtb16_ror8(w)];
-                sum_e = sadd16(sum_e, e[0]);
-                sum_o = sadd16(sum_o, e[1]);
+                let (we, wo) = (sxtb16(w), sxtb16_ror8(w));
+                *e = [sadd16(we, we), sadd16(wo, wo)];
+                sum_e = sadd16(sum_e, we);
+                sum_o = sadd16(sum_o, wo);
             }
             let wsum =
                 [sum_e as i16 as i32, sum_o as i16 as i32, (sum_e >> 16) as i16 as i32, (sum_o >> 16) as i16 as i32];
-            #[allow(clippy::needless_range_loop)] // four parallel tables, indexed alike
+            // The group's 4 channels as arrays (one bounds check each; all exist: checked above).
+            let four = |v: Option<&[i32]>| v.and_then(|v| v.get(ch..ch + 4)).and_then(|v| <[i32; 4]>::try_from(v).ok());
+            let (m4, s4) =
+                (four(Some(quant.multiplier)).unwrap_or_default(), four(Some(quant.shift)).unwrap_or_default());
+            let b4 = four(bias).unwrap_or_else(|| [0, 1, 2, 3].map(|j| bias_of(ch + j)));
+            #[allow(clippy::needless_range_loop)] // parallel tables, indexed alike
             for j in 0..4 {
-                ctx.acc0[j] =
-                    bias.and_then(|b| b.get(ch + j)).copied().unwrap_or(0).wrapping_add(wsum[j].wrapping_mul(off));
-                ctx.rq[j] = folded(ch + j).unwrap_or_default();
+                ctx.acc0[j] = b4[j].wrapping_add(wsum[j].wrapping_mul(off)).wrapping_mul(2);
+                ctx.rq[j] = folded(m4[j], s4[j]);
             }
             if let Some((hp, wp)) = plane {
                 // Small image: the group's padded plane once, then one run per output row.
-                let q0 = p.padding.left.min(wp);
-                let q1 = (p.padding.left + ind.w).min(wp).max(q0);
-                for (j, prow) in strip.chunks_exact_mut(wp.max(1)).take(hp).enumerate() {
-                    let iy = j as isize - p.padding.top as isize;
-                    if iy >= 0 && iy < ind.h as isize {
-                        let first = iy as usize * ind.w * c + ch;
-                        strip_row(prow, in_b.get(first..).unwrap_or(&[]), c, q0, q1 - q0, zp4);
-                    } else {
-                        strip_row(prow, &[], c, wp, 0, zp4);
-                    }
-                }
+                let pad = (p.padding.top, p.padding.left);
+                fill_plane(strip, in_b.get(ch..).unwrap_or(&[]), (ind.h, ind.w, c), (hp, wp), pad, zp4);
                 ctx.row_step = 4 * wp * p.dilation.h;
                 ctx.next = (4 * sw).wrapping_sub(2 * ctx.row_step);
                 let cs = 4 * p.dilation.w;
@@ -525,7 +609,7 @@ pub(super) fn depthwise_3x3_s8(
         }
     }
     if c % 4 != 0 {
-        dw_rest_channels::<RightShiftRequant>(p, quant, input, filter, bias, output);
+        dw_rest_channels::<ChannelRequant>(p, quant, input, filter, bias, output);
     }
     true
 }

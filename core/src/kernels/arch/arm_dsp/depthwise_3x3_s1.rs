@@ -510,7 +510,7 @@ struct Sweep {
 
 /// Whether a channel is in this kernel's domain: a multiplier `>= 0`, a shift in `[-22, -1]`,
 /// `|bias| < 2^29`.
-fn in_domain(m: i32, shift: i32, bias: i32) -> bool {
+pub(super) fn in_domain(m: i32, shift: i32, bias: i32) -> bool {
     m >= 0 && (-22..=-1).contains(&shift) && -(1 << 29) < bias && bias < (1 << 29)
 }
 
