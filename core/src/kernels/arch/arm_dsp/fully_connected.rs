@@ -301,7 +301,7 @@ pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scr
     if !fits {
         return false;
     }
-    if out_d >= FC_EXPANDED_MIN_OUT || (out_d >= FC_WIDE_MIN_OUT && wide_applies(a)) {
+    if out_d >= FC_EXPANDED_MIN_OUT || (out_d >= FC_WIDE_MIN_OUT && out_d % 4 == 0 && wide_applies(a)) {
         if let Some(xw) = scratch_words(scratch).get_mut(..depth / 2) {
             if !RightShiftRequant::all_valid(m, s) {
                 return false;

@@ -9,8 +9,9 @@ use super::fully_connected::FcArgs;
 use core::arch::asm;
 
 /// Fewest outputs for which [`fully_connected_right_shift`] expands the input row when
-/// [`wide_applies`]: from 2 passes of [`fc_rows8_asm`] on, they and the expansion cost less than
-/// the raw input's passes of 2 rows (12 instructions per 8 MACs).
+/// [`wide_applies`] and the count is a multiple of 4: from 2 passes of [`fc_rows8_asm`] on, they
+/// and the expansion cost less than the raw input's passes of 2 rows (12 instructions per 8
+/// MACs); the last 1-3 outputs' passes would cost more (IC's 64 -> 10 layer: 30 instructions).
 ///
 /// [`fully_connected_right_shift`]: super::fully_connected::fully_connected_right_shift
 pub(super) const FC_WIDE_MIN_OUT: usize = 8;
