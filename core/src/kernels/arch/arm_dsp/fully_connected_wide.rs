@@ -73,7 +73,7 @@ impl FcFrame8 {
     ///
     /// [`RightShiftRequant`]: crate::kernels::arch::requant::RightShiftRequant
     pub(super) fn epilogue(multiplier: i32, lo4: u32, hi4: u32) -> usize {
-        usize::from(multiplier >= 1 << 30) | 2 * usize::from(lo4 != 0x8080_8080 || hi4 != 0x7f7f_7f7f)
+        usize::from(multiplier >= 1 << 30) | (2 * usize::from(lo4 != 0x8080_8080 || hi4 != 0x7f7f_7f7f))
     }
 }
 
