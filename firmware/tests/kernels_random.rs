@@ -312,6 +312,79 @@ mod tests {
         defmt::assert!(unaligned > 0 && unaligned < cases);
     }
 
+    /// Per-tensor fully connected layers for the Arm DSP path's passes of 2 rows x 8 inputs
+    /// (`fc_rows8_asm`): depths that are multiples of 8 (1 to 90 blocks: every entry point of
+    /// its 16-block loop body, one or several iterations) and a few that are not, 8 to 45
+    /// outputs (4-output passes plus the last 1-3), multipliers at or above 2^30 and below it
+    /// (both epilogues' `SMMLAR` forms), some zero, right shifts of 2 to 31 and a few others,
+    /// biases anywhere in int32 or none, clamps of int8 (no clamp) and narrower ones, filters
+    /// word aligned (the path) or not (the old one), 1 to 2 batches; against the reference, bit
+    /// for bit.
+    #[test]
+    fn fully_connected_wide_rows_match_reference() {
+        #[repr(C, align(4))]
+        struct Words<const N: usize>([i8; N]);
+        const MAX_D: usize = 720;
+        const MAX_OUT: usize = 45;
+        let mut d = Draw(super::SplitMix64::new(0x7769646538));
+        let mut xb = Words([0i8; 2 * MAX_D + 4]);
+        let mut wb = Words([0i8; 8 * 1024]);
+        let (mut want, mut got) = ([0i8; 2 * MAX_OUT], [0i8; 2 * MAX_OUT]);
+        let mut bias = [0i32; MAX_OUT];
+        let mut scratch = Words([0i8; 2 * MAX_D + 16]);
+        let (mut cases, mut wide, mut elements) = (0, 0, 0);
+        for _ in 0..120 {
+            let depth = if d.below(8) == 0 { 4 * d.range(1, 40) } else { 8 * d.range(1, 90) };
+            let out_d = d.range(8, MAX_OUT.min((wb.0.len() - 4) / depth));
+            let batches = d.range(1, 2);
+            let wo = if d.below(5) == 0 { d.range(1, 3) } else { 0 };
+            let (nx, nw, n) = (batches * depth, out_d * depth, batches * out_d);
+            let x = &mut xb.0[..nx];
+            let w = &mut wb.0[wo..wo + nw];
+            d.fill(x);
+            d.fill(w);
+            let m = match d.below(4) {
+                0 => (1 << 30) + (d.0.next_u64() >> 34) as i32,
+                1 => (d.0.next_u64() >> 34) as i32,
+                2 => (d.0.next_u64() >> 44) as i32,
+                _ => [0, 1, (1 << 30) - 1, 1 << 30, i32::MAX][d.below(5)],
+            };
+            let shift = if d.below(10) == 0 { d.range(0, 4) as i32 - 2 } else { -(d.range(2, 31) as i32) };
+            for b in bias.iter_mut() {
+                *b = if d.below(2) == 0 { (d.0.next_u64() as i32) >> 12 } else { d.0.next_u64() as i32 };
+            }
+            let (x, w): (&[i8], &[i8]) = (x, w);
+            let p = FullyConnectedParams {
+                batches,
+                input_depth: depth,
+                output_depth: out_d,
+                input_offset: -(d.i8() as i32),
+                output_offset: d.i8() as i32,
+                activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
+                rounding: Rounding::Double,
+            };
+            let b = if d.below(8) == 0 { None } else { Some(&bias[..out_d]) };
+            let len = fully_connected_s8_scratch_len(&p);
+            let scratch = bytemuck::cast_slice_mut::<i8, u8>(&mut scratch.0[..len]);
+            let q = FullyConnectedMultiplier {
+                fixed: QuantizedMultiplier { multiplier: m, shift },
+                exact: ExactMultiplier::from_f64(0.5).unwrap(),
+            };
+            fully_connected_s8_reference(&p, &q, x, w, b, &mut want[..n]).unwrap();
+            fully_connected_s8(&p, &q, x, w, b, &mut got[..n], scratch).unwrap();
+            elements += check("wide fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+            cases += 1;
+            wide += usize::from(depth % 8 == 0 && wo == 0 && b.is_some() && shift <= -2);
+        }
+        defmt::info!(
+            "wide fully connected: {=usize} cases ({=usize} for the 2x8 passes), {=usize} elements: dispatched == reference",
+            cases,
+            wide,
+            elements
+        );
+        defmt::assert!(wide > 40 && cases > wide);
+    }
+
     /// Random deep and wide layers, against the reference, around the Helium path's limits
     /// (`core/src/kernels/arch/arm_mve/`; on the other boards they check the DSP and portable
     /// paths the same way): patches of 1 to 400 values (tail-predicated loops over depths that

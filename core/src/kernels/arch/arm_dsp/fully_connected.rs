@@ -3,6 +3,7 @@
 
 use super::fully_connected_expanded::fc_expanded;
 use super::fully_connected_raw::{dot_2x1_raw, fc_direct};
+use super::fully_connected_wide::{FC_WIDE_MIN_OUT, wide_applies};
 use super::{
     clamp_bytes, fc_group, offset_pair, pack4, smlad, ssat8, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8, word,
 };
@@ -19,26 +20,71 @@ use core::arch::asm;
 pub(super) fn expand_row(row: &[i8], off2: u32, dst: &mut [u32]) {
     let words = row.len() / 4;
     if row.len() % 4 == 0 && words > 0 && dst.len() >= 2 * words {
-        // Whole words: 6 instructions per group, then zeros for the rest of `dst`.
-        // SAFETY: reads `row[..4 * words]` (its whole length) and writes `dst[..2 * words]`
-        // (checked), word aligned for `STRD`. Every register written is declared.
-        unsafe {
-            asm!(
-                "2:",
-                "ldr {x}, [{s}], #4",
-                "sxtab16 {e}, {off}, {x}",
-                "sxtab16 {x}, {off}, {x}, ror #8",
-                "strd {e}, {x}, [{d}], #8",
-                "subs {n}, {n}, #1",
-                "bne 2b",
-                s = inout(reg) row.as_ptr() => _,
-                d = inout(reg) dst.as_mut_ptr() => _,
-                n = inout(reg) words => _,
-                off = in(reg) off2,
-                x = out(reg) _,
-                e = out(reg) _,
-                options(nostack),
-            );
+        // Whole words: 4 groups per iteration while there are (15 instructions: 4 `LDR`s, 8
+        // `SXTAB16`s, one `STM` of 8 words), then 6 instructions per group, then zeros for the
+        // rest of `dst`.
+        let quads = words / 4;
+        if quads > 0 {
+            // SAFETY: reads `row[..16 * quads]` and writes `dst[..8 * quads]`, within both
+            // (`4 * quads <= words`); `dst` is word aligned for `STM`, `LDR` may be unaligned on
+            // these cores. Every register written is declared.
+            unsafe {
+                asm!(
+                    "2:",
+                    "ldr r1, [{s}], #4",
+                    "ldr r3, [{s}], #4",
+                    "ldr r9, [{s}], #4",
+                    "ldr r11, [{s}], #4",
+                    "sxtab16 r0, {off}, r1",
+                    "sxtab16 r1, {off}, r1, ror #8",
+                    "sxtab16 r2, {off}, r3",
+                    "sxtab16 r3, {off}, r3, ror #8",
+                    "sxtab16 r8, {off}, r9",
+                    "sxtab16 r9, {off}, r9, ror #8",
+                    "sxtab16 r10, {off}, r11",
+                    "sxtab16 r11, {off}, r11, ror #8",
+                    "stm {d}!, {{r0, r1, r2, r3, r8, r9, r10, r11}}",
+                    "subs {n}, {n}, #1",
+                    "bne 2b",
+                    s = inout(reg) row.as_ptr() => _,
+                    d = inout(reg) dst.as_mut_ptr() => _,
+                    n = inout(reg) quads => _,
+                    off = in(reg) off2,
+                    out("r0") _,
+                    out("r1") _,
+                    out("r2") _,
+                    out("r3") _,
+                    out("r8") _,
+                    out("r9") _,
+                    out("r10") _,
+                    out("r11") _,
+                    options(nostack),
+                );
+            }
+        }
+        let done = 4 * quads;
+        if words > done {
+            // SAFETY: reads `row[4 * done..4 * words]` (within its length) and writes
+            // `dst[2 * done..2 * words]` (checked), word aligned for `STRD`. Every register
+            // written is declared.
+            unsafe {
+                asm!(
+                        "2:",
+                    "ldr {x}, [{s}], #4",
+                    "sxtab16 {e}, {off}, {x}",
+                    "sxtab16 {x}, {off}, {x}, ror #8",
+                    "strd {e}, {x}, [{d}], #8",
+                    "subs {n}, {n}, #1",
+                    "bne 2b",
+                    s = inout(reg) row.as_ptr().wrapping_add(4 * done) => _,
+                    d = inout(reg) dst.as_mut_ptr().wrapping_add(2 * done) => _,
+                    n = inout(reg) words - done => _,
+                    off = in(reg) off2,
+                    x = out(reg) _,
+                    e = out(reg) _,
+                    options(nostack),
+                );
+            }
         }
         dst.iter_mut().skip(2 * words).for_each(|w| *w = 0);
         return;
@@ -255,7 +301,7 @@ pub(crate) fn fully_connected_right_shift(a: &FcArgs<'_>, output: &mut [i8], scr
     if !fits {
         return false;
     }
-    if out_d >= FC_EXPANDED_MIN_OUT {
+    if out_d >= FC_EXPANDED_MIN_OUT || (out_d >= FC_WIDE_MIN_OUT && out_d % 4 == 0 && wide_applies(a)) {
         if let Some(xw) = scratch_words(scratch).get_mut(..depth / 2) {
             if !RightShiftRequant::all_valid(m, s) {
                 return false;

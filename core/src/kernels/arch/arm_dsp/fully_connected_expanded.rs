@@ -3,6 +3,7 @@
 
 use super::fully_connected::{FcArgs, ZERO_BIAS4, expand_row};
 use super::fully_connected_raw::{FcPairFrame, fc_pairs_run};
+use super::fully_connected_wide::{BLOCK8_BYTES, BLOCKS, FcFrame8, fc_rows8_asm, wide_applies};
 use super::{fc_group, fc_requant_pc, offset_pair};
 use core::arch::asm;
 
@@ -233,6 +234,29 @@ pub(super) fn fc_expanded(a: &FcArgs<'_>, output: &mut [i8], xw: &mut [u32]) {
         depth,
         filter: a.filter.as_ptr(),
     };
+    // Per tensor with biases, depths in blocks of 8 and a word-aligned filter: the 2-row
+    // halves of `fc_rows8_asm` (19 instructions per 16 MACs instead of 21).
+    let mut wide = match (a.bias, m, s) {
+        (Some(b), &[m0], &[s0]) if wide_applies(a) => Some(FcFrame8 {
+            bias: b.as_ptr(),
+            x: f.x,
+            cont_a: 0,
+            entry: BLOCK8_BYTES * ((BLOCKS - (depth / 8) % BLOCKS) % BLOCKS),
+            depth,
+            cont_b: FcFrame8::epilogue(m0, f.lo4, f.hi4),
+            filter: a.filter.as_ptr(),
+            x_end: f.x_end,
+            doubled: (m0 as u32).wrapping_mul(2),
+            e1: s0.wrapping_neg().wrapping_sub(1),
+            one_off: f.one_off,
+            out: f.out,
+            out_end: f.out_end,
+            lo4: f.lo4,
+            hi4: f.hi4,
+            reserved: 0,
+        }),
+        _ => None,
+    };
     let off2 = offset_pair(p.input_offset);
     for row in 0..batches {
         let x = a.input.get(row * depth..(row + 1) * depth).unwrap_or(&[]);
@@ -247,7 +271,18 @@ pub(super) fn fc_expanded(a: &FcArgs<'_>, output: &mut [i8], xw: &mut [u32]) {
         // pair, their outputs in the row's `out_d` bytes of `output` (the caller checked every
         // length and the form).
         unsafe {
-            if per_channel {
+            if let Some(f8) = wide.as_mut() {
+                f8.x = f.x;
+                f8.x_end = f.x_end;
+                f8.out = f.out;
+                f8.out_end = f.out_end;
+                f8.bias = bias;
+                f8.filter = a.filter.as_ptr();
+                // The same contract with 8-value blocks: `depth = 8 * k`, the filter and the
+                // biases (`out_d` of them) word aligned (checked with `wide`), `entry`,
+                // `doubled`, `e1` and `cont_b` as required.
+                fc_rows8_asm(f8);
+            } else if per_channel {
                 fc_rows_asm::<true>(&f);
             } else {
                 fc_rows_asm::<false>(&f);

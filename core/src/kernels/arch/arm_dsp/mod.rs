@@ -28,6 +28,7 @@ mod depthwise_3x3_s1;
 mod fully_connected;
 mod fully_connected_expanded;
 mod fully_connected_raw;
+mod fully_connected_wide;
 mod im2col;
 mod raw_patches;
 
