@@ -8,7 +8,6 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
-use crate::model::planner::{descending, order_by};
 
 /// A member of a group: its offset from the group's start, size and lifetime (op indices,
 /// inclusive).
@@ -98,6 +97,22 @@ fn place(groups: &[Group], order: &[usize], align: usize) -> (Vec<usize>, usize)
         arena = arena.max(base + g.extent());
     }
     (offsets, align_up(arena, align))
+}
+
+/// Indices `0..n` by the key pair, ties in index order.
+fn order_by(n: usize, key: impl Fn(usize) -> (usize, usize)) -> Vec<usize> {
+    let mut keyed: Vec<(usize, usize, usize)> = (0..n)
+        .map(|i| {
+            let (a, b) = key(i);
+            (a, b, i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, _, i)| i).collect()
+}
+
+fn descending(v: usize) -> usize {
+    usize::MAX - v
 }
 
 /// The greedy-by-size plan alone (TFLite Micro's order), for comparison.

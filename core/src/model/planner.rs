@@ -77,7 +77,7 @@ fn place(buffers: &[Buffer], order: &[usize], align: usize) -> (Vec<usize>, usiz
 /// The buffer indices `0..n` ordered by the key pair `key(i)`, ties kept in index order (as a
 /// stable sort of the indices). The index is the pair's tie-breaker, so one unstable sort of
 /// plain triples does it: the planner's orderings share that one sort instantiation.
-pub(crate) fn order_by(n: usize, key: impl Fn(usize) -> (usize, usize)) -> Vec<usize> {
+fn order_by(n: usize, key: impl Fn(usize) -> (usize, usize)) -> Vec<usize> {
     let mut keyed: Vec<(usize, usize, usize)> = (0..n)
         .map(|i| {
             let (a, b) = key(i);
@@ -89,7 +89,7 @@ pub(crate) fn order_by(n: usize, key: impl Fn(usize) -> (usize, usize)) -> Vec<u
 }
 
 /// `core::cmp::Reverse` as a `usize` key: larger values first.
-pub(crate) fn descending(v: usize) -> usize {
+fn descending(v: usize) -> usize {
     usize::MAX - v
 }
 
