@@ -5,8 +5,6 @@
 
 mod lower;
 mod plan;
-mod plan_groups;
-mod plan_in_place;
 
 use alloc::format;
 use alloc::string::String;
