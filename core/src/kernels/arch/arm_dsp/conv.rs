@@ -4,7 +4,7 @@
 use super::fully_connected::{ZERO_BIAS4, expand_row};
 use super::fully_connected_expanded::{FcFrame, fc_rows_asm};
 use super::im2col::{InterleavedTile, conv_im2col_tile};
-use super::{clamp_bytes, conv_group, offset_pair};
+use super::{clamp_bytes, conv_group, offset_pair, smmlar_requant};
 use crate::kernels::arch::requant::RightShiftRequant;
 use crate::kernels::arch::scratch::TILE;
 use crate::kernels::arch::scratch::padded_patch_len;
@@ -265,34 +265,11 @@ unsafe fn conv_tile_asm<const PAD: bool>(f: &ConvTileFrame) {
     }
 }
 
-/// Requantizes accumulator `$a` in [`conv_tile_asm`] (`r10` the multiplier `m` doubled as a
-/// 32-bit word `M`, `r11` `e - 1`, `r12` `1 + 2 * offset`): 5 instructions, the result saturated
-/// to int8 in `$a`; `high` when `m >= 2^30` (`M` then reads as `2 m - 2^32`), else `low` (`M =
-/// 2 m`). With `s = [a < 0]`, `SMMLAR r, a, M, c` is `c + floor((a M +
-/// 2^31) / 2^32)`: from `c = a - s` (`ADD r, a, a, ASR #31`) when `a M = 2 a m - a 2^32`, from
-/// `c = -s` (`ASR r, a, #31`) when `a M = 2 a m`, both `h - s` with `h = floor((2 a m + 2^31) /
-/// 2^32) = floor((a m + 2^30) / 2^31)`, TFLite's `SaturatingRoundingDoublingHighMul`; then
-/// `((h - s) >> (e - 1) + 1 + 2 z) >> 1` equals `((h + 2^(e-1) - s) >> e) + z`, its
-/// `RoundingDivideByPOT` plus the offset `z` (nested floors of quotients merge; `s` may stand
-/// for `[h < 0]`: see [`RightShiftRequant`]; a zero multiplier gives `z` whatever the shift).
+/// Requantizes accumulator `$a` in [`conv_tile_asm`] ([`smmlar_requant!`] with `r8` the scratch,
+/// `r10` the doubled multiplier, `r11` `e - 1`, `r12` `1 + 2 * offset`); `high` or `low` as there.
 macro_rules! conv_requant {
-    ($a:literal, high) => {
-        concat!("add r8, ", $a, ", ", $a, ", asr #31\n", conv_requant!($a))
-    };
-    ($a:literal, low) => {
-        concat!("asr r8, ", $a, ", #31\n", conv_requant!($a))
-    };
-    ($a:literal) => {
-        concat!(
-            "smmlar r8, ",
-            $a,
-            ", r10, r8\n",
-            "asr r8, r8, r11\n",
-            "add r8, r8, r12\n",
-            "ssat ",
-            $a,
-            ", #8, r8, asr #1\n",
-        )
+    ($a:literal, $mode:ident) => {
+        smmlar_requant!($a, $mode, "r8", "r10", "r11", "r12")
     };
 }
 

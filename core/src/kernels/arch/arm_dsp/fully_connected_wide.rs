@@ -6,6 +6,7 @@
 //! [`fc_group!`]: super::fc_group
 
 use super::fully_connected::FcArgs;
+use super::smmlar_requant;
 use core::arch::asm;
 
 /// Fewest outputs for which [`fully_connected_right_shift`] expands the input row when
@@ -108,28 +109,11 @@ macro_rules! fc_block8 {
     };
 }
 
-/// Requantizes accumulator `$a` in [`fc_rows8_asm`] (`r4` the multiplier `m` doubled as a
-/// 32-bit word, `r7` `e - 1`, `r8` `1 + 2 * offset`, `r10` scratch): 5 instructions, the result
-/// saturated to int8 in `$a`; `high` when `m >= 2^30`, else `low`. The same arithmetic as the
-/// convolution's `conv_requant!` (see there why it is TFLite's).
+/// Requantizes accumulator `$a` in [`fc_rows8_asm`] ([`smmlar_requant!`] with `r10` the scratch,
+/// `r4` the doubled multiplier, `r7` `e - 1`, `r8` `1 + 2 * offset`); `high` or `low` as there.
 macro_rules! fc8_requant {
-    ($a:literal, high) => {
-        concat!("add r10, ", $a, ", ", $a, ", asr #31\n", fc8_requant!($a))
-    };
-    ($a:literal, low) => {
-        concat!("asr r10, ", $a, ", #31\n", fc8_requant!($a))
-    };
-    ($a:literal) => {
-        concat!(
-            "smmlar r10, ",
-            $a,
-            ", r4, r10\n",
-            "asr r10, r10, r7\n",
-            "add r10, r10, r8\n",
-            "ssat ",
-            $a,
-            ", #8, r10, asr #1\n",
-        )
+    ($a:literal, $mode:ident) => {
+        smmlar_requant!($a, $mode, "r10", "r4", "r7", "r8")
     };
 }
 

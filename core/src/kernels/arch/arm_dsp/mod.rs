@@ -291,6 +291,36 @@ macro_rules! conv_group {
 }
 use conv_group;
 
+/// Requantizes accumulator `$a` to int8 in 5 instructions, with `$t` a scratch register, `$m` the
+/// multiplier `m` doubled as a 32-bit word `M`, `$e` holding `e - 1` (`e = -shift`) and `$z`
+/// holding `1 + 2 * output_offset`; the result saturated to int8 in `$a`. `high` when `m >= 2^30`
+/// (`M` then reads as `2 m - 2^32`), else `low` (`M = 2 m`). With `s = [a < 0]`, `SMMLAR r, a,
+/// M, c` is `c + floor((a M + 2^31) / 2^32)`: from `c = a - s` (`ADD r, a, a, ASR #31`) when `a M
+/// = 2 a m - a 2^32`, from `c = -s` (`ASR r, a, #31`) when `a M = 2 a m`, both `h - s` with `h =
+/// floor((2 a m + 2^31) / 2^32) = floor((a m + 2^30) / 2^31)`, TFLite's
+/// `SaturatingRoundingDoublingHighMul`; then `((h - s) >> (e - 1) + 1 + 2 z) >> 1` equals `((h +
+/// 2^(e-1) - s) >> e) + z`, its `RoundingDivideByPOT` plus the offset `z` (nested floors of
+/// quotients merge; `s` may stand for `[h < 0]`: see [`RightShiftRequant`]; a zero multiplier
+/// gives `z` whatever the shift). The convolution's `conv_requant!` and the fully connected
+/// layer's `fc8_requant!` name their registers.
+macro_rules! smmlar_requant {
+    ($a:literal, high, $t:literal, $m:literal, $e:literal, $z:literal) => {
+        concat!("add ", $t, ", ", $a, ", ", $a, ", asr #31\n", smmlar_requant!(@tail $a, $t, $m, $e, $z))
+    };
+    ($a:literal, low, $t:literal, $m:literal, $e:literal, $z:literal) => {
+        concat!("asr ", $t, ", ", $a, ", #31\n", smmlar_requant!(@tail $a, $t, $m, $e, $z))
+    };
+    (@tail $a:literal, $t:literal, $m:literal, $e:literal, $z:literal) => {
+        concat!(
+            "smmlar ", $t, ", ", $a, ", ", $m, ", ", $t, "\n",
+            "asr ", $t, ", ", $t, ", ", $e, "\n",
+            "add ", $t, ", ", $t, ", ", $z, "\n",
+            "ssat ", $a, ", #8, ", $t, ", asr #1\n",
+        )
+    };
+}
+use smmlar_requant;
+
 /// One group of 4 input values against 4 filter rows in the fully connected inner loop (21
 /// instructions, 16 MACs): the expanded input pairs (`r10`, `r11`, one `LDRD`), then for each
 /// row its word (`r12`) extended twice (`lr`) into its accumulator (`r0`-`r3`). Rows 0 and 2 are
