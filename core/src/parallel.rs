@@ -33,10 +33,20 @@ pub fn set_max_threads(n: usize) {
     MAX_THREADS.store(n, Ordering::Relaxed);
 }
 
+std::thread_local! {
+    /// This thread's own limit (0: none): a thread that runs one part of a [`map_split`] runs
+    /// its kernels alone, the parts already keep every core busy.
+    static LOCAL_MAX: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
 /// How many threads the converter's kernels may use (1 in wasm, which has no threads).
 pub fn max_threads() -> usize {
     if cfg!(target_family = "wasm") {
         return 1;
+    }
+    let local = LOCAL_MAX.with(core::cell::Cell::get);
+    if local != 0 {
+        return local;
     }
     match MAX_THREADS.load(Ordering::Relaxed) {
         0 => *AVAILABLE.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
@@ -64,6 +74,38 @@ pub(crate) fn run_parts<T: Send>(parts: std::vec::Vec<T>, f: impl Fn(T) + Sync) 
     });
 }
 
+/// `f` on every item, the items split into at most `threads` runs of consecutive items, one
+/// run per thread (the first on this thread), each thread's kernels single-threaded (one
+/// thread per run is already every core); the results in item order. With one thread (or one
+/// item) the items run on this thread in order, its kernels split as usual.
+///
+/// Coarse parallelism for independent work (samples, candidate models): each result is what
+/// `f` gives alone, so callers that fold the results in item order get the same values bit for
+/// bit with any number of threads.
+pub(crate) fn map_split<T: Send, R: Send>(
+    items: std::vec::Vec<T>,
+    threads: usize,
+    f: impl Fn(T) -> R + Sync,
+) -> std::vec::Vec<R> {
+    let threads = threads.min(items.len()).min(max_threads());
+    if threads <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let n = items.len();
+    let mut groups: std::vec::Vec<(std::vec::Vec<T>, std::vec::Vec<R>)> = std::vec::Vec::with_capacity(threads);
+    let mut items = items.into_iter();
+    for g in 0..threads {
+        let take = (g + 1) * n / threads - g * n / threads;
+        groups.push((items.by_ref().take(take).collect(), std::vec::Vec::with_capacity(take)));
+    }
+    run_parts(groups.iter_mut().collect(), |(inputs, outputs)| {
+        let before = LOCAL_MAX.with(|c| c.replace(1));
+        outputs.extend(core::mem::take(inputs).into_iter().map(&f));
+        LOCAL_MAX.with(|c| c.set(before));
+    });
+    groups.into_iter().flat_map(|(_, out)| out).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +119,21 @@ mod tests {
         assert!(done.iter().all(|d| d.load(Ordering::Relaxed) == 1));
         assert_eq!(threads_for(0, 8), 1);
         assert_eq!(threads_for(usize::MAX, 0), 1);
+    }
+
+    #[test]
+    fn map_split_keeps_item_order_and_runs_parts_alone() {
+        for threads in [1, 2, 3, 8] {
+            let out = map_split((0..7).collect(), threads, |i: usize| (i * i, max_threads()));
+            let squares: std::vec::Vec<usize> = out.iter().map(|&(s, _)| s).collect();
+            assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36]);
+            // Split over several threads, each part's kernels run on one.
+            if threads.min(max_threads()) > 1 {
+                assert!(out.iter().all(|&(_, t)| t == 1));
+            }
+        }
+        // This thread's limit is back.
+        assert_eq!(LOCAL_MAX.with(core::cell::Cell::get), 0);
+        assert!(map_split(std::vec::Vec::<usize>::new(), 2, |i| i).is_empty());
     }
 }

@@ -44,6 +44,7 @@ mod peers;
 mod peers_common;
 mod ptq;
 mod ptq_stream;
+mod ptq_threads;
 mod qdq;
 mod qdq_exact;
 mod qdq_layers;

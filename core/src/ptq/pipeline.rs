@@ -46,7 +46,7 @@ impl PtqOutput {
     /// As [`evaluate`](super::evaluate).
     pub fn evaluate<S, V>(&self, samples: &[S], labels: Option<&[usize]>) -> Result<Report, ConvertError>
     where
-        S: AsRef<[V]>,
+        S: AsRef<[V]> + Sync,
         V: AsRef<[f32]>,
     {
         let cal = Calibrator::new(&self.float, &self.calibration)?;

@@ -34,7 +34,7 @@ use alloc::vec::Vec;
 
 use super::CANDIDATE_NAMES;
 use crate::compile::{CompileOptions, compile};
-use crate::graph::{ConvertError, ConvertErrorKind as Kind, TensorId};
+use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, TensorId};
 use crate::interp::Interpreter;
 use crate::model::AlignedBytes;
 use crate::ptq::calibrate::{Calibrator, KeptSample};
@@ -145,6 +145,39 @@ impl ModelChoice {
     }
 }
 
+/// Kept samples to run, with what [`Contender::run`] needs of the calibrator (which is not
+/// shared between threads).
+struct Samples<'a> {
+    graph: &'a Graph,
+    carries_state: bool,
+    kept: &'a [KeptSample],
+    /// Per kept sample: an outlier at a graph input ([`Calibrator::is_input_outlier`]).
+    outlier: &'a [bool],
+}
+
+impl<'a> Samples<'a> {
+    /// The samples of `range`.
+    fn part(&self, range: core::ops::Range<usize>) -> Samples<'a> {
+        let kept = self.kept.get(range.clone()).unwrap_or(&[]);
+        let outlier = self.outlier.get(range).unwrap_or(&[]);
+        Samples { graph: self.graph, carries_state: self.carries_state, kept, outlier }
+    }
+}
+
+/// [`Contender::run`] on each contender, one after the other, or on the host one thread per
+/// contender (each contender's runs are its own: the same sums either way).
+fn run_all(contenders: Vec<&mut Contender>, samples: &Samples<'_>) -> Vec<Result<(), ConvertError>> {
+    #[cfg(feature = "std")]
+    {
+        let threads = contenders.len();
+        crate::parallel::map_split(contenders, threads, |c| c.run(samples))
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        contenders.into_iter().map(|c| c.run(samples)).collect()
+    }
+}
+
 fn bits(r: (f32, f32)) -> (u32, u32) {
     (r.0.to_bits(), r.1.to_bits())
 }
@@ -177,9 +210,10 @@ impl Contender {
         })
     }
 
-    /// Runs `kept` (the samples after those already run, in order) and adds their errors.
-    fn run(&mut self, cal: &Calibrator<'_>, kept: &[KeptSample]) -> Result<(), ConvertError> {
-        let g = cal.graph();
+    /// Runs `samples` (the kept samples after those already run, in order) and adds their
+    /// errors.
+    fn run(&mut self, samples: &Samples<'_>) -> Result<(), ConvertError> {
+        let g = samples.graph;
         let q = &self.quantized;
         let mut it = if self.measured == 0 {
             Interpreter::new(&self.bytes, &mut self.arena)
@@ -194,8 +228,8 @@ impl Contender {
                 .flatten()
                 .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("tensor {t} is not quantized")))
         };
-        for s in kept {
-            if !cal.carries_state() {
+        for (s, &outlier) in samples.kept.iter().zip(samples.outlier) {
+            if !samples.carries_state {
                 it.reset_state().map_err(interp_err)?;
             }
             for (k, (&t, x)) in g.inputs.iter().zip(&s.inputs).enumerate() {
@@ -205,7 +239,7 @@ impl Contender {
             it.invoke().map_err(interp_err)?;
             self.measured += 1;
             // A sample that is an outlier at a graph input (a sensor spike) does not count.
-            if cal.is_input_outlier(s) {
+            if outlier {
                 continue;
             }
             for (k, (&t, f)) in g.outputs.iter().zip(&s.outputs).enumerate() {
@@ -244,10 +278,14 @@ pub(in crate::ptq) fn quantize_auto(
     if autos.is_empty() || kept.is_empty() {
         return quantize_with(cal, options, None);
     }
-    let (first, rest) = kept.split_at(FIRST_ROUND.min(kept.len()));
+    let outlier: Vec<bool> = kept.iter().map(|s| cal.is_input_outlier(s)).collect();
+    let all = Samples { graph: cal.graph(), carries_state: cal.carries_state(), kept, outlier: &outlier };
+    let split = FIRST_ROUND.min(kept.len());
+    let (first, rest) = (all.part(0..split), all.part(split..kept.len()));
     let mut seen: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut scores: Vec<PolicyScore> = Vec::with_capacity(ORDER.len());
     let mut contenders: Vec<Contender> = Vec::new();
+    let mut made: Vec<usize> = Vec::new(); // index in ORDER of each contender
     for (i, &policy) in ORDER.iter().enumerate() {
         let ranges = autos.iter().map(|&t| cal.range_with(t, policy).map(bits)).collect::<Result<Vec<_>, _>>()?;
         scores.push(PolicyScore { policy, sqnr_db: None, samples: 0 });
@@ -257,19 +295,31 @@ pub(in crate::ptq) fn quantize_auto(
         seen.push(ranges);
         // The first policy (min/max) is what quantizing without a choice would give: its errors
         // are the model's. A later policy that fails is left out.
-        let measured = Contender::new(cal, options, policy).and_then(|mut c| c.run(cal, first).map(|()| c));
-        match measured {
-            Ok(c) => contenders.push(c),
+        match Contender::new(cal, options, policy) {
+            Ok(c) => {
+                contenders.push(c);
+                made.push(i);
+            }
             Err(e) if i == 0 => return Err(e),
             Err(_) => {}
         }
     }
+    // The first round, every contender on its own thread on the host.
+    let results = run_all(contenders.iter_mut().collect(), &first);
+    let mut kept_contenders = Vec::with_capacity(contenders.len());
+    for ((c, r), &i) in contenders.into_iter().zip(results).zip(&made) {
+        match r {
+            Ok(()) => kept_contenders.push(c),
+            Err(e) if i == 0 => return Err(e),
+            Err(_) => {}
+        }
+    }
+    let mut contenders = kept_contenders;
     // The finalists: min/max (the first contender) and the best other policy of the first round
     // (ties: the earlier), on every sample. The other wins only by MARGIN_DB: a difference the
     // few kept samples cannot tell from noise keeps the plain ranges.
     let no_policy = || ConvertError::new(Kind::InvalidGraph, "no range policy could be measured");
     let (plain, others) = contenders.split_first_mut().ok_or_else(no_policy)?;
-    plain.run(cal, rest)?;
     let mut challenger: Option<(usize, f64)> = None;
     for (i, c) in others.iter().enumerate() {
         let s = c.score();
@@ -277,12 +327,21 @@ pub(in crate::ptq) fn quantize_auto(
             challenger = Some((i, s));
         }
     }
+    let challenger = challenger.and_then(|(i, _)| others.get_mut(i).map(|c| (i, c)));
+    // Both finalists on the rest of the samples, each on its own thread on the host.
+    let mut finalists: Vec<&mut Contender> = vec![plain];
+    let challenger_index = challenger.map(|(i, c)| {
+        finalists.push(c);
+        i
+    });
+    for r in run_all(finalists, &rest) {
+        r?;
+    }
     // Index into `contenders` of the winner: 0 (min/max) unless the challenger clears the margin.
     let mut best = 0;
-    if let Some(c) = challenger.and_then(|(i, _)| others.get_mut(i).map(|c| (i, c))) {
-        let (i, c) = c;
-        c.run(cal, rest)?;
-        if c.score() >= plain.score() + MARGIN_DB {
+    if let Some(i) = challenger_index {
+        let plain_score = contenders.first().map_or(f64::NEG_INFINITY, Contender::score);
+        if contenders.get(i + 1).is_some_and(|c| c.score() >= plain_score + MARGIN_DB) {
             best = i + 1;
         }
     }

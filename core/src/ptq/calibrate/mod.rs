@@ -176,6 +176,90 @@ fn obs_err(e: crate::Error, what: String) -> ConvertError {
     ConvertError::new(Kind::InvalidGraph, format!("{what}: {e}"))
 }
 
+/// One activation of one sample into its observer, and into its sum in the first pass.
+fn observe_tensor(
+    graph: &Graph,
+    observers: &mut [Option<AnyObserver>],
+    sums: &mut [Option<Vec<f64>>],
+    first: bool,
+    t: TensorId,
+    v: &[f32],
+) -> Result<(), ConvertError> {
+    if first {
+        if let Some(Some(acc)) = sums.get_mut(t.index()) {
+            acc.iter_mut().zip(v).for_each(|(a, &x)| *a += f64::from(x));
+        }
+    }
+    match observers.get_mut(t.index()).and_then(Option::as_mut) {
+        Some(o) => o.observe(v).map_err(|e| {
+            obs_err(e, String::from("observer"))
+                .with_tensor(t.index(), graph.tensor(t).map(|t| t.name.as_str()).unwrap_or(""))
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Runs one sample through `executor`, each activation into its observer as it is computed.
+fn observe_in_line(
+    executor: &FloatExecutor<'_>,
+    observers: &mut [Option<AnyObserver>],
+    sums: &mut [Option<Vec<f64>>],
+    first: bool,
+    inputs: &[&[f32]],
+) -> Result<Vec<Vec<f32>>, ConvertError> {
+    let graph = executor.graph();
+    executor.run_observed(inputs, |t, v| observe_tensor(graph, observers, sums, first, t, v))
+}
+
+/// [`observe_in_line`] with the observers on a second thread: the float graph runs on, each
+/// activation it computes is handed over (a copy) and observed there, in the order computed:
+/// every observer and sum sees the same values in the same order, the same results bit for bit.
+/// An observer's error is the one returned (it comes from an activation computed before any
+/// later error of the graph), with the node as [`FloatExecutor::run_observed`] adds it.
+#[cfg(feature = "std")]
+fn observe_pipelined(
+    executor: &FloatExecutor<'_>,
+    observers: &mut [Option<AnyObserver>],
+    sums: &mut [Option<Vec<f64>>],
+    first: bool,
+    inputs: &[&[f32]],
+) -> Result<Vec<Vec<f32>>, ConvertError> {
+    /// Activations on their way to the observer thread at most (a bound on the copies alive).
+    const IN_FLIGHT: usize = 8;
+    let graph = executor.graph();
+    // The activations the observer thread needs: those with an observer or a sum to take.
+    let watched: Vec<bool> = (0..observers.len().max(sums.len()))
+        .map(|i| observers.get(i).is_some_and(Option::is_some) || (first && sums.get(i).is_some_and(Option::is_some)))
+        .collect();
+    let (send, receive) = std::sync::mpsc::sync_channel::<(TensorId, Vec<f32>)>(IN_FLIGHT);
+    std::thread::scope(|scope| {
+        let observer = scope.spawn(move || -> Result<(), ConvertError> {
+            for (t, v) in receive {
+                observe_tensor(graph, observers, sums, first, t, &v).map_err(|e| {
+                    match graph.nodes.iter().enumerate().find(|(_, n)| n.output(0) == Some(t)) {
+                        Some((index, node)) => e.or_at_node(index, node.op.name()).with_node_name(node.name.as_str()),
+                        None => e,
+                    }
+                })?;
+            }
+            Ok(())
+        });
+        let run = executor.run_observed(inputs, |t, v| {
+            if watched.get(t.index()).copied().unwrap_or(false) {
+                // A closed channel: the observer thread stopped at an error, returned below.
+                let _ = send.send((t, v.to_vec()));
+            }
+            Ok(())
+        });
+        drop(send);
+        let observed = observer
+            .join()
+            .unwrap_or_else(|_| Err(ConvertError::new(Kind::InvalidGraph, "the observer thread stopped unexpectedly")));
+        observed?;
+        run
+    })
+}
+
 impl<'g> Calibrator<'g> {
     /// Observers for every activation of `graph` (a float graph the [`FloatExecutor`] runs).
     ///
@@ -355,24 +439,15 @@ impl<'g> Calibrator<'g> {
         if self.pass >= self.passes {
             return Err(ConvertError::new(Kind::InvalidGraph, "calibration is complete: no pass left to observe"));
         }
-        let observers = &mut self.observers;
-        let sums = &mut self.sums;
         let first = self.pass == 0;
-        let graph = self.executor.graph();
-        let outputs = self.executor.run_observed(inputs, |t, v| {
-            if first {
-                if let Some(Some(acc)) = sums.get_mut(t.index()) {
-                    acc.iter_mut().zip(v).for_each(|(a, &x)| *a += f64::from(x));
-                }
-            }
-            match observers.get_mut(t.index()).and_then(Option::as_mut) {
-                Some(o) => o.observe(v).map_err(|e| {
-                    obs_err(e, String::from("observer"))
-                        .with_tensor(t.index(), graph.tensor(t).map(|t| t.name.as_str()).unwrap_or(""))
-                }),
-                None => Ok(()),
-            }
-        })?;
+        #[cfg(feature = "std")]
+        let outputs = if crate::parallel::max_threads() > 1 {
+            observe_pipelined(&self.executor, &mut self.observers, &mut self.sums, first, inputs)?
+        } else {
+            observe_in_line(&self.executor, &mut self.observers, &mut self.sums, first, inputs)?
+        };
+        #[cfg(not(feature = "std"))]
+        let outputs = observe_in_line(&self.executor, &mut self.observers, &mut self.sums, first, inputs)?;
         if first {
             self.summed += 1;
             if self.kept.len() < self.keep {

@@ -45,6 +45,14 @@ impl Acc {
         self.noise += noise.iter().sum::<f64>();
         self.max_abs = max_abs.iter().fold(self.max_abs, |m, &v| m.max(v));
     }
+    /// Adds the sums of `other`, one sample's [`add`](Self::add) into a zero `Acc`: the same
+    /// values as that `add` on `self`, bit for bit (its sums are added once, maxima are exact).
+    pub(super) fn fold(&mut self, other: &Acc) {
+        self.signal += other.signal;
+        self.noise += other.noise;
+        self.max_abs = self.max_abs.max(other.max_abs);
+    }
+
     pub(super) fn sqnr(&self) -> Option<f64> {
         if self.noise == 0.0 {
             None

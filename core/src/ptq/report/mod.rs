@@ -16,8 +16,10 @@ use crate::model::AlignedBytes;
 
 mod format;
 mod measure;
+mod sample;
 
 use measure::{Acc, Top1};
+use sample::{Models, SampleMeasure, measure_sample};
 
 /// One layer (node) of the report.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +168,7 @@ pub fn evaluate<S, V>(
     labels: Option<&[usize]>,
 ) -> Result<Report, ConvertError>
 where
-    S: AsRef<[V]>,
+    S: AsRef<[V]> + Sync,
     V: AsRef<[f32]>,
 {
     evaluate_with_progress(calibrator, quantized, compiled, samples, labels, &mut |_| {})
@@ -185,7 +187,7 @@ pub fn evaluate_with_progress<S, V>(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Report, ConvertError>
 where
-    S: AsRef<[V]>,
+    S: AsRef<[V]> + Sync,
     V: AsRef<[f32]>,
 {
     let mut ev = Evaluator::new(calibrator, quantized, compiled, labels)?;
@@ -197,6 +199,33 @@ where
         })?;
     }
     ev.finish()
+}
+
+/// The measurements summed over the samples so far, in sample order.
+#[derive(Default)]
+struct Totals {
+    /// Per float node.
+    accs: Vec<Acc>,
+    top1: Top1,
+    out_acc: Acc,
+    samples: usize,
+}
+
+impl Totals {
+    /// Adds the next sample's measurements.
+    fn add(&mut self, float: &Graph, s: SampleMeasure, labels: Option<&[usize]>) -> Result<(), ConvertError> {
+        for (acc, layer) in self.accs.iter_mut().zip(&s.layers) {
+            if let Some(layer) = layer {
+                acc.fold(layer);
+            }
+        }
+        if let (Some(&o), Some((f, q))) = (float.outputs.first(), &s.first_output) {
+            self.out_acc.add(f, q);
+            self.top1.add(float, o, f, q, labels)?;
+        }
+        self.samples += 1;
+        Ok(())
+    }
 }
 
 /// The report's measurements fed chunk by chunk ([`evaluate`] streamed): create it, give it
@@ -227,17 +256,18 @@ pub struct Evaluator<'a> {
     started: bool,
     /// Quantized node -> the float node it computes (None for int8/int16 conversions).
     float_of: Vec<Option<usize>>,
-    accs: Vec<Acc>,
-    top1: Top1,
-    out_acc: Acc,
-    samples: usize,
+    /// More executors and arenas, for the threads of [`sample::measure_split`] (made at the
+    /// first chunk that splits, kept for the next).
+    #[cfg(feature = "std")]
+    workers: Vec<(FloatExecutor<'a>, Vec<u8>)>,
+    totals: Totals,
     model_bytes: usize,
     arena_bytes: usize,
 }
 
 impl core::fmt::Debug for Evaluator<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Evaluator").field("samples", &self.samples).finish_non_exhaustive()
+        f.debug_struct("Evaluator").field("samples", &self.totals.samples).finish_non_exhaustive()
     }
 }
 
@@ -293,10 +323,9 @@ impl<'a> Evaluator<'a> {
             arena,
             started: false,
             float_of,
-            accs: vec![Acc::default(); q.nodes.len()],
-            top1: Top1::default(),
-            out_acc: Acc::default(),
-            samples: 0,
+            #[cfg(feature = "std")]
+            workers: Vec::new(),
+            totals: Totals { accs: vec![Acc::default(); q.nodes.len()], ..Totals::default() },
             model_bytes: compiled.bytes.len(),
             arena_bytes: compiled.arena_len,
         })
@@ -304,7 +333,7 @@ impl<'a> Evaluator<'a> {
 
     /// Samples evaluated so far.
     pub fn samples(&self) -> usize {
-        self.samples
+        self.totals.samples
     }
 
     /// Runs the next samples (each a list of input slices, one per graph input, in the
@@ -314,7 +343,7 @@ impl<'a> Evaluator<'a> {
     /// As [`evaluate`]; labels running out before the rows do.
     pub fn add_chunk<S, V>(&mut self, samples: &[S]) -> Result<(), ConvertError>
     where
-        S: AsRef<[V]>,
+        S: AsRef<[V]> + Sync,
         V: AsRef<[f32]>,
     {
         self.add_samples(samples, &mut |_| {})
@@ -328,15 +357,48 @@ impl<'a> Evaluator<'a> {
         progress: &mut dyn FnMut(usize),
     ) -> Result<(), ConvertError>
     where
-        S: AsRef<[V]>,
+        S: AsRef<[V]> + Sync,
         V: AsRef<[f32]>,
     {
         if samples.is_empty() {
             return Ok(());
         }
         let float: &Graph = self.calibrator.graph();
-        let quantized = self.quantized;
-        let aq = |t: TensorId| quantized.activations.get(t.index()).copied().flatten();
+        let m = Models { float, quantized: self.quantized, float_of: &self.float_of };
+        let labels = self.labels;
+        // Samples that each start from the initial state run on threads on the host, a part of
+        // the chunk per thread, and are folded in order.
+        #[cfg(feature = "std")]
+        {
+            let threads = if self.sequence || std::env::var_os("MQ_EVAL_SEQ").is_some() {
+                1
+            } else {
+                crate::parallel::max_threads().min(samples.len())
+            };
+            if threads > 1 {
+                while self.workers.len() + 1 < threads {
+                    self.workers.push((FloatExecutor::new(float)?, vec![0u8; self.arena.len()]));
+                }
+                let mut execs: Vec<(&mut FloatExecutor<'a>, &mut [u8])> = vec![(&mut self.ex, &mut self.arena[..])];
+                execs.extend(self.workers.iter_mut().map(|(ex, arena)| (ex, &mut arena[..])));
+                let parts = execs
+                    .into_iter()
+                    .take(threads)
+                    .enumerate()
+                    .map(|(t, (ex, arena))| {
+                        let range = t * samples.len() / threads..(t + 1) * samples.len() / threads;
+                        sample::Part { ex, arena, samples: &samples[range] }
+                    })
+                    .collect();
+                let measured = sample::measure_split(m, &self.bytes, parts)?;
+                self.started = true;
+                for (k, s) in measured.into_iter().enumerate() {
+                    self.totals.add(float, s, labels)?;
+                    progress(k);
+                }
+                return Ok(());
+            }
+        }
         // One interpreter per chunk over the same arena: after the first, it keeps the state
         // the previous chunk's left.
         let mut it = if self.started {
@@ -346,47 +408,13 @@ impl<'a> Evaluator<'a> {
         }
         .map_err(interp_err)?;
         self.started = true;
-        let model = *it.model();
         for (k, s) in samples.iter().enumerate() {
             let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
             if !self.sequence {
                 it.reset_state().map_err(interp_err)?;
             }
-            let all = self.ex.run_all(&inputs)?;
-            for (k, (&fid, x)) in float.inputs.iter().zip(&inputs).enumerate() {
-                let a = aq(fid)
-                    .ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("input {k} is not quantized")))?;
-                let buf = it.input_bytes(k).map_err(interp_err)?;
-                write_quantized(buf, x, &a);
-            }
-            let mut last_out: Vec<f32> = Vec::new();
-            for (j, fi) in self.float_of.iter().enumerate() {
-                it.run_op(j).map_err(interp_err)?;
-                let Some(i) = *fi else { continue };
-                let Some(fy) = float.nodes[i].output(0) else { continue };
-                let a = aq(fy).ok_or_else(|| {
-                    ConvertError::new(Kind::InvalidGraph, format!("node {i} output is not quantized"))
-                })?;
-                let t = model.op(j as u32).and_then(|op| op.output(0)).map_err(interp_err)?;
-                let raw = it.tensor_bytes(t).map_err(interp_err)?;
-                let deq = read_dequantized(raw, &a);
-                let f = all.get(fy.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
-                self.accs[i].add(f, &deq);
-                if float.outputs.first() == Some(&fy) {
-                    last_out = deq;
-                }
-            }
-            // First graph output: top-1 per row of its last axis.
-            if let Some(&o) = float.outputs.first() {
-                let f = all.get(o.index()).and_then(|v| v.as_deref()).unwrap_or(&[]);
-                if last_out.len() != f.len() {
-                    // The output is a graph input (no node writes it): dequantize the input.
-                    last_out = f.to_vec();
-                }
-                self.out_acc.add(f, &last_out);
-                self.top1.add(float, o, f, &last_out, self.labels)?;
-            }
-            self.samples += 1;
+            let measured = measure_sample(m, &self.ex, &mut it, &inputs)?;
+            self.totals.add(float, measured, labels)?;
             progress(k);
         }
         Ok(())
@@ -403,7 +431,7 @@ impl<'a> Evaluator<'a> {
         let quantized = self.quantized;
         let q = &quantized.graph;
         let labels = self.labels;
-        let (accs, top1, out_acc) = (&self.accs, &self.top1, &self.out_acc);
+        let Totals { accs, top1, out_acc, samples } = &self.totals;
         let aq = |t: TensorId| quantized.activations.get(t.index()).copied().flatten();
         top1.check_labels(labels)?;
         let layers = float
@@ -468,7 +496,7 @@ impl<'a> Evaluator<'a> {
         Ok(Report {
             model: ModelReport {
                 mode,
-                samples: self.samples,
+                samples: *samples,
                 top1_agreement: top1.frac(top1.agree),
                 float_accuracy: labels.and(top1.frac(top1.float_correct)),
                 int8_accuracy: labels.and(top1.frac(top1.quantized_correct)),
