@@ -19,6 +19,7 @@ mod kernels_depthwise;
 mod kernels_elementwise;
 mod kernels_elementwise_unary;
 mod kernels_fc;
+mod kernels_int4;
 mod kernels_leaky_relu;
 mod kernels_movement;
 mod kernels_pool;
