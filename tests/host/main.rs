@@ -11,6 +11,7 @@ mod fuzz_regressions;
 mod golden_format;
 mod graph;
 mod hybrid;
+mod int4_models;
 mod interp_errors;
 mod kernels_activation;
 mod kernels_batch_matmul;
