@@ -128,6 +128,12 @@ pub enum Error {
         /// Op index.
         index: u32,
     },
+    /// A model has int4 weights and this interpreter's op set leaves the int4 kernels out
+    /// ([`crate::interp::OpKinds::with_int4`]).
+    Int4NotInSet {
+        /// Op index.
+        index: u32,
+    },
     /// An index (of a tensor, op, input...) is out of range.
     BadIndex {
         /// What was indexed.
@@ -209,6 +215,10 @@ impl fmt::Display for Error {
             Error::Int16NotInSet { index } => write!(
                 f,
                 "op {index}: computes with int16 activations (16x8), which this interpreter's op set leaves out (OpKinds::with_int16)"
+            ),
+            Error::Int4NotInSet { index } => write!(
+                f,
+                "op {index}: has int4 weights, which this interpreter's op set leaves out (OpKinds::with_int4)"
             ),
             Error::BadIndex { what, index } => write!(f, "{what} index {index} out of range"),
             Error::ArenaOverlap { op, tensor } => {

@@ -104,6 +104,10 @@ pub struct FullyConnectedCase {
     pub filter: Tensor,
     /// Weight scales: one (per-tensor) or `out` (per-channel, dimension 0).
     pub filter_scales: Vec<f32>,
+    /// The weights as the model stores them when they are INT4 (`*_int4.json` files): packed
+    /// two per byte (uint8, TFLite's layout); `filter` then holds the same values as int8.
+    #[serde(default)]
+    pub filter_packed: Option<Tensor>,
     /// Bias `[out]` (int32; int64 for 16x8) with scale `input_scale * filter_scale`, or none.
     pub bias: Option<Tensor>,
     /// Output scale.
@@ -135,6 +139,10 @@ pub struct ConvCase {
     pub filter: Tensor,
     /// Filter scales: `out_c` (per-channel, dimension 0) or one (per-tensor).
     pub filter_scales: Vec<f32>,
+    /// The weights as the model stores them when they are INT4 (`*_int4.json` files): packed
+    /// two per byte (uint8, TFLite's layout); `filter` then holds the same values as int8.
+    #[serde(default)]
+    pub filter_packed: Option<Tensor>,
     /// Bias `[out_c]` (int32; int64 for 16x8). Always present (the interpreter requires it).
     pub bias: Option<Tensor>,
     /// Output scale.
@@ -174,6 +182,10 @@ pub struct DepthwiseConvCase {
     pub filter: Tensor,
     /// Filter scales: `out_c` (per-channel, dimension 3).
     pub filter_scales: Vec<f32>,
+    /// The weights as the model stores them when they are INT4 (`*_int4.json` files): packed
+    /// two per byte (uint8, TFLite's layout); `filter` then holds the same values as int8.
+    #[serde(default)]
+    pub filter_packed: Option<Tensor>,
     /// Bias `[out_c]` (int32; int64 for 16x8), or none (cases named `*_nobias`).
     pub bias: Option<Tensor>,
     /// Output scale.
@@ -691,7 +703,22 @@ golden_file!(
         FullyConnectedCase,
         "fully_connected_16x8.json"
     ),
+    (
+        FULLY_CONNECTED_INT4_JSON,
+        fully_connected_int4_file,
+        fully_connected_int4_cases,
+        FullyConnectedCase,
+        "fully_connected_int4.json"
+    ),
     (CONV_2D_JSON, conv_2d_file, conv_2d_cases, ConvCase, "conv_2d.json"),
+    (CONV_2D_INT4_JSON, conv_2d_int4_file, conv_2d_int4_cases, ConvCase, "conv_2d_int4.json"),
+    (
+        DEPTHWISE_CONV_2D_INT4_JSON,
+        depthwise_conv_2d_int4_file,
+        depthwise_conv_2d_int4_cases,
+        DepthwiseConvCase,
+        "depthwise_conv_2d_int4.json"
+    ),
     (CONV_2D_16X8_JSON, conv_2d_16x8_file, conv_2d_16x8_cases, ConvCase, "conv_2d_16x8.json"),
     (
         DEPTHWISE_CONV_2D_JSON,

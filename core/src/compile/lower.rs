@@ -61,6 +61,7 @@ fn model_dtype(d: graph::DType) -> Option<ElementType> {
         graph::DType::I32 => ElementType::I32,
         graph::DType::I64 => ElementType::I64,
         graph::DType::F32 => ElementType::F32,
+        graph::DType::I4 => ElementType::I4,
         _ => return None,
     })
 }
@@ -127,7 +128,8 @@ impl<'g> Lowering<'g> {
                 }
                 TensorSpec::activation(&t.name, dtype, &dims)
             }
-            Some(d) => TensorSpec::constant(&t.name, dtype, &dims, d.to_le_bytes()),
+            // int4 weights are stored packed, two per byte (`kernels::int4`).
+            Some(d) => TensorSpec::constant(&t.name, dtype, &dims, d.to_packed_i4().unwrap_or_else(|| d.to_le_bytes())),
         };
         if let Some(q) = &t.quant {
             spec = match (q.axis, q.per_tensor_params()) {
@@ -146,10 +148,12 @@ impl<'g> Lowering<'g> {
         Ok(idx)
     }
 
-    /// Symmetric int8 weights: their scales (per-channel or one).
+    /// Symmetric int8 (or int4) weights: their scales (per-channel or one).
     fn weight_scales(&self, c: &NodeCtx, w: &graph::Tensor, axis: usize) -> Result<Vec<f32>, ConvertError> {
-        if w.dtype != graph::DType::I8 || w.data.is_none() {
-            return Err(c.err(K::UnsupportedQuantization, format!("weights '{}' must be constant int8", w.name)));
+        if !matches!(w.dtype, graph::DType::I8 | graph::DType::I4) || w.data.is_none() {
+            return Err(
+                c.err(K::UnsupportedQuantization, format!("weights '{}' must be constant int8 or int4", w.name))
+            );
         }
         let q = w
             .quant
@@ -289,7 +293,11 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                 output_offset: yq.zero_point,
                 activation: [activation.min, activation.max],
             };
-            let int8 = x.dtype == graph::DType::I8;
+            if w.dtype == graph::DType::I4 && x.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, format!("int4 weights '{}' need int8 activations", w.name)));
+            }
+            // The int4 kernels need no scratch.
+            let int8 = x.dtype == graph::DType::I8 && w.dtype == graph::DType::I8;
             if depthwise {
                 spec.kind = OpKind::DepthwiseConv2d;
                 spec.params = DepthwiseWords { conv: words, depth_multiplier: dm as u32 }.to_words().to_vec();
@@ -340,6 +348,9 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             let xq = l.q(c, x)?;
             let yq = l.q(c, y)?;
             let (in_d, out_d, wd) = (dims4(c, x)?, dims4(c, y)?, dims4(c, w)?);
+            if w.dtype == graph::DType::I4 {
+                return Err(c.err(K::UnsupportedDType, format!("transpose conv weights '{}' are int4", w.name)));
+            }
             let scales = l.weight_scales(c, w, 0)?;
             let (mut m, mut s) = (vec![0i32; out_d.c], vec![0i32; out_d.c]);
             per_channel_multipliers(xq.scale, &scales, yq.scale, &mut m, &mut s).map_err(|e| c.kernel(e))?;
@@ -408,7 +419,10 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             .to_words()
             .to_vec();
             let batches = x.num_elements().unwrap_or(0) / inp.max(1);
-            if x.dtype == graph::DType::I8 {
+            if w.dtype == graph::DType::I4 && x.dtype != graph::DType::I8 {
+                return Err(c.err(K::UnsupportedDType, format!("int4 weights '{}' need int8 activations", w.name)));
+            }
+            if x.dtype == graph::DType::I8 && w.dtype == graph::DType::I8 {
                 let p = FullyConnectedParams {
                     batches,
                     input_depth: inp,

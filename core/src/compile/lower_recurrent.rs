@@ -44,6 +44,9 @@ pub(super) fn lower_lstm(
     for (kind, base) in [(0, 1), (1, 5)] {
         for (g, scale) in scales[kind].iter_mut().enumerate() {
             let (_, w) = l.input(c, base + g)?;
+            if w.dtype == graph::DType::I4 {
+                return Err(c.err(K::UnsupportedDType, format!("LSTM weights '{}' are int4", w.name)));
+            }
             let ws = l.weight_scales(c, w, 0)?;
             let [s] = ws[..] else {
                 return Err(c.err(

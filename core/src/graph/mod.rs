@@ -114,19 +114,24 @@ pub enum DType {
     I64,
     /// Boolean, one byte per element (0 or 1).
     Bool,
+    /// Signed 4-bit integer, values in [-8, 7]: int4 weights (TFLite `INT4`), held one per
+    /// byte in the graph ([`ConstData::I4`]) and packed two per byte in files
+    /// ([`crate::kernels::int4`]).
+    I4,
 }
 
 impl DType {
-    /// Bytes per element.
+    /// Bytes per element (in the graph: [`DType::I4`] takes a byte per element there, half a
+    /// byte when packed in a file).
     pub fn size(self) -> usize {
         match self {
-            DType::I8 | DType::U8 | DType::Bool => 1,
+            DType::I8 | DType::U8 | DType::Bool | DType::I4 => 1,
             DType::F16 | DType::I16 => 2,
             DType::F32 | DType::I32 => 4,
             DType::I64 => 8,
         }
     }
-    /// Short name: `f32`, `f16`, `i8`, `u8`, `i16`, `i32`, `i64`, `bool`.
+    /// Short name: `f32`, `f16`, `i8`, `u8`, `i16`, `i32`, `i64`, `bool`, `i4`.
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "f32",
@@ -137,6 +142,7 @@ impl DType {
             DType::I32 => "i32",
             DType::I64 => "i64",
             DType::Bool => "bool",
+            DType::I4 => "i4",
         }
     }
     /// True for `F32` and `F16`.
@@ -147,6 +153,7 @@ impl DType {
     pub fn int_range(self) -> Option<(i64, i64)> {
         match self {
             DType::I8 => Some((i8::MIN.into(), i8::MAX.into())),
+            DType::I4 => Some((-8, 7)),
             DType::U8 => Some((0, u8::MAX.into())),
             DType::I16 => Some((i16::MIN.into(), i16::MAX.into())),
             DType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
@@ -220,6 +227,8 @@ pub enum ConstData {
     I64(Vec<i64>),
     /// `Bool` elements.
     Bool(Vec<bool>),
+    /// `I4` elements, one per `i8` (values in [-8, 7]).
+    I4(Vec<i8>),
 }
 
 macro_rules! le_chunks {
@@ -247,6 +256,7 @@ impl ConstData {
             ConstData::I32(_) => DType::I32,
             ConstData::I64(_) => DType::I64,
             ConstData::Bool(_) => DType::Bool,
+            ConstData::I4(_) => DType::I4,
         }
     }
     /// Number of elements.
@@ -260,6 +270,7 @@ impl ConstData {
             ConstData::I32(v) => v.len(),
             ConstData::I64(v) => v.len(),
             ConstData::Bool(v) => v.len(),
+            ConstData::I4(v) => v.len(),
         }
     }
     /// True when there are no elements.
@@ -271,7 +282,8 @@ impl ConstData {
         self.len().saturating_mul(self.dtype().size())
     }
     /// Decodes little-endian bytes as `dtype` elements. `None` if the length is not a multiple of
-    /// the element size. `Bool`: any non-zero byte is `true`.
+    /// the element size. `Bool`: any non-zero byte is `true`. `I4`: one element per byte (the
+    /// graph's form; packed data goes through [`ConstData::from_packed_i4`]).
     pub fn from_le_bytes(dtype: DType, bytes: &[u8]) -> Option<Self> {
         if bytes.len() % dtype.size() != 0 {
             return None;
@@ -285,7 +297,28 @@ impl ConstData {
             DType::I32 => ConstData::I32(le_chunks!(bytes, i32, 4)),
             DType::I64 => ConstData::I64(le_chunks!(bytes, i64, 8)),
             DType::Bool => ConstData::Bool(bytes.iter().map(|&b| b != 0).collect()),
+            DType::I4 => {
+                let v: Vec<i8> = bytes.iter().map(|&b| b as i8).collect();
+                if v.iter().any(|x| !(-8..=7).contains(x)) {
+                    return None;
+                }
+                ConstData::I4(v)
+            }
         })
+    }
+    /// `count` int4 elements from their packed form (two per byte, TFLite's layout:
+    /// [`crate::kernels::int4`]). `None` unless `packed` has `ceil(count / 2)` bytes.
+    pub fn from_packed_i4(packed: &[u8], count: usize) -> Option<Self> {
+        let mut v = vec![0i8; count];
+        crate::kernels::int4::unpack(packed, &mut v).ok()?;
+        Some(ConstData::I4(v))
+    }
+    /// `I4` elements packed two per byte ([`crate::kernels::int4`]); `None` for other data.
+    pub fn to_packed_i4(&self) -> Option<Vec<u8>> {
+        let ConstData::I4(v) = self else { return None };
+        let mut out = vec![0u8; crate::kernels::int4::packed_len(v.len())];
+        crate::kernels::int4::pack(v, &mut out).ok()?;
+        Some(out)
     }
     /// The elements as little-endian bytes (the inverse of [`ConstData::from_le_bytes`]; `Bool`
     /// as 0/1).
@@ -302,6 +335,7 @@ impl ConstData {
             ConstData::I32(v) => flat(v, i32::to_le_bytes),
             ConstData::I64(v) => flat(v, i64::to_le_bytes),
             ConstData::Bool(v) => v.iter().map(|&x| u8::from(x)).collect(),
+            ConstData::I4(v) => v.iter().map(|&x| x as u8).collect(),
         }
     }
     /// The elements if `F32`.
@@ -328,7 +362,7 @@ impl ConstData {
     /// shapes; `None` for float and bool data.
     pub fn to_i64_vec(&self) -> Option<Vec<i64>> {
         Some(match self {
-            ConstData::I8(v) => v.iter().map(|&x| x.into()).collect(),
+            ConstData::I8(v) | ConstData::I4(v) => v.iter().map(|&x| x.into()).collect(),
             ConstData::U8(v) => v.iter().map(|&x| x.into()).collect(),
             ConstData::I16(v) => v.iter().map(|&x| x.into()).collect(),
             ConstData::I32(v) => v.iter().map(|&x| x.into()).collect(),

@@ -240,7 +240,11 @@ fn check_dtypes(node: &Node, inputs: &[Option<&Tensor>], outputs: &[&Tensor]) ->
                     (w == Some(DType::F32) || (w == Some(DType::I8) && hybrid_weights_quantized))
                         && matches!(b, None | Some(DType::F32))
                 }
-                DType::I8 => w == Some(DType::I8) && matches!(b, None | Some(DType::I32)),
+                DType::I8 => {
+                    // W4A8: int4 weights with int8 activations (no int4 transpose conv).
+                    let int4 = w == Some(DType::I4) && !matches!(node.op, Op::TransposeConv2d(_));
+                    (w == Some(DType::I8) || int4) && matches!(b, None | Some(DType::I32))
+                }
                 DType::I16 => w == Some(DType::I8) && matches!(b, None | Some(DType::I32) | Some(DType::I64)),
                 _ => false,
             };
@@ -248,7 +252,7 @@ fn check_dtypes(node: &Node, inputs: &[Option<&Tensor>], outputs: &[&Tensor]) ->
                 let b = b.map_or(String::from("none"), |b| String::from(b.name()));
                 let w = w.map_or("none", |w| w.name());
                 return fail(format!(
-                    "input {x}, weights {w}, bias {b}, output {y}: expected f32/f32/f32, f32/i8 (quantized)/f32, i8/i8/i32 or i16/i8/i64|i32 with output = input"
+                    "input {x}, weights {w}, bias {b}, output {y}: expected f32/f32/f32, f32/i8 (quantized)/f32, i8/i8/i32, i8/i4/i32 or i16/i8/i64|i32 with output = input"
                 ));
             }
         }

@@ -9,6 +9,8 @@ pub struct OpKinds(u128);
 
 /// The bit of the int16 flag (no op kind has this code).
 const INT16_BIT: u128 = 1 << 127;
+/// The bit of the int4-weights flag (no op kind has this code).
+const INT4_BIT: u128 = 1 << 126;
 
 impl OpKinds {
     /// Every kind, int8 and 16x8.
@@ -49,9 +51,21 @@ impl OpKinds {
         self.0 & INT16_BIT != 0
     }
 
+    /// This set, with the int4-weight variants of its conv, depthwise and fully connected
+    /// kinds: without it their int4 kernels are not linked, and a model with int4 weights is
+    /// refused at load ([`Error::Int4NotInSet`](crate::Error::Int4NotInSet)).
+    pub const fn with_int4(self) -> Self {
+        Self(self.0 | INT4_BIT)
+    }
+
+    /// Whether the int4-weight variants are in the set.
+    pub const fn int4(self) -> bool {
+        self.0 & INT4_BIT != 0
+    }
+
     const fn bit(kind: OpKind) -> u128 {
         let code = kind.code();
-        if code < 127 { 1 << code } else { 0 }
+        if code < 126 { 1 << code } else { 0 }
     }
 }
 

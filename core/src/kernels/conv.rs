@@ -41,9 +41,9 @@ use crate::kernels::{Dims4, PerChannelQuant, arch};
 
 /// Sizes derived from validated parameters.
 #[derive(Clone, Copy)]
-struct ConvGeometry {
-    groups: usize,
-    filters_per_group: usize,
+pub(crate) struct ConvGeometry {
+    pub(crate) groups: usize,
+    pub(crate) filters_per_group: usize,
 }
 
 /// Checks that a conv window is consistent: output size, bounded indices, batch.
@@ -76,15 +76,16 @@ pub(crate) fn check_conv_window(
     ensure(input.n == output.n, kernel, "input and output batch differ")
 }
 
-/// Checks the shapes, offsets and quantization of a conv call. Not inlined: its error paths
-/// stay out of the kernel's frame, which the kernels run under (the device's stack).
+/// Checks the shapes, offsets and quantization of a conv call (`filter_len`: the filter's
+/// element count, whatever its packing). Not inlined: its error paths stay out of the kernel's
+/// frame, which the kernels run under (the device's stack).
 #[inline(never)]
-fn validate<X: ActivationElement, A>(
+pub(crate) fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &ConvParams,
     quant: &PerChannelQuant<'_>,
     input: &[X],
-    filter: &[i8],
+    filter_len: usize,
     bias: Option<&[A]>,
     output: &[X],
 ) -> Result<ConvGeometry, Error> {
@@ -107,7 +108,7 @@ fn validate<X: ActivationElement, A>(
         "groups (input channels / filter input channels) must divide output channels",
     )?;
     check_len(kernel, "input length != input dims", input.len(), p.input.checked_len())?;
-    check_len(kernel, "filter length != filter dims", filter.len(), p.filter.checked_len())?;
+    check_len(kernel, "filter length != filter dims", filter_len, p.filter.checked_len())?;
     check_len(kernel, "output length != output dims", output.len(), p.output.checked_len())?;
     if let Some(b) = bias {
         check_len(kernel, "bias length != output channels", b.len(), Some(out_c))?;
@@ -280,7 +281,7 @@ pub fn conv_s8_reference(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) -> Result<(), Error> {
-    let g = validate("conv_s8", params, quant, input, filter, bias, output)?;
+    let g = validate("conv_s8", params, quant, input, filter.len(), bias, output)?;
     conv_reference(params, g, quant, input, filter, bias, output);
     Ok(())
 }
@@ -311,7 +312,7 @@ pub fn conv_s8(
     output: &mut [i8],
     scratch: &mut [u8],
 ) -> Result<(), Error> {
-    let g = validate("conv_s8", params, quant, input, filter, bias, output)?;
+    let g = validate("conv_s8", params, quant, input, filter.len(), bias, output)?;
     conv_s8_dispatch(params, g, quant, input, filter, bias, output, scratch);
     Ok(())
 }
@@ -332,7 +333,7 @@ pub fn conv_s16<B: Accumulator>(
     bias: Option<&[B]>,
     output: &mut [i16],
 ) -> Result<(), Error> {
-    let g = validate("conv_s16", params, quant, input, filter, bias, output)?;
+    let g = validate("conv_s16", params, quant, input, filter.len(), bias, output)?;
     conv_dispatch(params, g, quant, input, filter, bias, output);
     Ok(())
 }

@@ -34,15 +34,16 @@ use crate::kernels::conv::check_conv_window;
 pub use crate::kernels::params::DepthwiseConvParams;
 use crate::kernels::window::input_coord;
 
-/// Checks the shapes, offsets and quantization of a depthwise call. Not inlined: its error
-/// paths stay out of the kernel's frame, which the kernels run under (the device's stack).
+/// Checks the shapes, offsets and quantization of a depthwise call (`filter_len`: the filter's
+/// element count, whatever its packing). Not inlined: its error paths stay out of the kernel's
+/// frame, which the kernels run under (the device's stack).
 #[inline(never)]
-fn validate<X: ActivationElement, A>(
+pub(crate) fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &DepthwiseConvParams,
     quant: &PerChannelQuant<'_>,
     input: &[X],
-    filter: &[i8],
+    filter_len: usize,
     bias: Option<&[A]>,
     output: &[X],
 ) -> Result<(), Error> {
@@ -60,7 +61,7 @@ fn validate<X: ActivationElement, A>(
     check_len(
         kernel,
         "filter length != kh * kw * output channels",
-        filter.len(),
+        filter_len,
         p.filter.h.checked_mul(p.filter.w).and_then(|v| v.checked_mul(out_c)),
     )?;
     check_len(kernel, "output length != output dims", output.len(), p.output.checked_len())?;
@@ -216,7 +217,7 @@ pub fn depthwise_conv_s8_reference(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) -> Result<(), Error> {
-    validate("depthwise_conv_s8", params, quant, input, filter, bias, output)?;
+    validate("depthwise_conv_s8", params, quant, input, filter.len(), bias, output)?;
     depthwise_conv_reference(params, quant, input, filter, bias, output);
     Ok(())
 }
@@ -248,7 +249,7 @@ pub fn depthwise_conv_s8(
     output: &mut [i8],
     scratch: &mut [u8],
 ) -> Result<(), Error> {
-    validate("depthwise_conv_s8", params, quant, input, filter, bias, output)?;
+    validate("depthwise_conv_s8", params, quant, input, filter.len(), bias, output)?;
     depthwise_conv_s8_dispatch(params, quant, input, filter, bias, output, scratch);
     Ok(())
 }
@@ -269,7 +270,7 @@ pub fn depthwise_conv_s16<B: Accumulator>(
     bias: Option<&[B]>,
     output: &mut [i16],
 ) -> Result<(), Error> {
-    validate("depthwise_conv_s16", params, quant, input, filter, bias, output)?;
+    validate("depthwise_conv_s16", params, quant, input, filter.len(), bias, output)?;
     depthwise_conv_dispatch(params, quant, input, filter, bias, output);
     Ok(())
 }

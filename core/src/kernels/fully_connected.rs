@@ -228,7 +228,7 @@ pub fn fully_connected_per_channel_multipliers(
 
 /// The requantization a kernel call uses, after validation.
 #[derive(Clone, Copy)]
-enum Requant<'a> {
+pub(crate) enum Requant<'a> {
     TensorFixed(QuantizedMultiplier),
     TensorExact(ExactMultiplier),
     ChannelFixed(&'a [i32], &'a [i32]),
@@ -237,7 +237,7 @@ enum Requant<'a> {
 
 impl Requant<'_> {
     #[inline(always)]
-    fn apply<A: Accumulator>(&self, channel: usize, acc: A) -> i32 {
+    pub(crate) fn apply<A: Accumulator>(&self, channel: usize, acc: A) -> i32 {
         match *self {
             Requant::TensorFixed(q) => acc.requantize(q.multiplier, q.shift),
             Requant::TensorExact(e) => e.scale_round(acc.to_i64()),
@@ -250,14 +250,14 @@ impl Requant<'_> {
     }
 }
 
-fn per_tensor<'a>(p: &FullyConnectedParams, q: &FullyConnectedMultiplier) -> Requant<'a> {
+pub(crate) fn per_tensor<'a>(p: &FullyConnectedParams, q: &FullyConnectedMultiplier) -> Requant<'a> {
     match p.rounding {
         Rounding::Double => Requant::TensorFixed(q.fixed),
         Rounding::Single => Requant::TensorExact(q.exact),
     }
 }
 
-fn per_channel<'a>(
+pub(crate) fn per_channel<'a>(
     kernel: &'static str,
     p: &FullyConnectedParams,
     q: &FullyConnectedPerChannelQuant<'a>,
@@ -278,11 +278,13 @@ fn per_channel<'a>(
     }
 }
 
-fn validate<X: ActivationElement, A>(
+/// Checks the shapes and offsets of a fully connected call (`filter_len`: the weights' element
+/// count, whatever their packing).
+pub(crate) fn validate<X: ActivationElement, A>(
     kernel: &'static str,
     p: &FullyConnectedParams,
     input: &[X],
-    filter: &[i8],
+    filter_len: usize,
     bias: Option<&[A]>,
     output: &[X],
 ) -> Result<(), Error> {
@@ -293,7 +295,7 @@ fn validate<X: ActivationElement, A>(
     check_len(
         kernel,
         "filter length != output_depth * input_depth",
-        filter.len(),
+        filter_len,
         p.output_depth.checked_mul(p.input_depth),
     )?;
     check_len(kernel, "output length != batches * output_depth", output.len(), p.batches.checked_mul(p.output_depth))?;
@@ -469,7 +471,7 @@ pub fn fully_connected_s8_reference(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) -> Result<(), Error> {
-    validate("fully_connected_s8", params, input, filter, bias, output)?;
+    validate("fully_connected_s8", params, input, filter.len(), bias, output)?;
     fully_connected_reference(params, per_tensor(params, quant), input, filter, bias, output);
     Ok(())
 }
@@ -489,7 +491,7 @@ pub fn fully_connected_per_channel_s8_reference(
     output: &mut [i8],
 ) -> Result<(), Error> {
     const K: &str = "fully_connected_per_channel_s8";
-    validate(K, params, input, filter, bias, output)?;
+    validate(K, params, input, filter.len(), bias, output)?;
     let requant = per_channel(K, params, quant)?;
     fully_connected_reference(params, requant, input, filter, bias, output);
     Ok(())
@@ -518,7 +520,7 @@ pub fn fully_connected_s8(
     output: &mut [i8],
     scratch: &mut [u8],
 ) -> Result<(), Error> {
-    validate("fully_connected_s8", params, input, filter, bias, output)?;
+    validate("fully_connected_s8", params, input, filter.len(), bias, output)?;
     fully_connected_s8_dispatch(params, per_tensor(params, quant), input, filter, bias, output, scratch);
     Ok(())
 }
@@ -539,7 +541,7 @@ pub fn fully_connected_per_channel_s8(
     scratch: &mut [u8],
 ) -> Result<(), Error> {
     const K: &str = "fully_connected_per_channel_s8";
-    validate(K, params, input, filter, bias, output)?;
+    validate(K, params, input, filter.len(), bias, output)?;
     let requant = per_channel(K, params, quant)?;
     fully_connected_s8_dispatch(params, requant, input, filter, bias, output, scratch);
     Ok(())
@@ -561,7 +563,7 @@ pub fn fully_connected_s16<B: Accumulator>(
     bias: Option<&[B]>,
     output: &mut [i16],
 ) -> Result<(), Error> {
-    validate("fully_connected_s16", params, input, filter, bias, output)?;
+    validate("fully_connected_s16", params, input, filter.len(), bias, output)?;
     fully_connected_dispatch(params, per_tensor(params, quant), input, filter, bias, output);
     Ok(())
 }
@@ -580,7 +582,7 @@ pub fn fully_connected_per_channel_s16<B: Accumulator>(
     output: &mut [i16],
 ) -> Result<(), Error> {
     const K: &str = "fully_connected_per_channel_s16";
-    validate(K, params, input, filter, bias, output)?;
+    validate(K, params, input, filter.len(), bias, output)?;
     let requant = per_channel(K, params, quant)?;
     fully_connected_dispatch(params, requant, input, filter, bias, output);
     Ok(())

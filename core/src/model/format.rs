@@ -71,13 +71,17 @@ pub enum ElementType {
     F32,
     /// Signed 64-bit integer.
     I64,
+    /// Signed 4-bit integer (int4 weights), packed two per byte
+    /// ([`crate::kernels::int4`]: TFLite's layout).
+    I4,
 }
 
 impl ElementType {
-    /// Size of one element in bytes.
+    /// Size of one element in bytes; for [`ElementType::I4`], 1 (the unit its data is read
+    /// in): its tensors take [`ElementType::byte_len`] bytes.
     pub const fn size(self) -> usize {
         match self {
-            ElementType::I8 | ElementType::U8 => 1,
+            ElementType::I8 | ElementType::U8 | ElementType::I4 => 1,
             ElementType::I16 => 2,
             ElementType::I32 | ElementType::F32 => 4,
             ElementType::I64 => 8,
@@ -92,6 +96,15 @@ impl ElementType {
             ElementType::I32 => 4,
             ElementType::F32 => 5,
             ElementType::I64 => 6,
+            ElementType::I4 => 7,
+        }
+    }
+    /// Bytes `count` elements take: `count * size`, or `ceil(count / 2)` for the packed
+    /// [`ElementType::I4`]; `None` on overflow.
+    pub const fn byte_len(self, count: u64) -> Option<u64> {
+        match self {
+            ElementType::I4 => Some(count / 2 + count % 2),
+            _ => count.checked_mul(self.size() as u64),
         }
     }
     /// The dtype of a stored code.
@@ -103,6 +116,7 @@ impl ElementType {
             4 => ElementType::I32,
             5 => ElementType::F32,
             6 => ElementType::I64,
+            7 => ElementType::I4,
             _ => return None,
         })
     }

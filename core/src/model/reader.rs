@@ -128,7 +128,11 @@ impl<'a> TensorInfo<'a> {
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.byte_len as usize / self.dtype.size()
+        match self.dtype {
+            // Packed: the dimensions' product (`Model::parse` checked it against the bytes).
+            ElementType::I4 => self.dims().iter().fold(1usize, |a, &d| a.saturating_mul(d as usize)),
+            _ => self.byte_len as usize / self.dtype.size(),
+        }
     }
     /// True if the tensor has no elements.
     pub fn is_empty(&self) -> bool {
@@ -145,7 +149,7 @@ impl<'a> TensorInfo<'a> {
     pub fn const_data<T: bytemuck::Pod>(&self) -> Result<&'a [T], Error> {
         match self.storage {
             Storage::Const(off) => {
-                if core::mem::size_of::<T>() != self.dtype.size() {
+                if core::mem::size_of::<T>() != self.dtype.size() || self.dtype == ElementType::I4 {
                     return Err(Error::BadTensor {
                         index: self.index,
                         reason: "element size does not match the dtype",
@@ -557,9 +561,7 @@ impl<'a> Model<'a> {
         }
         let data_off = rec_u32(rec, 28);
         let byte_len = rec_u32(rec, 32);
-        let expected = count
-            .checked_mul(dtype.size() as u64)
-            .ok_or(Error::BadTensor { index: i, reason: "byte length overflows" })?;
+        let expected = dtype.byte_len(count).ok_or(Error::BadTensor { index: i, reason: "byte length overflows" })?;
         if expected != byte_len as u64 {
             return Err(Error::BadTensor { index: i, reason: "byte length does not match the shape" });
         }

@@ -65,7 +65,7 @@ impl TensorSpec {
     }
     /// Byte length (saturating).
     pub fn byte_len(&self) -> u64 {
-        self.count().saturating_mul(self.dtype.size() as u64)
+        self.dtype.byte_len(self.count()).unwrap_or(u64::MAX)
     }
     /// True for an activation (arena) tensor.
     pub fn is_activation(&self) -> bool {

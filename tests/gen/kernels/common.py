@@ -95,6 +95,20 @@ def fmt_num(v):
 # Model building
 
 
+def pack_int4(values):
+    """int8 values in [-8, 7] packed two per byte as TFLite stores an INT4 tensor's buffer (and as
+    its ``tensor_utils::UnpackDenseInt4IntoInt8`` reads it back): the tensor flattened in row-major
+    order, element ``2 i`` in the low nibble of byte ``i``, element ``2 i + 1`` in the high nibble,
+    an odd count's last byte with a zero high nibble. Returns the uint8 bytes."""
+    a = np.asarray(values, dtype=np.int8).reshape(-1)
+    assert a.size == 0 or (a.min() >= -8 and a.max() <= 7), "int4 values outside [-8, 7]"
+    if a.size % 2:
+        a = np.append(a, np.int8(0))
+    lo = a[0::2].astype(np.uint8) & 0x0F
+    hi = a[1::2].astype(np.uint8) & 0x0F
+    return (lo | (hi << 4)).astype(np.uint8)
+
+
 class ModelBuilder:
     """A one-subgraph TFLite model built with the schema object API."""
 
@@ -105,18 +119,30 @@ class ModelBuilder:
         self.operators = []
 
     def tensor(self, name, shape, dtype, scales=None, zero_points=None, qdim=0, data=None):
-        """Adds a tensor; ``data`` makes it a constant. Returns its index."""
+        """Adds a tensor; ``data`` makes it a constant. Returns its index. ``dtype`` ``"int4"``:
+        an INT4 tensor whose constant ``data`` (int8 values in [-8, 7]) is stored packed, two
+        per byte (``pack_int4``), as TFLite stores INT4 buffers."""
         t = S.TensorT()
         t.name = name
         t.shape = [int(d) for d in shape]
-        t.type = _NP_TO_TT[np.dtype(dtype)]
+        if isinstance(dtype, str) and dtype == "int4":
+            t.type = TT.INT4
+        else:
+            t.type = _NP_TO_TT[np.dtype(dtype)]
         if scales is not None:
             q = S.QuantizationParametersT()
             q.scale = f32s(scales)
             q.zeroPoint = [int(z) for z in (zero_points if zero_points is not None else [0] * len(scales))]
             q.quantizedDimension = int(qdim)
             t.quantization = q
-        if data is not None:
+        if data is not None and t.type == TT.INT4:
+            a = np.ascontiguousarray(np.asarray(data, dtype=np.int8))
+            assert list(a.shape) == t.shape, (name, a.shape, t.shape)
+            b = S.BufferT()
+            b.data = pack_int4(a)
+            self.buffers.append(b)
+            t.buffer = len(self.buffers) - 1
+        elif data is not None:
             a = np.ascontiguousarray(np.asarray(data, dtype=dtype))
             assert list(a.shape) == t.shape, (name, a.shape, t.shape)
             b = S.BufferT()
@@ -268,7 +294,7 @@ def uniform_int(rng, lo, hi, shape, dtype):
 REGIMES = ("typ", "near1", "tiny", "zeromult", "big", "spread")
 
 
-def linear_quant(rng, regime, k, n_out, activation, in_zp, per_channel, act_dtype=np.int8):
+def linear_quant(rng, regime, k, n_out, activation, in_zp, per_channel, act_dtype=np.int8, w_cap=127):
     """Scales and data ranges for a conv / depthwise / fully connected case with ``k``
     accumulated products per output and ``n_out`` channels.
 
@@ -282,6 +308,7 @@ def linear_quant(rng, regime, k, n_out, activation, in_zp, per_channel, act_dtyp
       big      M > 1 (left shifts): inputs within a few steps of the zero point, weights in
                [-3, 3], so outputs are not all saturated;
       spread   per-channel filter scales spanning 2^16, so channels get very different shifts.
+    ``w_cap``: the largest weight magnitude the weight type holds (7 for int4 weights).
     Returns a dict with input_scale, filter_scales, output_scale, x_lo, x_hi, w_amp, bias_amp."""
     info = np.iinfo(act_dtype)
     qmin, qmax = int(info.min), int(info.max)
@@ -296,6 +323,7 @@ def linear_quant(rng, regime, k, n_out, activation, in_zp, per_channel, act_dtyp
         amp = int(np.clip(round(np.sqrt(3.0 * target / (near1_m * np.sqrt(k)))), 1, 127))
         x_lo, x_hi = max(qmin, in_zp - amp), min(qmax, in_zp + amp)
         w_amp = amp
+    w_amp = min(w_amp, w_cap)
     # Rough rms of the accumulator sum((x - zp) * w) from the data ranges.
     mean_x = (x_lo + x_hi) / 2.0
     var_x = ((x_hi - x_lo + 1) ** 2 - 1) / 12.0
@@ -325,6 +353,12 @@ def linear_quant(rng, regime, k, n_out, activation, in_zp, per_channel, act_dtyp
     in_scale = np.float32(m * float(out_scale) / w_ref)
     return {"input_scale": in_scale, "filter_scales": w_scales, "output_scale": out_scale,
             "x_lo": x_lo, "x_hi": x_hi, "w_amp": w_amp, "bias_amp": bias_amp}
+
+
+def int4_weights(rng, w_amp, shape):
+    """int4 weights uniform in [-w_amp, w_amp], and down to -8 when ``w_amp`` is 7 (the int4
+    type's full range, so the sign extension of nibble 0x8 is exercised)."""
+    return uniform_int(rng, -8 if w_amp >= 7 else -w_amp, min(w_amp, 7), shape, np.int8)
 
 
 def bias_scales(in_scale, w_scales):

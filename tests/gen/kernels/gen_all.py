@@ -36,6 +36,7 @@ MODULES = [
     "gen_transpose_conv",
     "gen_batch_matmul",
     "gen_unary",
+    "gen_int4",
 ]
 
 

@@ -8,7 +8,7 @@ Bias int32 (int64 for 16x8) with scale input_scale * filter_scale. Run by gen_al
 import numpy as np
 
 from common import (ACTIVATIONS, BO, OPT, PADDINGS, REGIMES, S, Family, ModelBuilder, bias_scales, case_rng,
-                    f32, f32s, linear_quant, tensor_json, uniform_int, zero_points)
+                    f32, f32s, int4_weights, linear_quant, pack_int4, tensor_json, uniform_int, zero_points)
 
 ACTS = list(ACTIVATIONS)
 
@@ -22,9 +22,11 @@ def out_size(n, k, s, d, padding):
 
 def conv_like_case(fam, name, kind, in_shape, out_c, kernel, stride, dilation, padding, activation,
                    in_zp, out_zp, regime, per_channel=True, with_bias=True, depth_multiplier=1,
-                   act_dtype=np.int8):
+                   act_dtype=np.int8, weight_bits=8):
     """kind: "conv" (CONV_2D) or "depthwise" (DEPTHWISE_CONV_2D; out_c = in_c * depth_multiplier).
-    Returns False when the geometry has an empty output (case skipped)."""
+    ``weight_bits`` 4: an INT4 filter (values in [-8, 7], stored packed; the case also gets
+    ``filter_packed``, the bytes of the model's buffer). Returns False when the geometry has an
+    empty output (case skipped)."""
     n, h, w, in_c = in_shape
     kh, kw = kernel
     sh, sw = stride
@@ -42,16 +44,20 @@ def conv_like_case(fam, name, kind, in_shape, out_c, kernel, stride, dilation, p
         k = kh * kw
         fshape = (1, kh, kw, out_c)
         qdim = 3
-    q = linear_quant(rng, regime, k, out_c, activation, in_zp, per_channel, act_dtype)
+    q = linear_quant(rng, regime, k, out_c, activation, in_zp, per_channel, act_dtype, 7 if weight_bits == 4 else 127)
     x = uniform_int(rng, q["x_lo"], q["x_hi"], in_shape, act_dtype)
-    wts = uniform_int(rng, -q["w_amp"], q["w_amp"], fshape, np.int8)
+    if weight_bits == 4:
+        wts = int4_weights(rng, q["w_amp"], fshape)
+    else:
+        wts = uniform_int(rng, -q["w_amp"], q["w_amp"], fshape, np.int8)
     bias_dtype = np.int32 if act_dtype == np.int8 else np.int64
     bias = uniform_int(rng, -q["bias_amp"], q["bias_amp"], (out_c,), bias_dtype) if with_bias else None
 
     mb = ModelBuilder()
     ti = mb.tensor("input", in_shape, act_dtype, [q["input_scale"]], [in_zp])
     nf = len(q["filter_scales"])
-    tw = mb.tensor("filter", fshape, np.int8, q["filter_scales"], [0] * nf, qdim, wts)
+    tw = mb.tensor("filter", fshape, "int4" if weight_bits == 4 else np.int8, q["filter_scales"], [0] * nf, qdim,
+                   wts)
     ins = [ti, tw]
     if with_bias:
         bs = bias_scales(q["input_scale"], q["filter_scales"])
@@ -62,11 +68,15 @@ def conv_like_case(fam, name, kind, in_shape, out_c, kernel, stride, dilation, p
         o = S.Conv2DOptionsT()
         code, opt_type = BO.CONV_2D, OPT.Conv2DOptions
         version = 3 if act_dtype == np.int8 else 4
+        if weight_bits == 4:
+            version = 7  # INT4 filter (TFLite Micro ignores versions; BUILTIN_REF accepts this one)
     else:
         o = S.DepthwiseConv2DOptionsT()
         o.depthMultiplier = depth_multiplier
         code, opt_type = BO.DEPTHWISE_CONV_2D, OPT.DepthwiseConv2DOptions
         version = 3 if act_dtype == np.int8 else 5
+        if weight_bits == 4:
+            version = 6  # INT4 filter (the highest version BUILTIN_REF registers; TFLite Micro ignores it)
     o.padding = PADDINGS[padding]
     o.strideH, o.strideW = sh, sw
     o.dilationHFactor, o.dilationWFactor = dh, dw
@@ -83,6 +93,8 @@ def conv_like_case(fam, name, kind, in_shape, out_c, kernel, stride, dilation, p
     if kind == "depthwise":
         fields["depth_multiplier"] = depth_multiplier
     fields["activation"] = activation
+    if weight_bits == 4:
+        fields["filter_packed"] = tensor_json(pack_int4(wts))
     return fam.run(name, model, [x], fields)
 
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from common import (ACTIVATIONS, BO, OPT, S, Family, bias_scales, case_rng, f32, REGIMES, zero_points, f32s, linear_quant,
+from common import (ACTIVATIONS, int4_weights, pack_int4, BO, OPT, S, Family, bias_scales, case_rng, f32, REGIMES, zero_points, f32s, linear_quant,
                     tensor_json, uniform_int, ModelBuilder, fmt_num, mbqm_double, mbqm_int64_reduced, quantize_multiplier,
                     round_half_away, run_both, split_rng)
 
@@ -17,21 +17,26 @@ ACTS = list(ACTIVATIONS)
 
 
 def fc_case(fam, name, in_shape, n_out, per_channel, activation, in_zp, out_zp, regime,
-            with_bias=True, keep_num_dims=False, act_dtype=np.int8):
+            with_bias=True, keep_num_dims=False, act_dtype=np.int8, weight_bits=8):
+    """``weight_bits`` 4: INT4 weights in [-8, 7], stored packed (see ``fc_model``)."""
     rng = case_rng(name)
     n_in = in_shape[-1]
-    q = linear_quant(rng, regime, n_in, n_out, activation, in_zp, per_channel, act_dtype)
+    q = linear_quant(rng, regime, n_in, n_out, activation, in_zp, per_channel, act_dtype, 7 if weight_bits == 4 else 127)
     x = uniform_int(rng, q["x_lo"], q["x_hi"], in_shape, act_dtype)
-    w = uniform_int(rng, -q["w_amp"], q["w_amp"], (n_out, n_in), np.int8)
+    if weight_bits == 4:
+        w = int4_weights(rng, q["w_amp"], (n_out, n_in))
+    else:
+        w = uniform_int(rng, -q["w_amp"], q["w_amp"], (n_out, n_in), np.int8)
     bias_dtype = np.int32 if act_dtype == np.int8 else np.int64
     bias = uniform_int(rng, -q["bias_amp"], q["bias_amp"], (n_out,), bias_dtype) if with_bias else None
     fc_explicit_case(fam, name, x, q["input_scale"], in_zp, w, q["filter_scales"], bias, q["output_scale"], out_zp,
-                     activation, keep_num_dims)
+                     activation, keep_num_dims, weight_bits=weight_bits)
 
 
 def fc_model(in_shape, in_s, in_zp, w, filter_scales, bias, out_s, out_zp, activation="NONE", keep_num_dims=False,
-             act_dtype=np.int8):
-    """A one-op FULLY_CONNECTED model (weights and bias constant, ``bias`` None for none)."""
+             act_dtype=np.int8, weight_bits=8):
+    """A one-op FULLY_CONNECTED model (weights and bias constant, ``bias`` None for none);
+    ``weight_bits`` 4: an INT4 weight tensor, packed two per byte (``common.pack_int4``)."""
     n_out, n_in = w.shape
     with_bias = bias is not None
     bias_dtype = np.int32 if act_dtype == np.int8 else np.int64
@@ -42,7 +47,8 @@ def fc_model(in_shape, in_s, in_zp, w, filter_scales, bias, out_s, out_zp, activ
 
     mb = ModelBuilder()
     ti = mb.tensor("input", in_shape, act_dtype, [in_s], [in_zp])
-    tw = mb.tensor("filter", w.shape, np.int8, filter_scales, [0] * len(filter_scales), 0, w)
+    tw = mb.tensor("filter", w.shape, "int4" if weight_bits == 4 else np.int8, filter_scales, [0] * len(filter_scales),
+                   0, w)
     inputs = [ti, tw]
     if with_bias:
         bs = bias_scales(in_s, filter_scales)
@@ -61,14 +67,17 @@ def fc_model(in_shape, in_s, in_zp, w, filter_scales, bias, out_s, out_zp, activ
         version = 5
     else:
         version = 4
+    if weight_bits == 4:
+        version = 10  # INT4 weights (TFLite Micro ignores versions; BUILTIN_REF accepts this one)
     mb.operator(BO.FULLY_CONNECTED, version, inputs, [to], OPT.FullyConnectedOptions, o)
     return mb.build([ti], [to])
 
 
 def fc_explicit_case(fam, name, x, in_s, in_zp, w, filter_scales, bias, out_s, out_zp, activation="NONE",
-                     keep_num_dims=False, must_differ=False):
+                     keep_num_dims=False, must_differ=False, weight_bits=8):
     """A case with the given data and quantization (activation dtype from ``x``)."""
-    model = fc_model(x.shape, in_s, in_zp, w, filter_scales, bias, out_s, out_zp, activation, keep_num_dims, x.dtype)
+    model = fc_model(x.shape, in_s, in_zp, w, filter_scales, bias, out_s, out_zp, activation, keep_num_dims, x.dtype,
+                     weight_bits)
     fields = {
         "input": tensor_json(x), "input_scale": f32(in_s), "input_zero_point": in_zp,
         "filter": tensor_json(w), "filter_scales": f32s(filter_scales),
@@ -76,6 +85,8 @@ def fc_explicit_case(fam, name, x, in_s, in_zp, w, filter_scales, bias, out_s, o
         "output_scale": f32(out_s), "output_zero_point": out_zp,
         "activation": activation, "keep_num_dims": keep_num_dims,
     }
+    if weight_bits == 4:
+        fields["filter_packed"] = tensor_json(pack_int4(w))
     return fam.run(name, model, [x], fields, must_differ=must_differ)
 
 

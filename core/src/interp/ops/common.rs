@@ -66,6 +66,16 @@ impl<'m> Ctx<'_, 'm> {
         self.m.tensor(self.op.output(0)?)
     }
 
+    /// Whether the op has an int4 input (packed int4 weights).
+    pub fn has_int4_weights(&self) -> Result<bool, Error> {
+        for k in 0..self.op.num_inputs() {
+            if self.opt_input(k)?.is_some_and(|t| t.dtype == ElementType::I4) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Whether the op computes with int16 activations (16x8): an int16 activation among its
     /// arena inputs or its outputs (constants such as int16 tables do not count).
     pub fn computes_in_int16(&self) -> Result<bool, Error> {
@@ -471,18 +481,44 @@ fn slim_operand<'m>(ctx: &Ctx<'_, 'm>, k: Option<usize>, optional: bool) -> Resu
     Ok(t.as_ref().map(Slim::of))
 }
 
-/// Input 1, the filter: in a few words, and its int8 values (or why not). Not inlined: the
+/// The weights of a conv, depthwise or fully connected op, in place: int8, or int4 packed two
+/// per byte ([`crate::kernels::int4`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Filter<'m> {
+    /// int8 weights.
+    I8(&'m [i8]),
+    /// int4 weights, packed.
+    I4(&'m [u8]),
+}
+
+/// A constant weight tensor as a [`Filter`] (int8, or packed int4 with int8 activations only).
+pub(crate) fn const_filter<'m>(
+    ctx: &Ctx<'_, 'm>,
+    w: &TensorInfo<'m>,
+    x_dtype: ElementType,
+) -> Result<Filter<'m>, Error> {
+    if w.dtype == ElementType::I4 {
+        if x_dtype != ElementType::I8 {
+            return Err(ctx.bad("int4 weights need int8 activations"));
+        }
+        return w.const_bytes().map(Filter::I4).ok_or_else(|| ctx.bad("an input that must be constant is not"));
+    }
+    ctx.const_of(w, ElementType::I8).map(Filter::I8)
+}
+
+/// Input 1, the filter: in a few words, and its values (or why not). Not inlined: the
 /// tensor's description stays in this frame.
 #[inline(never)]
-fn filter_operand<'m>(ctx: &Ctx<'_, 'm>) -> Result<(Slim<'m>, Result<&'m [i8], Error>), Error> {
+fn filter_operand<'m>(ctx: &Ctx<'_, 'm>) -> Result<(Slim<'m>, Result<Filter<'m>, Error>), Error> {
     let w = ctx.input(1)?;
-    Ok((Slim::of(&w), ctx.const_of(&w, ElementType::I8)))
+    let x_dtype = ctx.input(0)?.dtype;
+    Ok((Slim::of(&w), const_filter(ctx, &w, x_dtype)))
 }
 
 /// The tensors and quantization of a conv-like op, checked.
 pub(crate) struct Operands<'m> {
     pub(crate) x: Slim<'m>,
-    pub(crate) filter: &'m [i8],
+    pub(crate) filter: Filter<'m>,
     pub(crate) bias: Option<Slim<'m>>,
     pub(crate) quant: PerChannelQuant<'m>,
     pub(crate) in_dims: Dims4,
@@ -496,7 +532,7 @@ pub(crate) fn operands<'m>(ctx: &Ctx<'_, 'm>) -> Result<Operands<'m>, Error> {
     let x = slim_operand(ctx, Some(0), false)?.ok_or_else(absent)?;
     let (w, filter) = filter_operand(ctx)?;
     let y = slim_operand(ctx, None, false)?.ok_or_else(absent)?;
-    let filter: &'m [i8] = filter?;
+    let filter = filter?;
     let bias = slim_operand(ctx, Some(2), true)?;
     let oc = y.last;
     let multiplier: &'m [i32] = ctx.const_input(3, ElementType::I32)?;
@@ -555,7 +591,7 @@ pub(crate) struct ConvLikeOp<'m, P> {
     pub(crate) params: P,
     pub(crate) x: Src<'m>,
     pub(crate) dtype: ElementType,
-    pub(crate) filter: &'m [i8],
+    pub(crate) filter: Filter<'m>,
     pub(crate) bias: Option<(ElementType, Src<'m>)>,
     pub(crate) quant: PerChannelQuant<'m>,
 }
@@ -566,48 +602,62 @@ pub(crate) fn conv_like_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvLike
     Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
 }
 
-/// Runs a conv-like kernel: `$s8` for int8, `$s16` for 16x8 (bias i64 or i32).
-macro_rules! run_conv {
-    ($op:expr, $carved:expr, $idx:expr, $s8:ident, $s16:ident) => {{
+/// Runs a conv-like kernel with int4 weights (`$s4`: int8 activations, bias int32 or none).
+macro_rules! run_conv_s4 {
+    ($op:expr, $carved:expr, $idx:expr, $filter:expr, $s4:ident) => {{
         let (o, idx) = ($op, $idx);
+        let (out, _scratch, ro) = $carved;
+        let x = o.x.bytes(&ro, idx)?;
+        let bias = match Src::bytes_opt(o.bias, &ro, idx)? {
+            Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
+            None => None,
+        };
+        $s4(&o.params, &o.quant, as_i8(x), $filter, bias, bytemuck::cast_slice_mut(out))
+    }};
+}
+pub(crate) use run_conv_s4;
+
+/// Runs a conv-like kernel with int8 weights `$filter`: `$s8` for int8, `$s16` for 16x8 (bias
+/// i64 or i32).
+macro_rules! run_conv {
+    ($op:expr, $carved:expr, $idx:expr, $filter:expr, $s8:ident, $s16:ident) => {{
+        let (o, idx, filter) = ($op, $idx, $filter);
         let (out, scratch, ro) = $carved;
         let x = o.x.bytes(&ro, idx)?;
         let bias = Src::bytes_opt(o.bias, &ro, idx)?;
         let q = &o.quant;
         match (o.dtype, bias) {
             (ElementType::I8, None) => {
-                $s8(&o.params, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch)
+                $s8(&o.params, q, as_i8(x), filter, None, bytemuck::cast_slice_mut(out), scratch)
             }
             (ElementType::I8, Some((_, b))) => $s8(
                 &o.params,
                 q,
                 as_i8(x),
-                o.filter,
+                filter,
                 Some(as_pod::<i32>(b, idx)?),
                 bytemuck::cast_slice_mut(out),
                 scratch,
             ),
-            (_, Some((ElementType::I32, b))) => $s16::<i32>(
-                &o.params,
-                q,
-                as_pod(x, idx)?,
-                o.filter,
-                Some(as_pod::<i32>(b, idx)?),
-                as_pod_mut(out, idx)?,
-            ),
-            (_, Some((_, b))) => $s16::<i64>(
-                &o.params,
-                q,
-                as_pod(x, idx)?,
-                o.filter,
-                Some(as_pod::<i64>(b, idx)?),
-                as_pod_mut(out, idx)?,
-            ),
-            (_, None) => $s16::<i64>(&o.params, q, as_pod(x, idx)?, o.filter, None, as_pod_mut(out, idx)?),
+            (_, Some((ElementType::I32, b))) => {
+                $s16::<i32>(&o.params, q, as_pod(x, idx)?, filter, Some(as_pod::<i32>(b, idx)?), as_pod_mut(out, idx)?)
+            }
+            (_, Some((_, b))) => {
+                $s16::<i64>(&o.params, q, as_pod(x, idx)?, filter, Some(as_pod::<i64>(b, idx)?), as_pod_mut(out, idx)?)
+            }
+            (_, None) => $s16::<i64>(&o.params, q, as_pod(x, idx)?, filter, None, as_pod_mut(out, idx)?),
         }
     }};
 }
 pub(crate) use run_conv;
+
+/// `Err` ([`Error::Int4NotInSet`]) for an op with int4 weights when `S` leaves them out (a
+/// constant test, as [`int16_gate`]: without [`OpKinds::with_int4`](crate::interp::OpKinds::with_int4)
+/// the int4 kernels are not linked).
+#[inline(always)]
+pub(crate) fn int4_gate<S: crate::interp::OpSet>(int4: bool, idx: u32) -> Result<(), Error> {
+    if !S::KINDS.int4() && int4 { Err(Error::Int4NotInSet { index: idx }) } else { Ok(()) }
+}
 
 /// `Err` ([`Error::Int16NotInSet`]) for an op that computes in 16x8 when `S` has the int8 kernels
 /// only. A constant test once `S` is known: after it, the compiler knows the op is int8 and

@@ -4,11 +4,12 @@
 //! Parameter words: [`ConvWords`](crate::model::words::ConvWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op, operands,
-    read_window, run_conv,
+    Carved, ConvLikeOp, Ctx, Filter, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op, operands,
+    read_window, run_conv, run_conv_s4,
 };
 use crate::Error;
 use crate::kernels::conv::{ConvParams, conv_s8, conv_s16};
+use crate::kernels::conv_s4::conv_s4;
 use crate::model::ElementType;
 
 /// A CONV_2D, prepared.
@@ -45,5 +46,11 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m>, Error> {
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &ConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
     super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
-    run_conv!(o, carved, idx, conv_s8, conv_s16)
+    match o.filter {
+        Filter::I4(f) => {
+            super::common::int4_gate::<S>(true, idx)?;
+            run_conv_s4!(o, carved, idx, f, conv_s4)
+        }
+        Filter::I8(f) => run_conv!(o, carved, idx, f, conv_s8, conv_s16),
+    }
 }

@@ -4,12 +4,13 @@
 //! Parameter words: [`DepthwiseWords`](crate::model::words::DepthwiseWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, MAX_DIM, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op, operands,
-    read_window, run_conv,
+    Carved, ConvLikeOp, Ctx, Filter, MAX_DIM, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op,
+    operands, read_window, run_conv, run_conv_s4,
 };
 use crate::Error;
 use crate::kernels::common::Hw;
 use crate::kernels::depthwise_conv::{DepthwiseConvParams, depthwise_conv_s8, depthwise_conv_s16};
+use crate::kernels::depthwise_conv_s4::depthwise_conv_s4;
 use crate::model::ElementType;
 
 /// A DEPTHWISE_CONV_2D, prepared.
@@ -48,5 +49,11 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<DepthwiseConvOp<'m>, Erro
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &DepthwiseConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
     super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
-    run_conv!(o, carved, idx, depthwise_conv_s8, depthwise_conv_s16)
+    match o.filter {
+        Filter::I4(f) => {
+            super::common::int4_gate::<S>(true, idx)?;
+            run_conv_s4!(o, carved, idx, f, depthwise_conv_s4)
+        }
+        Filter::I8(f) => run_conv!(o, carved, idx, f, depthwise_conv_s8, depthwise_conv_s16),
+    }
 }

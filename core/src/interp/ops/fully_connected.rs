@@ -6,12 +6,13 @@
 //! one for per-tensor weights. Parameter words:
 //! [`FullyConnectedWords`](crate::model::words::FullyConnectedWords).
 
-use super::common::{Carved, Ctx, Src, as_i8, as_pod, as_pod_mut, read_activation};
+use super::common::{Carved, Ctx, Filter, Src, as_i8, as_pod, as_pod_mut, const_filter, read_activation};
 use crate::Error;
 use crate::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant,
     fully_connected_per_channel_s8, fully_connected_per_channel_s16, fully_connected_s8, fully_connected_s16,
 };
+use crate::kernels::fully_connected_s4::{fully_connected_per_channel_s4, fully_connected_s4};
 use crate::kernels::{PerChannelQuant, Rounding};
 use crate::model::{ElementType, TensorInfo};
 use crate::requant::QuantizedMultiplier;
@@ -26,7 +27,7 @@ struct Checked<'m> {
     params: FullyConnectedParams,
     quant: Quant<'m>,
     x: TensorInfo<'m>,
-    filter: &'m [i8],
+    filter: Filter<'m>,
     bias: Option<TensorInfo<'m>>,
 }
 
@@ -36,7 +37,7 @@ fn check<'m>(ctx: &Ctx<'_, 'm>) -> Result<Checked<'m>, Error> {
     let w = ctx.input(1)?;
     let y = ctx.output()?;
     let bias = ctx.opt_input(2)?;
-    let filter: &'m [i8] = ctx.const_of(&w, ElementType::I8)?;
+    let filter = const_filter(ctx, &w, x.dtype)?;
     let (out_depth, in_depth) = match w.dims() {
         &[o, i] if o > 0 && i > 0 => (o as usize, i as usize),
         _ => return Err(ctx.bad("weights must be [out, in] with both > 0")),
@@ -106,7 +107,7 @@ pub(crate) struct FullyConnectedOp<'m> {
     quant: Quant<'m>,
     x: Src<'m>,
     dtype: ElementType,
-    filter: &'m [i8],
+    filter: Filter<'m>,
     bias: Option<(ElementType, Src<'m>)>,
 }
 
@@ -129,13 +130,31 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
     let x = p.x.bytes(&ro, idx)?;
     let bias = Src::bytes_opt(p.bias, &ro, idx)?;
     let prm = &p.params;
+    let filter = match p.filter {
+        Filter::I8(f) => f,
+        Filter::I4(f) => {
+            super::common::int4_gate::<S>(true, idx)?;
+            let b = match bias {
+                Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
+                None => None,
+            };
+            let out = bytemuck::cast_slice_mut(out);
+            return match &p.quant {
+                Quant::Tensor(q) => fully_connected_s4(prm, q, as_i8(x), f, b, out),
+                Quant::Channel(fixed, exact) => {
+                    let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
+                    fully_connected_per_channel_s4(prm, &q, as_i8(x), f, b, out)
+                }
+            };
+        }
+    };
     match (&p.quant, p.dtype) {
         (Quant::Tensor(q), ElementType::I8) => {
             let b = match bias {
                 Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
                 None => None,
             };
-            fully_connected_s8(prm, q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
+            fully_connected_s8(prm, q, as_i8(x), filter, b, bytemuck::cast_slice_mut(out), scratch)
         }
         (Quant::Channel(fixed, exact), ElementType::I8) => {
             let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
@@ -143,14 +162,14 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
                 Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
                 None => None,
             };
-            fully_connected_per_channel_s8(prm, &q, as_i8(x), p.filter, b, bytemuck::cast_slice_mut(out), scratch)
+            fully_connected_per_channel_s8(prm, &q, as_i8(x), filter, b, bytemuck::cast_slice_mut(out), scratch)
         }
         (Quant::Tensor(q), _) => match bias {
             Some((ElementType::I32, b)) => fully_connected_s16::<i32>(
                 prm,
                 q,
                 as_pod(x, idx)?,
-                p.filter,
+                filter,
                 Some(as_pod(b, idx)?),
                 as_pod_mut(out, idx)?,
             ),
@@ -158,11 +177,11 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
                 prm,
                 q,
                 as_pod(x, idx)?,
-                p.filter,
+                filter,
                 Some(as_pod(b, idx)?),
                 as_pod_mut(out, idx)?,
             ),
-            None => fully_connected_s16::<i64>(prm, q, as_pod(x, idx)?, p.filter, None, as_pod_mut(out, idx)?),
+            None => fully_connected_s16::<i64>(prm, q, as_pod(x, idx)?, filter, None, as_pod_mut(out, idx)?),
         },
         (Quant::Channel(fixed, exact), _) => {
             let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
@@ -171,7 +190,7 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
                     prm,
                     &q,
                     as_pod(x, idx)?,
-                    p.filter,
+                    filter,
                     Some(as_pod(b, idx)?),
                     as_pod_mut(out, idx)?,
                 ),
@@ -179,7 +198,7 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
                     prm,
                     &q,
                     as_pod(x, idx)?,
-                    p.filter,
+                    filter,
                     Some(as_pod(b, idx)?),
                     as_pod_mut(out, idx)?,
                 ),
@@ -187,7 +206,7 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
                     prm,
                     &q,
                     as_pod(x, idx)?,
-                    p.filter,
+                    filter,
                     None,
                     as_pod_mut(out, idx)?,
                 ),

@@ -112,6 +112,9 @@ macro_rules! op_kinds {
             if const { !S::KINDS.int16() } && ctx.computes_in_int16()? {
                 return Err(Error::Int16NotInSet { index: ctx.op.index });
             }
+            if const { !S::KINDS.int4() } && ctx.has_int4_weights()? {
+                return Err(Error::Int4NotInSet { index: ctx.op.index });
+            }
             Ok(match ctx.op.kind {
                 $($(OpKind::$kind)|+ if const { in_set::<S>(&[$(OpKind::$kind),+]) } => Kernel::$variant($module::prepare(ctx)?),)*
                 OpKind::Reshape if const { S::KINDS.contains(OpKind::Reshape) } => Kernel::Reshape(reshape::prepare(ctx)?),

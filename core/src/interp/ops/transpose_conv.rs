@@ -5,7 +5,9 @@
 //! the accumulators ([`transpose_conv_s8_scratch_len`] / [`transpose_conv_s16_scratch_len`]
 //! bytes).
 
-use super::common::{Carved, ConvLikeOp, Ctx, Src, as_i8, as_pod, as_pod_mut, conv_like_op, operands, read_activation};
+use super::common::{
+    Carved, ConvLikeOp, Ctx, Filter, Src, as_i8, as_pod, as_pod_mut, conv_like_op, operands, read_activation,
+};
 use crate::Error;
 use crate::kernels::common::Hw;
 use crate::kernels::transpose_conv::{
@@ -30,6 +32,9 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<TransposeConvOp<'m>, Erro
     let input_offset = p.i32()?;
     let output_offset = p.i32()?;
     let activation = read_activation(ctx, &mut p, o.x.dtype)?;
+    if matches!(o.filter, Filter::I4(_)) {
+        return Err(ctx.bad("transpose conv has no int4-weight kernel"));
+    }
     let (x, f, y) = (o.in_dims, o.filter_dims, o.out_dims);
     if stride.h == 0 || stride.w == 0 {
         return Err(ctx.bad("strides must be >= 1"));
@@ -86,25 +91,29 @@ pub(crate) fn run<S: crate::interp::OpSet>(o: &TransposeConvOp, carved: Carved, 
     let bias = Src::bytes_opt(o.bias, &ro, idx)?;
     let q = &o.quant;
     let p = &o.params;
+    // `prepare` refused int4 weights.
+    let Filter::I8(filter) = o.filter else {
+        return Err(Error::BadOp { index: idx, reason: "transpose conv has no int4-weight kernel" });
+    };
     match (o.dtype, bias) {
         (ElementType::I8, None) => {
-            transpose_conv_s8(p, q, as_i8(x), o.filter, None, bytemuck::cast_slice_mut(out), scratch)
+            transpose_conv_s8(p, q, as_i8(x), filter, None, bytemuck::cast_slice_mut(out), scratch)
         }
         (ElementType::I8, Some((_, b))) => transpose_conv_s8(
             p,
             q,
             as_i8(x),
-            o.filter,
+            filter,
             Some(as_pod::<i32>(b, idx)?),
             bytemuck::cast_slice_mut(out),
             scratch,
         ),
-        (_, None) => transpose_conv_s16(p, q, as_pod(x, idx)?, o.filter, None, as_pod_mut(out, idx)?, scratch),
+        (_, None) => transpose_conv_s16(p, q, as_pod(x, idx)?, filter, None, as_pod_mut(out, idx)?, scratch),
         (_, Some((_, b))) => transpose_conv_s16(
             p,
             q,
             as_pod(x, idx)?,
-            o.filter,
+            filter,
             Some(as_pod::<i64>(b, idx)?),
             as_pod_mut(out, idx)?,
             scratch,

@@ -243,6 +243,8 @@ fn dtype(t: fb::TensorType) -> Result<DType, ConvertError> {
         fb::TensorType::Int32 => DType::I32,
         fb::TensorType::Int64 => DType::I64,
         fb::TensorType::Bool => DType::Bool,
+        // Packed two per byte in the buffer (TFLite's layout: `kernels::int4`).
+        fb::TensorType::Int4 => DType::I4,
         other => return Err(err(Kind::UnsupportedDType, format!("tensor type {other:?} is not supported"))),
     })
 }

@@ -72,11 +72,16 @@ pub(super) fn check_quantization(graph: &Graph, node: &Node, code: i32) -> Resul
         (DType::F32, DType::F32) => return Ok(()),
         // Hybrid (dynamic-range) op: float activations, int8 weights; same weight rules.
         (DType::F32 | DType::I8 | DType::I16, DType::I8) => {}
+        // W4A8: int4 weights (packed in the file), int8 activations; same weight rules. TRANSPOSE_CONV
+        // has no int4 kernel (TFLite runs none either).
+        (DType::I8, DType::I4) if code != TRANSPOSE_CONV => {}
         (xd, wd) => {
             return Err(uq(
                 wid,
                 w,
-                format!("{xd} input with {wd} weights is not supported (f32 or int8 weights expected)"),
+                format!(
+                    "{xd} input with {wd} weights is not supported (f32 or int8 weights, or int4 weights with int8 input, expected)"
+                ),
             ));
         }
     }

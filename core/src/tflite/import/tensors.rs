@@ -127,6 +127,21 @@ impl<'a> Importer<'a> {
                 return Err(err(Kind::Unsupported, "a sparse tensor without constant data"));
             }
             None => None,
+            Some((bytes, at)) if dt == DType::I4 => {
+                if sparsity.is_some() {
+                    return Err(err(Kind::Unsupported, "a sparse int4 tensor"));
+                }
+                let count = num_elements(&shape).unwrap_or(0);
+                let data = ConstData::from_packed_i4(bytes, count).ok_or_else(|| {
+                    malformed(format!(
+                        "int4 constant data is {} bytes, shape {shape:?} packed two per byte needs {}",
+                        bytes.len(),
+                        crate::kernels::int4::packed_len(count)
+                    ))
+                    .at_offset(at)
+                })?;
+                Some(data)
+            }
             Some((bytes, at)) => {
                 let bytes = match &sparsity {
                     Some(sp) => {
