@@ -5,6 +5,8 @@
 
 mod lower;
 mod plan;
+mod plan_groups;
+mod plan_in_place;
 
 use alloc::format;
 use alloc::string::String;

@@ -30,6 +30,7 @@ pub mod depthwise_conv;
 pub mod fully_connected;
 pub mod params;
 pub mod pooling;
+pub(crate) mod row_chunks;
 pub(crate) mod window;
 // Elementwise, activation and data-movement kernels.
 pub mod abs;

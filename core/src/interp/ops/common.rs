@@ -7,11 +7,14 @@
 use crate::Error;
 use crate::interp::arena::ReadOnly;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
+use crate::kernels::row_chunks::ChunkedWindow;
 use crate::kernels::tensor::{Broadcast, MAX_DIMS};
 use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use crate::model::words::WordReader;
 use crate::model::{ABSENT, ElementType, Model, OpInfo, Quant, Storage, TensorInfo};
 use crate::requant::QuantizedMultiplier;
+
+use super::in_place::{self, InPlace};
 
 /// An arena region: `(offset, length)` in bytes.
 pub(crate) type ArenaRange = (usize, usize);
@@ -558,13 +561,55 @@ pub(crate) struct ConvLikeOp<'m, P> {
     pub(crate) filter: &'m [i8],
     pub(crate) bias: Option<(ElementType, Src<'m>)>,
     pub(crate) quant: PerChannelQuant<'m>,
+    /// Its in-place layout, when it runs over its input by chunks of rows.
+    pub(crate) in_place: Option<InPlace>,
+}
+
+impl<P> ConvLikeOp<'_, P> {
+    /// True if it runs in place (and does not read its input from the read-only arena).
+    pub(crate) fn runs_in_place(&self) -> bool {
+        self.in_place.is_some()
+    }
 }
 
 /// The prepared form of a conv-like op, from its kernel's parameters and checked operands.
 pub(crate) fn conv_like_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvLikeOp<'m, P>, Error> {
     let bias = o.bias.map(|b| Ok((b.dtype, b.src()?))).transpose()?;
-    Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
+    Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant, in_place: None })
 }
+
+/// [`conv_like_op`] for a CONV_2D or DEPTHWISE_CONV_2D, with its in-place layout when the op
+/// runs in place ([`in_place::prepare`]).
+pub(crate) fn conv_like_op_in_place<'m, P: ChunkedWindow>(
+    ctx: &Ctx<'_, 'm>,
+    params: P,
+    o: Operands<'m>,
+) -> Result<ConvLikeOp<'m, P>, Error> {
+    let mut op = conv_like_op(params, o)?;
+    op.in_place = in_place::prepare(ctx, &op.params, op.dtype)?;
+    Ok(op)
+}
+
+/// Runs an int8 conv-like op in place ([`in_place::run`]) with its whole-image kernel `s8`.
+pub(crate) fn run_in_place<P: ChunkedWindow>(
+    o: &ConvLikeOp<P>,
+    ip: &InPlace,
+    carved: Carved,
+    idx: u32,
+    s8: ConvKernel<P>,
+) -> Result<(), Error> {
+    let (region, scratch, ro) = carved;
+    let bias = match Src::bytes_opt(o.bias, &ro, idx)? {
+        Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
+        None => None,
+    };
+    in_place::run(ip, &o.params, region, scratch, idx, |p, x, y, s| s8(p, &o.quant, x, o.filter, bias, y, s))
+}
+
+/// An int8 conv-like kernel ([`conv_s8`](crate::kernels::conv::conv_s8),
+/// [`depthwise_conv_s8`](crate::kernels::depthwise_conv::depthwise_conv_s8)).
+pub(crate) type ConvKernel<P> =
+    fn(&P, &PerChannelQuant<'_>, &[i8], &[i8], Option<&[i32]>, &mut [i8], &mut [u8]) -> Result<(), Error>;
 
 /// Runs a conv-like kernel: `$s8` for int8, `$s16` for 16x8 (bias i64 or i32).
 macro_rules! run_conv {

@@ -4,7 +4,7 @@
 //! Parameter words: [`ConvWords`](crate::model::words::ConvWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op, operands,
+    Carved, ConvLikeOp, Ctx, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op_in_place, operands,
     read_window, run_conv,
 };
 use crate::Error;
@@ -40,10 +40,13 @@ fn conv_params<'m>(ctx: &Ctx<'_, 'm>) -> Result<(ConvParams, Operands<'m>), Erro
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m>, Error> {
     let (params, o) = conv_params(ctx)?;
-    conv_like_op(params, o)
+    conv_like_op_in_place(ctx, params, o)
 }
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &ConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
     super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
+    if let Some(ip) = &o.in_place {
+        return super::common::run_in_place(o, ip, carved, idx, conv_s8);
+    }
     run_conv!(o, carved, idx, conv_s8, conv_s16)
 }

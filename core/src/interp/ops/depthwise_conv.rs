@@ -4,8 +4,8 @@
 //! Parameter words: [`DepthwiseWords`](crate::model::words::DepthwiseWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, MAX_DIM, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op, operands,
-    read_window, run_conv,
+    Carved, ConvLikeOp, Ctx, MAX_DIM, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op_in_place,
+    operands, read_window, run_conv,
 };
 use crate::Error;
 use crate::kernels::common::Hw;
@@ -43,10 +43,13 @@ fn depthwise_params<'m>(ctx: &Ctx<'_, 'm>) -> Result<(DepthwiseConvParams, Opera
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<DepthwiseConvOp<'m>, Error> {
     let (params, o) = depthwise_params(ctx)?;
-    conv_like_op(params, o)
+    conv_like_op_in_place(ctx, params, o)
 }
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &DepthwiseConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
     super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
+    if let Some(ip) = &o.in_place {
+        return super::common::run_in_place(o, ip, carved, idx, depthwise_conv_s8);
+    }
     run_conv!(o, carved, idx, depthwise_conv_s8, depthwise_conv_s16)
 }
