@@ -10,10 +10,12 @@
 //!   raise it, with the rows per chunk that give the smallest arena; then back out of place each
 //!   one the arena does not need, and the others with as many rows per chunk as it allows: fewer,
 //!   larger kernel calls), so models whose peak is elsewhere keep their plan and their speed.
-//! - A FULLY_CONNECTED op's scratch (its input row widened once, on the Arm DSP path), where it
-//!   is larger than the op's input and output together, is left out where that lowers the
-//!   arena: the kernel then widens the input as it goes (the same outputs, a few % more
-//!   instructions for that op).
+//!   Which chunkings are allowed depends on the kernels the model is planned for
+//!   ([`KernelFamily`]): those that keep the op's speed there.
+//! - A FULLY_CONNECTED op keeps its scratch (its input row widened once, on the Arm DSP path):
+//!   without it the kernel widens as it goes, which would save AD 1,024 bytes of arena (2,064 ->
+//!   1,040: its first layer's 1,280-byte scratch sets the peak) for 7.8 % more instructions on
+//!   the Cortex-M4 (392,190 instead of 363,824).
 //! - Scratch buffers live for their op only, so they overlap whatever is dead at that time.
 //!
 //! Tensors that share bytes (aliases, in-place ops) form a group, placed as one unit with each
@@ -22,6 +24,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::KernelFamily;
 use super::plan_groups::{self, Group, GroupPlan, Member};
 use super::plan_in_place::{Candidate, InPlaceOption, candidate};
 use crate::graph::{ConvertError, Graph};
@@ -159,9 +162,7 @@ fn layout(b: &ModelBuilder, f: &Facts, chosen: &[Option<InPlaceOption>]) -> Layo
     let mut scratch_buf = vec![usize::MAX; nops];
     let mut scratch_len = vec![0usize; nops];
     for (i, op) in b.ops().iter().enumerate() {
-        // A fully connected op chosen without scratch expands its input on the fly.
-        let without = op.kind == OpKind::FullyConnected && chosen.get(i).copied().flatten().is_some();
-        let len = if without { 0 } else { conv_in_place[i].map_or(op.scratch_len, |o| o.scratch_len) as usize };
+        let len = conv_in_place[i].map_or(op.scratch_len, |o| o.scratch_len) as usize;
         scratch_len[i] = len;
         if len > 0 {
             scratch_buf[i] = groups.len();
@@ -244,9 +245,14 @@ fn choose(b: &ModelBuilder, f: &Facts, candidates: &[Candidate]) -> Vec<Option<I
     chosen
 }
 
-pub(crate) fn plan(_g: &Graph, _map: &[Option<u32>], b: &mut ModelBuilder) -> Result<PlanResult, ConvertError> {
+pub(crate) fn plan(
+    _g: &Graph,
+    _map: &[Option<u32>],
+    b: &mut ModelBuilder,
+    kernels: KernelFamily,
+) -> Result<PlanResult, ConvertError> {
     let f = Facts::of(b);
-    let candidates: Vec<Candidate> = (0..f.nops).filter_map(|i| candidate(b, i, ALIGN)).collect();
+    let candidates: Vec<Candidate> = (0..f.nops).filter_map(|i| candidate(b, i, ALIGN, kernels)).collect();
     let chosen = choose(b, &f, &candidates);
     let l = layout(b, &f, &chosen);
     // TFLite Micro's order on the same buffers (for the report).
@@ -272,8 +278,6 @@ pub(crate) fn plan(_g: &Graph, _map: &[Option<u32>], b: &mut ModelBuilder) -> Re
         }
         if let Some(o) = l.conv_in_place[i] {
             b.set_in_place_rows(i as u32, o.rows, l.scratch_len[i] as u32);
-        } else if b.ops()[i].scratch_len as usize != l.scratch_len[i] {
-            b.set_scratch_len(i as u32, l.scratch_len[i] as u32);
         }
     }
     Ok(PlanResult { arena_len: p.arena_len, greedy_by_size: greedy, strategy: p.strategy })

@@ -1,10 +1,11 @@
 //! The convolutions that may run in place by chunks of output rows
 //! ([`crate::kernels::row_chunks`]), and each one's options: rows per chunk, the scratch it
-//! then needs (row buffer and kernel scratch) and how far before its input its output starts;
-//! and the fully connected ops that may run without their scratch (option `rows: 0`).
+//! then needs (row buffer and kernel scratch) and how far before its input its output starts.
+//! Options keep the speed of the kernels the model is planned for ([`KernelFamily`]).
 
-use alloc::vec;
 use alloc::vec::Vec;
+
+use super::KernelFamily;
 
 use crate::kernels::common::{Hw, PaddingValues};
 use crate::kernels::conv::ConvParams;
@@ -79,19 +80,64 @@ fn depthwise_keeps_speed(p: &DepthwiseConvParams, ch: &RowChunks) -> bool {
     rows >= 8 && ch.iter().all(|c| dw_s1_sweep(c.r1 - c.r0, p.output.w).is_some())
 }
 
-/// The options of op `i` of `b` for running in place, none if it cannot (not an int8 CONV_2D or
-/// DEPTHWISE_CONV_2D of one image).
-pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize) -> Option<Candidate> {
-    let op = b.ops().get(i)?;
-    if op.kind == OpKind::FullyConnected && op.scratch_len > 0 {
-        // Its one option: no scratch (the kernel widens its input on the fly, a few % slower),
-        // where the scratch is most of the op's bytes (an input row widened to int16 is twice
-        // the input: AD's first layer).
-        let bytes = |t: Option<&u32>| t.and_then(|&t| b.tensors().get(t as usize)).map_or(0, |t| t.byte_len());
-        let io = bytes(op.inputs.first().and_then(Option::as_ref)) + bytes(op.outputs.first());
-        return (u64::from(op.scratch_len) > io)
-            .then(|| Candidate { op: i, options: vec![InPlaceOption { rows: 0, scratch_len: 0, delta: 0 }] });
+/// Budget of a chunked op on Helium: its estimated instructions at most 103 % of the whole
+/// image's (the 3 % the Arm DSP rules allow).
+fn within_budget(chunked: usize, whole: usize) -> bool {
+    chunked.saturating_mul(100) <= whole.saturating_mul(103)
+}
+
+/// Estimated instructions of the Helium convolution (`arm_mve::conv`) on `rows` output rows:
+/// per call, zeroing its tables (3 KB) and folding the input offset into each filter's bias
+/// (a pass over the filter row); per tile of 4 pixels and filter, 9 instructions per 16 bytes of
+/// depth and about 6 to store and requantize.
+fn helium_conv_cost(p: &ConvParams, rows: usize) -> usize {
+    let k16 = (p.filter.h * p.filter.w * p.filter.c).div_ceil(16);
+    let tiles = (rows * p.output.w).div_ceil(4);
+    200 + p.output.c * (k16 + 12) + tiles * p.output.c * (9 * k16 + 6)
+}
+
+/// Estimated instructions of the Helium depthwise convolution (`arm_mve::depthwise`) on `rows`
+/// output rows reading `rows_in` input rows: per call, filling its plane and accumulators (6 KB);
+/// per channel, its taps and scalars (about 60), gathering its input rows into the plane (3
+/// per 8 values and 6 per row) and about 6 per output (the byte gather and dot product, then the
+/// requantization and scatter).
+fn helium_depthwise_cost(p: &DepthwiseConvParams, rows: usize, rows_in: usize) -> usize {
+    let gather = rows_in * (3 * p.input.w.div_ceil(8) + 6);
+    400 + p.input.c * (60 + gather + 6 * rows * p.output.w)
+}
+
+/// Whether chunks `ch` keep a convolution's speed on `kernels`: the Arm DSP tiles
+/// ([`conv_keeps_speed`]), and on Helium the calls' setup within the budget.
+fn conv_keeps_speed_on(kernels: KernelFamily, p: &ConvParams, ch: &RowChunks) -> bool {
+    if !conv_keeps_speed(p, ch) {
+        return false;
     }
+    match kernels {
+        KernelFamily::ArmDsp => true,
+        KernelFamily::Helium => {
+            let chunked: usize = ch.iter().map(|c| helium_conv_cost(p, c.r1 - c.r0)).sum();
+            within_budget(chunked, helium_conv_cost(p, p.output.h))
+        }
+    }
+}
+
+/// Whether chunks `ch` keep a depthwise convolution's speed on `kernels`: the Arm DSP rules
+/// ([`depthwise_keeps_speed`]); on Helium, the calls' setup and the input rows gathered again
+/// within the budget.
+fn depthwise_keeps_speed_on(kernels: KernelFamily, p: &DepthwiseConvParams, ch: &RowChunks) -> bool {
+    match kernels {
+        KernelFamily::ArmDsp => depthwise_keeps_speed(p, ch),
+        KernelFamily::Helium => {
+            let chunked: usize = ch.iter().map(|c| helium_depthwise_cost(p, c.r1 - c.r0, c.hi - c.lo)).sum();
+            within_budget(chunked, helium_depthwise_cost(p, p.output.h, p.input.h))
+        }
+    }
+}
+
+/// The options of op `i` of `b` for running in place on `kernels`, none if it cannot (not an
+/// int8 CONV_2D or DEPTHWISE_CONV_2D of one image) or if no chunking keeps its speed there.
+pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize, kernels: KernelFamily) -> Option<Candidate> {
+    let op = b.ops().get(i)?;
     if !matches!(op.kind, OpKind::Conv2d | OpKind::DepthwiseConv2d) {
         return None;
     }
@@ -128,7 +174,9 @@ pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize) -> Option<Cand
                 activation,
                 rounding,
             };
-            p.row_chunks(rows).filter(|c| conv_keeps_speed(&p, c)).map(|c| (conv_in_place_scratch_len(&p, &c), c))
+            p.row_chunks(rows)
+                .filter(|c| conv_keeps_speed_on(kernels, &p, c))
+                .map(|c| (conv_in_place_scratch_len(&p, &c), c))
         } else {
             let depth_multiplier = *op.params.get(12)? as usize;
             let p = DepthwiseConvParams {
@@ -145,7 +193,7 @@ pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize) -> Option<Cand
                 rounding,
             };
             p.row_chunks(rows)
-                .filter(|c| depthwise_keeps_speed(&p, c))
+                .filter(|c| depthwise_keeps_speed_on(kernels, &p, c))
                 .map(|c| (depthwise_in_place_scratch_len(&p, &c), c))
         };
         let Some((scratch, chunks)) = opt else { continue };
@@ -157,4 +205,66 @@ pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize) -> Option<Cand
         options.push(InPlaceOption { rows, scratch_len, delta });
     }
     (!options.is_empty()).then_some(Candidate { op: i, options })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::common::Hw;
+
+    /// KWS's inner layers (25 x 5 x 64, SAME): a 3x3 stride-1 depthwise and a 1x1 convolution.
+    fn kws_layers() -> (DepthwiseConvParams, ConvParams) {
+        let d = Dims4::new(1, 25, 5, 64);
+        let activation = ActivationRange { min: -128, max: 127 };
+        let dw = DepthwiseConvParams {
+            input: d,
+            filter: Hw::new(3, 3),
+            output: d,
+            depth_multiplier: 1,
+            stride: Hw::new(1, 1),
+            dilation: Hw::new(1, 1),
+            padding: PaddingValues { top: 1, bottom: 1, left: 1, right: 1 },
+            input_offset: 0,
+            output_offset: 0,
+            activation,
+            rounding: Rounding::Double,
+        };
+        let pw = ConvParams {
+            input: d,
+            filter: Dims4::new(64, 1, 1, 64),
+            output: d,
+            stride: Hw::new(1, 1),
+            dilation: Hw::new(1, 1),
+            padding: PaddingValues { top: 0, bottom: 0, left: 0, right: 0 },
+            input_offset: 0,
+            output_offset: 0,
+            activation,
+            rounding: Rounding::Double,
+        };
+        (dw, pw)
+    }
+
+    /// The row counts of `1..25` each rule keeps.
+    fn kept(keep: impl Fn(&RowChunks) -> bool, chunks: impl Fn(usize) -> Option<RowChunks>) -> Vec<usize> {
+        (1..25).filter(|&r| chunks(r).is_some_and(|c| keep(&c))).collect()
+    }
+
+    /// The Helium kernels' setup per call makes KWS's depthwise layers keep one call (2 chunks
+    /// would cost about 10 % more there), where the Arm DSP 3x3 kernel takes 2 chunks (13 rows
+    /// and more); its 1x1 convolutions may take a few large chunks on either.
+    #[test]
+    fn helium_chunks_only_where_their_calls_cost_little() {
+        let (dw, pw) = kws_layers();
+        let dsp = kept(|c| depthwise_keeps_speed_on(KernelFamily::ArmDsp, &dw, c), |r| dw.row_chunks(r));
+        assert!(dsp.contains(&13), "Arm DSP depthwise rows {dsp:?}");
+        let helium = kept(|c| depthwise_keeps_speed_on(KernelFamily::Helium, &dw, c), |r| dw.row_chunks(r));
+        assert!(helium.is_empty(), "Helium depthwise rows {helium:?}");
+        let helium_pw = kept(|c| conv_keeps_speed_on(KernelFamily::Helium, &pw, c), |r| pw.row_chunks(r));
+        assert!(helium_pw.iter().all(|&r| r >= 8), "Helium 1x1 rows {helium_pw:?}");
+        let dsp_pw = kept(|c| conv_keeps_speed_on(KernelFamily::ArmDsp, &pw, c), |r| pw.row_chunks(r));
+        assert!(helium_pw.iter().all(|r| dsp_pw.contains(r)), "Helium {helium_pw:?} within Arm DSP {dsp_pw:?}");
+        // The estimates grow with the work: one chunk costs what the whole image does.
+        assert_eq!(helium_conv_cost(&pw, 25), helium_conv_cost(&pw, pw.output.h));
+        assert!(helium_depthwise_cost(&dw, 8, 10) < helium_depthwise_cost(&dw, 25, 25));
+    }
 }

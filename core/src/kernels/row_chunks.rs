@@ -18,7 +18,6 @@
 use crate::kernels::Dims4;
 #[cfg(any(test, feature = "alloc"))]
 use crate::kernels::arch;
-use crate::kernels::common::PaddingValues;
 use crate::kernels::conv::ConvParams;
 #[cfg(any(test, feature = "alloc"))]
 use crate::kernels::conv::conv_s8_scratch_len;
@@ -127,32 +126,6 @@ impl RowChunks {
     }
 }
 
-/// The sub-image window of chunk `c`: input `in_dims` cut to its rows, output to its rows, the
-/// padding above and below its own. Returns `(input, output, padding)`.
-pub(crate) fn sub_window(
-    in_dims: Dims4,
-    out_dims: Dims4,
-    pad: PaddingValues,
-    c: &Chunk,
-) -> (Dims4, Dims4, PaddingValues) {
-    let input = Dims4::new(in_dims.n, c.hi - c.lo, in_dims.w, in_dims.c);
-    let output = Dims4::new(out_dims.n, c.r1 - c.r0, out_dims.w, out_dims.c);
-    let padding = PaddingValues { top: c.top, bottom: c.bottom, left: pad.left, right: pad.right };
-    (input, output, padding)
-}
-
-/// A convolution's parameters for chunk `c`.
-pub(crate) fn conv_chunk(p: &ConvParams, c: &Chunk) -> ConvParams {
-    let (input, output, padding) = sub_window(p.input, p.output, p.padding, c);
-    ConvParams { input, output, padding, ..*p }
-}
-
-/// A depthwise convolution's parameters for chunk `c`.
-pub(crate) fn depthwise_chunk(p: &DepthwiseConvParams, c: &Chunk) -> DepthwiseConvParams {
-    let (input, output, padding) = sub_window(p.input, p.output, p.padding, c);
-    DepthwiseConvParams { input, output, padding, ..*p }
-}
-
 /// Bytes of the row buffer: `max_rows_in` input rows, rounded up to 4 bytes (the kernel's
 /// scratch follows it).
 pub(crate) fn row_buffer_len(chunks: &RowChunks, in_row: usize) -> usize {
@@ -164,7 +137,7 @@ pub(crate) fn row_buffer_len(chunks: &RowChunks, in_row: usize) -> usize {
 #[cfg(any(test, feature = "alloc"))]
 pub(crate) fn conv_in_place_scratch_len(p: &ConvParams, chunks: &RowChunks) -> usize {
     let in_row = p.input.w.saturating_mul(p.input.c);
-    let kernel = chunks.iter().map(|c| conv_s8_scratch_len(&conv_chunk(p, &c))).max().unwrap_or(0);
+    let kernel = chunks.iter().map(|c| conv_s8_scratch_len(&p.for_chunk(&c))).max().unwrap_or(0);
     row_buffer_len(chunks, in_row).saturating_add(kernel)
 }
 
@@ -180,7 +153,7 @@ pub(crate) fn depthwise_in_place_scratch_len(p: &DepthwiseConvParams, chunks: &R
         chunks
             .iter()
             .map(|c| {
-                let q = depthwise_chunk(p, &c);
+                let q = p.for_chunk(&c);
                 let words = arch::scratch::dw3x3_scratch_words(
                     q.input.c,
                     (q.output.h, q.output.w),
@@ -199,11 +172,20 @@ pub(crate) fn depthwise_in_place_scratch_len(p: &DepthwiseConvParams, chunks: &R
 }
 
 /// A convolution-like kernel's parameters, cut into chunks of output rows.
-pub(crate) trait ChunkedWindow: Sized {
+pub(crate) trait ChunkedWindow: Sized + Copy {
     /// The chunks of `rows` output rows.
     fn row_chunks(&self, rows: usize) -> Option<RowChunks>;
-    /// The parameters of chunk `c`.
-    fn for_chunk(&self, c: &Chunk) -> Self;
+    /// Makes these parameters (a copy of the whole image's) chunk `c`'s: only the rows of input
+    /// and output and the padding above and below change, so one copy serves every chunk (the
+    /// device's stack holds it once).
+    fn set_chunk(&mut self, c: &Chunk);
+    /// The parameters of chunk `c` (the planner's).
+    #[cfg(any(test, feature = "alloc"))]
+    fn for_chunk(&self, c: &Chunk) -> Self {
+        let mut q = *self;
+        q.set_chunk(c);
+        q
+    }
     /// Input and output shapes.
     fn dims(&self) -> (Dims4, Dims4);
     /// Bytes of an input row and of an output row (int8).
@@ -217,8 +199,9 @@ impl ChunkedWindow for ConvParams {
     fn row_chunks(&self, rows: usize) -> Option<RowChunks> {
         RowChunks::of_conv(self, rows)
     }
-    fn for_chunk(&self, c: &Chunk) -> Self {
-        conv_chunk(self, c)
+    fn set_chunk(&mut self, c: &Chunk) {
+        (self.input.h, self.output.h, self.padding.top, self.padding.bottom) =
+            (c.hi - c.lo, c.r1 - c.r0, c.top, c.bottom);
     }
     fn dims(&self) -> (Dims4, Dims4) {
         (self.input, self.output)
@@ -229,8 +212,9 @@ impl ChunkedWindow for DepthwiseConvParams {
     fn row_chunks(&self, rows: usize) -> Option<RowChunks> {
         RowChunks::of_depthwise(self, rows)
     }
-    fn for_chunk(&self, c: &Chunk) -> Self {
-        depthwise_chunk(self, c)
+    fn set_chunk(&mut self, c: &Chunk) {
+        (self.input.h, self.output.h, self.padding.top, self.padding.bottom) =
+            (c.hi - c.lo, c.r1 - c.r0, c.top, c.bottom);
     }
     fn dims(&self) -> (Dims4, Dims4) {
         (self.input, self.output)

@@ -194,12 +194,6 @@ impl ModelBuilder {
             *r = rows;
         }
     }
-    /// Sets the scratch bytes of op `op`.
-    pub fn set_scratch_len(&mut self, op: u32, scratch_len: u32) {
-        if let Some(o) = self.ops.get_mut(op as usize) {
-            o.scratch_len = scratch_len;
-        }
-    }
     /// Sets the planned scratch offset of op `op`.
     pub fn set_scratch_offset(&mut self, op: u32, offset: u32) {
         if let Some(s) = self.scratch_offsets.get_mut(op as usize) {

@@ -106,10 +106,19 @@ fn stage<'b>(
     buf.get(..(c.hi - c.lo) * in_row).map(bytemuck::cast_slice)
 }
 
+/// The error of an in-place run whose layout does not fit its regions (load-time checks make
+/// it unreachable). Out of line: the loop keeps only `idx` for it.
+#[cold]
+#[inline(never)]
+fn outside(idx: u32) -> Error {
+    Error::BadOp { index: idx, reason: "in-place convolution outside its regions" }
+}
+
 /// Runs an op in place: `region` is its writable span (input and output), `scratch` its
 /// scratch (the row buffer, then the kernel's), `kernel` the whole-image kernel called on each
-/// chunk's parameters, input rows, output rows and scratch. Not inlined: one lean frame between
-/// the op's glue and the kernel's (the device's stack).
+/// chunk's parameters, input rows, output rows and scratch. Not inlined: one frame between the
+/// op's glue and the kernel's, kept lean for the device's stack: one copy of the parameters,
+/// edited for each chunk ([`ChunkedWindow::set_chunk`]), and few other live values.
 #[inline(never)]
 pub(crate) fn run<P: ChunkedWindow>(
     ip: &InPlace,
@@ -119,18 +128,21 @@ pub(crate) fn run<P: ChunkedWindow>(
     idx: u32,
     mut kernel: impl FnMut(&P, &[i8], &mut [i8], &mut [u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let bad = Error::BadOp { index: idx, reason: "in-place convolution outside its regions" };
-    let (in_row, out_row) = p.row_bytes();
-    let chunks = p.row_chunks(ip.rows).ok_or(bad)?;
-    let (buf, kernel_scratch) = scratch.split_at_mut_checked(ip.buf_len).ok_or(bad)?;
+    let Some(chunks) = p.row_chunks(ip.rows) else { return Err(outside(idx)) };
+    let Some((buf, kernel_scratch)) = scratch.split_at_mut_checked(ip.buf_len) else { return Err(outside(idx)) };
+    let out_row = p.row_bytes().1;
+    let mut q = *p;
     // Input rows the buffer holds.
     let mut held = (0usize, 0usize);
     for k in 0..chunks.count() {
         let c = chunks.chunk(k);
-        let input = stage(ip, &c, held, in_row, region, buf).ok_or(bad)?;
+        let Some(input) = stage(ip, &c, held, p.row_bytes().0, region, buf) else { return Err(outside(idx)) };
         held = (c.lo, c.hi);
-        let output = region.get_mut(ip.out_rel + c.r0 * out_row..ip.out_rel + c.r1 * out_row).ok_or(bad)?;
-        kernel(&p.for_chunk(&c), input, bytemuck::cast_slice_mut(output), kernel_scratch)?;
+        let Some(output) = region.get_mut(ip.out_rel + c.r0 * out_row..ip.out_rel + c.r1 * out_row) else {
+            return Err(outside(idx));
+        };
+        q.set_chunk(&c);
+        kernel(&q, input, bytemuck::cast_slice_mut(output), kernel_scratch)?;
     }
     Ok(())
 }

@@ -255,9 +255,16 @@ trait Family {
 #[inline(never)]
 fn eval_one<S: OpSet, F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
     let idx = ctx.op.index;
-    let o = F::prepare(ctx)?;
+    // The prepared form is used where `prepare` wrote it: moved out of its `Result` (`?`), it
+    // took a second slot of its size in this frame (176 bytes for a depthwise convolution on
+    // the Cortex-M4F), under every kernel's frame.
+    let prepared = F::prepare(ctx);
+    let o = match &prepared {
+        Ok(o) => o,
+        Err(e) => return Err(*e),
+    };
     let (out, scratch) = regions(ctx)?;
-    F::run::<S>(&o, carve(arena, out, scratch, idx)?, idx)
+    F::run::<S>(o, carve(arena, out, scratch, idx)?, idx)
 }
 
 /// Prepares and runs a RESHAPE for [`eval`]. Not inlined: its prepared form stays out of the
