@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
-use microquant::compile::{CompileOptions, compile};
+use microquant::compile::{CompileOptions, KernelFamily, compile};
 use microquant::interp::{ARENA_ALIGN, Interpreter};
 use microquant::kernels::Rounding;
 use microquant::model::{AlignedBytes, ElementType, Model, OpKind, Storage};
@@ -176,12 +176,47 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
     }
 }
 
+/// The kernels this image runs (core's `build.rs` picks them from the same target and flags):
+/// Helium on `thumbv8m.main` with `target-cpu=cortex-m55`/`cortex-m85` or `+mve`, else the
+/// Arm DSP cost model (the planner's default). The planner chunks convolutions only where that
+/// keeps these kernels' speed.
+fn kernel_family() -> KernelFamily {
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    let target = env::var("TARGET").unwrap_or_default();
+    let encoded = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let flags: Vec<&str> = encoded.split('\x1f').filter(|f| !f.is_empty()).collect();
+    // The value of each `-C key=value` (`-C` and the value apart or joined).
+    let values = |key: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut it = flags.iter().copied();
+        while let Some(f) = it.next() {
+            let opt = if f == "-C" || f == "--codegen" { it.next() } else { f.strip_prefix("-C") };
+            if let Some(v) = opt.and_then(|o| o.strip_prefix(key)).and_then(|o| o.strip_prefix('=')) {
+                out.push(v.to_string());
+            }
+        }
+        out
+    };
+    let cpu = values("target-cpu").last().cloned().unwrap_or_default();
+    let mut mve = matches!(cpu.as_str(), "cortex-m55" | "cortex-m85");
+    for f in
+        values("target-feature").iter().flat_map(|l| l.split(',').map(str::trim).map(String::from).collect::<Vec<_>>())
+    {
+        match f.as_str() {
+            "+mve" => mve = true,
+            "-mve" => mve = false,
+            _ => {}
+        }
+    }
+    if target.starts_with("thumbv8m.main") && mve { KernelFamily::Helium } else { KernelFamily::ArmDsp }
+}
+
 fn convert(tflite: &Path) -> Built {
     let data = fs::read(tflite).unwrap_or_else(|e| panic!("MQ_MODEL: cannot read {}: {e}", tflite.display()));
     let graph =
         microquant::tflite::import(&data).unwrap_or_else(|e| panic!("{}: import failed: {e}", tflite.display()));
-    let c = compile(&graph, &CompileOptions { rounding: Rounding::Double, ..Default::default() })
-        .unwrap_or_else(|e| panic!("{}: conversion failed: {e}", tflite.display()));
+    let options = CompileOptions { rounding: Rounding::Double, kernels: kernel_family(), ..Default::default() };
+    let c = compile(&graph, &options).unwrap_or_else(|e| panic!("{}: conversion failed: {e}", tflite.display()));
     describe(c.bytes, &tflite.display().to_string())
 }
 

@@ -121,8 +121,8 @@ firmware_tests() {
   # The inference's own stack under 2 KB on the M4F (issue 25), as shipped: fat LTO. (The test
   # images above are built without LTO, where the interpreter's generic dispatch, instantiated in
   # the test crate, calls core's prepare functions out of line: KWS 2,204 B there, 1,828 shipped.)
-  echo "--- inference stack of KWS on mps2-an386, as shipped"
-  env -u CARGO_PROFILE_RELEASE_LTO MQ_CHECK_INFERENCE_STACK=1 cargo test-an386 --test model_kws
+  echo "--- inference stack of the MLPerf Tiny models on mps2-an386, as shipped"
+  env -u CARGO_PROFILE_RELEASE_LTO MQ_CHECK_INFERENCE_STACK=1 cargo test-an386 --test model_kws --test model_ic --test model_vww --test model_ad
   cargo test-microbit
   # The minimal image (only the model's kernels) for KWS on the M4F and the tiny model on the M0,
   # each output checked against TFLite Micro's.

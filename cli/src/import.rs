@@ -2,13 +2,19 @@
 
 use std::path::Path;
 
-use microquant::compile::{CompileOptions, compile};
+use microquant::compile::{CompileOptions, KernelFamily, compile};
 use microquant::kernels::Rounding;
 
 use crate::CliError;
 use crate::output::Stdout;
 
-pub fn run(input: &Path, output: &Path, rounding: Rounding, out: &mut Stdout) -> Result<(), CliError> {
+pub fn run(
+    input: &Path,
+    output: &Path,
+    rounding: Rounding,
+    kernels: KernelFamily,
+    out: &mut Stdout,
+) -> Result<(), CliError> {
     let bytes = std::fs::read(input).map_err(|e| CliError::io(input, e))?;
     let graph = microquant::tflite::import(&bytes).map_err(|e| CliError::convert(input, e))?;
     let crc = microquant::model::crc32(&bytes);
@@ -20,6 +26,7 @@ pub fn run(input: &Path, output: &Path, rounding: Rounding, out: &mut Stdout) ->
             ("source_file".into(), name),
             ("source_crc32".into(), format!("{crc:08x}")),
         ],
+        kernels,
     };
     let compiled = compile(&graph, &options).map_err(|e| CliError::convert(input, e))?;
     std::fs::write(output, &compiled.bytes).map_err(|e| CliError::io(output, e))?;

@@ -86,7 +86,7 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
                 .collect::<Result<_, _>>()?;
             let outs: Vec<u32> = (0..op.num_outputs()).map(|k| op.output(k)).collect::<Result<_, _>>()?;
             ops.push(json!({"index": i, "op": op.kind.name(), "name": op_name(&op), "inputs": ins, "outputs": outs,
-                "in_place": op.in_place(), "scratch_bytes": op.scratch_len, "macs": m.op_macs(i)?}));
+                "in_place": op.in_place(), "chunk_rows": op.chunk_rows(), "scratch_bytes": op.scratch_len, "macs": m.op_macs(i)?}));
         }
         let io = |n: usize, f: &dyn Fn(usize) -> Result<u32, microquant::Error>| -> Result<Vec<u32>, CliError> {
             (0..n).map(|i| f(i).map_err(CliError::from)).collect()
@@ -123,7 +123,11 @@ pub fn run(path: &std::path::Path, as_json: bool, out: &mut Stdout) -> Result<()
         s.const_bytes,
         if m.is_stripped() { "; stripped: no names or metadata" } else { "" }
     )?;
-    writeln!(out, "arena      {} bytes (RAM for activations and scratch)", s.arena_len)?;
+    // Convolutions that run over their input by chunks of rows (their scratch holds the rows).
+    let by_chunks = (0..m.num_ops() as u32).filter(|&i| m.op(i).is_ok_and(|op| op.chunk_rows() > 0)).count();
+    let in_place =
+        if by_chunks > 0 { format!("; {by_chunks} convolutions in place by row chunks") } else { String::new() };
+    writeln!(out, "arena      {} bytes (RAM for activations and scratch{in_place})", s.arena_len)?;
     writeln!(out, "MACs       {}", s.macs)?;
     writeln!(out)?;
     writeln!(

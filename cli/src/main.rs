@@ -45,6 +45,11 @@ enum Command {
         /// TFLite interpreter's reference kernels).
         #[arg(long, value_enum, default_value_t = RoundingArg::Double)]
         rounding: RoundingArg,
+        /// The kernels the model will run on (the planner runs convolutions in place by chunks
+        /// of rows only where that keeps their speed there): `arm-dsp` (Cortex-M4/M7/M33, and
+        /// the others; the default) or `helium` (Cortex-M55/M85). The outputs are the same.
+        #[arg(long, value_enum, default_value_t = KernelsArg::ArmDsp)]
+        kernels: KernelsArg,
     },
     /// Quantize a float ONNX or TFLite model to int8 with calibration samples: a .mq model, a
     /// per-layer report, optionally a QDQ ONNX model.
@@ -111,6 +116,13 @@ enum RoundingArg {
     Single,
 }
 
+/// The kernel family of `import --kernels`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum KernelsArg {
+    ArmDsp,
+    Helium,
+}
+
 /// Where `run` executes the model.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
@@ -147,12 +159,16 @@ fn run(cli: Cli, out: &mut Stdout) -> Result<(), CliError> {
         Command::Inspect { model, json } => inspect::run(&model, json, out),
         Command::Strip { model, output } => strip::run(&model, &output, out),
         Command::Quantize(args) => quantize::run(&args, out),
-        Command::Import { model, output, rounding } => {
+        Command::Import { model, output, rounding, kernels } => {
             let r = match rounding {
                 RoundingArg::Double => microquant::kernels::Rounding::Double,
                 RoundingArg::Single => microquant::kernels::Rounding::Single,
             };
-            import::run(&model, &output, r, out)
+            let k = match kernels {
+                KernelsArg::ArmDsp => microquant::compile::KernelFamily::ArmDsp,
+                KernelsArg::Helium => microquant::compile::KernelFamily::Helium,
+            };
+            import::run(&model, &output, r, k, out)
         }
         Command::Run { model, input, output, dequantize, reset_state, target } => match target {
             Target::Host => run::run(&model, &input, &output, dequantize, reset_state, out),

@@ -286,6 +286,7 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
             .into_iter()
             .chain(microquant::onnx::IoInfo::layout_metadata(&src.inputs, &src.outputs))
             .collect(),
+            ..Default::default()
         },
     };
     let bar = progress_bar(a.quiet)?;

@@ -112,7 +112,7 @@ fn int8_sparse_weights_run_bit_exact_with_the_interpreter() {
     let g = microquant::tflite::import(&bytes).unwrap_or_else(|e| panic!("import: {e}"));
     assert_eq!(g.nodes.iter().map(|n| n.op.name()).collect::<Vec<_>>(), ["FullyConnected"]);
     // The interpreter's reference kernels round once (Rounding::Single).
-    let c = compile(&g, &CompileOptions { rounding: Rounding::Single, metadata: Vec::new() }).unwrap();
+    let c = compile(&g, &CompileOptions { rounding: Rounding::Single, ..Default::default() }).unwrap();
     let model = AlignedBytes::new(&c.bytes);
     let mut arena = vec![0u8; c.arena_len + 64];
     let mut it = Interpreter::new(&model, &mut arena).unwrap();

@@ -474,7 +474,7 @@ mod loaders {
                 (String::from("source_crc32"), format!("{:08x}", crc32(bytes))),
             ],
         )?;
-        let c = compile(&graph, &CompileOptions { rounding: rounding(options)?, metadata: meta })
+        let c = compile(&graph, &CompileOptions { rounding: rounding(options)?, metadata: meta, ..Default::default() })
             .ctx("compiling the quantized model")?;
         let mut m = Compiled::new(c.bytes, source, name, layouts)?;
         let (inputs, outputs) = (crate::converter::io_infos(&m.inputs), crate::converter::io_infos(&m.outputs));

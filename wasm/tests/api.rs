@@ -510,7 +510,7 @@ fn int8_tflite_through_the_api_is_bit_exact_with_tflite_micro() {
         let q = QuantizedModel::try_from_js_value(load_model(bytes(file), None).unwrap()).unwrap();
         assert_eq!(q.source(), "tflite");
         if name == "kws" {
-            assert_eq!(q.arena_bytes(), 17808);
+            assert_eq!(q.arena_bytes(), 13392);
         }
         let info = q.inputs().get(0);
         let scale = Reflect::get(&info, &"scale".into()).unwrap().as_f64().unwrap();

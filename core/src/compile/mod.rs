@@ -5,6 +5,8 @@
 
 mod lower;
 mod plan;
+mod plan_groups;
+mod plan_in_place;
 
 use alloc::format;
 use alloc::string::String;
@@ -22,6 +24,26 @@ pub struct CompileOptions {
     pub rounding: Rounding,
     /// Metadata entries added to the model (producer, source hash, calibration summary...).
     pub metadata: Vec<(String, String)>,
+    /// The kernels the model will run on: the planner weighs what running a convolution by
+    /// chunks of rows (in place) costs them. The outputs are the same on every target.
+    pub kernels: KernelFamily,
+}
+
+/// The family of fast kernels a compiled model is planned for (what a device's build of
+/// microquant runs: `kernels::arch`). Only the cost of in-place convolutions by chunks of rows
+/// depends on it: each chunk is one more kernel call, and what a call costs before its first
+/// output differs between families.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KernelFamily {
+    /// The Arm DSP kernels (Cortex-M4/M7/M33), and the portable and wasm ones: little work per
+    /// call, so chunks cost only the 4-pixel tiles they split and the rows a 3x3 depthwise
+    /// layer widens again. The default.
+    #[default]
+    ArmDsp,
+    /// The Helium (MVE) kernels (Cortex-M55/M85): each call zeroes its tables and folds the
+    /// input offset into every filter's bias (convolutions), gathers every channel into a
+    /// padded plane (depthwise), so chunks run only where their extra calls cost little.
+    Helium,
 }
 
 /// A compiled model and what the compiler learned about it.
@@ -52,7 +74,7 @@ pub fn compile(graph: &Graph, options: &CompileOptions) -> Result<Compiled, Conv
     let mut b = ModelBuilder::new();
     b.set_single_rounding(options.rounding == Rounding::Single);
     let lowered = lower::lower(graph, options.rounding, &mut b)?;
-    let plan = plan::plan(graph, &lowered, &mut b)?;
+    let plan = plan::plan(graph, &lowered, &mut b, options.kernels)?;
     b.add_meta("format", "microquant .mq 1.0");
     b.add_meta(
         "rounding",

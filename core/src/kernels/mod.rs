@@ -34,6 +34,7 @@ pub mod fully_connected_s4;
 pub mod int4;
 pub mod params;
 pub mod pooling;
+pub(crate) mod row_chunks;
 pub(crate) mod window;
 // Elementwise, activation and data-movement kernels.
 pub mod abs;

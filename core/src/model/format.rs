@@ -43,6 +43,9 @@ pub(crate) const FLAG_SINGLE_ROUNDING: u32 = 1;
 pub(crate) const FLAG_STRIPPED: u32 = 2;
 /// Op flag: the op writes its output over its first input.
 pub(crate) const OP_FLAG_IN_PLACE: u16 = 1;
+/// Op flags, bits 8..16: output rows per chunk of a convolution that runs in place by chunks
+/// (`crate::kernels::row_chunks`); 0 for every other op.
+pub(crate) const OP_CHUNK_ROWS_SHIFT: u16 = 8;
 
 /// The file's CRC: CRC-32 of all its bytes with the CRC field itself read as zeros, so every
 /// other byte (the version fields included) is covered.

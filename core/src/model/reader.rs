@@ -222,6 +222,10 @@ impl<'a> OpInfo<'a> {
     pub fn in_place(&self) -> bool {
         self.flags & OP_FLAG_IN_PLACE != 0
     }
+    /// Output rows per chunk of a convolution that runs in place by chunks (0: not by chunks).
+    pub fn chunk_rows(&self) -> u8 {
+        if self.in_place() { (self.flags >> OP_CHUNK_ROWS_SHIFT) as u8 } else { 0 }
+    }
     /// The op's name (for diagnostics).
     pub fn name(&self) -> &'a str {
         self.name.as_str()

@@ -67,6 +67,14 @@ impl TensorSpec {
     pub fn byte_len(&self) -> u64 {
         self.dtype.byte_len(self.count()).unwrap_or(u64::MAX)
     }
+    /// The shape.
+    pub(crate) fn dims(&self) -> &[u32] {
+        &self.dims
+    }
+    /// The element type.
+    pub(crate) fn dtype(&self) -> ElementType {
+        self.dtype
+    }
     /// True for an activation (arena) tensor.
     pub fn is_activation(&self) -> bool {
         matches!(self.storage, SpecStorage::Arena)
@@ -102,6 +110,8 @@ pub struct ModelBuilder {
     meta: Vec<(String, String)>,
     arena_offsets: Vec<Option<u32>>,
     scratch_offsets: Vec<u32>,
+    /// Output rows per chunk of the ops that run in place by chunks (0 for the others).
+    chunk_rows: Vec<u8>,
     arena_len: u32,
     flags: u32,
 }
@@ -125,6 +135,7 @@ impl ModelBuilder {
     pub fn add_op(&mut self, op: OpSpec) -> u32 {
         self.ops.push(op);
         self.scratch_offsets.push(0);
+        self.chunk_rows.push(0);
         (self.ops.len() - 1) as u32
     }
     /// The tensors added so far.
@@ -169,6 +180,18 @@ impl ModelBuilder {
     pub fn set_in_place(&mut self, op: u32) {
         if let Some(o) = self.ops.get_mut(op as usize) {
             o.in_place = true;
+        }
+    }
+    /// Marks op `op` (a convolution) as running in place by chunks of `rows` output rows
+    /// ([`OpInfo::chunk_rows`](crate::model::OpInfo::chunk_rows)), with `scratch_len` bytes of
+    /// scratch (its row buffer and its kernel's scratch).
+    pub fn set_in_place_rows(&mut self, op: u32, rows: u8, scratch_len: u32) {
+        if let Some(o) = self.ops.get_mut(op as usize) {
+            o.in_place = true;
+            o.scratch_len = scratch_len;
+        }
+        if let Some(r) = self.chunk_rows.get_mut(op as usize) {
+            *r = rows;
         }
     }
     /// Sets the planned scratch offset of op `op`.
@@ -325,7 +348,8 @@ impl ModelBuilder {
             let r = ops_off + OP_RECORD_LEN * i;
             let (ins, outs, params) = op_lists[i];
             put16(&mut out, r, op.kind.code());
-            put16(&mut out, r + 2, if op.in_place { OP_FLAG_IN_PLACE } else { 0 });
+            let rows = u16::from(self.chunk_rows.get(i).copied().unwrap_or(0)) << OP_CHUNK_ROWS_SHIFT;
+            put16(&mut out, r + 2, if op.in_place { OP_FLAG_IN_PLACE | rows } else { 0 });
             put32(&mut out, r + 4, u32_of(ins)?);
             put16(&mut out, r + 8, op.inputs.len() as u16);
             put16(&mut out, r + 10, op.outputs.len() as u16);
@@ -482,6 +506,9 @@ pub fn strip(model: &[u8]) -> Result<Vec<u8>, Error> {
             scratch_len: op.scratch_len,
         });
         b.set_scratch_offset(k, op.scratch_offset);
+        if op.chunk_rows() > 0 {
+            b.set_in_place_rows(k, op.chunk_rows(), op.scratch_len);
+        }
     }
     let inputs = (0..m.num_inputs()).map(|k| m.input_index(k)).collect::<Result<Vec<_>, _>>()?;
     let outputs = (0..m.num_outputs()).map(|k| m.output_index(k)).collect::<Result<Vec<_>, _>>()?;

@@ -69,7 +69,8 @@ pub(super) async fn quantize_with_data(
         .collect(),
     )?;
     let q = quantize(&cal, &q_opts).ctx("quantizing")?;
-    let compiled = compile(&q.graph, &CompileOptions { rounding, metadata: meta }).ctx("compiling")?;
+    let compiled =
+        compile(&q.graph, &CompileOptions { rounding, metadata: meta, ..Default::default() }).ctx("compiling")?;
     let total = eval.len();
     ctl.tick(true, "evaluate", 0, 1, 0, total).await?;
     // The evaluation is one call: progress is reported from inside it (a worker's messages

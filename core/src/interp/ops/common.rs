@@ -7,11 +7,14 @@
 use crate::Error;
 use crate::interp::arena::ReadOnly;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
+use crate::kernels::row_chunks::ChunkedWindow;
 use crate::kernels::tensor::{Broadcast, MAX_DIMS};
 use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
 use crate::model::words::WordReader;
 use crate::model::{ABSENT, ElementType, Model, OpInfo, Quant, Storage, TensorInfo};
 use crate::requant::QuantizedMultiplier;
+
+use super::in_place::{self, InPlace};
 
 /// An arena region: `(offset, length)` in bytes.
 pub(crate) type ArenaRange = (usize, usize);
@@ -594,12 +597,51 @@ pub(crate) struct ConvLikeOp<'m, P> {
     pub(crate) filter: Filter<'m>,
     pub(crate) bias: Option<(ElementType, Src<'m>)>,
     pub(crate) quant: PerChannelQuant<'m>,
+    /// Its in-place layout, when it runs over its input by chunks of rows.
+    pub(crate) in_place: Option<InPlace>,
+}
+
+impl<P> ConvLikeOp<'_, P> {
+    /// True if it runs in place (and does not read its input from the read-only arena).
+    pub(crate) fn runs_in_place(&self) -> bool {
+        self.in_place.is_some()
+    }
 }
 
 /// The prepared form of a conv-like op, from its kernel's parameters and checked operands.
 pub(crate) fn conv_like_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvLikeOp<'m, P>, Error> {
     let bias = o.bias.map(|b| Ok((b.dtype, b.src()?))).transpose()?;
-    Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant })
+    Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant, in_place: None })
+}
+
+/// [`conv_like_op`] for a CONV_2D or DEPTHWISE_CONV_2D, with its in-place layout when the op
+/// runs in place ([`in_place::prepare`]).
+pub(crate) fn conv_like_op_in_place<'m, P: ChunkedWindow>(
+    ctx: &Ctx<'_, 'm>,
+    params: P,
+    o: Operands<'m>,
+) -> Result<ConvLikeOp<'m, P>, Error> {
+    let mut op = conv_like_op(params, o)?;
+    op.in_place = in_place::prepare(ctx, &op.params, op.dtype)?;
+    Ok(op)
+}
+
+/// Runs a conv-like op with int8 activations in place ([`in_place::run`]): `kernel` is its
+/// whole-image kernel (int8 or int4 weights) given the parameters, quantization, input rows,
+/// bias, output rows and scratch of each chunk.
+pub(crate) fn run_in_place<P: ChunkedWindow>(
+    o: &ConvLikeOp<P>,
+    ip: &InPlace,
+    carved: Carved,
+    idx: u32,
+    kernel: impl Fn(&P, &PerChannelQuant<'_>, &[i8], Option<&[i32]>, &mut [i8], &mut [u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let (region, scratch, ro) = carved;
+    let bias = match Src::bytes_opt(o.bias, &ro, idx)? {
+        Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
+        None => None,
+    };
+    in_place::run(ip, &o.params, region, scratch, idx, |p, x, y, s| kernel(p, &o.quant, x, bias, y, s))
 }
 
 /// Runs a conv-like kernel with int4 weights (`$s4`: int8 activations, bias int32 or none).

@@ -4,8 +4,8 @@
 //! Parameter words: [`ConvWords`](crate::model::words::ConvWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, Filter, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op, operands,
-    read_window, run_conv, run_conv_s4,
+    Carved, ConvLikeOp, Ctx, Filter, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op_in_place,
+    operands, read_window, run_conv, run_conv_s4,
 };
 use crate::Error;
 use crate::kernels::conv::{ConvParams, conv_s8, conv_s16};
@@ -41,7 +41,7 @@ fn conv_params<'m>(ctx: &Ctx<'_, 'm>) -> Result<(ConvParams, Operands<'m>), Erro
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m>, Error> {
     let (params, o) = conv_params(ctx)?;
-    conv_like_op(params, o)
+    conv_like_op_in_place(ctx, params, o)
 }
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &ConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
@@ -49,8 +49,18 @@ pub(crate) fn run<S: crate::interp::OpSet>(o: &ConvOp, carved: Carved, idx: u32)
     match o.filter {
         Filter::I4(f) => {
             super::common::int4_gate::<S>(true, idx)?;
+            if let Some(ip) = &o.in_place {
+                return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, _| conv_s4(p, q, x, f, b, y));
+            }
             run_conv_s4!(o, carved, idx, f, conv_s4)
         }
-        Filter::I8(f) => run_conv!(o, carved, idx, f, conv_s8, conv_s16),
+        Filter::I8(f) => {
+            if let Some(ip) = &o.in_place {
+                return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, s| {
+                    conv_s8(p, q, x, f, b, y, s)
+                });
+            }
+            run_conv!(o, carved, idx, f, conv_s8, conv_s16)
+        }
     }
 }

@@ -4,8 +4,8 @@
 //! Parameter words: [`DepthwiseWords`](crate::model::words::DepthwiseWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, Filter, MAX_DIM, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op,
-    operands, read_window, run_conv, run_conv_s4,
+    Carved, ConvLikeOp, Ctx, Filter, MAX_DIM, Operands, Src, as_i8, as_pod, as_pod_mut, check_output,
+    conv_like_op_in_place, operands, read_window, run_conv, run_conv_s4,
 };
 use crate::Error;
 use crate::kernels::common::Hw;
@@ -44,7 +44,7 @@ fn depthwise_params<'m>(ctx: &Ctx<'_, 'm>) -> Result<(DepthwiseConvParams, Opera
 
 pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<DepthwiseConvOp<'m>, Error> {
     let (params, o) = depthwise_params(ctx)?;
-    conv_like_op(params, o)
+    conv_like_op_in_place(ctx, params, o)
 }
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &DepthwiseConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
@@ -52,8 +52,20 @@ pub(crate) fn run<S: crate::interp::OpSet>(o: &DepthwiseConvOp, carved: Carved, 
     match o.filter {
         Filter::I4(f) => {
             super::common::int4_gate::<S>(true, idx)?;
+            if let Some(ip) = &o.in_place {
+                return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, _| {
+                    depthwise_conv_s4(p, q, x, f, b, y)
+                });
+            }
             run_conv_s4!(o, carved, idx, f, depthwise_conv_s4)
         }
-        Filter::I8(f) => run_conv!(o, carved, idx, f, depthwise_conv_s8, depthwise_conv_s16),
+        Filter::I8(f) => {
+            if let Some(ip) = &o.in_place {
+                return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, s| {
+                    depthwise_conv_s8(p, q, x, f, b, y, s)
+                });
+            }
+            run_conv!(o, carved, idx, f, depthwise_conv_s8, depthwise_conv_s16)
+        }
     }
 }

@@ -16,6 +16,7 @@ mod depthwise_conv;
 mod div;
 mod fully_connected;
 mod gather;
+mod in_place;
 mod leaky_relu;
 mod lstm;
 mod lut;
@@ -257,9 +258,16 @@ trait Family {
 #[inline(never)]
 fn eval_one<S: OpSet, F: Family>(ctx: &Ctx, arena: &mut [u8]) -> Result<(), Error> {
     let idx = ctx.op.index;
-    let o = F::prepare(ctx)?;
+    // The prepared form is used where `prepare` wrote it: moved out of its `Result` (`?`), it
+    // took a second slot of its size in this frame (176 bytes for a depthwise convolution on
+    // the Cortex-M4F), under every kernel's frame.
+    let prepared = F::prepare(ctx);
+    let o = match &prepared {
+        Ok(o) => o,
+        Err(e) => return Err(*e),
+    };
     let (out, scratch) = regions(ctx)?;
-    F::run::<S>(&o, carve(arena, out, scratch, idx)?, idx)
+    F::run::<S>(o, carve(arena, out, scratch, idx)?, idx)
 }
 
 /// Prepares and runs a RESHAPE for [`eval`]. Not inlined: its prepared form stays out of the
@@ -277,9 +285,16 @@ fn run_one<S: OpSet, F: Family>(o: &F::Op<'_>, carved: Carved, idx: u32) -> Resu
 }
 
 /// The arena regions of the op in `ctx`: its output, its scratch (`(0, 0)` for kinds without).
+/// An op that runs in place by chunks (a convolution) writes the span of its input and output.
 fn regions(ctx: &Ctx) -> Result<(ArenaRange, ArenaRange), Error> {
     let scratch = if has_scratch(ctx.op.kind) { ctx.scratch() } else { (0, 0) };
-    Ok((ctx.region(&ctx.output()?)?, scratch))
+    let y = ctx.region(&ctx.output()?)?;
+    let by_chunks = ctx.op.chunk_rows() > 0 && matches!(ctx.op.kind, OpKind::Conv2d | OpKind::DepthwiseConv2d);
+    if !by_chunks {
+        return Ok((y, scratch));
+    }
+    let x = ctx.region(&ctx.input(0)?)?;
+    Ok((in_place::span(x, y).ok_or_else(|| ctx.bad("in-place convolution outside the arena"))?, scratch))
 }
 
 /// Prepares op `i` of `m` (checking it as [`validate`] does).
@@ -320,6 +335,8 @@ pub(crate) fn validate<S: OpSet>(m: &Model, i: u32, rounding: Rounding) -> Resul
     let in_place = match &kernel {
         Kernel::Lut(o) => o.in_place(),
         Kernel::Reshape(o) => o.aliased(),
+        Kernel::Conv(o) => o.runs_in_place(),
+        Kernel::DepthwiseConv(o) => o.runs_in_place(),
         _ => false,
     };
     for k in usize::from(in_place)..op.num_inputs() {
