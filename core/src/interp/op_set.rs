@@ -15,6 +15,8 @@ const INT4_BIT: u128 = 1 << 126;
 impl OpKinds {
     /// Every kind, int8 and 16x8.
     pub const ALL: Self = Self(u128::MAX);
+    /// Every kind, without the int4-weight variants ([`with_int4`](Self::with_int4)).
+    pub const ALL_INT8_WEIGHTS: Self = Self(u128::MAX & !INT4_BIT);
     /// No kind.
     pub const NONE: Self = Self(0);
 
@@ -128,6 +130,8 @@ mod tests {
         assert!(s.contains(OpKind::Conv2d) && s.contains(OpKind::Softmax));
         assert!(!s.contains(OpKind::Lstm) && !s.contains(OpKind::DepthwiseConv2d));
         assert!(s.with(OpKind::Lstm).contains(OpKind::Lstm));
+        assert!(OpKinds::ALL.int4() && !OpKinds::ALL_INT8_WEIGHTS.int4());
+        assert!(OpKinds::ALL_INT8_WEIGHTS.contains(OpKind::Conv2d) && OpKinds::ALL_INT8_WEIGHTS.contains(OpKind::Lstm));
         assert!(OpKinds::ALL.contains(OpKind::BatchMatMul) && !OpKinds::NONE.contains(OpKind::Add));
         assert!(OpKinds::ALL.int16() && !s.int16() && s.with_int16().int16());
         assert!(s.with_int16().contains(OpKind::Conv2d) && !s.with_int16().contains(OpKind::Lstm));

@@ -16,7 +16,7 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use microquant::interp::Interpreter;
+use microquant::interp::{Interpreter, OpKinds, OpSet};
 use microquant::model::Model;
 use microquant_firmware::models::Arena;
 use microquant_firmware::models::runner::RUNNER_POOL_LEN;
@@ -25,6 +25,15 @@ use semihosting::fs::File;
 use semihosting::io::{Read, Write};
 
 fw::count_systick_wraps!();
+
+/// What the runner runs: every op kind, and on the micro:bit (256 KB of flash) every kind without
+/// the int4-weight kernels, which do not fit beside the others there (a model with int4 weights
+/// is refused at load with `Int4NotInSet`).
+struct RunnerOps;
+
+impl OpSet for RunnerOps {
+    const KINDS: OpKinds = if cfg!(mq_small_flash) { OpKinds::ALL_INT8_WEIGHTS } else { OpKinds::ALL };
+}
 
 /// Why the runner stopped.
 enum RunError {
@@ -121,7 +130,7 @@ fn run(pool: &mut [u8]) -> Result<(), RunError> {
     if needed > arena.len() {
         return Err(RunError::TooBig { model: model_len, arena: needed, pool: RUNNER_POOL_LEN });
     }
-    let mut it = Interpreter::new(model_bytes, arena)?;
+    let mut it = Interpreter::<RunnerOps>::with_op_set(model_bytes, arena)?;
     let per_in = it.input_i8(0)?.len();
     let per_out = it.output_i8(0)?.len();
 
