@@ -16,7 +16,7 @@ impl OpKinds {
     /// Every kind, int8 and 16x8.
     pub const ALL: Self = Self(u128::MAX);
     /// Every kind, without the int4-weight variants ([`with_int4`](Self::with_int4)).
-    pub const ALL_INT8_WEIGHTS: Self = Self(u128::MAX & !INT4_BIT);
+    pub const ALL_INT8_WEIGHTS: Self = Self(!INT4_BIT);
     /// No kind.
     pub const NONE: Self = Self(0);
 
