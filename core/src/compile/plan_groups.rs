@@ -62,14 +62,6 @@ struct Placed {
     last: usize,
 }
 
-/// Whether group `g` fits at `base`: no member overlaps a placed buffer alive at the same time.
-fn fits(g: &Group, base: usize, placed: &[Placed]) -> bool {
-    g.members.iter().filter(|m| m.size > 0).all(|m| {
-        let (s, e) = (base + m.rel, base + m.rel + m.size);
-        placed.iter().all(|p| !overlaps_in_time((m.first, m.last), (p.first, p.last)) || e <= p.start || p.end <= s)
-    })
-}
-
 /// First-fit placement in the given order.
 fn place(groups: &[Group], order: &[usize], align: usize) -> (Vec<usize>, usize) {
     let mut offsets = vec![0usize; groups.len()];
@@ -80,16 +72,29 @@ fn place(groups: &[Group], order: &[usize], align: usize) -> (Vec<usize>, usize)
         if g.extent() == 0 {
             continue;
         }
+        // The placed buffers alive with each member: the only ones it can collide with.
+        let near: Vec<(&Member, Vec<Placed>)> = g
+            .members
+            .iter()
+            .filter(|m| m.size > 0)
+            .map(|m| {
+                (m, placed.iter().filter(|p| overlaps_in_time((m.first, m.last), (p.first, p.last))).copied().collect())
+            })
+            .collect();
         // The lowest base that fits is 0 or puts a member just above a placed buffer.
         let mut bases = vec![0usize];
-        for m in g.members.iter().filter(|m| m.size > 0) {
-            for p in placed.iter().filter(|p| overlaps_in_time((m.first, m.last), (p.first, p.last))) {
-                bases.push(align_up(p.end.saturating_sub(m.rel), align));
-            }
+        for (m, alive) in &near {
+            bases.extend(alive.iter().map(|p| align_up(p.end.saturating_sub(m.rel), align)));
         }
         bases.sort_unstable();
         bases.dedup();
-        let base = bases.into_iter().find(|&b| fits(g, b, &placed)).unwrap_or(align_up(arena, align));
+        let fits_near = |base: usize| {
+            near.iter().all(|(m, alive)| {
+                let (s, e) = (base + m.rel, base + m.rel + m.size);
+                alive.iter().all(|p| e <= p.start || p.end <= s)
+            })
+        };
+        let base = bases.into_iter().find(|&b| fits_near(b)).unwrap_or(align_up(arena, align));
         offsets[i] = base;
         for m in g.members.iter().filter(|m| m.size > 0) {
             placed.push(Placed { start: base + m.rel, end: base + m.rel + m.size, first: m.first, last: m.last });

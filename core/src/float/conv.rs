@@ -14,7 +14,9 @@ use alloc::vec::Vec;
 
 use super::{KernelError, clamp_activation};
 use crate::graph::{AxisWindow, FusedActivation, Padding};
-use crate::kernels::arch::gemm::{GemmShapeError, MatRef, PackedRhs, sgemm, sgemm_packed};
+use crate::kernels::arch::gemm::{
+    Epilogue, GemmShapeError, IndirectA, MatRef, PackedRhs, sgemm, sgemm_indirect, sgemm_packed,
+};
 
 /// Geometry shared by convolution and depthwise convolution.
 #[derive(Debug, Clone, Copy)]
@@ -354,7 +356,6 @@ pub(crate) fn conv2d_f32_packed(
     }
     let k = kh * kw * ic;
     let rows = n * oh * ow;
-    let mut out = bias_rows(rows, bias, oc)?;
     // The filter `[oc, k]` read as the `k × oc` right-hand side, packed once for every block.
     let own;
     let b = match packed.filter(|p| p.is(k, oc)) {
@@ -364,12 +365,83 @@ pub(crate) fn conv2d_f32_packed(
             &own
         }
     };
+    if b.reads_in_place() {
+        // The bias and the activation applied by the product itself, as it starts and stores.
+        let len = rows.checked_mul(oc).ok_or(KernelError("output too large"))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(len).map_err(|_| KernelError("output too large"))?;
+        out.resize(len, 0.0);
+        let zeros;
+        let start = match bias {
+            Some(b) => b,
+            None => {
+                zeros = vec![0f32; oc];
+                &zeros
+            }
+        };
+        let epilogue = Epilogue { start: Some(start), clamp: activation.float_range() };
+        if conv_in_place(x, b, geo, &mut out, epilogue)? {
+            return Ok(out);
+        }
+    }
+    let mut out = bias_rows(rows, bias, oc)?;
+    conv_im2col(x, b, geo, &mut out)?;
+    apply_activation(&mut out, activation);
+    Ok(out)
+}
+
+/// `out = clamp(start + patches · b)` ([`Epilogue`]) with each patch's taps read where they lie
+/// in `x` ([`IndirectA`]: no im2col copy, no packing); `Ok(false)` (nothing written) where the target has no such kernel.
+fn conv_in_place(
+    x: &[f32],
+    b: &PackedRhs,
+    geo: &ConvGeometry,
+    out: &mut [f32],
+    epilogue: Epilogue<'_>,
+) -> Result<bool, KernelError> {
+    let [n, h, w, ic] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let (wh, ww) = geo.windows()?;
+    let (oh, ow) = (wh.output, ww.output);
+    let rows = n * oh * ow;
+    let mut offsets = Vec::new();
+    offsets.try_reserve_exact(rows * kh * kw).map_err(|_| KernelError("output too large"))?;
+    // The input column of each output column and filter column (`kw` per output column).
+    let mut columns = Vec::new();
+    columns.try_reserve_exact(ow * kw).map_err(|_| KernelError("output too large"))?;
+    columns.extend(
+        (0..ow).flat_map(|ox| (0..kw).map(move |kx| tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w))),
+    );
+    for b_ in 0..n {
+        for oy in 0..oh {
+            for ixs in columns.chunks_exact(kw.max(1)) {
+                for ky in 0..kh {
+                    let iy = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h);
+                    offsets.extend(ixs.iter().map(|&ix| match (iy, ix) {
+                        (Some(iy), Some(ix)) => ((b_ * h + iy) * w + ix) * ic,
+                        _ => IndirectA::ZEROS,
+                    }));
+                }
+            }
+        }
+    }
+    let a = IndirectA { data: x, seg: ic, taps: kh * kw, offsets: &offsets };
+    sgemm_indirect(&a, b, out, b.n(), epilogue).map_err(gemm_err)
+}
+
+/// `out += patches · b` through copied patches (im2col, in blocks of [`patch_rows`]) and the
+/// packed GEMM; a 1×1 stride-1 unpadded convolution multiplies `x` itself.
+fn conv_im2col(x: &[f32], b: &PackedRhs, geo: &ConvGeometry, out: &mut [f32]) -> Result<(), KernelError> {
+    let [n, h, w, ic] = geo.input;
+    let [kh, kw] = geo.kernel;
+    let (wh, ww) = geo.windows()?;
+    let (oh, ow) = (wh.output, ww.output);
+    let (k, oc) = (kh * kw * ic, b.n());
+    let rows = n * oh * ow;
     let pointwise =
         kh == 1 && kw == 1 && geo.stride == [1, 1] && wh.pad_before == 0 && ww.pad_before == 0 && (oh, ow) == (h, w);
     if pointwise {
-        sgemm_packed(rows, MatRef::row_major(x, ic), b, &mut out, oc, true).map_err(gemm_err)?;
-        apply_activation(&mut out, activation);
-        return Ok(out);
+        return sgemm_packed(rows, MatRef::row_major(x, ic), b, out, oc, true).map_err(gemm_err);
     }
     let block = patch_rows(k);
     let mut patches = vec![0f32; block.min(rows) * k];
@@ -395,8 +467,7 @@ pub(crate) fn conv2d_f32_packed(
         sgemm_packed(m, a, b, &mut out[row * oc..], oc, true).map_err(gemm_err)?;
         row += m;
     }
-    apply_activation(&mut out, activation);
-    Ok(out)
+    Ok(())
 }
 
 /// Depthwise convolution in f32 lanes (see the module doc); within f32 rounding of
@@ -722,6 +793,50 @@ mod tests {
             }
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&y), bits(&want), "{oc} output channels");
+        }
+    }
+
+    /// Patches read in place (where the CPU has the kernel) give the same bits as copied and
+    /// packed patches: padding, strides, dilation, several images, ragged row tiles and panels,
+    /// and depths that cross the packed blocks inside a tap.
+    #[test]
+    fn patches_in_place_equal_copied_patches() {
+        let mut state = 0x51_7cc1_b727_220au64;
+        let mut next = move |m: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        let shapes =
+            [(2, 9, 7, 3, 3, 3, 5), (1, 6, 11, 300, 3, 3, 17), (1, 5, 5, 40, 1, 1, 33), (3, 4, 9, 7, 2, 5, 16)];
+        for (case, &(n, h, w, ic, kh, kw, oc)) in shapes.iter().enumerate() {
+            for (stride, dilation, padding) in
+                [([1, 1], [1, 1], Padding::Same), ([2, 1], [1, 2], Padding::Valid), ([1, 2], [1, 1], Padding::Same)]
+            {
+                let geo = ConvGeometry { input: [n, h, w, ic], kernel: [kh, kw], stride, dilation, padding };
+                let Ok((wh, ww)) = geo.windows() else { continue };
+                let mut val =
+                    |len: usize| -> Vec<f32> { (0..len).map(|_| next(20001) as f32 / 7000.0 - 1.4).collect() };
+                let (x, f, bias) = (val(n * h * w * ic), val(oc * kh * kw * ic), val(oc));
+                let b = PackedRhs::weights(&f, kh * kw * ic, oc).unwrap();
+                let rows = n * wh.output * ww.output;
+                let mut copied = bias_rows(rows, Some(&bias), oc).unwrap();
+                conv_im2col(&x, &b, &geo, &mut copied).unwrap();
+                let mut in_place = bias_rows(rows, Some(&bias), oc).unwrap();
+                let from_c = Epilogue { start: None, clamp: None };
+                let ran = conv_in_place(&x, &b, &geo, &mut in_place, from_c).unwrap();
+                // Starting from the bias and clamping as it stores: the same as the separate passes.
+                let mut fused = vec![f32::NAN; rows * oc];
+                let epilogue = Epilogue { start: Some(&bias), clamp: FusedActivation::Relu6.float_range() };
+                assert_eq!(conv_in_place(&x, &b, &geo, &mut fused, epilogue).unwrap(), ran);
+                let mut clamped = copied.clone();
+                apply_activation(&mut clamped, FusedActivation::Relu6);
+                assert_eq!(ran, b.reads_in_place());
+                if ran {
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&in_place), bits(&copied), "case {case} {geo:?}");
+                    assert_eq!(bits(&fused), bits(&clamped), "case {case} {geo:?} with the epilogue");
+                }
+            }
         }
     }
 

@@ -128,6 +128,126 @@ pub(crate) fn sgemm_packed(
     Ok(())
 }
 
+/// The left operand of a convolution's product read where it lies, without copying patches
+/// (im2col) or packing them: row `i` of `a` is `taps` segments of `seg` values, segment `t` of
+/// it `data[offsets[i·taps + t]..][..seg]`, or `seg` zeros where the offset is
+/// [`IndirectA::ZEROS`] (a tap in the padding).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndirectA<'a> {
+    pub data: &'a [f32],
+    pub seg: usize,
+    pub taps: usize,
+    pub offsets: &'a [usize],
+}
+
+impl IndirectA<'_> {
+    /// The offset of a segment of zeros.
+    pub(crate) const ZEROS: usize = usize::MAX;
+
+    /// Whether every segment lies in `data`.
+    fn fits(&self) -> bool {
+        self.taps > 0
+            && self.offsets.len() % self.taps == 0
+            && self
+                .offsets
+                .iter()
+                .all(|&o| o == Self::ZEROS || o.checked_add(self.seg).is_some_and(|e| e <= self.data.len()))
+    }
+}
+
+/// A stretch of the depth that lies in one tap's segment and in one packed depth block of `b`:
+/// depths `tap·seg + a_start ..` (`len` of them), whose packed rows of panel `j` start at
+/// `b_start + j·panel_stride` (one row of `width` values per depth).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DepthRun {
+    pub tap: usize,
+    pub a_start: usize,
+    pub len: usize,
+    pub b_start: usize,
+    pub panel_stride: usize,
+}
+
+/// The depth `0..taps·seg` cut at segment ends and at `b`'s depth blocks, in order.
+fn depth_runs(seg: usize, taps: usize, b: &PackedRhs) -> alloc::vec::Vec<DepthRun> {
+    let panels = b.n.div_ceil(b.width);
+    let mut runs = alloc::vec::Vec::new();
+    for tap in 0..taps {
+        let mut s = 0;
+        while s < seg {
+            let q = tap * seg + s;
+            let (block, within) = (q / KC, q % KC);
+            let kcb = KC.min(b.k - block * KC);
+            let len = (seg - s).min(KC - within);
+            let b_start = block * KC * panels * b.width + within * b.width;
+            runs.push(DepthRun { tap, a_start: s, len, b_start, panel_stride: kcb * b.width });
+            s += len;
+        }
+    }
+    runs
+}
+
+/// What a product's outputs start from and what is done to them at the end.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Epilogue<'a> {
+    /// Each row starts from these `n` values (a layer's bias); `None`: from what `c` holds.
+    pub start: Option<&'a [f32]>,
+    /// Each result clamped to `[lo, hi]` (`v.max(lo).min(hi)`: a fused activation) as it is stored.
+    pub clamp: Option<(f32, f32)>,
+}
+
+/// `c[i, j] = clamp(start[j] + Σ_p a[i, p] · b[p, j])` with `a` read in place ([`IndirectA`],
+/// its rows the patches), each sum in the fixed order of the module docs: the same results bit
+/// for bit as [`sgemm_packed`] of the patches accumulating onto `c` filled with `start`, then the
+/// clamp. `Ok(false)` (nothing written) where the target has no such kernel: the caller copies
+/// and packs the patches then.
+///
+/// # Errors
+/// [`GemmShapeError`] if a segment, `b`, `c` or the start row does not fit (nothing is written
+/// then).
+pub(crate) fn sgemm_indirect(
+    a: &IndirectA<'_>,
+    b: &PackedRhs,
+    c: &mut [f32],
+    ldc: usize,
+    epilogue: Epilogue<'_>,
+) -> Result<bool, GemmShapeError> {
+    let (k, n) = (b.k, b.n);
+    if !a.fits() || a.seg.checked_mul(a.taps) != Some(k) || epilogue.start.is_some_and(|s| s.len() != n) {
+        return Err(GemmShapeError);
+    }
+    let m = a.offsets.len() / a.taps;
+    let c_fits = m == 0
+        || n == 0
+        || (ldc >= n && (m - 1).checked_mul(ldc).and_then(|v| v.checked_add(n)).is_some_and(|e| e <= c.len()));
+    if !c_fits {
+        return Err(GemmShapeError);
+    }
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    if b.reads_in_place() {
+        if m == 0 || n == 0 {
+            return Ok(true);
+        }
+        let runs = depth_runs(a.seg, a.taps, b);
+        // Rows in bands side by side as `sgemm_packed` (each element summed by one thread).
+        let threads = crate::parallel::threads_for(m.saturating_mul(k).saturating_mul(n), m / 16);
+        let band = m.div_ceil(threads.max(1));
+        let mut parts = alloc::vec::Vec::with_capacity(threads);
+        let mut rest = c;
+        for r0 in (0..m).step_by(band) {
+            let rows = band.min(m - r0);
+            let (mine, others) = if r0 + rows < m { rest.split_at_mut(rows * ldc) } else { (rest, &mut [][..]) };
+            rest = others;
+            let part = IndirectA { offsets: &a.offsets[r0 * a.taps..(r0 + rows) * a.taps], ..*a };
+            parts.push((part, mine));
+        }
+        crate::parallel::run_parts(parts, |(part, c)| {
+            super::x86::float_gemm::sgemm_indirect(&part, &runs, &b.data, n, c, ldc, epilogue);
+        });
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// The columns of the register tile the target's best kernel uses (16 with AVX on x86-64, else 8):
 /// the width [`PackedRhs::new`] packs for.
 fn best_width() -> usize {
@@ -168,6 +288,21 @@ impl PackedRhs {
             return Err(GemmShapeError);
         }
         Self::new(k, n, MatRef { data: weights, offset: 0, row_stride: 1, col_stride: k })
+    }
+
+    /// Whether [`sgemm_indirect`] runs with this right-hand side on this CPU (else it returns
+    /// `Ok(false)` and the caller had better not build the offsets).
+    pub(crate) fn reads_in_place(&self) -> bool {
+        #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+        if self.width == super::x86::float_gemm::NR && super::x86::has_avx() {
+            return true;
+        }
+        false
+    }
+
+    /// The columns (`n` of `k × n`).
+    pub(crate) fn n(&self) -> usize {
+        self.n
     }
 
     /// Whether this is a `k × n` right-hand side.
@@ -439,6 +574,50 @@ mod tests {
                     assert_eq!(bits(&wide), bits(&want), "{m}x{k}x{n} {layout:?} 6x16");
                 }
             }
+        }
+    }
+
+    /// Rows read in place (segments anywhere in the data, zeros for padding) sum as the copied
+    /// rows do, bit for bit; offsets, starts and outputs that do not fit are refused.
+    #[test]
+    fn indirect_rows_sum_as_copied_rows() {
+        let mut state = 5u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 20) as f32 - 8.0
+        };
+        for &(m, seg, taps, n) in &[(1, 1, 1, 1), (13, 5, 3, 17), (40, 300, 2, 33), (7, 90, 9, 16)] {
+            let data: alloc::vec::Vec<f32> = (0..seg * 50).map(|_| next()).collect();
+            let offsets: alloc::vec::Vec<usize> =
+                (0..m * taps).map(|i| if i % 7 == 3 { IndirectA::ZEROS } else { (i * 31 % 50) * seg }).collect();
+            let k = seg * taps;
+            let bm: alloc::vec::Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let b = PackedRhs::weights(&bm, k, n).unwrap();
+            let start: alloc::vec::Vec<f32> = (0..n).map(|_| next()).collect();
+            let mut rows = alloc::vec::Vec::new();
+            for &o in &offsets {
+                match o {
+                    IndirectA::ZEROS => rows.extend(core::iter::repeat_n(0.0, seg)),
+                    o => rows.extend_from_slice(&data[o..o + seg]),
+                }
+            }
+            let mut want: alloc::vec::Vec<f32> = (0..m).flat_map(|_| start.iter().copied()).collect();
+            sgemm_packed(m, MatRef::row_major(&rows, k), &b, &mut want, n, true).unwrap();
+            let a = IndirectA { data: &data, seg, taps, offsets: &offsets };
+            let mut got = alloc::vec![f32::NAN; m * n];
+            let epilogue = Epilogue { start: Some(&start), clamp: None };
+            if sgemm_indirect(&a, &b, &mut got, n, epilogue).unwrap() {
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<alloc::vec::Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{m} rows of {taps} x {seg}, {n} columns");
+            }
+            let mut short = alloc::vec![0f32; m * n - 1];
+            assert_eq!(sgemm_indirect(&a, &b, &mut short, n, epilogue), Err(GemmShapeError));
+            let bad_start = Epilogue { start: Some(&start[1..]), clamp: None };
+            assert_eq!(sgemm_indirect(&a, &b, &mut got, n, bad_start), Err(GemmShapeError));
+            let mut far = offsets.clone();
+            far[0] = data.len() - seg + 1;
+            let outside = IndirectA { offsets: &far, ..a };
+            assert_eq!(sgemm_indirect(&outside, &b, &mut got, n, epilogue), Err(GemmShapeError));
         }
     }
 

@@ -21,6 +21,8 @@ use crate::kernels::ActivationRange;
 use crate::kernels::PerChannelQuant;
 use crate::kernels::params::{DepthwiseConvParams, FullyConnectedParams};
 
+#[cfg(feature = "alloc")]
+pub(crate) mod float_gemm;
 mod paired_filters;
 use paired_filters::{PairedFilters, paired_filters};
 
