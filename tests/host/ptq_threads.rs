@@ -78,3 +78,24 @@ fn threads_give_the_error_of_one_thread() {
     assert!(one.contains("NaN") || one.contains("nan") || one.contains("finite"), "{one}");
     assert_eq!(error(2), one);
 }
+
+/// The report of a conversion measures the int8 model against the float activations its
+/// calibration kept (no second float pass): the same report, bit for bit, as an evaluation that
+/// runs the float graph again, with one thread and with two.
+#[test]
+fn the_report_from_kept_activations_is_the_report_of_a_float_pass() {
+    for (name, n) in [("conv_bn_opset13", 23), ("token_mlp_opset13", 9)] {
+        let (g, len) = model(name);
+        let s = samples(len, 17 + n as u64, n);
+        for threads in [1, 2] {
+            set_max_threads(threads);
+            let out = convert(&g, &s, None, &PtqOptions::default(), &mut |_| {}).unwrap();
+            let mut cal = Calibrator::new(&out.float, &CalibrationOptions::default()).unwrap();
+            cal.calibrate(&s, &mut |_| {}).unwrap();
+            let again = out.evaluate(&s, None).unwrap();
+            set_max_threads(0);
+            assert_eq!(cal.kept_activation_samples(), n, "{name}: every sample's activations kept");
+            assert_eq!(out.report.to_json(), again.to_json(), "{name}, {threads} threads");
+        }
+    }
+}

@@ -68,6 +68,8 @@ mod report;
 mod shared_quant;
 mod source;
 
+#[cfg(feature = "std")]
+pub use calibrate::KEPT_ACTIVATION_BYTES;
 pub use calibrate::{CalibrationOptions, Calibrator, Progress, SELECTION_SAMPLES};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
 pub use observer::ObserverKind;

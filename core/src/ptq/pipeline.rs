@@ -117,6 +117,9 @@ pub fn convert_source(
         let quantized = quantize(&cal, &options.quantize)?;
         let compiled = compile(&quantized.graph, &options.compile)?;
         let mut ev = Evaluator::new(&cal, &quantized, &compiled, labels)?;
+        // The same samples again, from the first: measured against the activations calibration
+        // kept of them, where it kept them.
+        ev.reuse_calibration_activations();
         source.rewind()?;
         let mut done = 0;
         loop {

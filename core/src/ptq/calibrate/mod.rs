@@ -101,6 +101,10 @@ pub struct Calibrator<'g> {
     /// what the model-level range choice measures), at most `keep`.
     kept: Vec<KeptSample>,
     keep: usize,
+    /// Every sample's activations from the first pass, when kept for the report
+    /// ([`KEPT_ACTIVATION_BYTES`]).
+    #[cfg(feature = "std")]
+    activations: Option<Vec<Activations>>,
     /// The weights [`quantize`](super::quantize) computed from this calibration (quantized
     /// once for the model-level range choice's several quantizations).
     memo: RefCell<WeightMemo>,
@@ -138,6 +142,18 @@ fn end_observer_passes(observers: &mut [Option<AnyObserver>]) -> Result<(), Conv
 /// pass, in the memory they always took.
 #[cfg(feature = "std")]
 pub const REPLAY_BYTES: usize = 256 << 20;
+
+/// The most bytes of float activations the first calibration pass keeps for the per-layer
+/// report of [`convert_source`](crate::ptq::convert_source), which then measures the int8
+/// model against them instead of running the float graph again (the same values: the same
+/// report bit for bit): every activation of every sample, 4 bytes per value (32 samples of a
+/// ResNet-18 at 224x224: some 420 MB). More samples than fit, or a graph that carries state
+/// from one sample to the next, run the float graph again in the report.
+#[cfg(feature = "std")]
+pub const KEPT_ACTIVATION_BYTES: usize = 512 << 20;
+
+/// One sample's float activations, indexed by [`TensorId`] (`None` where not kept).
+pub(crate) type Activations = Vec<Option<Vec<f32>>>;
 
 /// `f` on every observer: on threads with `std` (each observer alone, so the same results with
 /// any number), the first error in tensor order (`what` names the step in it).
@@ -206,9 +222,16 @@ fn observe_in_line(
     sums: &mut [Option<Vec<f64>>],
     first: bool,
     inputs: &[&[f32]],
+    mut keep: Option<&mut Activations>,
 ) -> Result<Vec<Vec<f32>>, ConvertError> {
     let graph = executor.graph();
-    executor.run_observed(inputs, |t, v| observe_tensor(graph, observers, sums, first, t, v))
+    executor.run_observed(inputs, |t, v| {
+        observe_tensor(graph, observers, sums, first, t, v)?;
+        if let Some(slot) = keep.as_deref_mut().and_then(|k| k.get_mut(t.index())) {
+            *slot = Some(v.to_vec());
+        }
+        Ok(())
+    })
 }
 
 /// [`observe_in_line`] with the observers on a second thread: the float graph runs on, each
@@ -223,6 +246,7 @@ fn observe_pipelined(
     sums: &mut [Option<Vec<f64>>],
     first: bool,
     inputs: &[&[f32]],
+    keep: Option<&mut Activations>,
 ) -> Result<Vec<Vec<f32>>, ConvertError> {
     /// Activations on their way to the observer thread at most (a bound on the copies alive).
     const IN_FLIGHT: usize = 8;
@@ -234,6 +258,7 @@ fn observe_pipelined(
     let (send, receive) = std::sync::mpsc::sync_channel::<(TensorId, Vec<f32>)>(IN_FLIGHT);
     std::thread::scope(|scope| {
         let observer = scope.spawn(move || -> Result<(), ConvertError> {
+            let mut keep = keep;
             for (t, v) in receive {
                 observe_tensor(graph, observers, sums, first, t, &v).map_err(|e| {
                     match graph.nodes.iter().enumerate().find(|(_, n)| n.output(0) == Some(t)) {
@@ -241,6 +266,9 @@ fn observe_pipelined(
                         None => e,
                     }
                 })?;
+                if let Some(slot) = keep.as_deref_mut().and_then(|k| k.get_mut(t.index())) {
+                    *slot = Some(v);
+                }
             }
             Ok(())
         });
@@ -323,6 +351,8 @@ impl<'g> Calibrator<'g> {
             summed: 0,
             cell_peaks: vec![0.0; graph.nodes.len()],
             kept: Vec::new(),
+            #[cfg(feature = "std")]
+            activations: None,
             keep,
             memo: RefCell::default(),
         })
@@ -441,13 +471,21 @@ impl<'g> Calibrator<'g> {
         }
         let first = self.pass == 0;
         #[cfg(feature = "std")]
-        let outputs = if crate::parallel::max_threads() > 1 {
-            observe_pipelined(&self.executor, &mut self.observers, &mut self.sums, first, inputs)?
-        } else {
-            observe_in_line(&self.executor, &mut self.observers, &mut self.sums, first, inputs)?
+        let outputs = {
+            let mut store: Option<Activations> =
+                self.activations.as_ref().filter(|_| first).map(|_| vec![None; self.executor.graph().tensors.len()]);
+            let outputs = if crate::parallel::max_threads() > 1 {
+                observe_pipelined(&self.executor, &mut self.observers, &mut self.sums, first, inputs, store.as_mut())?
+            } else {
+                observe_in_line(&self.executor, &mut self.observers, &mut self.sums, first, inputs, store.as_mut())?
+            };
+            if let (Some(all), Some(store)) = (self.activations.as_mut(), store) {
+                all.push(store);
+            }
+            outputs
         };
         #[cfg(not(feature = "std"))]
-        let outputs = observe_in_line(&self.executor, &mut self.observers, &mut self.sums, first, inputs)?;
+        let outputs = observe_in_line(&self.executor, &mut self.observers, &mut self.sums, first, inputs, None)?;
         if first {
             self.summed += 1;
             if self.kept.len() < self.keep {
@@ -550,6 +588,38 @@ impl<'g> Calibrator<'g> {
         self.observers.iter_mut().flatten().for_each(|o| o.keep_for_replay(keep));
     }
 
+    /// Before the first sample: keeps every sample's activations in the first pass for the
+    /// report if `total` samples fit in [`KEPT_ACTIVATION_BYTES`] and no state is carried from
+    /// one sample to the next.
+    #[cfg(feature = "std")]
+    fn keep_activations(&mut self, total: usize) {
+        let graph = self.executor.graph();
+        let per_sample = graph
+            .inputs
+            .iter()
+            .chain(graph.nodes.iter().filter_map(|n| n.output(0)).collect::<Vec<_>>().iter())
+            .map(|t| graph.tensor(*t).and_then(|t| t.num_elements()).unwrap_or(0))
+            .fold(0usize, |a, n| a.saturating_add(n.saturating_mul(4)));
+        let fits = per_sample.saturating_mul(total) <= KEPT_ACTIVATION_BYTES;
+        self.activations = (fits && !self.carries_state()).then(|| Vec::with_capacity(total));
+    }
+
+    /// How many samples' float activations the first pass kept for the report of
+    /// [`convert_source`](crate::ptq::convert_source) (0 when they did not fit in
+    /// [`KEPT_ACTIVATION_BYTES`], for a graph that carries state, or before
+    /// [`calibrate_source`](Self::calibrate_source)).
+    #[cfg(feature = "std")]
+    pub fn kept_activation_samples(&self) -> usize {
+        self.kept_activations().map_or(0, <[_]>::len)
+    }
+
+    /// Every sample's float activations from the first pass, in sample order, when they were
+    /// kept ([`KEPT_ACTIVATION_BYTES`]) and that pass is over; `None` otherwise.
+    #[cfg(feature = "std")]
+    pub(crate) fn kept_activations(&self) -> Option<&[Activations]> {
+        self.activations.as_deref().filter(|a| self.pass > 0 && a.len() == self.summed)
+    }
+
     /// At the start of the last pass, when every observer kept the samples of the statistics
     /// pass ([`keep_for_replay`](Self::keep_for_replay)): that pass's errors measured from them
     /// (the same values: the same results bit for bit) and the pass ended, without running the
@@ -649,6 +719,7 @@ impl<'g> Calibrator<'g> {
         #[cfg(feature = "std")]
         if self.pass == 0 && self.samples == 0 {
             self.keep_for_replay(total);
+            self.keep_activations(total);
         }
         while self.pass < self.passes {
             if self.replay_error_pass()? {

@@ -263,6 +263,9 @@ pub struct Evaluator<'a> {
     totals: Totals,
     model_bytes: usize,
     arena_bytes: usize,
+    /// The samples to come are the calibration's, in its order, from its first sample
+    /// ([`reuse_calibration_activations`](Self::reuse_calibration_activations)).
+    reuse: bool,
 }
 
 impl core::fmt::Debug for Evaluator<'_> {
@@ -328,7 +331,35 @@ impl<'a> Evaluator<'a> {
             totals: Totals { accs: vec![Acc::default(); q.nodes.len()], ..Totals::default() },
             model_bytes: compiled.bytes.len(),
             arena_bytes: compiled.arena_len,
+            reuse: false,
         })
+    }
+
+    /// Tells the evaluator that the samples to come are the calibrator's own, in its order:
+    /// each is then measured against the float activations calibration kept of it (where it
+    /// kept them: [`KEPT_ACTIVATION_BYTES`](crate::ptq::KEPT_ACTIVATION_BYTES)) instead of
+    /// running the float graph again. Each kept sample's inputs are compared with the sample's,
+    /// bit for bit, before its activations are used: the report is the same either way.
+    pub(crate) fn reuse_calibration_activations(&mut self) {
+        self.reuse = true;
+    }
+
+    /// The kept float activations of the next `n` samples, when reused.
+    fn kept(&self, n: usize) -> Option<&'a [crate::ptq::calibrate::Activations]> {
+        if !self.reuse || self.sequence {
+            return None;
+        }
+        #[cfg(feature = "std")]
+        {
+            let calibrator: &'a Calibrator<'a> = self.calibrator;
+            let all = calibrator.kept_activations()?;
+            all.get(self.totals.samples..self.totals.samples.checked_add(n)?)
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = n;
+            None
+        }
     }
 
     /// Samples evaluated so far.
@@ -366,6 +397,7 @@ impl<'a> Evaluator<'a> {
         let float: &Graph = self.calibrator.graph();
         let m = Models { float, quantized: self.quantized, float_of: &self.float_of };
         let labels = self.labels;
+        let kept = self.kept(samples.len());
         // Samples that each start from the initial state run on threads on the host, a part of
         // the chunk per thread, and are folded in order.
         #[cfg(feature = "std")]
@@ -387,7 +419,8 @@ impl<'a> Evaluator<'a> {
                     .enumerate()
                     .map(|(t, (ex, arena))| {
                         let range = t * samples.len() / threads..(t + 1) * samples.len() / threads;
-                        sample::Part { ex, arena, samples: &samples[range] }
+                        let kept = kept.and_then(|k| k.get(range.clone()));
+                        sample::Part { ex, arena, samples: &samples[range], kept }
                     })
                     .collect();
                 let measured = sample::measure_split(m, &self.bytes, parts)?;
@@ -413,7 +446,8 @@ impl<'a> Evaluator<'a> {
             if !self.sequence {
                 it.reset_state().map_err(interp_err)?;
             }
-            let measured = measure_sample(m, &self.ex, &mut it, &inputs)?;
+            let kept = kept.and_then(|a| a.get(k)).map(Vec::as_slice);
+            let measured = measure_sample(m, &self.ex, &mut it, &inputs, kept)?;
             self.totals.add(float, measured, labels)?;
             progress(k);
         }

@@ -12,6 +12,7 @@ use super::{interp_err, read_dequantized, write_quantized};
 use crate::float::FloatExecutor;
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, TensorId};
 use crate::interp::Interpreter;
+use crate::ptq::calibrate::Activations;
 use crate::ptq::quantize::Quantized;
 
 /// What every sample's measurement reads: the float graph, the quantized graph and which float
@@ -32,8 +33,27 @@ pub(super) struct SampleMeasure {
     pub(super) first_output: Option<(Vec<f32>, Vec<f32>)>,
 }
 
+/// Whether `kept` (a sample's activations from the first calibration pass) is this sample's
+/// and holds every activation the measurement reads: the inputs bit for bit the same, every
+/// measured node's output and the first graph output present.
+fn kept_serves(m: &Models<'_>, kept: &[Option<Vec<f32>>], inputs: &[&[f32]]) -> bool {
+    let float = m.float;
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let has = |t: TensorId| kept.get(t.index()).is_some_and(Option::is_some);
+    float.inputs.len() == inputs.len()
+        && float
+            .inputs
+            .iter()
+            .zip(inputs)
+            .all(|(t, x)| kept.get(t.index()).and_then(|v| v.as_deref()).is_some_and(|v| bits(v) == bits(x)))
+        && m.float_of.iter().flatten().all(|&i| float.nodes.get(i).and_then(|n| n.output(0)).is_none_or(has))
+        && float.outputs.first().is_none_or(|&o| has(o))
+}
+
 /// Runs one sample (one slice per graph input, in the graph's layout) through `ex` and through
-/// the int8 model of `it` op by op, and measures every layer.
+/// the int8 model of `it` op by op, and measures every layer. `kept`: the sample's float
+/// activations from calibration, used instead of running `ex` when they are this sample's
+/// ([`kept_serves`]; the same values, so the same measurements).
 ///
 /// # Errors
 /// The executor's and interpreter's; `InvalidGraph` for an unquantized input or output.
@@ -42,11 +62,19 @@ pub(super) fn measure_sample(
     ex: &FloatExecutor<'_>,
     it: &mut Interpreter<'_, '_>,
     inputs: &[&[f32]],
+    kept: Option<&[Option<Vec<f32>>]>,
 ) -> Result<SampleMeasure, ConvertError> {
     let (float, quantized) = (m.float, m.quantized);
     let aq = |t: TensorId| quantized.activations.get(t.index()).copied().flatten();
     let model = *it.model();
-    let all = ex.run_all(inputs)?;
+    let computed;
+    let all: &[Option<Vec<f32>>] = match kept {
+        Some(k) if kept_serves(&m, k, inputs) => k,
+        _ => {
+            computed = ex.run_all(inputs)?;
+            &computed
+        }
+    };
     for (k, (&fid, x)) in float.inputs.iter().zip(inputs).enumerate() {
         let a = aq(fid).ok_or_else(|| ConvertError::new(Kind::InvalidGraph, format!("input {k} is not quantized")))?;
         let buf = it.input_bytes(k).map_err(interp_err)?;
@@ -91,6 +119,8 @@ pub(super) struct Part<'p, 'g, S> {
     pub(super) ex: &'p mut FloatExecutor<'g>,
     pub(super) arena: &'p mut [u8],
     pub(super) samples: &'p [S],
+    /// The samples' float activations from calibration, one per sample, when kept.
+    pub(super) kept: Option<&'p [Activations]>,
 }
 
 /// [`measure_sample`] on every sample of every part, each part on a thread of its own (a fresh
@@ -114,10 +144,12 @@ where
         let mut it = Interpreter::new(model, part.arena).map_err(interp_err)?;
         part.samples
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(k, s)| {
                 let inputs: Vec<&[f32]> = s.as_ref().iter().map(AsRef::as_ref).collect();
                 it.reset_state().map_err(interp_err)?;
-                measure_sample(m, &*part.ex, &mut it, &inputs)
+                let kept = part.kept.and_then(|a| a.get(k)).map(Vec::as_slice);
+                measure_sample(m, &*part.ex, &mut it, &inputs, kept)
             })
             .collect()
     });
