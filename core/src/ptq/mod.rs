@@ -64,7 +64,7 @@ mod pipeline;
 mod prepare;
 mod quantize;
 mod quantize_recurrent;
-mod report;
+pub(crate) mod report;
 mod shared_quant;
 mod source;
 

@@ -59,13 +59,13 @@ fn sample_errors(
         distinct += 1;
     }
     let sums = match distinct {
-        1 => spread(error_sums::<1>(x, step, &params)),
-        2 => spread(error_sums::<2>(x, step, &params)),
-        3 => spread(error_sums::<3>(x, step, &params)),
-        4 => spread(error_sums::<4>(x, step, &params)),
-        5 => spread(error_sums::<5>(x, step, &params)),
-        6 => spread(error_sums::<6>(x, step, &params)),
-        _ => error_sums::<CANDIDATES>(x, step, &params),
+        1 => spread(best_error_sums::<1>(x, step, &params)),
+        2 => spread(best_error_sums::<2>(x, step, &params)),
+        3 => spread(best_error_sums::<3>(x, step, &params)),
+        4 => spread(best_error_sums::<4>(x, step, &params)),
+        5 => spread(best_error_sums::<5>(x, step, &params)),
+        6 => spread(best_error_sums::<6>(x, step, &params)),
+        _ => best_error_sums::<CANDIDATES>(x, step, &params),
     };
     Ok(which.map(|d| sums[d]))
 }
@@ -77,12 +77,22 @@ fn spread<const N: usize>(sums: [f64; N]) -> [f64; CANDIDATES] {
     out
 }
 
+/// [`error_sums`], compiled with AVX2 on x86-64 when the CPU has it (the same operations in
+/// the same order, none fused: the same sums bit for bit).
+fn best_error_sums<const N: usize>(x: &[f32], step: usize, params: &[[f64; 4]; CANDIDATES]) -> [f64; N] {
+    #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+    if let Some(sums) = crate::kernels::arch::x86::stats::error_sums::<N>(x, step, params) {
+        return sums;
+    }
+    error_sums::<N>(x, step, params)
+}
+
 /// The sums of squared errors of the first `N` parameter sets `[scale, zero point, qmin, qmax]`
 /// over every `step`-th finite value of `x`, in one pass: each sum adds its terms in the values'
 /// order (the same sums bit for bit as one candidate at a time), and the `N` chains of additions
 /// overlap (`N` accumulators, kept in registers).
 #[inline(always)]
-fn error_sums<const N: usize>(x: &[f32], step: usize, params: &[[f64; 4]; CANDIDATES]) -> [f64; N] {
+pub(crate) fn error_sums<const N: usize>(x: &[f32], step: usize, params: &[[f64; 4]; CANDIDATES]) -> [f64; N] {
     let mut acc = [0f64; N];
     for &v in x.iter().step_by(step) {
         if !v.is_finite() {

@@ -45,7 +45,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-mod errors;
+pub(crate) mod errors;
 pub mod model;
 mod state_bytes;
 

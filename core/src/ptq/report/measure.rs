@@ -15,35 +15,47 @@ pub(super) struct Acc {
     pub(super) max_abs: f32,
 }
 
-impl Acc {
-    /// Adds one output's squares. The sums run in [`ACC_LANES`] interleaved f64 partial sums
-    /// (element `i` into lane `i % ACC_LANES`), folded in lane order at the end: a fixed order,
-    /// the same on every target, that the compiler can vectorize (a single running sum cannot be).
-    pub(super) fn add(&mut self, f: &[f32], q: &[f32]) {
-        let n = f.len().min(q.len());
-        let (f, q) = (&f[..n], &q[..n]);
-        let mut signal = [0f64; ACC_LANES];
-        let mut noise = [0f64; ACC_LANES];
-        let mut max_abs = [0f32; ACC_LANES];
-        let whole = n - n % ACC_LANES;
-        for (fc, qc) in f[..whole].chunks_exact(ACC_LANES).zip(q[..whole].chunks_exact(ACC_LANES)) {
-            for l in 0..ACC_LANES {
-                let (a, b) = (fc[l], qc[l]);
-                let d = f64::from(a) - f64::from(b);
-                signal[l] += f64::from(a) * f64::from(a);
-                noise[l] += d * d;
-                max_abs[l] = max_abs[l].max((a - b).abs());
-            }
-        }
-        for (l, (&a, &b)) in f[whole..].iter().zip(&q[whole..]).enumerate() {
+/// `Σ f²`, `Σ (f − q)²` (in f64) and `max |f − q|` over the common length of `f` and `q`, in
+/// [`ACC_LANES`] interleaved partial sums folded in lane order (see [`Acc::add`]).
+#[inline(always)]
+pub(crate) fn squares(f: &[f32], q: &[f32]) -> (f64, f64, f32) {
+    let n = f.len().min(q.len());
+    let (f, q) = (&f[..n], &q[..n]);
+    let mut signal = [0f64; ACC_LANES];
+    let mut noise = [0f64; ACC_LANES];
+    let mut max_abs = [0f32; ACC_LANES];
+    let whole = n - n % ACC_LANES;
+    for (fc, qc) in f[..whole].chunks_exact(ACC_LANES).zip(q[..whole].chunks_exact(ACC_LANES)) {
+        for l in 0..ACC_LANES {
+            let (a, b) = (fc[l], qc[l]);
             let d = f64::from(a) - f64::from(b);
             signal[l] += f64::from(a) * f64::from(a);
             noise[l] += d * d;
             max_abs[l] = max_abs[l].max((a - b).abs());
         }
-        self.signal += signal.iter().sum::<f64>();
-        self.noise += noise.iter().sum::<f64>();
-        self.max_abs = max_abs.iter().fold(self.max_abs, |m, &v| m.max(v));
+    }
+    for (l, (&a, &b)) in f[whole..].iter().zip(&q[whole..]).enumerate() {
+        let d = f64::from(a) - f64::from(b);
+        signal[l] += f64::from(a) * f64::from(a);
+        noise[l] += d * d;
+        max_abs[l] = max_abs[l].max((a - b).abs());
+    }
+    (signal.iter().sum::<f64>(), noise.iter().sum::<f64>(), max_abs.iter().fold(0f32, |m, &v| m.max(v)))
+}
+
+impl Acc {
+    /// Adds one output's squares. The sums run in [`ACC_LANES`] interleaved f64 partial sums
+    /// (element `i` into lane `i % ACC_LANES`), folded in lane order at the end: a fixed order,
+    /// the same on every target, that the compiler can vectorize (a single running sum cannot be).
+    pub(super) fn add(&mut self, f: &[f32], q: &[f32]) {
+        #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
+        let sums = crate::kernels::arch::x86::stats::squares(f, q).unwrap_or_else(|| squares(f, q));
+        #[cfg(not(all(mq_portable, target_arch = "x86_64", feature = "std")))]
+        let sums = squares(f, q);
+        let (signal, noise, max_abs) = sums;
+        self.signal += signal;
+        self.noise += noise;
+        self.max_abs = self.max_abs.max(max_abs);
     }
     /// Adds the sums of `other`, one sample's [`add`](Self::add) into a zero `Acc`: the same
     /// values as that `add` on `self`, bit for bit (its sums are added once, maxima are exact).

@@ -15,7 +15,7 @@ use crate::interp::Interpreter;
 use crate::model::AlignedBytes;
 
 mod format;
-mod measure;
+pub(crate) mod measure;
 mod sample;
 
 use measure::{Acc, Top1};

@@ -24,6 +24,8 @@ use crate::kernels::params::{DepthwiseConvParams, FullyConnectedParams};
 #[cfg(feature = "alloc")]
 pub(crate) mod float_gemm;
 mod paired_filters;
+#[cfg(feature = "alloc")]
+pub(crate) mod stats;
 use paired_filters::{PairedFilters, paired_filters};
 
 /// Output channels per AVX2 register: eight int32 sums.
