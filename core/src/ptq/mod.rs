@@ -68,7 +68,7 @@ mod report;
 mod shared_quant;
 mod source;
 
-pub use calibrate::{CalibrationOptions, Calibrator, Progress, SELECTION_SAMPLES};
+pub use calibrate::{CalibrationOptions, Calibrator, Progress, REPLAY_BYTES, ReplaySamples, SELECTION_SAMPLES};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
 pub use observer::ObserverKind;
 pub use pipeline::{PtqOptions, PtqOutput, convert, convert_source};
