@@ -110,13 +110,15 @@ async function calibrateInWorkers(model, modelBytes, samples, options = {}, pars
   try {
     while (!cal.complete) {
       const start = cal.toState();
+      // The first pass's samples kept in each worker, the error pass measured from them.
+      const [keep, replay] = [cal.pass === 0, cal.pass > 0 && cal.pass + 1 === cal.passes];
       const done = new Array(k).fill(0);
       const states = await Promise.all(
         shards.map((shard, i) => {
           const { samples: payload, transfer } = pack(shard);
           const message = {
             microquant: 1, type: 'calibrate', id: nextId++, key, loadOptions, calibration,
-            model: first ? bytes : undefined, state: start, samples: payload,
+            model: first ? bytes : undefined, state: start, samples: payload, keep, replay,
           };
           return job(workers[i], message, transfer, (p) => {
             done[i] = p.done;

@@ -138,6 +138,11 @@ export interface ProgressOptions {
   chunkMs?: number;
 }
 
+export interface ObserveOptions extends ProgressOptions {
+  /** In the first pass: keep what the "auto" observers' error pass needs of these samples (at most 256 MB in all), for `replayPass()` (default false). */
+  keepForReplay?: boolean;
+}
+
 export interface CalibrationOptions extends ProgressOptions {
   /** Observer of every activation (default "auto": per tensor, candidate ranges (min/max, percentiles, entropy, L2) from its statistics, and the model's ranges chosen by the int8 model's output error on the first calibration samples, outlier samples left out; or "minmax", "moving-average", "histogram", "entropy", "percentile"). */
   observer?: ObserverName;

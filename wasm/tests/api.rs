@@ -234,6 +234,63 @@ async fn split_calibration_merges_to_the_same_bytes() {
     }
 }
 
+/// The automatic observers' error pass measured from what the first pass kept (`calibrate`
+/// over every pass; `observe` with `keepForReplay` then `replayPass` in split "workers") gives
+/// the same statistics bit for bit as running the samples again (`observe` + `endPass` pass by
+/// pass: no replay), hence the same `.mq`.
+#[wasm_bindgen_test]
+async fn replayed_error_pass_gives_the_same_state_and_bytes() {
+    let imgs = images();
+    let m = digits();
+    let keep = || obj(&[("keepForReplay", true.into())]);
+    // No replay: each pass runs the samples.
+    let again = m.create_calibration(None).unwrap();
+    while !again.complete() {
+        JsFuture::from(again.observe(sample_array(&imgs), None)).await.unwrap();
+        again.end_pass().unwrap();
+    }
+    // One object, every pass: replayed inside `calibrate`.
+    let whole = m.create_calibration(None).unwrap();
+    JsFuture::from(whole.calibrate(sample_array(&imgs), None)).await.unwrap();
+    assert_eq!(whole.to_state().unwrap().to_vec(), again.to_state().unwrap().to_vec(), "calibrate");
+    // Split: each "worker" keeps its share in the first pass and replays it in the second.
+    let (a, b) = imgs.split_at(37);
+    let merged = m.create_calibration(None).unwrap();
+    let start = merged.to_state().unwrap();
+    let (w1, w2) = (m.create_calibration(None).unwrap(), m.create_calibration(None).unwrap());
+    w1.load_state(start.clone().into()).unwrap();
+    w2.load_state(start.into()).unwrap();
+    // The first worker's share in two calls: the kept samples are appended.
+    JsFuture::from(w1.observe(sample_array(&a[..20]), Some(keep()))).await.unwrap();
+    JsFuture::from(w1.observe(sample_array(&a[20..]), Some(keep()))).await.unwrap();
+    JsFuture::from(w2.observe(sample_array(b), Some(keep()))).await.unwrap();
+    merged.merge(w1.to_state().unwrap().into()).unwrap();
+    merged.merge(w2.to_state().unwrap().into()).unwrap();
+    merged.end_pass().unwrap();
+    assert_eq!(merged.pass(), 1);
+    let start = merged.to_state().unwrap();
+    for w in [&w1, &w2] {
+        w.load_state(start.clone().into()).unwrap();
+        assert!(w.replay_pass().unwrap(), "the worker kept its samples");
+        assert!(!w.replay_pass().unwrap(), "the kept samples are used once");
+    }
+    assert_eq!((w1.samples(), w2.samples()), (a.len(), b.len()));
+    merged.merge(w1.to_state().unwrap().into()).unwrap();
+    merged.merge(w2.to_state().unwrap().into()).unwrap();
+    merged.end_pass().unwrap();
+    assert!(merged.complete());
+    // Nothing kept (no option): nothing to replay.
+    let plain = m.create_calibration(None).unwrap();
+    JsFuture::from(plain.observe(sample_array(&imgs), None)).await.unwrap();
+    plain.end_pass().unwrap();
+    assert!(!plain.replay_pass().unwrap());
+    let qa = quantized(m.quantize(&again, None)).await.unwrap().to_bytes().to_vec();
+    for (what, cal) in [("calibrate", &whole), ("workers", &merged)] {
+        let q = quantized(m.quantize(cal, None)).await.unwrap();
+        assert_same_bytes(what, &qa, &q.to_bytes().to_vec());
+    }
+}
+
 /// `images` as batches of `size` Float32Arrays back to back, in a JS array.
 fn batches(images: &[Vec<f32>], size: usize) -> JsValue {
     images.chunks(size).map(|b| JsValue::from(Float32Array::from(b.concat().as_slice()))).collect::<Array>().into()

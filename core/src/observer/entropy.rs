@@ -153,7 +153,7 @@ impl<const N: usize> Observer for EntropyObserver<N> {
 /// other entries lose `eps · zeros / nonzeros`. `false` if all entries are 0 (ORT: `None`)
 /// or the correction reaches 1 (ORT: an assertion).
 #[inline(always)]
-fn smooth(p: &mut [f32]) -> bool {
+pub(crate) fn smooth(p: &mut [f32]) -> bool {
     let n_zeros = p.iter().filter(|&&v| v == 0.0).count();
     let n_nonzeros = p.len() - n_zeros;
     if n_nonzeros == 0 {
@@ -193,18 +193,9 @@ fn kl_term(pk: f32, qk: f32, sp: f32, sq: f32) -> f32 {
 /// empty stretches of a histogram, smoothed to `eps` in both) has [`kl_term`]'s one value in
 /// each, computed once: the same terms as position by position.
 #[inline(always)]
-fn kl(p: &mut [f32], q: &[f32]) -> f32 {
-    let sp = numpy_sum_f32(p);
-    let sq = numpy_sum_f32(q);
-    let term = |pk: f32, qk: f32, log: f32| {
-        if pk == 0.0 && qk >= 0.0 {
-            0.0
-        } else if pk > 0.0 && qk > 0.0 {
-            pk * log
-        } else {
-            f32::INFINITY
-        }
-    };
+fn kl<K: KlLanes>(p: &mut [f32], q: &[f32]) -> f32 {
+    let sp = K::sum(p);
+    let sq = K::sum(q);
     let mut pc = p.chunks_exact_mut(LOG_LANES);
     let mut qc = q.chunks_exact(LOG_LANES);
     // The last uniform group's pair (bits) and term.
@@ -214,11 +205,7 @@ fn kl(p: &mut [f32], q: &[f32]) -> f32 {
             continue; // always whole
         };
         let (p0, q0) = (a[0].to_bits(), b[0].to_bits());
-        let mut same = true;
-        for j in 1..LOG_LANES {
-            same &= a[j].to_bits() == p0 && b[j].to_bits() == q0;
-        }
-        if same {
+        if K::uniform(a, b) {
             let t = match uniform {
                 Some((pu, qu, t)) if (pu, qu) == (p0, q0) => t,
                 _ => {
@@ -230,42 +217,107 @@ fn kl(p: &mut [f32], q: &[f32]) -> f32 {
             a.fill(t);
             continue;
         }
-        let mut ratio = [1f32; LOG_LANES];
-        let mut bn = [0f32; LOG_LANES];
-        for j in 0..LOG_LANES {
-            a[j] /= sp;
-            bn[j] = b[j] / sq;
-            if a[j] > 0.0 && bn[j] > 0.0 {
-                ratio[j] = a[j] / bn[j];
-            }
-        }
-        let logs = logf_lanes(ratio);
-        for j in 0..LOG_LANES {
-            a[j] = term(a[j], bn[j], logs[j]);
-        }
+        K::terms(a, b, sp, sq);
     }
     for (a, &b) in pc.into_remainder().iter_mut().zip(qc.remainder()) {
         *a = kl_term(*a, b, sp, sq);
     }
-    numpy_sum_f32(p)
+    K::sum(p)
+}
+
+/// The steps of the window search that run over whole windows, per build: the portable ones
+/// ([`PortableLanes`]) and SIMD copies of them that give the same values bit for bit (the same
+/// `f32` operations in the same order).
+pub(crate) trait KlLanes {
+    /// [`numpy_sum_f32`].
+    fn sum(a: &[f32]) -> f32;
+    /// [`smooth`].
+    fn smooth(p: &mut [f32]) -> bool;
+    /// True if every position of `a` holds `a[0]`'s bits and every one of `b` `b[0]`'s.
+    fn uniform(a: &[f32; LOG_LANES], b: &[f32; LOG_LANES]) -> bool;
+    /// [`kl_terms_lanes`].
+    fn terms(a: &mut [f32; LOG_LANES], b: &[f32; LOG_LANES], sp: f32, sq: f32);
+}
+
+/// The portable steps (the reference of the SIMD ones; the AVX2 build compiles these).
+pub(crate) struct PortableLanes;
+
+impl KlLanes for PortableLanes {
+    #[inline(always)]
+    fn sum(a: &[f32]) -> f32 {
+        numpy_sum_f32(a)
+    }
+
+    #[inline(always)]
+    fn smooth(p: &mut [f32]) -> bool {
+        smooth(p)
+    }
+
+    #[inline(always)]
+    fn uniform(a: &[f32; LOG_LANES], b: &[f32; LOG_LANES]) -> bool {
+        let (p0, q0) = (a[0].to_bits(), b[0].to_bits());
+        let mut same = true;
+        for j in 1..LOG_LANES {
+            same &= a[j].to_bits() == p0 && b[j].to_bits() == q0;
+        }
+        same
+    }
+
+    #[inline(always)]
+    fn terms(a: &mut [f32; LOG_LANES], b: &[f32; LOG_LANES], sp: f32, sq: f32) {
+        kl_terms_lanes(a, b, sp, sq);
+    }
+}
+
+/// [`kl_term`] of [`LOG_LANES`] positions in place (`a` the smoothed `p`, `b` the smoothed `q`,
+/// `sp` and `sq` their sums), the logarithms by [`logf_lanes`]: the portable terms, which the
+/// SIMD ones equal bit for bit.
+#[inline(always)]
+pub(crate) fn kl_terms_lanes(a: &mut [f32; LOG_LANES], b: &[f32; LOG_LANES], sp: f32, sq: f32) {
+    let term = |pk: f32, qk: f32, log: f32| {
+        if pk == 0.0 && qk >= 0.0 {
+            0.0
+        } else if pk > 0.0 && qk > 0.0 {
+            pk * log
+        } else {
+            f32::INFINITY
+        }
+    };
+    let mut ratio = [1f32; LOG_LANES];
+    let mut bn = [0f32; LOG_LANES];
+    for j in 0..LOG_LANES {
+        a[j] /= sp;
+        bn[j] = b[j] / sq;
+        if a[j] > 0.0 && bn[j] > 0.0 {
+            ratio[j] = a[j] / bn[j];
+        }
+    }
+    let logs = logf_lanes(ratio);
+    for j in 0..LOG_LANES {
+        a[j] = term(a[j], bn[j], logs[j]);
+    }
 }
 
 /// Logarithms per call of [`logf_lanes`].
-const LOG_LANES: usize = 8;
+pub(crate) const LOG_LANES: usize = 8;
+
+/// `libm::logf`'s constants, by their bits ([`logf_lanes`] and the SIMD copies of it).
+pub(crate) mod logf_consts {
+    pub(crate) const LN2_HI: f32 = f32::from_bits(0x3f31_7180);
+    pub(crate) const LN2_LO: f32 = f32::from_bits(0x3717_f7d1);
+    pub(crate) const LG1: f32 = f32::from_bits(0x3f2a_aaaa);
+    pub(crate) const LG2: f32 = f32::from_bits(0x3ecc_ce13);
+    pub(crate) const LG3: f32 = f32::from_bits(0x3e91_e9ee);
+    pub(crate) const LG4: f32 = f32::from_bits(0x3e78_9e26);
+}
 
 /// `libm::logf` of each value, bit for bit: its algorithm (FreeBSD's `e_logf.c`: the argument
 /// reduced to `[√2/2, √2]`, then a rational approximation) written lane by lane with the same
 /// `f32` operations in the same order, which the compiler turns into vector instructions;
 /// zeros, negatives, subnormals, infinities, NaN and 1 take `libm::logf` itself.
 #[inline(always)]
-fn logf_lanes(x: [f32; LOG_LANES]) -> [f32; LOG_LANES] {
-    // libm's constants, by their bits.
-    const LN2_HI: f32 = f32::from_bits(0x3f31_7180);
-    const LN2_LO: f32 = f32::from_bits(0x3717_f7d1);
-    const LG1: f32 = f32::from_bits(0x3f2a_aaaa);
-    const LG2: f32 = f32::from_bits(0x3ecc_ce13);
-    const LG3: f32 = f32::from_bits(0x3e91_e9ee);
-    const LG4: f32 = f32::from_bits(0x3e78_9e26);
+pub(crate) fn logf_lanes(x: [f32; LOG_LANES]) -> [f32; LOG_LANES] {
+    use logf_consts::*;
     let mut out = [0f32; LOG_LANES];
     let mut special = false;
     for (o, &v) in out.iter_mut().zip(&x) {
@@ -307,19 +359,51 @@ pub(crate) fn kl_threshold<const N: usize>(h: &Histogram<N>, nq: usize) -> Resul
 /// The window search of [`kl_threshold`]: the least divergence and its window `(start, end)`.
 /// On x86-64 with AVX2 (checked at run time) the same code compiled for it
 /// ([`crate::kernels::arch`]): the same `f32` operations in the same order, 8 lanes where the
-/// portable build has 4, so the same result bit for bit.
+/// portable build has 4, so the same result bit for bit. In wasm with `simd128`, the terms of
+/// the divergences in `f32x4` ([`crate::kernels::arch::wasm_simd`]): again the same operations
+/// in the same order (the logarithm is `libm::logf`'s algorithm in every build), the same
+/// result bit for bit.
 pub(crate) fn kl_search<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
     #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
     if let Some(best) = crate::kernels::arch::x86::kl_search(hist, nq) {
         return best;
     }
-    kl_search_windows(hist, nq)
+    #[cfg(mq_wasm_simd)]
+    type Lanes = crate::kernels::arch::wasm_simd::KlSimd;
+    #[cfg(not(mq_wasm_simd))]
+    type Lanes = PortableLanes;
+    kl_search_windows::<N, Lanes>(hist, nq)
+}
+
+/// [`kl_search`] with the portable terms ([`kl_terms_lanes`]) in every build: the reference the
+/// SIMD paths are tested against (in wasm: `wasm/tests/entropy.rs`).
+#[doc(hidden)]
+pub fn kl_search_portable<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
+    kl_search_windows::<N, PortableLanes>(hist, nq)
+}
+
+/// [`kl_search`] as the observers run it (the SIMD path of the build, if any): for the wasm
+/// tests against [`kl_search_portable`].
+#[doc(hidden)]
+pub fn kl_search_dispatched<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
+    kl_search(hist, nq)
+}
+
+/// The lane-wise logarithm the build's [`kl_search`] takes (`libm::logf` bit for bit; in wasm
+/// with `simd128`, the `f32x4` one): for the wasm tests against `libm::logf`.
+#[doc(hidden)]
+pub fn logf_lanes_dispatched(x: [f32; LOG_LANES]) -> [f32; LOG_LANES] {
+    #[cfg(mq_wasm_simd)]
+    let log = crate::kernels::arch::wasm_simd::logf_lanes;
+    #[cfg(not(mq_wasm_simd))]
+    let log = logf_lanes;
+    log(x)
 }
 
 /// [`kl_search`]'s body: each candidate window of `2·i` bins around the zero bin (`i` from
 /// `nq / 2` to `N / 2`), its divergence, the first least one (`np.argmin`).
 #[inline(always)]
-pub(crate) fn kl_search_windows<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
+pub(crate) fn kl_search_windows<const N: usize, K: KlLanes>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
     let zero = N / 2;
     let half_q = nq / 2;
     if nq == 0 || half_q > zero {
@@ -328,6 +412,10 @@ pub(crate) fn kl_search_windows<const N: usize>(hist: &[u64; N], nq: usize) -> O
     let mut p = [0f32; N];
     let mut q = [0f32; N];
     let mut best: Option<(f32, usize, usize)> = None;
+    let mut histf = [0f32; N];
+    for (f, &c) in histf.iter_mut().zip(hist) {
+        *f = c as f32;
+    }
     // The counts left and right of the window, updated as it widens by a bin on each side.
     let window = |i: usize| (zero - i, if zero + i + 1 < N { zero + i + 1 } else { N });
     let (first_start, first_end) = window(half_q);
@@ -346,17 +434,27 @@ pub(crate) fn kl_search_windows<const N: usize>(hist: &[u64; N], nq: usize) -> O
         let Some(sliced) = hist.get(start..end) else { continue };
         let len = sliced.len();
         let (Some(p), Some(q)) = (p.get_mut(..len), q.get_mut(..len)) else { continue };
-        // Reference distribution p: the window with the outliers folded into its end bins.
+        // Reference distribution p: the window with the outliers folded into its end bins (the
+        // other bins' counts converted once, before the loop).
         let last = len - 1;
-        for (k, (pv, &c)) in p.iter_mut().zip(sliced).enumerate() {
-            let mut v = c;
+        if let Some(hf) = histf.get(start..end) {
+            p.copy_from_slice(hf);
+        }
+        let end_bin = |k: usize| {
+            let mut v = sliced.get(k).copied().unwrap_or(0);
             if k == 0 {
                 v += left;
             }
             if k == last {
                 v += right;
             }
-            *pv = v as f32;
+            v as f32
+        };
+        if let Some(v) = p.first_mut() {
+            *v = end_bin(0);
+        }
+        if let Some(v) = p.last_mut() {
+            *v = end_bin(last);
         }
         // Candidate q: the window merged into nq bins (the remainder into the last one), each
         // divided by the number of non-zero positions of p in it (truncated: ORT stores it in
@@ -380,7 +478,7 @@ pub(crate) fn kl_search_windows<const N: usize>(hist: &[u64; N], nq: usize) -> O
                 }
             }
         }
-        let div = if smooth(p) && smooth(q) { kl(p, q) } else { f32::INFINITY };
+        let div = if K::smooth(p) && K::smooth(q) { kl::<K>(p, q) } else { f32::INFINITY };
         // np.argmin: the first minimum.
         if best.is_none_or(|(b, _, _)| div < b) {
             best = Some((div, start, end));
@@ -462,7 +560,7 @@ mod tests {
             let want = kl_search_reference(hist, nq);
             let bits = |r: Option<(f32, usize, usize)>| r.map(|(d, a, b)| (d.to_bits(), a, b));
             assert_eq!(bits(kl_search(hist, nq)), bits(want), "{what}, nq {nq}");
-            assert_eq!(bits(kl_search_windows(hist, nq)), bits(want), "{what}, nq {nq} (portable)");
+            assert_eq!(bits(kl_search_windows::<N, PortableLanes>(hist, nq)), bits(want), "{what}, nq {nq} (portable)");
         }
         for case in 0..12 {
             let mut h = [0u64; 2048];

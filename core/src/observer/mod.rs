@@ -78,6 +78,8 @@ mod proptests;
 pub mod state;
 
 pub use entropy::EntropyObserver;
+#[doc(hidden)]
+pub use entropy::{kl_search_dispatched, kl_search_portable, logf_lanes_dispatched};
 pub use histogram::{Anchor, Binning, Histogram};
 pub use l2::HistogramObserver;
 pub use per_channel::{ChannelObserver, MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver};

@@ -70,7 +70,7 @@ mod source;
 
 #[cfg(feature = "std")]
 pub use calibrate::KEPT_ACTIVATION_BYTES;
-pub use calibrate::{CalibrationOptions, Calibrator, Progress, SELECTION_SAMPLES};
+pub use calibrate::{CalibrationOptions, Calibrator, Progress, REPLAY_BYTES, ReplaySamples, SELECTION_SAMPLES};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
 pub use observer::ObserverKind;
 pub use pipeline::{PtqOptions, PtqOutput, convert, convert_source};

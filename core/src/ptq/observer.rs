@@ -2,7 +2,7 @@
 
 use alloc::boxed::Box;
 
-use super::auto::{AutoChoice, AutoObserver};
+use super::auto::{AutoChoice, AutoObserver, KeptSamples};
 use crate::Error;
 use crate::observer::{
     EntropyObserver, HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, Observer, ObserverConfig,
@@ -158,10 +158,26 @@ impl AnyObserver {
 
     /// The automatic observer's [`keep_for_replay`](AutoObserver::keep_for_replay) (nothing for
     /// the others).
-    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the replay is the host's (std)
     pub(crate) fn keep_for_replay(&mut self, keep: bool) {
         if let AnyObserver::Auto(a) = self {
             a.keep_for_replay(keep);
+        }
+    }
+
+    /// The automatic observer's [`take_kept`](AutoObserver::take_kept) (`None` for the others).
+    pub(crate) fn take_kept(&mut self) -> Option<KeptSamples> {
+        match self {
+            AnyObserver::Auto(a) => a.take_kept(),
+            _ => None,
+        }
+    }
+
+    /// The automatic observer's [`set_replay`](AutoObserver::set_replay) (`false` for the
+    /// others).
+    pub(crate) fn set_replay(&mut self, kept: KeptSamples) -> bool {
+        match self {
+            AnyObserver::Auto(a) => a.set_replay(kept),
+            _ => false,
         }
     }
 

@@ -9,7 +9,7 @@ use core::cell::RefCell;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Symbol, Uint8Array};
 use microquant::graph::Graph;
-use microquant::ptq::{CalibrationOptions, Calibrator};
+use microquant::ptq::{CalibrationOptions, Calibrator, ReplaySamples};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -26,7 +26,18 @@ pub(super) struct CalState {
     pub(super) passes: u32,
     pub(super) samples: usize,
     pub(super) busy: bool,
+    /// What the automatic observers kept of the samples this object observed in the first pass
+    /// with `keepForReplay` ([`Calibration::replay_pass`]).
+    pub(super) replay: Option<ReplaySamples>,
 }
+
+/// Bytes of the first pass's samples a calibration keeps in wasm memory so that the automatic
+/// observers' error pass does not run the float graph again ([`Calibrator::keep_for_replay`]):
+/// 256 MB, as the host. At most 32 KB per activation and sample (8192 values: 32 samples of
+/// mobilenet_v2 take 157 MB); more samples than fit take the second pass as before. A Web Worker
+/// of `calibrateInWorkers` keeps its share of the samples (each at most this much), the
+/// main thread's `calibrate` its own until the pass is measured.
+pub(super) const REPLAY_BYTES: usize = 256 << 20;
 
 /// The result of a calibration run.
 pub(super) struct Calibrated {
@@ -34,6 +45,8 @@ pub(super) struct Calibrated {
     pass: u32,
     passes: u32,
     samples: usize,
+    /// With `keep` in the first pass: what was kept of its samples.
+    replay: Option<ReplaySamples>,
 }
 
 /// A calibrator of `g` with `opts`, holding `state` (`toState()` bytes) if given.
@@ -49,13 +62,19 @@ pub(super) fn calibrator<'g>(
     Ok(cal)
 }
 
-/// Runs `data` through the calibrator: the current pass only, or every remaining pass.
+/// Runs `data` through the calibrator: the current pass only, or every remaining pass. With
+/// every pass from the start, the automatic observers' error pass is measured from what they
+/// kept of the first pass when the samples fit in [`REPLAY_BYTES`] (the same statistics bit for
+/// bit, without a second run of the float graph). `keep`: in the first pass, what the observers
+/// keep of these samples (when they fit in that many bytes) is returned, for
+/// [`Calibration::replay_pass`].
 pub(super) async fn calibrate_task(
     model: &FloatGraph,
     opts: &CalibrationOptions,
     state: Option<&[u8]>,
     data: &[Vec<Vec<f32>>],
     all_passes: bool,
+    keep: Option<usize>,
     ctl: &mut Control,
 ) -> Result<Calibrated, JsValue> {
     ctl.check_abort()?;
@@ -64,8 +83,21 @@ pub(super) async fn calibrate_task(
         return Err(error("the calibration is complete: no pass left to observe"));
     }
     let n = data.len();
+    // Every pass over these samples alone: the error pass can be replayed.
+    let replayable = all_passes && cal.pass() == 0 && cal.samples() == 0;
+    let keeping = match keep {
+        Some(cap) if !all_passes => cal.keep_for_replay(n, cap),
+        _ => replayable && cal.keep_for_replay(n, REPLAY_BYTES),
+    };
     loop {
         let (pass, passes) = (cal.pass(), cal.passes());
+        if replayable && cal.replay_error_pass().ctx("replaying the error pass")? {
+            ctl.tick(true, "calibrate", pass, passes, n, n).await?;
+            if cal.pass() >= cal.passes() {
+                break;
+            }
+            continue;
+        }
         for (i, s) in data.iter().enumerate() {
             let inputs: Vec<&[f32]> = s.iter().map(Vec::as_slice).collect();
             cal.observe(&inputs).ctx(&format!("calibration sample {i}"))?;
@@ -79,7 +111,8 @@ pub(super) async fn calibrate_task(
             break;
         }
     }
-    Ok(Calibrated { bytes: cal.to_state(), pass: cal.pass(), passes: cal.passes(), samples: cal.samples() })
+    let replay = if keeping && !all_passes { cal.take_replay() } else { None };
+    Ok(Calibrated { bytes: cal.to_state(), pass: cal.pass(), passes: cal.passes(), samples: cal.samples(), replay })
 }
 
 /// Whether `samples` is a stream of batches: an async iterable (an object with a
@@ -201,7 +234,13 @@ pub(super) async fn calibrate_stream_task(
             break;
         }
     }
-    Ok(Calibrated { bytes: cal.to_state(), pass: cal.pass(), passes: cal.passes(), samples: cal.samples() })
+    Ok(Calibrated {
+        bytes: cal.to_state(),
+        pass: cal.pass(),
+        passes: cal.passes(),
+        samples: cal.samples(),
+        replay: None,
+    })
 }
 
 /// Calibration statistics: one observer per activation of a `FloatModel`. Feed it samples with
@@ -234,28 +273,37 @@ impl Calibration {
         let opts = self.options.clone();
         let state = self.state.clone();
         promise(async move {
-            let bytes = {
+            let (bytes, kept) = {
                 let mut s = state.borrow_mut();
                 if s.busy {
                     return Err(error("a calibration is already running on this object"));
                 }
                 s.busy = true;
-                s.bytes.clone()
+                (s.bytes.clone(), s.replay.as_ref().map_or(0, ReplaySamples::bytes))
             };
             let r = async {
                 let options = js::options(&options, "options")?;
+                let keep = js::opt_bool(&options, "keepForReplay", false)?;
                 let mut ctl = Control::from_options(&options)?;
                 if is_batch_stream(&samples) {
                     return calibrate_stream_task(&model, &opts, bytes.as_deref(), &samples, all_passes, &mut ctl)
                         .await;
                 }
                 let data = model.samples(&samples, "samples")?;
-                calibrate_task(&model, &opts, bytes.as_deref(), &data, all_passes, &mut ctl).await
+                let keep = keep.then(|| REPLAY_BYTES.saturating_sub(kept));
+                calibrate_task(&model, &opts, bytes.as_deref(), &data, all_passes, keep, &mut ctl).await
             }
             .await;
             let mut s = state.borrow_mut();
             s.busy = false;
             let c = r?;
+            // Kept samples go with the first pass they were observed in (appended in order).
+            s.replay = match (s.replay.take(), c.replay) {
+                _ if c.pass > 0 => None,
+                (Some(mut a), Some(b)) => a.append(b).then_some(a),
+                (None, b) => b,
+                (Some(_), None) => None,
+            };
             s.bytes = Some(c.bytes);
             s.pass = c.pass;
             s.passes = c.passes;
@@ -336,14 +384,43 @@ impl Calibration {
 
     /// Observes `samples` in the current pass only (a `Promise`), as `calibrate`; call
     /// `endPass()` when every sample of the pass has been seen (here or in merged states).
+    /// `options.keepForReplay` (default false): in the first pass, with `"auto"` observers and
+    /// samples given whole (not a stream), keep what the error pass needs of them (at most 256 MB
+    /// in all) so that `replayPass()` measures that pass without running the model again.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn observe(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Samples | SampleBatches")] samples: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "ProgressOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "ObserveOptions")] options: Option<JsValue>,
     ) -> Promise {
         let options = options.unwrap_or(JsValue::UNDEFINED);
         self.run(samples, options, false)
+    }
+
+    /// In the last pass (the automatic observers' error pass), before any sample of it: observes
+    /// the samples this object observed in the first pass with `keepForReplay: true`, from what
+    /// their observers kept of them, without running the model (the same statistics bit for bit
+    /// as `observe` on the same samples again). True if done; false (nothing done) if nothing
+    /// was kept (the samples did not fit in 256 MB, the observers are not all `"auto"`, the pass
+    /// is another one, or the object observed samples in the first pass without the option):
+    /// `observe` the samples then. The kept samples are freed either way.
+    #[wasm_bindgen(js_name = replayPass)]
+    pub fn replay_pass(&self) -> Result<bool, JsValue> {
+        let kept = {
+            let mut s = self.state.try_borrow_mut().map_err(|_| error("the calibration is busy"))?;
+            if s.busy {
+                return Err(error("a calibration is running on this object"));
+            }
+            s.replay.take()
+        };
+        let Some(kept) = kept else { return Ok(false) };
+        self.with_calibrator(|cal| {
+            let done = cal.replay_pass(kept).ctx("replaying the error pass")?;
+            if done {
+                self.commit(cal);
+            }
+            Ok(done)
+        })
     }
 
     /// Ends the current pass (two-pass histograms fix their ranges from the first pass).
@@ -407,8 +484,14 @@ impl Calibration {
     #[wasm_bindgen(js_name = clone)]
     pub fn clone_js(&self) -> Calibration {
         let s = self.state.borrow();
-        let state =
-            CalState { bytes: s.bytes.clone(), pass: s.pass, passes: s.passes, samples: s.samples, busy: false };
+        let state = CalState {
+            bytes: s.bytes.clone(),
+            pass: s.pass,
+            passes: s.passes,
+            samples: s.samples,
+            busy: false,
+            replay: None,
+        };
         Calibration { model: self.model.clone(), options: self.options.clone(), state: Rc::new(RefCell::new(state)) }
     }
 

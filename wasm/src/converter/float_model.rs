@@ -120,7 +120,7 @@ impl FloatModel {
         let options = js::options(&options, "calibration options")?;
         let opts = calibration_options(&options)?;
         let cal = Calibrator::new(&self.inner.graph, &opts).ctx("calibration options")?;
-        let state = CalState { bytes: None, pass: 0, passes: cal.passes(), samples: 0, busy: false };
+        let state = CalState { bytes: None, pass: 0, passes: cal.passes(), samples: 0, busy: false, replay: None };
         Ok(Calibration { model: self.inner.clone(), options: opts, state: Rc::new(RefCell::new(state)) })
     }
 
@@ -214,7 +214,7 @@ impl FloatModel {
             let opts = calibration_options(&options)?;
             let mut ctl = Control::from_options(&options)?;
             let data = model.samples(&samples, "samples")?;
-            let state = calibrate_task(&model, &opts, None, &data, true, &mut ctl).await?;
+            let state = calibrate_task(&model, &opts, None, &data, true, None, &mut ctl).await?;
             let eval = get(&options, "evalSamples");
             let eval_data = if eval.is_undefined() || eval.is_null() { Some(data) } else { None };
             let q = quantize_with_data(&model, &opts, Some(&state.bytes), &options, &mut ctl, eval_data).await?;

@@ -184,6 +184,29 @@ struct KeptElements {
     values: Vec<f32>,
 }
 
+/// The kept samples of one automatic observer's statistics pass
+/// ([`AutoObserver::take_kept`]), for the error pass of another observer of the same tensor
+/// ([`AutoObserver::set_replay`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeptSamples(Vec<KeptElements>);
+
+impl KeptSamples {
+    /// Samples kept.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Bytes of the kept values.
+    pub(crate) fn bytes(&self) -> usize {
+        self.0.iter().map(|k| 4 * k.values.len()).sum()
+    }
+
+    /// `other`'s samples after these (observed after them).
+    pub(crate) fn append(&mut self, other: KeptSamples) {
+        self.0.extend(other.0);
+    }
+}
+
 /// Pass-2 statistics: the candidates, the outlier fences and the per-sample errors.
 #[derive(Debug, Clone)]
 struct Errors {
@@ -345,10 +368,32 @@ impl AutoObserver {
     /// Keeps (`true`) each sample of the statistics pass, from now on, for
     /// [`replay`](Self::replay): its range and at most [`ERROR_ELEMENTS`] values (4 bytes each)
     /// per sample; `false` drops what was kept. Nothing in the error pass.
-    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the replay is the host's (std)
     pub(crate) fn keep_for_replay(&mut self, keep: bool) {
         if let Phase::Stats(s) = &mut self.phase {
             s.kept = keep.then(Vec::new);
+        }
+    }
+
+    /// In the statistics pass: what was kept of the samples observed since
+    /// [`keep_for_replay`](Self::keep_for_replay), taken out (keeping stops); `None` if nothing
+    /// was being kept.
+    pub(crate) fn take_kept(&mut self) -> Option<KeptSamples> {
+        match &mut self.phase {
+            Phase::Stats(s) => s.kept.take().map(KeptSamples),
+            Phase::Errors(_) => None,
+        }
+    }
+
+    /// In the error pass, before any sample: `kept` (of [`take_kept`](Self::take_kept)) to be
+    /// measured by [`replay`](Self::replay). `false` (nothing done) in another phase or once a
+    /// sample was measured.
+    pub(crate) fn set_replay(&mut self, kept: KeptSamples) -> bool {
+        match &mut self.phase {
+            Phase::Errors(e) if e.errors.is_empty() && e.outliers == 0 => {
+                e.replay = Some(kept.0);
+                true
+            }
+            _ => false,
         }
     }
 

@@ -13,7 +13,10 @@ use super::source::{CHUNK_SAMPLES, SampleSource, SliceSource, SourceError, Sourc
 use crate::float::FloatExecutor;
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, Op, TensorId};
 
+mod replay;
 mod state_bytes;
+
+pub use replay::{REPLAY_BYTES, ReplaySamples};
 
 /// Which observer each activation gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,14 +137,6 @@ pub(crate) struct KeptSample {
 fn end_observer_passes(observers: &mut [Option<AnyObserver>]) -> Result<(), ConvertError> {
     for_each_observer(observers, "ending pass", AnyObserver::end_pass)
 }
-
-/// Bytes the automatic observers may keep of the statistics pass's samples so that the error
-/// pass needs no second run of the float graph ([`Calibrator::calibrate_source`] on the host):
-/// at most [`ERROR_ELEMENTS`](super::auto::ERROR_ELEMENTS) values of 4 bytes per activation
-/// and sample (32 samples of a mobile CNN: some 100 MB). More samples than fit take the second
-/// pass, in the memory they always took.
-#[cfg(feature = "std")]
-pub const REPLAY_BYTES: usize = 256 << 20;
 
 /// The most bytes of float activations the first calibration pass keeps for the per-layer
 /// report of [`convert_source`](crate::ptq::convert_source), which then measures the int8
@@ -565,29 +560,6 @@ impl<'g> Calibrator<'g> {
         Ok(())
     }
 
-    /// Before the first sample, with every observer automatic: has them keep the statistics
-    /// pass's samples ([`AnyObserver::keep_for_replay`]) if `total` samples fit in
-    /// [`REPLAY_BYTES`].
-    #[cfg(feature = "std")]
-    fn keep_for_replay(&mut self, total: usize) {
-        let graph = self.executor.graph();
-        let mut per_sample = 0usize;
-        let mut all_auto = true;
-        for (i, o) in self.observers.iter().enumerate() {
-            let Some(o) = o else { continue };
-            let len = graph.tensor(TensorId(i as u32)).and_then(|t| t.num_elements());
-            match (o, len) {
-                (AnyObserver::Auto(_), Some(len)) => {
-                    let step = len.div_ceil(super::auto::ERROR_ELEMENTS).max(1);
-                    per_sample = per_sample.saturating_add(4 * len.div_ceil(step));
-                }
-                _ => all_auto = false,
-            }
-        }
-        let keep = all_auto && per_sample.saturating_mul(total) <= REPLAY_BYTES;
-        self.observers.iter_mut().flatten().for_each(|o| o.keep_for_replay(keep));
-    }
-
     /// Before the first sample: keeps every sample's activations in the first pass for the
     /// report if `total` samples fit in [`KEPT_ACTIVATION_BYTES`] and no state is carried from
     /// one sample to the next.
@@ -618,26 +590,6 @@ impl<'g> Calibrator<'g> {
     #[cfg(feature = "std")]
     pub(crate) fn kept_activations(&self) -> Option<&[Activations]> {
         self.activations.as_deref().filter(|a| self.pass > 0 && a.len() == self.summed)
-    }
-
-    /// At the start of the last pass, when every observer kept the samples of the statistics
-    /// pass ([`keep_for_replay`](Self::keep_for_replay)): that pass's errors measured from them
-    /// (the same values: the same results bit for bit) and the pass ended, without running the
-    /// float graph. `false` (nothing done) otherwise.
-    fn replay_error_pass(&mut self) -> Result<bool, ConvertError> {
-        let ready = self.pass > 0
-            && self.pass + 1 == self.passes
-            && self.samples == 0
-            && self.observers.iter().flatten().all(AnyObserver::can_replay)
-            && self.observers.iter().flatten().next().is_some();
-        if !ready {
-            return Ok(false);
-        }
-        for_each_observer(&mut self.observers, "replaying the error pass", AnyObserver::replay)?;
-        // The pass saw the first pass's samples (no merge: merging drops what was kept).
-        self.samples = self.summed;
-        self.end_pass()?;
-        Ok(true)
     }
 
     /// Folds `other`'s statistics in (same graph, options and pass).
@@ -716,9 +668,9 @@ impl<'g> Calibrator<'g> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), StreamError> {
         let total = source.sample_count();
-        #[cfg(feature = "std")]
         if self.pass == 0 && self.samples == 0 {
-            self.keep_for_replay(total);
+            self.keep_for_replay(total, REPLAY_BYTES);
+            #[cfg(feature = "std")]
             self.keep_activations(total);
         }
         while self.pass < self.passes {

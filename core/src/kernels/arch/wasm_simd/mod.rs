@@ -26,6 +26,7 @@ mod conv;
 #[cfg(mq_relaxed_simd)]
 mod conv_relaxed;
 mod depthwise;
+mod entropy;
 mod fully_connected;
 
 pub(crate) use add::add_s8;
@@ -34,6 +35,7 @@ pub(crate) use conv::{SimdTile, conv_s8_lanes};
 #[cfg(mq_relaxed_simd)]
 pub(crate) use conv_relaxed::RelaxedTile;
 pub(crate) use depthwise::depthwise_conv_s8;
+pub(crate) use entropy::{KlSimd, logf_lanes};
 pub(crate) use fully_connected::fully_connected_s8;
 
 use crate::kernels::arch::requant::ChannelRequant;

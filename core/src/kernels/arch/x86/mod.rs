@@ -523,7 +523,8 @@ pub(crate) fn depthwise_rows_f32(rows: &crate::float::conv::DepthwiseRows<'_>, f
 /// bit.
 #[target_feature(enable = "avx2")]
 fn kl_search_avx2<const N: usize>(hist: &[u64; N], nq: usize) -> Option<(f32, usize, usize)> {
-    crate::observer::entropy::kl_search_windows(hist, nq)
+    use crate::observer::entropy::{PortableLanes, kl_search_windows};
+    kl_search_windows::<N, PortableLanes>(hist, nq)
 }
 
 /// [`kl_search_avx2`] when the CPU has AVX2 (`Some` of its result), else `None`.
