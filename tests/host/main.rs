@@ -45,6 +45,7 @@ mod onnx_streaming;
 mod peers;
 mod peers_common;
 mod ptq;
+mod ptq_int4;
 mod ptq_stream;
 mod ptq_threads;
 mod qdq;
