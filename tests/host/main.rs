@@ -50,6 +50,7 @@ mod ptq_stream;
 mod ptq_threads;
 mod qdq;
 mod qdq_exact;
+mod qdq_int4;
 mod qdq_layers;
 mod qdq_lstm;
 mod qdq_requantize;
