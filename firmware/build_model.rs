@@ -124,6 +124,8 @@ struct Built {
     kinds: Vec<OpKind>,
     /// Whether an activation is int16 (16x8 ops): the op set then has the 16x8 kernels too.
     int16: bool,
+    /// Whether weights are int4 (W4A8 ops): the op set then has the int4-weight kernels too.
+    int4: bool,
     /// The file's CRC-32 (its header's), once the whole model is validated.
     crc: u32,
 }
@@ -162,6 +164,9 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
     let int16 = (0..m.num_tensors() as u32)
         .map(|i| m.tensor(i).unwrap_or_else(|e| panic!("{what}: tensor {i}: {e}")))
         .any(|t| t.dtype == ElementType::I16 && matches!(t.storage, Storage::Arena(_)));
+    let int4 = (0..m.num_tensors() as u32)
+        .map(|i| m.tensor(i).unwrap_or_else(|e| panic!("{what}: tensor {i}: {e}")))
+        .any(|t| t.dtype == ElementType::I4);
     let crc = m.crc();
     Built {
         arena: m.arena_len(),
@@ -171,6 +176,7 @@ fn describe(bytes: Vec<u8>, what: &str) -> Built {
         output_q,
         kinds,
         int16,
+        int4,
         crc,
         bytes,
     }
@@ -383,7 +389,11 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
         if all_ops {
             "microquant::interp::OpKinds::ALL".to_string()
         } else {
-            format!("microquant::interp::OpKinds::of(&[{kinds}]){}", if app.int16 { ".with_int16()" } else { "" })
+            format!(
+                "microquant::interp::OpKinds::of(&[{kinds}]){}{}",
+                if app.int16 { ".with_int16()" } else { "" },
+                if app.int4 { ".with_int4()" } else { "" }
+            )
         }
     )
     .unwrap();
@@ -395,7 +405,13 @@ pub fn write(board: &str, memory_x: &Path, out: &Path) {
             "all".to_string()
         } else {
             let names = app.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(" ");
-            format!("{names}; {}", if app.int16 { "int8 and 16x8" } else { "int8 only" })
+            let types = match (app.int16, app.int4) {
+                (false, false) => "int8 only",
+                (true, false) => "int8 and 16x8",
+                (false, true) => "int8, int4 weights",
+                (true, true) => "int8, 16x8 and int4 weights",
+            };
+            format!("{names}; {types}")
         }
     )
     .unwrap();

@@ -67,6 +67,18 @@ pub struct QuantizeArgs {
     /// One weight scale per tensor instead of per output channel.
     #[arg(long)]
     pub per_tensor: bool,
+    /// Bits of the conv, depthwise and fully-connected weights: 8 or 4 (W4A8: symmetric int4 in
+    /// [-7, 7] as TFLite's, packed two per byte: half the weights' flash; activations stay int8).
+    /// With 4, every such layer gets 4-bit weights, the first and the last included; keep the
+    /// sensitive ones in 8 bits with `--layer-weight-bits` (the first conv and the classifier
+    /// are the usual choice; the report's type column says `i8/w4` and each layer's SQNR).
+    /// Transposed convolutions and 16x8 layers keep 8 bits (no int4 kernel).
+    #[arg(long, value_name = "BITS", default_value_t = 8, value_parser = parse_weight_bits)]
+    pub weight_bits: u8,
+    /// The weight bits of one layer (node or output tensor name), over `--weight-bits`, e.g.
+    /// `--layer-weight-bits conv1=8`; repeatable.
+    #[arg(long = "layer-weight-bits", value_name = "LAYER=BITS", value_parser = parse_layer_weight_bits)]
+    pub layer_weight_bits: Vec<(String, u8)>,
     /// Layers to compute in 16x8 (int16 activations), by node name.
     #[arg(long = "int16", value_name = "LAYER", num_args = 1..)]
     pub int16: Vec<String>,
@@ -117,7 +129,8 @@ pub struct QuantizeArgs {
     /// Where to write the report as JSON.
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Where to write the quantized model as QDQ ONNX (opset 17; 21 with int16 layers), in the
+    /// Where to write the quantized model as QDQ ONNX (opset 17; 21 with int16 layers or int4
+    /// weights, as ONNX `INT4` initializers), in the
     /// model's own layout.
     /// The exact form: the int8 layers' integer arithmetic written as ONNX ops, so that ONNX
     /// Runtime gives the `.mq`'s outputs bit for bit.
@@ -173,6 +186,23 @@ fn parse_observer(s: &str) -> Result<ObserverKind, String> {
     ObserverKind::from_name(s).ok_or_else(|| {
         format!("unknown observer {s:?} (auto, minmax, moving-average, histogram, entropy, percentile, percentile:<p>)")
     })
+}
+
+/// `8` or `4`.
+fn parse_weight_bits(s: &str) -> Result<u8, String> {
+    match s.trim().parse::<u8>() {
+        Ok(b @ (8 | 4)) => Ok(b),
+        _ => Err(format!("weight bits {s:?}: expected 8 or 4 (the runtime's kernels take 8-bit or 4-bit weights)")),
+    }
+}
+
+/// `LAYER=8` or `LAYER=4`.
+fn parse_layer_weight_bits(s: &str) -> Result<(String, u8), String> {
+    let (layer, bits) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected LAYER=BITS, e.g. conv1=8"))?;
+    if layer.is_empty() {
+        return Err(format!("{s:?}: the layer name is empty"));
+    }
+    Ok((layer.to_string(), parse_weight_bits(bits).map_err(|e| format!("{s:?}: {e}"))?))
 }
 
 fn parse_layer_observer(s: &str) -> Result<(String, ObserverKind), String> {
@@ -270,6 +300,8 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         },
         quantize: QuantizeOptions {
             per_channel: !a.per_tensor,
+            weight_bits: a.weight_bits,
+            layer_weight_bits: a.layer_weight_bits.clone(),
             activations: if a.int16_all { ActivationType::Int16 } else { ActivationType::Int8 },
             int16_layers: a.int16.clone(),
             use_carried: !a.ignore_qdq,
@@ -317,9 +349,11 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     }
     let qdq_targets = [(&a.qdq, true), (&a.qdq_portable, false)];
     for (p, exact) in qdq_targets.iter().filter_map(|(p, e)| p.as_ref().map(|p| (p, *e))) {
+        // int16 QuantizeLinear and int4 DequantizeLinear are opset 21.
         let int16 = a.int16_all || !a.int16.is_empty();
+        let int4 = out.quantized.weight_bits.contains(&Some(4));
         let options = QdqExportOptions {
-            opset: if int16 { 21 } else { 17 },
+            opset: if int16 || int4 { 21 } else { 17 },
             inputs: src.inputs.clone(),
             outputs: src.outputs.clone(),
             graph_name: a.model.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -331,14 +365,18 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     }
     writeln!(
         o,
-        "{} ({}, {} nodes) -> {}: {} samples, observer {}, {} weights",
+        "{} ({}, {} nodes) -> {}: {} samples, observer {}, {} weights{}",
         a.model.display(),
         src.kind,
         src.graph.nodes.len(),
         a.output.display(),
         count,
         a.observer.name(),
-        if a.per_tensor { "per-tensor" } else { "per-channel" }
+        if a.per_tensor { "per-tensor" } else { "per-channel" },
+        match out.quantized.weight_bits.iter().flatten().filter(|&&b| b == 4).count() {
+            0 => String::new(),
+            n => format!(" ({n} of {} layers with 4-bit weights)", out.quantized.weight_bits.iter().flatten().count()),
+        }
     )?;
     write!(o, "{}", out.report)?;
     if let Some(p) = &a.report {
@@ -396,6 +434,7 @@ fn run_hybrid(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
         (a.qdq_portable.is_some(), "--qdq-portable (the ONNX model is the output: -o model.onnx)"),
         (a.rounding != RoundingMode::Double, "--rounding"),
         (a.no_bias_correction, "--no-bias-correction"),
+        (a.weight_bits != 8 || !a.layer_weight_bits.is_empty(), "--weight-bits / --layer-weight-bits"),
         (a.calib_reset_state, "--calib-reset-state"),
     ];
     if let Some((_, flag)) = static_only.iter().find(|(given, _)| *given) {

@@ -71,6 +71,23 @@ fn same_on_host_and_qemu(
     std::fs::create_dir_all(&dir).unwrap();
     let mq = dir.join("model.mq");
     microquant(&["import".as_ref(), tflite.as_os_str(), "-o".as_ref(), mq.as_os_str()]);
+    same_mq_on_host_and_qemu(name, &mq, input_shape, samples, seed_base, target);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `microquant run` of the `.mq` at `mq` on seeded int8 inputs gives the same `.npy` on the host
+/// and on `target`.
+fn same_mq_on_host_and_qemu(
+    name: &str,
+    mq: &Path,
+    input_shape: &[usize],
+    samples: usize,
+    seed_base: u64,
+    target: &str,
+) {
+    let dir = std::env::temp_dir().join(format!("microquant-cli-qemu-{name}-{target}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mq = mq.to_path_buf();
     let per: usize = input_shape.iter().product();
     let mut x = vec![0i8; samples * per];
     for (s, row) in x.chunks_exact_mut(per).enumerate() {
@@ -181,4 +198,66 @@ fn without_qemu_the_tests_skip_unless_required() {
     let (ok, text) = run(true);
     assert!(!ok, "MQ_REQUIRE_QEMU=1 did not fail:\n{text}");
     assert!(text.contains("MQ_REQUIRE_QEMU=1 but qemu-system-arm and defmt-print not found"), "{text}");
+}
+
+/// W4A8 models (int4 weights packed two per byte, the `_s4` kernels) give the host's outputs on
+/// the device: the KWS float model quantized here with `--weight-bits 4` on the Cortex-M4F, and
+/// the W4A8 TFLite model (`tests/golden/int4_models/`, bit-exact with TFLite Micro on the host)
+/// on the Cortex-M33 (mps2-an505). The micro:bit's runner leaves the int4 kernels out (its 256 KB
+/// of flash, cfg `mq_small_flash`): there the model is refused with one clear error.
+#[test]
+fn int4_weight_models_on_qemu_equal_host() {
+    if !qemu_or_skip("int4_weight_models_on_qemu_equal_host") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("microquant-cli-qemu-int4-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Calibration: uniform noise over the published int8 KWS model's input range (scale
+    // 0.5847029, zero point 83), SplitMix64.
+    let per = 490;
+    let mut q = vec![0i8; 16 * per];
+    for (s, row) in q.chunks_exact_mut(per).enumerate() {
+        rng::SplitMix64::new(90_000 + s as u64).fill_i8(row);
+    }
+    let calib: Vec<u8> = q.iter().flat_map(|&v| ((f32::from(v) - 83.0) * 0.584_702_9).to_le_bytes()).collect();
+    let cp = dir.join("calib.npy");
+    std::fs::write(&cp, npy_v1::npy_v1("<f4", &npy_v1::tuple(&[16, 1, 49, 10, 1]), &calib)).unwrap();
+    let kws = repo().join("models/mlperf-tiny/kws_ref_model_float32.tflite");
+    let mq = dir.join("kws_w4.mq");
+    let out = microquant(&[
+        "quantize".as_ref(),
+        kws.as_os_str(),
+        "--calib".as_ref(),
+        cp.as_os_str(),
+        "--observer".as_ref(),
+        "minmax".as_ref(),
+        "--weight-bits".as_ref(),
+        "4".as_ref(),
+        "-q".as_ref(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("10 of 10 layers with 4-bit weights"));
+    same_mq_on_host_and_qemu("kws_w4", &mq, &[1, 49, 10, 1], 3, 0, "qemu-m4");
+
+    let w4a8 = dir.join("w4a8_cnn.mq");
+    let tflite = repo().join("tests/golden/int4_models/w4a8_cnn.tflite");
+    microquant(&["import".as_ref(), tflite.as_os_str(), "-o".as_ref(), w4a8.as_os_str()]);
+    same_mq_on_host_and_qemu("w4a8_cnn", &w4a8, &[1, 10, 10, 3], 4, 7000, "qemu-m33");
+
+    let xp = dir.join("x.npy");
+    write_npy_i8(&xp, &[1, 1, 10, 10, 3], &[0; 300]);
+    let out = Command::new(env!("CARGO_BIN_EXE_microquant"))
+        .args(["run".as_ref(), w4a8.as_os_str(), "--input".as_ref(), xp.as_os_str(), "-o".as_ref()])
+        .arg(dir.join("y.npy"))
+        .args(["--target", "qemu-m0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the micro:bit ran an int4 model: {err}");
+    assert!(
+        err.lines().last().is_some_and(|l| l.starts_with("microquant: error:") && l.contains("Int4NotInSet")),
+        "stderr: {err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

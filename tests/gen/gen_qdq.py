@@ -27,6 +27,10 @@ Writes tests/golden/qdq/:
                        squeeze-and-excitation multiply, residual add, average pooling,
                        concatenation, global average pooling) and its calibration samples, from
                        gen_qdq_mobile_torch.py (PyTorch; kept as they are when it is absent)
+  export/<name>_w4*.onnx, qdq_int4.json
+                       W4A8 exports (`--weight-bits 4`: int4 weights as ONNX INT4 initializers,
+                       opset 21; INT4_EXPORTS), with the same ONNX Runtime outputs as the others
+                       (tests/host/qdq_int4.rs); `gen_qdq.py --int4-only` regenerates only these
   qdq.json             per model: the float source, the calibration file, the observer (export),
                        and ONNX Runtime's outputs on the first 100 calibration samples, run with
                        the CPU provider twice: default session options (ORT fuses the QDQ patterns
@@ -47,6 +51,9 @@ on the CPU: on an AVX2 machine without VNNI it differs from the float-op run by 
 u8s8 products saturate), where the machine that first wrote them had the two agree. Regenerating on
 such a machine: keep the committed import entries (`git show HEAD:tests/golden/qdq/qdq.json`) and
 take only the export entries, whose ONNX ops are float and double arithmetic, the same on every CPU.
+
+$MQ_CLI names another microquant binary to run instead of building the release one (e.g. a debug
+build: the same bytes; the Rust tests check them).
 
 Pinned: numpy 2.4.6, onnx 1.23.2, onnxruntime 1.32.0 (checked); torch 2.15.0 (checked by
 gen_qdq_torch.py). Deterministic.
@@ -99,6 +106,11 @@ EXPORTS = [
     ("conv_resize_minmax", SPATIAL / "conv_resize_opset13.onnx", OUT / "resize_calib.npy", "minmax"),
     # SUB of two activations (TFLite's integer sub), MEAN, the rstd table: gen_layer_norm.py's layer norm.
     ("layer_norm_minmax", LAYER_NORM / "ln_last_axis.onnx", OUT / "layer_norm_calib.npy", "minmax"),
+]
+# (name, float model, calibration file, observer): quantized with `--weight-bits 4` (W4A8).
+INT4_EXPORTS = [
+    ("cnn_w4_minmax", PEERS / "cnn_nchw.onnx", PEERS / "calib_nchw.npy", "minmax"),
+    ("dscnn_w4_percentile", PEERS / "dscnn_nchw.onnx", PEERS / "calib_nchw.npy", "percentile"),
 ]
 # (name, float model, calibration file, activation type)
 IMPORTS = [
@@ -172,8 +184,41 @@ class Reader:
         self.i = 0
 
 
+def export_entry(cli, name, model, calib, observer, extra=()):
+    """One of our exports: the CLI's --qdq of `model` calibrated on `calib`, checked by onnx.checker,
+    with ONNX Runtime's outputs (and, on the first samples, every quantized activation)."""
+    qdq = OUT / "export" / f"{name}.onnx"
+    mq = OUT / "export" / f"{name}.mq.tmp"
+    subprocess.run([str(cli), "quantize", str(model), "--calib", str(calib), "--observer", observer, *extra,
+                    "-o", str(mq), "--qdq", str(qdq)], check=True, stdout=subprocess.DEVNULL)
+    mq.unlink()
+    onnx.checker.check_model(onnx.load(str(qdq)), full_check=True)
+    x = np.load(calib)
+    e = {"name": name, "kind": "export", "file": goldenio.rel(qdq), "float_model": goldenio.rel(model), "calib": goldenio.rel(calib),
+         "observer": observer}
+    e.update(ort_outputs(qdq, x))
+    e["layers"] = ort_layers(qdq, x)
+    print("export", name, "ok")
+    return e
+
+
+def cli_binary():
+    if os.environ.get("MQ_CLI"):
+        return pathlib.Path(os.environ["MQ_CLI"]).resolve()
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "microquant-cli"], cwd=REPO, check=True)
+    return REPO / "target" / "release" / "microquant"
+
+
+def int4_exports(cli):
+    entries = [export_entry(cli, *case, extra=("--weight-bits", "4")) for case in INT4_EXPORTS]
+    (OUT / "qdq_int4.json").write_text(json.dumps({"tools": PINNED, "weight_bits": 4, "models": entries}, indent=1) + "\n")
+
+
 def main():
     goldenio.check_pins(PINNED)
+    if sys.argv[1:] == ["--int4-only"]:
+        int4_exports(cli_binary())
+        return
     (OUT / "export").mkdir(parents=True, exist_ok=True)
     (OUT / "import").mkdir(parents=True, exist_ok=True)
     np.save(OUT / "conv_bn_calib.npy", np.random.default_rng(7).standard_normal((32, 3, 8, 8)).astype(np.float32))
@@ -188,23 +233,9 @@ def main():
     if pathlib.Path(torch_py).exists():
         subprocess.run([torch_py, str(HERE / "gen_qdq_mobile_torch.py"), str(OUT / "mobile_float.onnx"),
                         str(OUT / "mobile_calib.npy")], check=True)
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "microquant-cli"], cwd=REPO, check=True)
-    cli = REPO / "target" / "release" / "microquant"
-    entries = []
-    for name, model, calib, observer in EXPORTS:
-        qdq = OUT / "export" / f"{name}.onnx"
-        mq = OUT / "export" / f"{name}.mq.tmp"
-        subprocess.run([str(cli), "quantize", str(model), "--calib", str(calib), "--observer", observer,
-                        "-o", str(mq), "--qdq", str(qdq)], check=True, stdout=subprocess.DEVNULL)
-        mq.unlink()
-        onnx.checker.check_model(onnx.load(str(qdq)), full_check=True)
-        x = np.load(calib)
-        e = {"name": name, "kind": "export", "file": goldenio.rel(qdq), "float_model": goldenio.rel(model), "calib": goldenio.rel(calib),
-             "observer": observer}
-        e.update(ort_outputs(qdq, x))
-        e["layers"] = ort_layers(qdq, x)
-        entries.append(e)
-        print("export", name, "ok")
+    cli = cli_binary()
+    entries = [export_entry(cli, *case) for case in EXPORTS]
+    int4_exports(cli)
     for name, model, calib, act in IMPORTS:
         qdq = OUT / "import" / f"{name}.onnx"
         x = np.load(calib)

@@ -168,6 +168,15 @@ export interface QuantizeOptions extends ProgressOptions {
   /** Layers computed in 16x8 (int16 activations) in an int8 model. */
   int16Layers?: string[];
   /**
+   * Bits of the conv, depthwise and fully-connected weights: 8 (default) or 4 (W4A8: symmetric
+   * int4 in [-7, 7] as TFLite's, packed two per byte: half the weights' flash). With 4 every such
+   * layer gets 4-bit weights, the first and the last included (transposed convs and 16x8 layers
+   * keep 8); another value throws a RangeError.
+   */
+  weightBits?: 8 | 4;
+  /** Per-layer weight bits over weightBits, e.g. { conv1: 8 } keeps a first conv in 8 bits. */
+  layerWeightBits?: Record<string, 8 | 4>;
+  /**
    * "static" (default). "weight-only" and "dynamic" make another kind of model (float
    * activations, no .mq): they throw with a pointer to quantizeWeightOnly() / quantizeDynamic().
    */
@@ -270,6 +279,8 @@ export interface LayerReport {
   why?: string;
   range: [number, number];
   weightScales: { min: number; max: number; count: number } | null;
+  /** Bits of the layer's quantized weights (8, or 4 with QuantizeOptions.weightBits); null without weights. */
+  weightBits: number | null;
   /** 10 log10(sum f^2 / sum (f - q)^2); null when identical. */
   sqnrDb: number | null;
   maxAbsError: number;

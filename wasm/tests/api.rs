@@ -653,6 +653,31 @@ async fn samples_of_the_wrong_kind_or_size_are_named() {
         .await
         .unwrap_err();
     assert!(is_type_error(&e) && message(&e).contains("options.perChannel must be a boolean"), "{}", message(&e));
+    // Weight bits: 8 or 4; another value is a RangeError naming it.
+    let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("weightBits", 3.into())]))))
+        .await
+        .unwrap_err();
+    assert!(e.dyn_ref::<js_sys::RangeError>().is_some(), "{}", message(&e));
+    assert!(
+        message(&e).contains("options.weightBits must be 8 or 4") && message(&e).contains("got 3"),
+        "{}",
+        message(&e)
+    );
+    let e = JsFuture::from(
+        m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("layerWeightBits", obj(&[("/fc2/Gemm", 2.into())]))]))),
+    )
+    .await
+    .unwrap_err();
+    assert!(message(&e).contains("options.layerWeightBits[\"/fc2/Gemm\"] must be 8 or 4"), "{}", message(&e));
+    let q = quantized(m.calibrate_and_quantize(
+        bytes(CALIB),
+        Some(obj(&[("weightBits", 4.into()), ("layerWeightBits", obj(&[("/fc2/Gemm", 8.into())]))])),
+    ))
+    .await
+    .unwrap();
+    let report = q.report_json().unwrap();
+    assert!(report.contains("\"mode\":\"static int8, int4 weights\""), "{report}");
+    assert!(report.contains("\"name\":\"/fc2/Gemm\"") && report.contains("\"weight_bits\":4"), "{report}");
     for (mode, says) in [("dynamic", "quantizeDynamic("), ("weight-only", "quantizeWeightOnly(")] {
         let e = JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("mode", mode.into())]))))
             .await

@@ -277,9 +277,13 @@ impl ConstData {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Size in bytes when stored densely (`len * dtype.size()`).
+    /// Size in bytes when stored densely (`len * dtype.size()`; `I4`: packed two per byte,
+    /// `ceil(len / 2)`).
     pub fn byte_len(&self) -> usize {
-        self.len().saturating_mul(self.dtype().size())
+        match self {
+            ConstData::I4(v) => crate::kernels::int4::packed_len(v.len()),
+            _ => self.len().saturating_mul(self.dtype().size()),
+        }
     }
     /// Decodes little-endian bytes as `dtype` elements. `None` if the length is not a multiple of
     /// the element size. `Bool`: any non-zero byte is `true`. `I4`: one element per byte (the

@@ -25,6 +25,8 @@ pub(crate) mod dt {
     pub const UINT32: i32 = 12;
     pub const UINT64: i32 = 13;
     pub const BFLOAT16: i32 = 16;
+    /// Signed 4-bit integers, packed two per byte (element `2i` in the low nibble of byte `i`).
+    pub const INT4: i32 = 22;
 }
 
 /// The ONNX name of a data type code.

@@ -126,7 +126,8 @@ impl FloatModel {
 
     /// Quantizes with a complete calibration: a `Promise` of a `QuantizedModel`. `options`:
     /// `perChannel` (default true), `activations` (`"int8"` default, `"int16"` for the whole
-    /// model), `int16Layers` (layer names computed in 16x8), `mode` (`"static"`; `"weight-only"`
+    /// model), `int16Layers` (layer names computed in 16x8), `weightBits` (8, default, or 4:
+    /// int4 weights) and `layerWeightBits` (`{layer: 8 | 4}`), `mode` (`"static"`; `"weight-only"`
     /// is `quantizeWeightOnly()`, `"dynamic"` is `quantizeDynamic()`: other kinds of model),
     /// `rounding`
     /// (`"double"`: TFLite Micro, default; `"single"`: the TFLite interpreter), `evalSamples`

@@ -59,6 +59,13 @@ pub(super) async fn hybrid_task(
             )));
         }
     }
+    for key in ["weightBits", "layerWeightBits"] {
+        if !get(options, key).is_undefined() {
+            return Err(range_error(format!(
+                "options.{key}: a {name} model has int8 weights; 4-bit weights apply to quantize() and calibrateAndQuantize()"
+            )));
+        }
+    }
     let per_channel = js::opt_bool(options, "perChannel", true)?;
     let e = get(options, "evalSamples");
     let eval = if e.is_undefined() || e.is_null() { Vec::new() } else { model.samples(&e, "options.evalSamples")? };

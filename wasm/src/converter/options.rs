@@ -1,5 +1,5 @@
 //! The converter's options objects read from JS: calibration (observers), quantization (mode,
-//! activation type, rounding) and class labels.
+//! activation type, weight bits, rounding) and class labels.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -77,6 +77,15 @@ pub(super) fn rounding_option(options: &JsValue) -> Result<Rounding, JsValue> {
     }
 }
 
+/// A weight width from JS: 8 or 4, else a `RangeError` naming the value.
+fn bits_value(b: f64, what: &str) -> Result<u8, JsValue> {
+    if b == 8.0 || b == 4.0 {
+        Ok(b as u8)
+    } else {
+        Err(range_error(format!("{what} must be 8 or 4 (the runtime's kernels take 8-bit or 4-bit weights), got {b}")))
+    }
+}
+
 pub(super) fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsValue> {
     match js::opt_string(options, "mode")?.as_deref() {
         None | Some("static") => {}
@@ -103,8 +112,33 @@ pub(super) fn quantize_options(options: &JsValue) -> Result<QuantizeOptions, JsV
             return Err(range_error(format!("options.activations must be \"int8\" or \"int16\", got {other:?}")));
         }
     };
+    let weight_bits = match js::opt_number(options, "weightBits")? {
+        None => 8,
+        Some(b) => bits_value(b, "options.weightBits")?,
+    };
+    let mut layer_weight_bits = Vec::new();
+    let o = get(options, "layerWeightBits");
+    if !(o.is_undefined() || o.is_null()) {
+        if !o.is_object() || Array::is_array(&o) {
+            return Err(type_error(format!(
+                "options.layerWeightBits must be an object {{layerName: 8 | 4}}, got {}",
+                describe(&o)
+            )));
+        }
+        for entry in Object::entries(&Object::from(o)).iter() {
+            let pair = Array::from(&entry);
+            let key = pair.get(0).as_string().unwrap_or_default();
+            let value = pair.get(1);
+            let what = format!("options.layerWeightBits[{key:?}]");
+            let b =
+                value.as_f64().ok_or_else(|| type_error(format!("{what} must be 8 or 4, got {}", describe(&value))))?;
+            layer_weight_bits.push((key, bits_value(b, &what)?));
+        }
+    }
     Ok(QuantizeOptions {
         per_channel: js::opt_bool(options, "perChannel", true)?,
+        weight_bits,
+        layer_weight_bits,
         activations,
         int16_layers: js::opt_strings(options, "int16Layers")?,
         use_carried: !js::opt_bool(options, "ignoreQdq", false)?,

@@ -115,9 +115,9 @@ impl QuantizedModel {
         }
     }
 
-    /// The model as QDQ ONNX (opset 17, or 21 with int16 activations): float ops between
-    /// `QuantizeLinear`/`DequantizeLinear` pairs carrying every scale and zero point, int8
-    /// weights, int32 biases, inputs and outputs in the source model's layout; ONNX Runtime
+    /// The model as QDQ ONNX (opset 17, or 21 with int16 activations or int4 weights): float ops
+    /// between `QuantizeLinear`/`DequantizeLinear` pairs carrying every scale and zero point, int8
+    /// (or `INT4`) weights, int32 biases, inputs and outputs in the source model's layout; ONNX Runtime
     /// runs it. By default the int8 layers are written in the exact form (their integer
     /// arithmetic as ONNX ops: ONNX Runtime gives this model's outputs bit for bit, as
     /// `microquant quantize --qdq`); `{ portable: true }` writes the plain QDQ form that other QDQ
@@ -134,12 +134,13 @@ impl QuantizedModel {
             error("toQdqOnnx() needs the quantized graph: a model loaded from a .mq file does not keep it (quantize the float model, or load the int8 TFLite model)")
         })?;
         let int16 = e.graph.tensors.iter().any(|t| !t.is_constant() && t.dtype == DType::I16);
+        let int4 = e.graph.tensors.iter().any(|t| t.dtype == DType::I4);
         let name = self.inner.name.rsplit_once('.').map_or(self.inner.name.as_str(), |(stem, _)| stem);
         let export = if portable { microquant::onnx::export_qdq_portable } else { microquant::onnx::export_qdq };
         let bytes = export(
             &e.graph,
             &microquant::onnx::QdqExportOptions {
-                opset: if int16 { 21 } else { 17 },
+                opset: if int16 || int4 { 21 } else { 17 },
                 inputs: e.inputs.clone(),
                 outputs: e.outputs.clone(),
                 graph_name: String::from(name),

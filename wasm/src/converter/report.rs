@@ -95,6 +95,10 @@ pub(super) fn report_object(r: &Report) -> Object {
                 }
                 None => set(&o, "weightScales", JsValue::NULL),
             }
+            match l.weight_bits {
+                Some(b) => set(&o, "weightBits", f64::from(b)),
+                None => set(&o, "weightBits", JsValue::NULL),
+            }
             set(&o, "sqnrDb", opt_f64(l.sqnr_db));
             set(&o, "maxAbsError", l.max_abs_error);
             set(&o, "elements", l.elements as f64);

@@ -102,7 +102,7 @@ impl<'g> Exporter<'g> {
         self.op1("Round", &format!("{base}/int"), vec![d], vec![])
     }
 
-    /// An integer constant (int8 weights, int32 bias) as its initializer read by
+    /// An integer constant (int8 or int4 weights, int32 bias) as its initializer read by
     /// `DequantizeLinear` with scale 1: float values equal to the integers.
     pub(super) fn int_const(&mut self, id: TensorId, perm: &[usize]) -> Result<String, ConvertError> {
         let t = self.tensor(id)?;
@@ -111,10 +111,11 @@ impl<'g> Exporter<'g> {
         let base = self.names[id.index()].clone();
         let (code, raw) = match data {
             ConstData::I8(v) => (dt::INT8, permute(v, &t.shape, perm)?.iter().map(|&x| x as u8).collect::<Vec<u8>>()),
+            ConstData::I4(v) => (self.int4_code(&t.name)?, super::quant::int4_raw(&permute(v, &t.shape, perm)?)),
             ConstData::I32(v) => (dt::INT32, le32(&permute(v, &t.shape, perm)?)),
             other => return Err(err(format!("constant '{}' of {} in an exact int8 layer", t.name, other.dtype()))),
         };
-        let qn = self.fresh(&format!("{base}/int8"));
+        let qn = self.fresh(&format!("{base}/{}", if code == dt::INT4 { "int4" } else { "int8" }));
         self.inits.push(tensor_proto(&qn, &shape, code, raw));
         let one = self.f32_scalar(&format!("{base}/unit_scale"), 1.0);
         let zn = self.zero_points(&base, code, &[0], false);

@@ -52,7 +52,9 @@
 //! feed it gets. A model without LSTM has no such inputs or outputs.
 //!
 //! int16 activations need `QuantizeLinear` of opset 21 ([`QdqExportOptions::opset`]); int64
-//! biases (16x8 layers) are written as int32 when they fit.
+//! biases (16x8 layers) are written as int32 when they fit. int4 weights (W4A8 layers) are ONNX
+//! `INT4` initializers (data type 22, packed two per byte, the low nibble first, as the ONNX spec
+//! and TFLite both pack them) read by `DequantizeLinear`, which takes `INT4` from opset 21.
 //!
 //! A weight-only graph ([`crate::ptq::quantize_weight_only`]: f32 activations, int8 weights)
 //! is written the same way without the activations' QuantizeLinear/DequantizeLinear pairs: its
@@ -88,7 +90,8 @@ use crate::vecmap::VecMap;
 /// Options of [`export_qdq`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QdqExportOptions {
-    /// Default-domain opset: 17 (the default) or 21 (needed for int16 activations).
+    /// Default-domain opset: 17 (the default) or 21 (needed for int16 activations and int4
+    /// weights).
     pub opset: i64,
     /// Layout of each graph input in the written model (the ONNX importer's
     /// [`Imported::inputs`](super::Imported::inputs)); empty: the graph's own layout.
@@ -111,7 +114,8 @@ impl Default for QdqExportOptions {
 /// model (its module docs describe the graph it writes).
 ///
 /// # Errors
-/// `Unsupported` for an opset other than 17 to 21, int16 activations below opset 21, ops
+/// `Unsupported` for an opset other than 17 to 21, int16 activations or int4 weights below
+/// opset 21, ops
 /// outside the table; `InvalidGraph` for
 /// [`Graph::validate`]'s errors or [`IoInfo`]s that do not match the graph.
 pub fn export_qdq(graph: &Graph, options: &QdqExportOptions) -> Result<Vec<u8>, ConvertError> {

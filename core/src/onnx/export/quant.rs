@@ -10,6 +10,7 @@ impl<'g> Exporter<'g> {
         let raw: Vec<u8> = match code {
             dt::INT8 => zps.iter().map(|&z| z as i8 as u8).collect(),
             dt::INT16 => zps.iter().flat_map(|&z| (z as i16).to_le_bytes()).collect(),
+            dt::INT4 => int4_raw(&zps.iter().map(|&z| z as i8).collect::<Vec<i8>>()),
             _ => le32(zps),
         };
         let shape = if per_axis { vec![zps.len()] } else { vec![] };
@@ -103,6 +104,7 @@ impl<'g> Exporter<'g> {
         let q = t.quant.as_ref().ok_or_else(|| err(format!("constant '{}' is not quantized", t.name)))?;
         let (code, raw) = match data {
             ConstData::I8(v) => (dt::INT8, permute(v, &t.shape, perm)?.iter().map(|&x| x as u8).collect::<Vec<u8>>()),
+            ConstData::I4(v) => (self.int4_code(&t.name)?, int4_raw(&permute(v, &t.shape, perm)?)),
             ConstData::I16(v) => {
                 if self.opts.opset < 21 {
                     return Err(err(format!("int16 constant '{}' needs opset 21", t.name)));
@@ -214,9 +216,25 @@ impl<'g> Exporter<'g> {
 
     pub(super) fn weight_dq_axis(&mut self, id: TensorId, perm: &[usize], axis: usize) -> Result<String, ConvertError> {
         let t = self.tensor(id)?;
-        if t.dtype != DType::I8 {
-            return Err(err(format!("weights '{}' are {}, not int8", t.name, t.dtype)));
+        if !matches!(t.dtype, DType::I8 | DType::I4) {
+            return Err(err(format!("weights '{}' are {}, not int8 or int4", t.name, t.dtype)));
         }
         self.const_dq(id, perm, Some(axis))
     }
+
+    /// ONNX's `INT4` for the 4-bit weights `name`: `DequantizeLinear` reads it from opset 21.
+    pub(super) fn int4_code(&self, name: &str) -> Result<i32, ConvertError> {
+        if self.opts.opset >= 21 {
+            Ok(dt::INT4)
+        } else {
+            Err(err(format!("int4 weights '{name}' need DequantizeLinear of opset 21: export with opset 21")))
+        }
+    }
+}
+
+/// int4 values as ONNX stores an `INT4` tensor's `raw_data`: packed two per byte, element `2i`
+/// in the low nibble of byte `i` and `2i + 1` in the high one (an odd count leaves the last
+/// high nibble 0), the layout TFLite uses too ([`crate::kernels::int4`]).
+pub(super) fn int4_raw(v: &[i8]) -> Vec<u8> {
+    v.chunks(2).map(|p| (p[0] as u8 & 0x0F) | (p.get(1).map_or(0, |&h| h as u8) << 4)).collect()
 }

@@ -120,9 +120,9 @@ type QuantizedWeights = (Vec<i8>, Vec<f32>);
 /// applies).
 type MemoEntry = (QuantizedWeights, Option<Option<Vec<f32>>>);
 
-/// Per weighted node and weight layout (`true`: per channel): its [`MemoEntry`].
+/// Per weighted node, weight layout (`true`: per channel) and weight bits: its [`MemoEntry`].
 #[derive(Debug, Clone, Default)]
-struct WeightMemo(BTreeMap<(usize, bool), MemoEntry>);
+struct WeightMemo(BTreeMap<(usize, bool, u8), MemoEntry>);
 
 /// A calibration sample kept for the model-level range choice: its inputs and the float
 /// graph's outputs.
@@ -498,13 +498,14 @@ impl<'g> Calibrator<'g> {
         &self,
         node: usize,
         per_channel: bool,
+        bits: u8,
         quantize: impl FnOnce() -> QuantizedWeights,
     ) -> QuantizedWeights {
-        if let Some((w, _)) = self.memo.borrow().0.get(&(node, per_channel)) {
+        if let Some((w, _)) = self.memo.borrow().0.get(&(node, per_channel, bits)) {
             return w.clone();
         }
         let w = quantize();
-        self.memo.borrow_mut().0.insert((node, per_channel), (w.clone(), None));
+        self.memo.borrow_mut().0.insert((node, per_channel, bits), (w.clone(), None));
         w
     }
 
@@ -514,13 +515,14 @@ impl<'g> Calibrator<'g> {
         &self,
         node: usize,
         per_channel: bool,
+        bits: u8,
         correction: impl FnOnce() -> Option<Vec<f32>>,
     ) -> Option<Vec<f32>> {
-        if let Some((_, Some(d))) = self.memo.borrow().0.get(&(node, per_channel)) {
+        if let Some((_, Some(d))) = self.memo.borrow().0.get(&(node, per_channel, bits)) {
             return d.clone();
         }
         let d = correction();
-        if let Some((_, slot)) = self.memo.borrow_mut().0.get_mut(&(node, per_channel)) {
+        if let Some((_, slot)) = self.memo.borrow_mut().0.get_mut(&(node, per_channel, bits)) {
             *slot = Some(d.clone());
         }
         d

@@ -14,11 +14,12 @@ use crate::graph::{
 use crate::quant::{ChooseOptions, Convention, QScheme, QuantDType, choose_qparams_with};
 use crate::vecmap::VecMap;
 
+mod bits;
 mod ties;
 mod weights;
 
 use ties::{const_operand, ties_share};
-pub(in crate::ptq) use weights::{channel_layout, quantize_values, quantize_weights};
+pub(in crate::ptq) use weights::{channel_layout, quantize_values, quantize_weights, quantize_weights_bits};
 use weights::{quantize_weights_carried, weight_axis, weight_error};
 
 /// The integer type of the activations.
@@ -38,8 +39,21 @@ pub enum ActivationType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuantizeOptions {
     /// Weights per output channel (conv and fully connected: axis 0; depthwise: axis 3) or one
-    /// scale per tensor. Symmetric int8 in [-127, 127] either way.
+    /// scale per tensor. Symmetric int8 in [-127, 127] (int4: [-7, 7]) either way.
     pub per_channel: bool,
+    /// Bits of the weights of conv, depthwise conv and fully-connected layers: 8 (the default)
+    /// or 4 (W4A8: symmetric int4 in [-7, 7], TFLite's int4 range, stored packed two per byte as
+    /// TFLite stores them, so the weights take half the flash; activations stay int8). Every such
+    /// layer gets 4-bit weights, the first and the last included: keeping some in 8 bits (the
+    /// first conv and the classifier are the usual candidates, being the most sensitive and
+    /// often among the smallest) is [`QuantizeOptions::layer_weight_bits`]'s job, and the report
+    /// says each layer's width and SQNR. Layers with no int4 kernel keep 8 bits: transposed
+    /// convolutions, 16x8 layers and recurrent ops. Any other value is an error.
+    pub weight_bits: u8,
+    /// Per-layer weight bits (8 or 4), by node name (or output tensor name), over
+    /// [`QuantizeOptions::weight_bits`]: e.g. `("conv1", 8)` keeps a first conv in 8 bits in a
+    /// 4-bit model. The last entry naming a layer wins.
+    pub layer_weight_bits: Vec<(String, u8)>,
     /// FusedActivation type of the whole model.
     pub activations: ActivationType,
     /// Layers computed in 16x8 (int16 activations, int8 weights, int64 bias) in an int8 model,
@@ -60,11 +74,13 @@ pub struct QuantizeOptions {
 }
 
 impl Default for QuantizeOptions {
-    /// Per-channel weights, int8 activations, no 16x8 layer, carried parameters used, bias
+    /// Per-channel 8-bit weights, int8 activations, no 16x8 layer, carried parameters used, bias
     /// correction.
     fn default() -> Self {
         Self {
             per_channel: true,
+            weight_bits: 8,
+            layer_weight_bits: Vec::new(),
             activations: ActivationType::Int8,
             int16_layers: Vec::new(),
             use_carried: true,
@@ -161,6 +177,9 @@ pub struct Quantized {
     pub node_map: Vec<usize>,
     /// For each node of the float graph: where its weights' scales come from (weighted layers).
     pub weight_sources: Vec<Option<WeightSource>>,
+    /// For each node of the float graph: the bits of its quantized weights (8 or 4; weighted
+    /// layers).
+    pub weight_bits: Vec<Option<u8>>,
     /// For each tensor of the float graph (by id): the automatic observer's choice of range and
     /// its reasons ([`super::ObserverKind::Auto`]; `None` for other observers).
     pub auto_choices: Vec<Option<super::auto::AutoChoice>>,
@@ -248,24 +267,7 @@ fn layer_types(g: &Graph, options: &QuantizeOptions) -> Result<Vec<DType>, Conve
     let whole = if options.activations == ActivationType::Int16 { DType::I16 } else { DType::I8 };
     let mut types = vec![whole; g.nodes.len()];
     for name in &options.int16_layers {
-        let by_node: Vec<usize> = g.nodes.iter().enumerate().filter(|(_, n)| &n.name == name).map(|(i, _)| i).collect();
-        let found = if by_node.is_empty() {
-            g.nodes
-                .iter()
-                .position(|n| n.output(0).and_then(|t| g.tensor(t)).is_some_and(|t| &t.name == name))
-                .into_iter()
-                .collect()
-        } else {
-            by_node
-        };
-        if found.is_empty() {
-            let mut names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
-            names.truncate(40);
-            return Err(err(
-                Kind::InvalidGraph,
-                format!("int16 layer {name:?}: no node or node output of that name (nodes: {names:?})"),
-            ));
-        }
+        let found = bits::find_layer(g, name, "int16 layer")?;
         for i in found {
             let node = &g.nodes[i];
             if !runs_int16(&node.op) {
@@ -334,6 +336,7 @@ pub(in crate::ptq) fn quantize_with(
         return Err(err(Kind::InvalidGraph, format!("calibration is at pass {} of {}", cal.pass(), cal.passes())));
     }
     let layer = layer_types(g, options)?;
+    let wbits = bits::weight_bits(g, options, &layer)?;
     let n = g.tensors.len();
     // The smallest int8 scale a consumer takes: TFLite's int8 softmax needs beta · input scale
     // above 2^-26 (its input multiplier is at least 1). A softmax over nearly equal logits (an
@@ -457,6 +460,7 @@ pub(in crate::ptq) fn quantize_with(
     }
     // Weights, biases and constant operands.
     let mut weight_sources: Vec<Option<WeightSource>> = vec![None; g.nodes.len()];
+    let mut weight_bits: Vec<Option<u8>> = vec![None; g.nodes.len()];
     let mut role: Vec<Option<&'static str>> = vec![None; n];
     for index in 0..g.nodes.len() {
         let node = &g.nodes[index];
@@ -470,7 +474,9 @@ pub(in crate::ptq) fn quantize_with(
             let wv = wt.data.as_ref().and_then(ConstData::as_f32).ok_or_else(|| {
                 at(err(Kind::UnsupportedQuantization, format!("weights '{}' are not f32 constants", wt.name)))
             })?;
-            let carried_w = if options.use_carried {
+            let bits = wbits.get(index).copied().unwrap_or(8);
+            // 4-bit layers are quantized here: carried scales are int8 steps.
+            let carried_w = if options.use_carried && bits == 8 {
                 wt.quant.as_ref().and_then(|cq| quantize_weights_carried(wv, &wt.shape, cq).map(|v| (v, cq.clone())))
             } else {
                 None
@@ -488,8 +494,8 @@ pub(in crate::ptq) fn quantize_with(
                 }
                 None => {
                     weight_sources[index] = Some(WeightSource::MinMax);
-                    let (v, s) = cal.memo_weights(index, options.per_channel, || {
-                        quantize_weights(wv, &wt.shape, options.per_channel.then_some(axis))
+                    let (v, s) = cal.memo_weights(index, options.per_channel, bits, || {
+                        quantize_weights_bits(wv, &wt.shape, options.per_channel.then_some(axis), bits)
                     });
                     let quant = if options.per_channel {
                         TensorQuant::per_channel(s.clone(), vec![0; s.len()], axis)
@@ -509,9 +515,13 @@ pub(in crate::ptq) fn quantize_with(
                 }
             }
             let per_channel = quant.axis.is_some();
+            weight_bits[index] = Some(bits);
             if let Some(t) = q.tensors.get_mut(w.index()) {
-                t.dtype = DType::I8;
-                t.data = Some(ConstData::I8(wq));
+                (t.dtype, t.data) = if bits == 4 {
+                    (DType::I4, Some(ConstData::I4(wq.clone())))
+                } else {
+                    (DType::I8, Some(ConstData::I8(wq.clone())))
+                };
                 t.quant = Some(quant);
             }
             // The float bias, corrected for the weights' quantization error.
@@ -530,11 +540,10 @@ pub(in crate::ptq) fn quantize_with(
             };
             let carried_weights = weight_sources[index] == Some(WeightSource::Carried);
             if options.bias_correction && !carried_weights {
-                let q_ref = q.tensors.get(w.index()).and_then(|t| t.data.as_ref()).and_then(ConstData::as_i8);
-                let delta = cal.memo_bias_correction(index, options.per_channel, || {
-                    match (cal.input_mean(x), q_ref, g.tensor(x), node.output(0).and_then(|y| g.tensor(y))) {
-                        (Some(mean), Some(wq), Some(xt), Some(yt)) => {
-                            weight_error(&node.op, &mean, &xt.shape, wv, wq, &wt.shape, &scales, axis, &yt.shape)
+                let delta = cal.memo_bias_correction(index, options.per_channel, bits, || {
+                    match (cal.input_mean(x), g.tensor(x), node.output(0).and_then(|y| g.tensor(y))) {
+                        (Some(mean), Some(xt), Some(yt)) => {
+                            weight_error(&node.op, &mean, &xt.shape, wv, &wq, &wt.shape, &scales, axis, &yt.shape)
                         }
                         _ => None,
                     }
@@ -662,6 +671,7 @@ pub(in crate::ptq) fn quantize_with(
         activations: acts,
         node_map,
         weight_sources,
+        weight_bits,
         auto_choices,
         range_choice: None,
     })
@@ -726,34 +736,6 @@ fn insert_conversions(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn weights_symmetric_narrow() {
-        // Two channels along axis 0: amax 2.54 and 0 (scale 1, all zeros).
-        let (q, s) = quantize_weights(&[2.54, -1.27, 0.0, 0.0], &[2, 2], Some(0));
-        assert_eq!(s, [2.54 / 127.0, 1.0]);
-        assert_eq!(q, [127, -64, 0, 0]); // -1.27 / 0.02 = -63.5 rounds away from zero
-        // Per tensor.
-        let (q, s) = quantize_weights(&[1.0, -4.0], &[1, 2], None);
-        assert_eq!((q, s), (vec![32, -127], vec![4.0 / 127.0]));
-        // Depthwise: channel is the last axis.
-        let (_, s) = quantize_weights(&[1.0, 2.0, -3.0, 0.5], &[1, 2, 1, 2], Some(3));
-        assert_eq!(s, [3.0 / 127.0, 2.0 / 127.0]);
-    }
-
-    #[test]
-    fn carried_weight_scales_must_represent_the_weights() {
-        let s = [0.1f32, 0.25];
-        let w: Vec<f32> = [3i8, -7, 100, -128].iter().enumerate().map(|(k, &v)| v as f32 * s[k / 2]).collect();
-        let q = TensorQuant::per_channel(s.to_vec(), vec![0, 0], 0);
-        assert_eq!(quantize_weights_carried(&w, &[2, 2], &q), Some(vec![3, -7, 100, -128]));
-        // Changed weights (e.g. a folded scale) are not representable: not used.
-        let w2: Vec<f32> = w.iter().map(|v| v * 1.37).collect();
-        assert_eq!(quantize_weights_carried(&w2, &[2, 2], &q), None);
-        // Asymmetric carried weights are not used either.
-        let qa = TensorQuant::per_channel(s.to_vec(), vec![1, 0], 0);
-        assert_eq!(quantize_weights_carried(&w, &[2, 2], &qa), None);
-    }
 
     /// A softmax over nearly equal logits (an untrained head: weights of 1e-9) calibrates an
     /// input range far below what TFLite's int8 softmax takes (beta · scale ≥ 2^-26): the

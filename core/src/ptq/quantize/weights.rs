@@ -29,6 +29,26 @@ pub(in crate::ptq) fn channel_layout(shape: &[usize], axis: Option<usize>) -> (u
 /// Symmetric int8 weights in [-127, 127]: per channel along `axis`, or one scale. A channel of
 /// zeros gets scale 1.
 pub(in crate::ptq) fn quantize_weights(w: &[f32], shape: &[usize], axis: Option<usize>) -> (Vec<i8>, Vec<f32>) {
+    quantize_weights_bits(w, shape, axis, 8)
+}
+
+/// Symmetric `bits`-bit weights (8 or 4) on the narrow range `[-q, q]`, `q = 2^(bits-1) - 1`:
+/// scale `max |w| / q` per channel along `axis` (or one scale), values `round(w / scale)`
+/// (half away from zero) clamped to `[-q, q]`. A channel of zeros gets scale 1.
+///
+/// int4 is `[-7, 7]`, not `[-8, 7]`, as TFLite's quantizer does it
+/// (`tensorflow/lite/tools/optimize/quantization_utils.cc`: `kMinQuantizedValue4bit = -7`,
+/// `kMaxQuantizedValue4bit = 7`, the same narrow range as its int8 weights' [-127, 127]): the
+/// range is symmetric, so a channel's largest |w| is exact on both signs, and TFLite's and
+/// TFLite Micro's int4 kernels read any [-8, 7] nibble, so the narrow range costs nothing at
+/// run time.
+pub(in crate::ptq) fn quantize_weights_bits(
+    w: &[f32],
+    shape: &[usize],
+    axis: Option<usize>,
+    bits: u8,
+) -> (Vec<i8>, Vec<f32>) {
+    let qmax: i32 = if bits == 4 { 7 } else { 127 };
     let (channels, inner) = channel_layout(shape, axis);
     let ch = |k: usize| (k / inner) % channels;
     let mut amax = vec![0f32; channels];
@@ -36,13 +56,13 @@ pub(in crate::ptq) fn quantize_weights(w: &[f32], shape: &[usize], axis: Option<
         let a = &mut amax[ch(k)];
         *a = a.max(v.abs());
     }
-    let scales: Vec<f32> = amax.iter().map(|&a| if a > 0.0 { a / 127.0 } else { 1.0 }).collect();
+    let scales: Vec<f32> = amax.iter().map(|&a| if a > 0.0 { a / qmax as f32 } else { 1.0 }).collect();
     let q = w
         .iter()
         .enumerate()
         .map(|(k, &v)| {
             let s = scales[ch(k)];
-            (libm::roundf(v / s) as i32).clamp(-127, 127) as i8
+            (libm::roundf(v / s) as i32).clamp(-qmax, qmax) as i8
         })
         .collect();
     (q, scales)
@@ -129,4 +149,48 @@ pub(super) fn weight_error(
 /// The output-channel axis of a weighted op's filter.
 pub(super) fn weight_axis(op: &Op) -> usize {
     if matches!(op, Op::DepthwiseConv2d(_)) { 3 } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_symmetric_narrow() {
+        // Two channels along axis 0: amax 2.54 and 0 (scale 1, all zeros).
+        let (q, s) = quantize_weights(&[2.54, -1.27, 0.0, 0.0], &[2, 2], Some(0));
+        assert_eq!(s, [2.54 / 127.0, 1.0]);
+        assert_eq!(q, [127, -64, 0, 0]); // -1.27 / 0.02 = -63.5 rounds away from zero
+        // Per tensor.
+        let (q, s) = quantize_weights(&[1.0, -4.0], &[1, 2], None);
+        assert_eq!((q, s), (vec![32, -127], vec![4.0 / 127.0]));
+        // Depthwise: channel is the last axis.
+        let (_, s) = quantize_weights(&[1.0, 2.0, -3.0, 0.5], &[1, 2, 1, 2], Some(3));
+        assert_eq!(s, [3.0 / 127.0, 2.0 / 127.0]);
+    }
+
+    #[test]
+    fn carried_weight_scales_must_represent_the_weights() {
+        let s = [0.1f32, 0.25];
+        let w: Vec<f32> = [3i8, -7, 100, -128].iter().enumerate().map(|(k, &v)| v as f32 * s[k / 2]).collect();
+        let q = TensorQuant::per_channel(s.to_vec(), vec![0, 0], 0);
+        assert_eq!(quantize_weights_carried(&w, &[2, 2], &q), Some(vec![3, -7, 100, -128]));
+        // Changed weights (e.g. a folded scale) are not representable: not used.
+        let w2: Vec<f32> = w.iter().map(|v| v * 1.37).collect();
+        assert_eq!(quantize_weights_carried(&w2, &[2, 2], &q), None);
+        // Asymmetric carried weights are not used either.
+        let qa = TensorQuant::per_channel(s.to_vec(), vec![1, 0], 0);
+        assert_eq!(quantize_weights_carried(&w, &[2, 2], &qa), None);
+    }
+
+    #[test]
+    fn weights_int4_narrow() {
+        // amax 3.5 -> scale 0.5; -1.25 / 0.5 = -2.5 rounds away from zero; 1.75 / 0.5 = 3.5 -> 4.
+        let (q, s) = quantize_weights_bits(&[3.5, -1.25, 1.75, 0.0, 0.0, 0.0], &[2, 3], Some(0), 4);
+        assert_eq!(s, [0.5, 1.0]);
+        assert_eq!(q, [7, -3, 4, 0, 0, 0]);
+        // The most negative weight maps to -7, never -8 (TFLite's narrow int4 range).
+        let (q, _) = quantize_weights_bits(&[-3.0, 1.0], &[1, 2], None, 4);
+        assert_eq!(q, [-7, 2]);
+    }
 }

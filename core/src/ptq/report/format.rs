@@ -155,6 +155,13 @@ impl Report {
                 Some(w) => json_str(&mut o, w),
                 None => o.push_str("null"),
             }
+            o.push_str(",\"weight_bits\":");
+            match l.weight_bits {
+                Some(b) => {
+                    let _ = write!(o, "{b}");
+                }
+                None => o.push_str("null"),
+            }
             o.push_str(",\"sqnr_db\":");
             json_f64(&mut o, l.sqnr_db);
             o.push_str(",\"max_abs_error\":");
@@ -178,7 +185,8 @@ fn db(v: Option<f64>) -> String {
     }
 }
 
-/// A readable table: the model figures, then one line per layer (index, name, op, type, SQNR,
+/// A readable table: the model figures, then one line per layer (index, name, op, type (`i8/w4`
+/// for a layer with 4-bit weights), SQNR,
 /// largest error, scale, zero point, how the parameters were chosen, calibrated range), the
 /// layers with the lowest SQNR marked `<`.
 impl core::fmt::Display for Report {
@@ -227,7 +235,7 @@ impl core::fmt::Display for Report {
                 l.index,
                 name,
                 l.op,
-                l.dtype,
+                if l.weight_bits == Some(4) { format!("{}/w4", l.dtype) } else { String::from(l.dtype) },
                 db(l.sqnr_db),
                 l.max_abs_error,
                 if l.scale.is_nan() { String::from("-") } else { format!("{:.4e}", l.scale) },

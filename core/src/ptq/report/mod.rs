@@ -55,6 +55,9 @@ pub struct LayerReport {
     /// Where the weight scales come from (weighted ops): `minmax` (computed) or `carried`
     /// (from a QDQ model).
     pub weight_source: Option<&'static str>,
+    /// Bits of the quantized weights (weighted ops): 8, or 4 with
+    /// [`QuantizeOptions::weight_bits`](super::QuantizeOptions::weight_bits).
+    pub weight_bits: Option<u8>,
     /// Signal-to-quantization-noise ratio of the dequantized int8 output against the float
     /// output over all evaluation samples, in dB: `10 log10(Σ f² / Σ (f - q)²)`. `None` when the
     /// outputs are identical (infinite SQNR).
@@ -69,7 +72,8 @@ pub struct LayerReport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelReport {
     /// The quantization mode: `static int8` (int8 weights and activations), `static 16x8`
-    /// (int16 activations), `static int8 + 16x8 layers` (some layers in 16x8), `weight-only int8`
+    /// (int16 activations), `static int8 + 16x8 layers` (some layers in 16x8), either int8 one
+    /// followed by `, int4 weights` when layers have 4-bit weights, `weight-only int8`
     /// or `dynamic int8` ([`evaluate_hybrid`]: int8 weights, float activations).
     pub mode: &'static str,
     /// Evaluation samples.
@@ -499,6 +503,7 @@ impl<'a> Evaluator<'a> {
                     range: a.range,
                     weight_scales,
                     weight_source: quantized.weight_sources.get(i).copied().flatten().map(|w| w.name()),
+                    weight_bits: quantized.weight_bits.get(i).copied().flatten(),
                     sqnr_db: accs[i].sqnr(),
                     max_abs_error: accs[i].max_abs,
                     elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
@@ -522,9 +527,12 @@ impl<'a> Evaluator<'a> {
                 .collect()
         };
         let act_types = |d: DType| q.tensors.iter().any(|t| t.dtype == d && !t.is_constant());
-        let mode = match (act_types(DType::I8), act_types(DType::I16)) {
-            (true, true) => "static int8 + 16x8 layers",
-            (false, true) => "static 16x8",
+        let int4 = quantized.weight_bits.contains(&Some(4));
+        let mode = match (act_types(DType::I8), act_types(DType::I16), int4) {
+            (true, true, false) => "static int8 + 16x8 layers",
+            (true, true, true) => "static int8 + 16x8 layers, int4 weights",
+            (false, true, _) => "static 16x8",
+            (_, _, true) => "static int8, int4 weights",
             _ => "static int8",
         };
         Ok(Report {
@@ -632,6 +640,7 @@ where
                 range: ranges.get(i).copied().filter(|r| r.0 <= r.1).unwrap_or((0.0, 0.0)),
                 weight_scales,
                 weight_source: weight_scales.map(|_| super::WeightSource::MinMax.name()),
+                weight_bits: weight_scales.map(|_| 8),
                 sqnr_db: accs[i].sqnr(),
                 max_abs_error: accs[i].max_abs,
                 elements: float.tensor(y).and_then(|t| t.num_elements()).unwrap_or(0),
