@@ -110,16 +110,11 @@ pub(crate) fn sgemm_packed(
         // the same order: the same results with any number of threads), sharing the packed `b`.
         let threads = crate::parallel::threads_for(m.saturating_mul(k).saturating_mul(n), m / 16);
         if threads > 1 {
-            let band = m.div_ceil(threads);
-            let mut parts = alloc::vec::Vec::with_capacity(threads);
-            let mut rest = c;
-            for r0 in (0..m).step_by(band) {
-                let rows = band.min(m - r0);
-                let (mine, others) = if r0 + rows < m { rest.split_at_mut(rows * ldc) } else { (rest, &mut [][..]) };
-                rest = others;
-                let a = MatRef { offset: a.offset + r0 * a.row_stride, ..a };
-                parts.push((Gemm { m: rows, a, ..problem }, mine));
-            }
+            let parts = row_bands(m, threads, ldc, c, |r0, rows| Gemm {
+                m: rows,
+                a: MatRef { offset: a.offset + r0 * a.row_stride, ..a },
+                ..problem
+            });
             crate::parallel::run_parts(parts, |(part, c)| part.run_best(c));
             return Ok(());
         }
@@ -230,22 +225,40 @@ pub(crate) fn sgemm_indirect(
         let runs = depth_runs(a.seg, a.taps, b);
         // Rows in bands side by side as `sgemm_packed` (each element summed by one thread).
         let threads = crate::parallel::threads_for(m.saturating_mul(k).saturating_mul(n), m / 16);
-        let band = m.div_ceil(threads.max(1));
-        let mut parts = alloc::vec::Vec::with_capacity(threads);
-        let mut rest = c;
-        for r0 in (0..m).step_by(band) {
-            let rows = band.min(m - r0);
-            let (mine, others) = if r0 + rows < m { rest.split_at_mut(rows * ldc) } else { (rest, &mut [][..]) };
-            rest = others;
-            let part = IndirectA { offsets: &a.offsets[r0 * a.taps..(r0 + rows) * a.taps], ..*a };
-            parts.push((part, mine));
-        }
+        let parts = row_bands(m, threads, ldc, c, |r0, rows| IndirectA {
+            offsets: &a.offsets[r0 * a.taps..(r0 + rows) * a.taps],
+            ..*a
+        });
         crate::parallel::run_parts(parts, |(part, c)| {
             super::x86::float_gemm::sgemm_indirect(&part, &runs, &b.data, n, c, ldc, epilogue);
         });
         return Ok(true);
     }
     Ok(false)
+}
+
+/// `m` rows of `c` (row stride `ldc`) cut into at most `threads` bands of consecutive rows,
+/// each with the problem `part(first row, rows)` makes for it: the parts of a product that
+/// threads compute side by side (each element by one thread, in the same order: the same results
+/// with any number of threads).
+#[cfg(feature = "std")]
+fn row_bands<'c, P>(
+    m: usize,
+    threads: usize,
+    ldc: usize,
+    c: &'c mut [f32],
+    part: impl Fn(usize, usize) -> P,
+) -> alloc::vec::Vec<(P, &'c mut [f32])> {
+    let band = m.div_ceil(threads.max(1)).max(1);
+    let mut parts = alloc::vec::Vec::with_capacity(threads);
+    let mut rest = c;
+    for r0 in (0..m).step_by(band) {
+        let rows = band.min(m - r0);
+        let (mine, others) = if r0 + rows < m { rest.split_at_mut(rows * ldc) } else { (rest, &mut [][..]) };
+        rest = others;
+        parts.push((part(r0, rows), mine));
+    }
+    parts
 }
 
 /// The columns of the register tile the target's best kernel uses (16 with AVX on x86-64, else 8):
