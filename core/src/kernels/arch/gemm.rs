@@ -154,6 +154,7 @@ impl IndirectA<'_> {
 /// depths `tap·seg + a_start ..` (`len` of them), whose packed rows of panel `j` start at
 /// `b_start + j·panel_stride` (one row of `width` values per depth).
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(all(mq_portable, target_arch = "x86_64", feature = "std")), allow(dead_code))] // read by the x86 kernel
 pub(crate) struct DepthRun {
     pub tap: usize,
     pub a_start: usize,
@@ -163,6 +164,7 @@ pub(crate) struct DepthRun {
 }
 
 /// The depth `0..taps·seg` cut at segment ends and at `b`'s depth blocks, in order.
+#[cfg_attr(not(all(mq_portable, target_arch = "x86_64", feature = "std")), allow(dead_code))] // read by the x86 kernel
 fn depth_runs(seg: usize, taps: usize, b: &PackedRhs) -> alloc::vec::Vec<DepthRun> {
     let panels = b.n.div_ceil(b.width);
     let mut runs = alloc::vec::Vec::new();
@@ -187,6 +189,8 @@ pub(crate) struct Epilogue<'a> {
     /// Each row starts from these `n` values (a layer's bias); `None`: from what `c` holds.
     pub start: Option<&'a [f32]>,
     /// Each result clamped to `[lo, hi]` (`v.max(lo).min(hi)`: a fused activation) as it is stored.
+    #[cfg_attr(not(all(mq_portable, target_arch = "x86_64", feature = "std")), allow(dead_code))]
+    // read by the x86 kernel
     pub clamp: Option<(f32, f32)>,
 }
 
@@ -242,13 +246,13 @@ pub(crate) fn sgemm_indirect(
 /// threads compute side by side (each element by one thread, in the same order: the same results
 /// with any number of threads).
 #[cfg(feature = "std")]
-fn row_bands<'c, P>(
+fn row_bands<P>(
     m: usize,
     threads: usize,
     ldc: usize,
-    c: &'c mut [f32],
+    c: &mut [f32],
     part: impl Fn(usize, usize) -> P,
-) -> alloc::vec::Vec<(P, &'c mut [f32])> {
+) -> alloc::vec::Vec<(P, &mut [f32])> {
     let band = m.div_ceil(threads.max(1)).max(1);
     let mut parts = alloc::vec::Vec::with_capacity(threads);
     let mut rest = c;

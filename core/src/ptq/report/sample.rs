@@ -12,6 +12,7 @@ use super::{interp_err, read_dequantized, write_quantized};
 use crate::float::FloatExecutor;
 use crate::graph::{ConvertError, ConvertErrorKind as Kind, Graph, TensorId};
 use crate::interp::Interpreter;
+#[cfg(feature = "std")]
 use crate::ptq::calibrate::Activations;
 use crate::ptq::quantize::Quantized;
 
