@@ -100,6 +100,56 @@ fn tap(o: usize, k: usize, stride: usize, dilation: usize, pad: usize, extent: u
     (o * stride + k * dilation).checked_sub(pad).filter(|&i| i < extent)
 }
 
+/// Which input pixel each filter tap of each output pixel reads: a [`ConvGeometry`]'s windows,
+/// resolved once. Every loop over a convolution's taps (the references, the copied patches, the
+/// patches read in place, the depthwise rows) walks them through [`Taps::of`], in one order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Taps {
+    /// Input height and width.
+    h: usize,
+    w: usize,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    dilation: [usize; 2],
+    /// Padding before the first row and column.
+    pad: [usize; 2],
+    /// Output height and width.
+    pub(crate) out: [usize; 2],
+}
+
+impl Taps {
+    /// The taps of `geo`.
+    ///
+    /// # Errors
+    /// `KernelError` if the window does not fit the input.
+    pub(crate) fn new(geo: &ConvGeometry) -> Result<Self, KernelError> {
+        let (wh, ww) = geo.windows()?;
+        Ok(Self {
+            h: geo.input[1],
+            w: geo.input[2],
+            kernel: geo.kernel,
+            stride: geo.stride,
+            dilation: geo.dilation,
+            pad: [wh.pad_before, ww.pad_before],
+            out: [wh.output, ww.output],
+        })
+    }
+
+    /// The taps of output pixel `(oy, ox)` in filter order (tap `ky·kw + kx`, `ky` outer): the
+    /// input pixel `iy·w + ix` each reads within its image, `None` in the padding.
+    #[inline(always)]
+    pub(crate) fn of(&self, oy: usize, ox: usize) -> impl Iterator<Item = Option<usize>> + '_ {
+        let [kh, kw] = self.kernel;
+        (0..kh).flat_map(move |ky| {
+            let iy = tap(oy, ky, self.stride[0], self.dilation[0], self.pad[0], self.h);
+            (0..kw).map(move |kx| {
+                let ix = tap(ox, kx, self.stride[1], self.dilation[1], self.pad[1], self.w);
+                iy.zip(ix).map(|(iy, ix)| iy * self.w + ix)
+            })
+        })
+    }
+}
+
 /// 2-D convolution: `x [n, h, w, ic]`, `filter [oc, kh, kw, ic]`, `bias [oc]`.
 pub(crate) fn conv2d_f32_reference(
     x: &[f32],
@@ -111,8 +161,8 @@ pub(crate) fn conv2d_f32_reference(
 ) -> Result<Vec<f32>, KernelError> {
     let [n, h, w, ic] = geo.input;
     let [kh, kw] = geo.kernel;
-    let (wh, ww) = geo.windows()?;
-    let (oh, ow) = (wh.output, ww.output);
+    let taps_of = Taps::new(geo)?;
+    let [oh, ow] = taps_of.out;
     if x.len() != n * h * w * ic
         || filter.len() != out_channels * kh * kw * ic
         || bias.is_some_and(|b| b.len() != out_channels)
@@ -130,31 +180,49 @@ pub(crate) fn conv2d_f32_reference(
             weights[t * out_channels + oc] = f64::from(*v);
         }
     }
-    let mut acc = vec![0f64; out_channels];
-    let mut o = 0;
+    reference_sums(&taps_of, n, bias, &mut out, activation, |acc, pixel, t| {
+        let xs = &x[pixel * ic..][..ic];
+        let wt = &weights[t * ic * out_channels..][..ic * out_channels];
+        tap_sums(xs, wt, acc);
+    });
+    Ok(out)
+}
+
+/// The reference loops' order: for each output pixel in turn (`out` holds `n` images of
+/// `channels` values per pixel), the f64 sums start from the bias, `add_tap(sums, pixel, t)`
+/// adds tap `t` for each tap inside the input (`pixel`: the input pixel's index over all
+/// images), and the outputs are the sums rounded to f32 and clamped.
+fn reference_sums(
+    taps: &Taps,
+    n: usize,
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+    activation: FusedActivation,
+    mut add_tap: impl FnMut(&mut [f64], usize, usize),
+) {
+    let [oh, ow] = taps.out;
+    let image = taps.h * taps.w;
+    let channels = out.len() / (n * oh * ow).max(1);
+    let mut acc = vec![0f64; channels];
+    let mut pixels_out = out.chunks_exact_mut(channels.max(1));
     for b in 0..n {
         for oy in 0..oh {
             for ox in 0..ow {
-                for (a, oc) in acc.iter_mut().zip(0..) {
-                    *a = bias.map_or(0.0, |bv| f64::from(bv[oc]));
+                for (a, k) in acc.iter_mut().zip(0..) {
+                    *a = bias.map_or(0.0, |bv| f64::from(bv[k]));
                 }
-                for ky in 0..kh {
-                    let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
-                    for kx in 0..kw {
-                        let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
-                        let xs = &x[((b * h + iy) * w + ix) * ic..][..ic];
-                        let wt = &weights[(ky * kw + kx) * ic * out_channels..][..ic * out_channels];
-                        tap_sums(xs, wt, &mut acc);
+                for (t, pixel) in taps.of(oy, ox).enumerate() {
+                    if let Some(p) = pixel {
+                        add_tap(&mut acc, b * image + p, t);
                     }
                 }
-                for &a in &acc {
-                    out[o] = clamp_activation(a as f32, activation);
-                    o += 1;
+                let Some(dst) = pixels_out.next() else { return };
+                for (d, &a) in dst.iter_mut().zip(&acc) {
+                    *d = clamp_activation(a as f32, activation);
                 }
             }
         }
     }
-    Ok(out)
 }
 
 /// Depthwise convolution: `x [n, h, w, c]`, `filter [1, kh, kw, c·m]`, `bias [c·m]`; output
@@ -170,44 +238,25 @@ pub(crate) fn depthwise_conv2d_f32_reference(
     let [n, h, w, c] = geo.input;
     let [kh, kw] = geo.kernel;
     let oc = c * multiplier;
-    let (wh, ww) = geo.windows()?;
-    let (oh, ow) = (wh.output, ww.output);
+    let taps_of = Taps::new(geo)?;
+    let [oh, ow] = taps_of.out;
     if x.len() != n * h * w * c || filter.len() != kh * kw * oc || bias.is_some_and(|b| b.len() != oc) {
         return Err(KernelError("depthwise tensor sizes do not match the shapes"));
     }
     let mut out = vec![0f32; n * oh * ow * oc];
-    let mut acc = vec![0f64; oc];
-    let mut o = 0;
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for (a, k) in acc.iter_mut().zip(0..) {
-                    *a = bias.map_or(0.0, |bv| f64::from(bv[k]));
-                }
-                for ky in 0..kh {
-                    let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
-                    for kx in 0..kw {
-                        let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
-                        let xs = &x[((b * h + iy) * w + ix) * c..][..c];
-                        let fs = &filter[(ky * kw + kx) * oc..][..oc];
-                        if multiplier == 1 {
-                            for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
-                                *a += f64::from(v) * f64::from(f);
-                            }
-                        } else {
-                            for (k, (a, &f)) in acc.iter_mut().zip(fs).enumerate() {
-                                *a += f64::from(xs[k / multiplier]) * f64::from(f);
-                            }
-                        }
-                    }
-                }
-                for &a in &acc {
-                    out[o] = clamp_activation(a as f32, activation);
-                    o += 1;
-                }
+    reference_sums(&taps_of, n, bias, &mut out, activation, |acc, pixel, t| {
+        let xs = &x[pixel * c..][..c];
+        let fs = &filter[t * oc..][..oc];
+        if multiplier == 1 {
+            for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
+                *a += f64::from(v) * f64::from(f);
+            }
+        } else {
+            for (k, (a, &f)) in acc.iter_mut().zip(fs).enumerate() {
+                *a += f64::from(xs[k / multiplier]) * f64::from(f);
             }
         }
-    }
+    });
     Ok(out)
 }
 
@@ -401,27 +450,15 @@ fn conv_in_place(
 ) -> Result<bool, KernelError> {
     let [n, h, w, ic] = geo.input;
     let [kh, kw] = geo.kernel;
-    let (wh, ww) = geo.windows()?;
-    let (oh, ow) = (wh.output, ww.output);
+    let taps_of = Taps::new(geo)?;
+    let [oh, ow] = taps_of.out;
     let rows = n * oh * ow;
     let mut offsets = Vec::new();
     offsets.try_reserve_exact(rows * kh * kw).map_err(|_| KernelError("output too large"))?;
-    // The input column of each output column and filter column (`kw` per output column).
-    let mut columns = Vec::new();
-    columns.try_reserve_exact(ow * kw).map_err(|_| KernelError("output too large"))?;
-    columns.extend(
-        (0..ow).flat_map(|ox| (0..kw).map(move |kx| tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w))),
-    );
     for b_ in 0..n {
         for oy in 0..oh {
-            for ixs in columns.chunks_exact(kw.max(1)) {
-                for ky in 0..kh {
-                    let iy = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h);
-                    offsets.extend(ixs.iter().map(|&ix| match (iy, ix) {
-                        (Some(iy), Some(ix)) => ((b_ * h + iy) * w + ix) * ic,
-                        _ => IndirectA::ZEROS,
-                    }));
-                }
+            for ox in 0..ow {
+                offsets.extend(taps_of.of(oy, ox).map(|p| p.map_or(IndirectA::ZEROS, |p| (b_ * h * w + p) * ic)));
             }
         }
     }
@@ -434,12 +471,11 @@ fn conv_in_place(
 fn conv_im2col(x: &[f32], b: &PackedRhs, geo: &ConvGeometry, out: &mut [f32]) -> Result<(), KernelError> {
     let [n, h, w, ic] = geo.input;
     let [kh, kw] = geo.kernel;
-    let (wh, ww) = geo.windows()?;
-    let (oh, ow) = (wh.output, ww.output);
+    let taps_of = Taps::new(geo)?;
+    let [oh, ow] = taps_of.out;
     let (k, oc) = (kh * kw * ic, b.n());
     let rows = n * oh * ow;
-    let pointwise =
-        kh == 1 && kw == 1 && geo.stride == [1, 1] && wh.pad_before == 0 && ww.pad_before == 0 && (oh, ow) == (h, w);
+    let pointwise = kh == 1 && kw == 1 && geo.stride == [1, 1] && taps_of.pad == [0, 0] && [oh, ow] == [h, w];
     if pointwise {
         return sgemm_packed(rows, MatRef::row_major(x, ic), b, out, oc, true).map_err(gemm_err);
     }
@@ -451,15 +487,10 @@ fn conv_im2col(x: &[f32], b: &PackedRhs, geo: &ConvGeometry, out: &mut [f32]) ->
         for (r, patch) in patches.chunks_exact_mut(k.max(1)).take(m).enumerate() {
             let p = row + r;
             let (b_, oy, ox) = (p / (oh * ow), p / ow % oh, p % ow);
-            for ky in 0..kh {
-                let iy = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h);
-                for kx in 0..kw {
-                    let dst = &mut patch[(ky * kw + kx) * ic..][..ic];
-                    let ix = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w);
-                    match (iy, ix) {
-                        (Some(iy), Some(ix)) => dst.copy_from_slice(&x[((b_ * h + iy) * w + ix) * ic..][..ic]),
-                        _ => dst.fill(0.0),
-                    }
+            for (dst, pixel) in patch.chunks_exact_mut(ic.max(1)).zip(taps_of.of(oy, ox)) {
+                match pixel {
+                    Some(p) => dst.copy_from_slice(&x[(b_ * h * w + p) * ic..][..ic]),
+                    None => dst.fill(0.0),
                 }
             }
         }
@@ -485,13 +516,13 @@ pub(crate) fn depthwise_conv2d_f32(
     }
     let [n, h, w, c] = geo.input;
     let [kh, kw] = geo.kernel;
-    let (wh, ww) = geo.windows()?;
-    let (oh, ow) = (wh.output, ww.output);
+    let taps = Taps::new(geo)?;
+    let [oh, ow] = taps.out;
     if x.len() != n * h * w * c || filter.len() != kh * kw * c || bias.is_some_and(|b| b.len() != c) {
         return Err(KernelError("depthwise tensor sizes do not match the shapes"));
     }
     let mut out = bias_rows(n * oh * ow, bias, c)?;
-    let rows = DepthwiseRows { x, filter, geo, windows: (wh, ww) };
+    let rows = DepthwiseRows { x, filter, channels: c, taps };
     // Output rows (image, oy) in bands on threads: each value summed as alone.
     super::in_row_bands(&mut out, ow * c, ow * c * kh * kw, |first, band| {
         #[cfg(all(mq_portable, target_arch = "x86_64", feature = "std"))]
@@ -508,8 +539,8 @@ pub(crate) fn depthwise_conv2d_f32(
 pub(crate) struct DepthwiseRows<'a> {
     x: &'a [f32],
     filter: &'a [f32],
-    geo: &'a ConvGeometry,
-    windows: (AxisWindow, AxisWindow),
+    channels: usize,
+    taps: Taps,
 }
 
 impl DepthwiseRows<'_> {
@@ -519,26 +550,20 @@ impl DepthwiseRows<'_> {
     /// wider vectors ([`crate::kernels::arch`]) computes the same values.
     #[inline(always)]
     pub(crate) fn run(&self, first: usize, band: &mut [f32]) {
-        let Self { x, filter, geo, windows: (wh, ww) } = *self;
-        let [_, h, w, c] = geo.input;
-        let [kh, kw] = geo.kernel;
-        let (oh, ow) = (wh.output, ww.output);
+        let Self { x, filter, channels: c, taps } = *self;
+        let [oh, ow] = taps.out;
+        let image = taps.h * taps.w;
         for (r, row) in band.chunks_exact_mut((ow * c).max(1)).enumerate() {
             let (b, oy) = ((first + r) / oh.max(1), (first + r) % oh.max(1));
             for (ox, acc) in row.chunks_exact_mut(c.max(1)).enumerate() {
-                for ky in 0..kh {
-                    let Some(iy) = tap(oy, ky, geo.stride[0], geo.dilation[0], wh.pad_before, h) else { continue };
-                    for kx in 0..kw {
-                        let Some(ix) = tap(ox, kx, geo.stride[1], geo.dilation[1], ww.pad_before, w) else { continue };
-                        let (Some(xs), Some(fs)) =
-                            (x.get(((b * h + iy) * w + ix) * c..), filter.get((ky * kw + kx) * c..))
-                        else {
-                            continue;
-                        };
-                        // `acc` has `c` values: the zip takes the tap's `c` channels.
-                        for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
-                            *a += v * f;
-                        }
+                for (t, pixel) in taps.of(oy, ox).enumerate() {
+                    let Some(p) = pixel else { continue };
+                    let (Some(xs), Some(fs)) = (x.get((b * image + p) * c..), filter.get(t * c..)) else {
+                        continue;
+                    };
+                    // `acc` has `c` values: the zip takes the tap's `c` channels.
+                    for ((a, &f), &v) in acc.iter_mut().zip(fs).zip(xs) {
+                        *a += v * f;
                     }
                 }
             }

@@ -597,7 +597,7 @@ mod tests {
     /// Rows read in place (segments anywhere in the data, zeros for padding) sum as the copied
     /// rows do, bit for bit; offsets, starts and outputs that do not fit are refused.
     #[test]
-    fn indirect_rows_sum_as_copied_rows() {
+    fn indirect_rows_sum_as_copied_rows() -> Result<(), GemmShapeError> {
         let mut state = 5u64;
         let mut next = move || {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -609,7 +609,7 @@ mod tests {
                 (0..m * taps).map(|i| if i % 7 == 3 { IndirectA::ZEROS } else { (i * 31 % 50) * seg }).collect();
             let k = seg * taps;
             let bm: alloc::vec::Vec<f32> = (0..k * n).map(|_| next()).collect();
-            let b = PackedRhs::weights(&bm, k, n).unwrap();
+            let b = PackedRhs::weights(&bm, k, n)?;
             let start: alloc::vec::Vec<f32> = (0..n).map(|_| next()).collect();
             let mut rows = alloc::vec::Vec::new();
             for &o in &offsets {
@@ -619,11 +619,11 @@ mod tests {
                 }
             }
             let mut want: alloc::vec::Vec<f32> = (0..m).flat_map(|_| start.iter().copied()).collect();
-            sgemm_packed(m, MatRef::row_major(&rows, k), &b, &mut want, n, true).unwrap();
+            sgemm_packed(m, MatRef::row_major(&rows, k), &b, &mut want, n, true)?;
             let a = IndirectA { data: &data, seg, taps, offsets: &offsets };
             let mut got = alloc::vec![f32::NAN; m * n];
             let epilogue = Epilogue { start: Some(&start), clamp: None };
-            if sgemm_indirect(&a, &b, &mut got, n, epilogue).unwrap() {
+            if sgemm_indirect(&a, &b, &mut got, n, epilogue)? {
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<alloc::vec::Vec<_>>();
                 assert_eq!(bits(&got), bits(&want), "{m} rows of {taps} x {seg}, {n} columns");
             }
@@ -636,6 +636,7 @@ mod tests {
             let outside = IndirectA { offsets: &far, ..a };
             assert_eq!(sgemm_indirect(&outside, &b, &mut got, n, epilogue), Err(GemmShapeError));
         }
+        Ok(())
     }
 
     #[test]
