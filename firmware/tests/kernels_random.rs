@@ -77,13 +77,15 @@ impl Draw {
     fn fill(&mut self, v: &mut [i8]) {
         self.0.fill_i8(v);
     }
-    /// Multipliers in [2^30, 2^31), in one of three regimes per layer: shifts in [-12, 1] (left
+    /// Multipliers in [2^30, 2^31), in one of four regimes per layer: shifts in [-12, 1] (left
     /// shifts and the right shift 1 take the fast paths' general requantization); right shifts
-    /// of 2 to 14 (the Arm DSP `SMLAL` form, as TFLite's converters produce); or right shifts of
-    /// 2 to 31 with some zero multipliers and biases anywhere in int32 (accumulators anywhere,
-    /// wrapping like the reference's).
+    /// of 2 to 14 (the Arm DSP `SMLAL` form, as TFLite's converters produce); right shifts of 1
+    /// to 3 (the Arm DSP convolution's `SMMLAR` epilogue takes the right shift 1 too: effective
+    /// scales in [0.5, 1), common with int4 weights); or right shifts of 2 to 31 with some zero
+    /// multipliers and biases anywhere in int32 (accumulators anywhere, wrapping like the
+    /// reference's).
     fn quant(&mut self, m: &mut [i32], s: &mut [i32], bias: &mut [i32]) {
-        let regime = self.below(3);
+        let regime = self.below(4);
         for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(bias.iter_mut()) {
             *m = (1 << 30) + (self.0.next_u64() >> 34) as i32;
             match regime {
@@ -94,6 +96,10 @@ impl Draw {
                 1 => {
                     *s = -(self.range(2, 14) as i32);
                     *b = (self.0.next_u64() as i32) >> 14;
+                }
+                2 => {
+                    *s = -(self.range(1, 3) as i32);
+                    *b = (self.0.next_u64() as i32) >> 18;
                 }
                 _ => {
                     *s = -(self.range(2, 31) as i32);
@@ -247,6 +253,12 @@ mod tests {
     #[test]
     fn fully_connected_direct_rows_match_reference() {
         super::fully_connected::direct_rows();
+    }
+
+    /// Fully connected layers with int4 weights: `fully_connected::int4_rows`.
+    #[test]
+    fn fully_connected_int4_rows_match_reference() {
+        super::fully_connected::int4_rows();
     }
 
     /// Per-tensor fully connected layers through the Arm DSP path's wide rows:

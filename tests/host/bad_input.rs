@@ -870,3 +870,28 @@ fn npy_lying_header() {
         assert!(npy_parse(&full[..len]).is_err(), "prefix {len}");
     }
 }
+
+/// An int4-weight op runs its int8 kernel on the filter unpacked into the front of its scratch:
+/// a file whose op has less scratch than that is refused at load, naming the op (the W4A8 TFLite
+/// model of `tests/golden/int4_models/`: conv and depthwise; fully connected layers read their
+/// int4 weights packed).
+#[test]
+fn mq_int4_op_without_scratch_for_its_unpacked_filter() {
+    use microquant::model::OpKind;
+    let tflite = std::fs::read(format!("{}/golden/int4_models/w4a8_cnn.tflite", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let graph = microquant::tflite::import(&tflite).unwrap();
+    let full = compile(&graph, &CompileOptions::default()).unwrap().bytes;
+    for kind in [OpKind::Conv2d, OpKind::DepthwiseConv2d] {
+        let (r, index) = op_record(&full, kind);
+        // Scratch length at +28: the planner reserved the unpacked filter's bytes and more.
+        assert!(le32(&full, r + 28) >= 4, "{kind:?}: the planner left no scratch for the unpacked filter");
+        let mut b = full.clone();
+        put32(&mut b, r + 28, 2);
+        reseal(&mut b);
+        assert_eq!(
+            interp_err(&b),
+            Error::BadOp { index, reason: "scratch smaller than the unpacked int4 filter" },
+            "{kind:?}"
+        );
+    }
+}

@@ -6,15 +6,22 @@
 //!
 //! The kernels read `filter_packed`, the bytes of the model's weight buffer, so these tests also
 //! check that we read TFLite's int4 layout (nibble order, sign extension, packing across rows) as
-//! the oracles do. Conv and depthwise round twice in both oracles; fully connected rounds twice
+//! the oracles do. Conv and depthwise cases also run the way the interpreter runs them: the
+//! filter unpacked (`int4::unpack`, into the op's scratch there) and the int8 kernel with its
+//! fast path and scratch (`conv_s8`, `depthwise_conv_s8`), bit for bit the same; fully connected
+//! cases run without and with scratch (its fast paths read the weights packed).
+//! Conv and depthwise round twice in both oracles; fully connected rounds twice
 //! in TFLite Micro (`Rounding::Double`) and once in the interpreter (`Rounding::Single`).
 
 use microquant::kernels::common::{Hw, compute_window, per_channel_multipliers};
+use microquant::kernels::conv::{conv_s8, conv_s8_scratch_len};
 use microquant::kernels::conv_s4::{ConvParams, conv_s4};
+use microquant::kernels::depthwise_conv::{depthwise_conv_s8, depthwise_conv_s8_scratch_len};
 use microquant::kernels::depthwise_conv_s4::{DepthwiseConvParams, depthwise_conv_s4};
 use microquant::kernels::fully_connected::{
     ExactMultiplier, FullyConnectedParams, FullyConnectedPerChannelQuant, fully_connected_multiplier,
-    fully_connected_per_channel_multipliers,
+    fully_connected_per_channel_multipliers, fully_connected_per_channel_s8, fully_connected_s8,
+    fully_connected_s8_scratch_len,
 };
 use microquant::kernels::fully_connected_s4::{fully_connected_per_channel_s4, fully_connected_s4};
 use microquant::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding, int4};
@@ -24,6 +31,13 @@ use microquant_tests::kernels::{self, Activation, KernelFile, Oracle, Padding};
 fn dims4(s: &[usize]) -> Dims4 {
     assert_eq!(s.len(), 4, "4-D shape expected, got {s:?}");
     Dims4::new(s[0], s[1], s[2], s[3])
+}
+
+/// The filter unpacked, as the interpreter unpacks it before the int8 kernel.
+fn unpacked(packed: &[u8], n: usize) -> Vec<i8> {
+    let mut out = vec![0i8; n];
+    int4::unpack(packed, &mut out).unwrap();
+    out
 }
 
 /// The packed weights, after checking they hold the same values as `filter`.
@@ -84,8 +98,13 @@ fn conv_s4_matches_tflite_micro_and_the_interpreter() {
             let mut out = vec![0i8; c.expected_tflm.len()];
             let q = PerChannelQuant { multiplier: &m, shift: &s };
             conv_s4(&p, &q, &x, &filter, bias.as_deref(), &mut out).unwrap();
+            let mut fast = vec![0i8; out.len()];
+            let mut scratch = vec![0u8; conv_s8_scratch_len(&p)];
+            let f8 = unpacked(&filter, c.filter.i8().len());
+            conv_s8(&p, &q, &x, &f8, bias.as_deref(), &mut fast, &mut scratch).unwrap();
             for oracle in [Oracle::Tflm, Oracle::TfliteRef] {
                 elements += assert_bit_exact(&c.name, &expected(c, oracle), &out);
+                elements += assert_bit_exact(&c.name, &expected(c, oracle), &fast);
             }
         }
     }
@@ -123,8 +142,13 @@ fn depthwise_conv_s4_matches_tflite_micro_and_the_interpreter() {
         let mut out = vec![0i8; c.expected_tflm.len()];
         let q = PerChannelQuant { multiplier: &m, shift: &s };
         depthwise_conv_s4(&p, &q, &x, &filter, bias.as_deref(), &mut out).unwrap();
+        let mut fast = vec![0i8; out.len()];
+        let mut scratch = vec![0u8; depthwise_conv_s8_scratch_len(&p)];
+        let f8 = unpacked(&filter, c.filter.i8().len());
+        depthwise_conv_s8(&p, &q, &x, &f8, bias.as_deref(), &mut fast, &mut scratch).unwrap();
         for oracle in [Oracle::Tflm, Oracle::TfliteRef] {
             elements += assert_bit_exact(&c.name, &expected(c, oracle), &out);
+            elements += assert_bit_exact(&c.name, &expected(c, oracle), &fast);
         }
     }
     println!("depthwise_conv_s4: {} cases, {elements} output values compared", file.cases.len());
@@ -169,12 +193,24 @@ fn fully_connected_s4_double_matches_tflite_micro_single_the_interpreter() {
             let want = expected(c, oracle);
             let mut out = vec![0i8; want.len()];
             let pc = FullyConnectedPerChannelQuant { fixed: PerChannelQuant { multiplier: &m, shift: &s }, exact: &e };
-            fully_connected_per_channel_s4(&p, &pc, &x, &filter, bias.as_deref(), &mut out).unwrap();
+            fully_connected_per_channel_s4(&p, &pc, &x, &filter, bias.as_deref(), &mut out, &mut []).unwrap();
+            elements += assert_bit_exact(&c.name, &want, &out);
+            out.fill(0);
+            let mut fc_scratch = vec![0u8; fully_connected_s8_scratch_len(&p)];
+            fully_connected_per_channel_s4(&p, &pc, &x, &filter, bias.as_deref(), &mut out, &mut fc_scratch).unwrap();
+            elements += assert_bit_exact(&c.name, &want, &out);
+            let f8 = unpacked(&filter, out_d * depth);
+            let mut scratch = vec![0u8; fully_connected_s8_scratch_len(&p)];
+            out.fill(0);
+            fully_connected_per_channel_s8(&p, &pc, &x, &f8, bias.as_deref(), &mut out, &mut scratch).unwrap();
             elements += assert_bit_exact(&c.name, &want, &out);
             if let [fs] = c.filter_scales[..] {
                 let q = fully_connected_multiplier(c.input_scale, fs, c.output_scale).unwrap();
                 out.fill(0);
-                fully_connected_s4(&p, &q, &x, &filter, bias.as_deref(), &mut out).unwrap();
+                fully_connected_s4(&p, &q, &x, &filter, bias.as_deref(), &mut out, &mut fc_scratch).unwrap();
+                elements += assert_bit_exact(&c.name, &want, &out);
+                out.fill(0);
+                fully_connected_s8(&p, &q, &x, &f8, bias.as_deref(), &mut out, &mut scratch).unwrap();
                 elements += assert_bit_exact(&c.name, &want, &out);
             }
         }
@@ -201,6 +237,6 @@ fn s4_kernels_reject_a_packed_filter_of_the_wrong_length() {
     };
     let mut out = vec![0i8; x.len() / depth * out_d];
     let short = &filter[..filter.len() - 1];
-    let err = fully_connected_s4(&p, &q, &x, short, None, &mut out).unwrap_err();
+    let err = fully_connected_s4(&p, &q, &x, short, None, &mut out, &mut []).unwrap_err();
     assert!(matches!(err, microquant::Error::BadKernelArgument { kernel: "fully_connected_s4", .. }), "{err:?}");
 }

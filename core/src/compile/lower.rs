@@ -21,6 +21,7 @@ use crate::kernels::fully_connected::{
     fully_connected_s8_scratch_len,
 };
 use crate::kernels::hard_swish::HardSwishParams;
+use crate::kernels::int4;
 use crate::kernels::leaky_relu::LeakyReluParams;
 use crate::kernels::logistic::LogisticParams;
 use crate::kernels::minimum_maximum::{MinMaxOp, MinMaxParams};
@@ -78,6 +79,11 @@ struct NodeCtx<'a> {
 impl NodeCtx<'_> {
     fn err(&self, kind: K, msg: impl Into<String>) -> ConvertError {
         err(kind, msg).at_node(self.index, self.node.op.name()).with_node_name(self.node.name.clone())
+    }
+    /// An op's scratch bytes as the model stores them.
+    fn scratch_len(&self, bytes: usize) -> Result<u32, ConvertError> {
+        u32::try_from(bytes)
+            .map_err(|_| self.err(K::Unsupported, format!("scratch of {bytes} bytes does not fit 32 bits")))
     }
     fn kernel(&self, e: crate::Error) -> ConvertError {
         self.err(K::Unsupported, format!("cannot prepare the kernel: {e}"))
@@ -296,8 +302,14 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             if w.dtype == graph::DType::I4 && x.dtype != graph::DType::I8 {
                 return Err(c.err(K::UnsupportedDType, format!("int4 weights '{}' need int8 activations", w.name)));
             }
-            // The int4 kernels need no scratch.
-            let int8 = x.dtype == graph::DType::I8 && w.dtype == graph::DType::I8;
+            // int4 weights run the int8 kernels on the filter unpacked into the front of the
+            // scratch (`kernels::int4`), int8 activations only.
+            let int8 = x.dtype == graph::DType::I8;
+            let unpacked = if w.dtype == graph::DType::I4 {
+                int4::unpacked_scratch_len(wd.checked_len().unwrap_or(usize::MAX))
+            } else {
+                0
+            };
             if depthwise {
                 spec.kind = OpKind::DepthwiseConv2d;
                 spec.params = DepthwiseWords { conv: words, depth_multiplier: dm as u32 }.to_words().to_vec();
@@ -314,7 +326,8 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                     activation,
                     rounding,
                 };
-                spec.scratch_len = if int8 { depthwise_conv_s8_scratch_len(&p) as u32 } else { 0 };
+                spec.scratch_len =
+                    if int8 { c.scratch_len(unpacked.saturating_add(depthwise_conv_s8_scratch_len(&p)))? } else { 0 };
             } else {
                 spec.kind = OpKind::Conv2d;
                 spec.params = words.to_words().to_vec();
@@ -330,7 +343,8 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                     activation,
                     rounding,
                 };
-                spec.scratch_len = if int8 { conv_s8_scratch_len(&p) as u32 } else { 0 };
+                spec.scratch_len =
+                    if int8 { c.scratch_len(unpacked.saturating_add(conv_s8_scratch_len(&p)))? } else { 0 };
             }
             let bias = match node.input(2) {
                 Some(bid) => Some(l.model_tensor(c, b, bid)?),
@@ -422,7 +436,9 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
             if w.dtype == graph::DType::I4 && x.dtype != graph::DType::I8 {
                 return Err(c.err(K::UnsupportedDType, format!("int4 weights '{}' need int8 activations", w.name)));
             }
-            if x.dtype == graph::DType::I8 && w.dtype == graph::DType::I8 {
+            // int4 weights are read packed (`kernels::fully_connected_s4`), with the int8
+            // kernels' scratch (the input row expanded).
+            if x.dtype == graph::DType::I8 {
                 let p = FullyConnectedParams {
                     batches,
                     input_depth: inp,
@@ -432,7 +448,7 @@ fn lower_node(l: &mut Lowering, c: &NodeCtx, b: &mut ModelBuilder) -> Result<(),
                     activation,
                     rounding,
                 };
-                spec.scratch_len = fully_connected_s8_scratch_len(&p) as u32;
+                spec.scratch_len = c.scratch_len(fully_connected_s8_scratch_len(&p))?;
             }
             let bias = match node.input(2) {
                 Some(bid) => Some(l.model_tensor(c, b, bid)?),

@@ -10,6 +10,7 @@ use super::KernelFamily;
 use crate::kernels::common::{Hw, PaddingValues};
 use crate::kernels::conv::ConvParams;
 use crate::kernels::depthwise_conv::DepthwiseConvParams;
+use crate::kernels::int4;
 use crate::kernels::row_chunks::{ChunkedWindow, RowChunks, conv_in_place_scratch_len, depthwise_in_place_scratch_len};
 use crate::kernels::{ActivationRange, Dims4, Rounding};
 use crate::model::{ElementType, ModelBuilder, OpKind, OpSpec};
@@ -147,7 +148,13 @@ pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize, kernels: Kerne
         return None;
     }
     let (input, output) = (dims4(b, x)?, dims4(b, y)?);
-    let filter = dims4(b, (*op.inputs.get(1)?)?)?;
+    let w = (*op.inputs.get(1)?)?;
+    let filter = dims4(b, w)?;
+    // int4 weights unpacked at the scratch's front (`kernels::int4`), before the row buffer.
+    let unpacked = match b.tensors().get(w as usize)?.dtype() {
+        ElementType::I4 => int4::unpacked_scratch_len(filter.checked_len()?),
+        _ => 0,
+    };
     if input.n != 1 || output.n != 1 {
         return None;
     }
@@ -201,7 +208,9 @@ pub(crate) fn candidate(b: &ModelBuilder, i: usize, align: usize, kernels: Kerne
             continue;
         }
         let delta = chunks.min_delta(in_row, out_row).div_euclid(align as i64) * align as i64;
-        let (Ok(rows), Ok(scratch_len)) = (u8::try_from(rows), u32::try_from(scratch)) else { continue };
+        let (Ok(rows), Ok(scratch_len)) = (u8::try_from(rows), u32::try_from(unpacked.saturating_add(scratch))) else {
+            continue;
+        };
         options.push(InPlaceOption { rows, scratch_len, delta });
     }
     (!options.is_empty()).then_some(Candidate { op: i, options })

@@ -153,3 +153,69 @@ pub fn wide_rows() {
     );
     defmt::assert!(wide > 40 && cases > wide);
 }
+
+/// Fully connected layers with int4 weights (packed two per byte) through the target's path
+/// (Arm DSP: `SMLAD` on weights unpacked in registers, two rows per pass, for depths that are
+/// multiples of 8; the byte pairs for other even depths; the reference for odd ones): depths
+/// of 1 to 260, 1 to 13 outputs (odd counts: the last row alone), packed filters starting at
+/// any byte, per-channel requantization in each regime of `Draw::quant`, with and without bias
+/// and scratch, narrow clamps, 1 to 3 batches; against the reference, bit for bit.
+pub fn int4_rows() {
+    use microquant::kernels::fully_connected_s4::{
+        fully_connected_per_channel_s4, fully_connected_per_channel_s4_reference,
+    };
+    use microquant::kernels::int4;
+    const MAX_D: usize = 260;
+    const MAX_OUT: usize = 13;
+    let mut d = Draw(super::SplitMix64::new(0x696e7434));
+    let mut x = [0i8; 3 * MAX_D];
+    let mut values = [0i8; MAX_OUT * MAX_D];
+    let mut packed = [0u8; MAX_OUT * MAX_D / 2 + 4];
+    let (mut want, mut got) = ([0i8; 3 * MAX_OUT], [0i8; 3 * MAX_OUT]);
+    let (mut m, mut s, mut bias) = ([0i32; MAX_OUT], [0i32; MAX_OUT], [0i32; MAX_OUT]);
+    let mut scratch = [0u8; 2 * MAX_D + 16];
+    let (mut cases, mut octets, mut elements) = (0, 0, 0);
+    for _ in 0..150 {
+        let depth = if d.below(2) == 0 { 8 * d.range(1, MAX_D / 8) } else { d.range(1, MAX_D) };
+        let out_d = d.range(1, MAX_OUT);
+        let batches = d.range(1, 3);
+        let (nx, nw, n) = (batches * depth, out_d * depth, batches * out_d);
+        d.fill(&mut x[..nx]);
+        d.fill(&mut values[..nw]);
+        for v in &mut values[..nw] {
+            *v >>= 4; // [-8, 7]
+        }
+        let po = d.below(3);
+        let w = &mut packed[po..po + int4::packed_len(nw)];
+        int4::pack(&values[..nw], w).unwrap();
+        let w: &[u8] = w;
+        d.quant(&mut m[..out_d], &mut s[..out_d], &mut bias[..out_d]);
+        let p = FullyConnectedParams {
+            batches,
+            input_depth: depth,
+            output_depth: out_d,
+            input_offset: -(d.i8() as i32),
+            output_offset: d.i8() as i32,
+            activation: if d.below(2) == 0 { ActivationRange::INT8 } else { d.activation() },
+            rounding: Rounding::Double,
+        };
+        let b = if d.below(4) == 0 { None } else { Some(&bias[..out_d]) };
+        let len = if d.below(4) == 0 { 0 } else { fully_connected_s8_scratch_len(&p) };
+        let pc = FullyConnectedPerChannelQuant {
+            fixed: PerChannelQuant { multiplier: &m[..out_d], shift: &s[..out_d] },
+            exact: &[],
+        };
+        fully_connected_per_channel_s4_reference(&p, &pc, &x[..nx], w, b, &mut want[..n]).unwrap();
+        fully_connected_per_channel_s4(&p, &pc, &x[..nx], w, b, &mut got[..n], &mut scratch[..len]).unwrap();
+        elements += check("int4 fully connected", "dispatched", bytemuck::cast_slice(&want[..n]), &got[..n]);
+        cases += 1;
+        octets += usize::from(depth % 8 == 0 && len > 0);
+    }
+    defmt::info!(
+        "int4 fully connected: {=usize} cases ({=usize} with depths of 8s and scratch), {=usize} elements: dispatched == reference",
+        cases,
+        octets,
+        elements
+    );
+    defmt::assert!(octets > 20 && octets < cases);
+}

@@ -7,6 +7,7 @@
 use crate::Error;
 use crate::interp::arena::ReadOnly;
 use crate::kernels::common::{Hw, Padding, PaddingValues, compute_window};
+use crate::kernels::int4;
 use crate::kernels::row_chunks::ChunkedWindow;
 use crate::kernels::tensor::{Broadcast, MAX_DIMS};
 use crate::kernels::{ActivationRange, Dims4, PerChannelQuant, Rounding};
@@ -494,6 +495,58 @@ pub(crate) enum Filter<'m> {
     I4(&'m [u8]),
 }
 
+impl<'m> Filter<'m> {
+    /// Bytes this filter of `weights` values takes at the front of its op's scratch: an int4
+    /// filter's unpacked values ([`int4::unpacked_scratch_len`]), none for int8.
+    pub(crate) fn scratch_len(&self, weights: usize) -> usize {
+        match self {
+            Filter::I8(_) => 0,
+            Filter::I4(_) => int4::unpacked_scratch_len(weights),
+        }
+    }
+
+    /// The int8 weights of `weights` values and the op's regions for its int8 kernel: int8
+    /// weights as they are; int4 weights (when `S` has them) unpacked into the front of the
+    /// scratch, the rest of which is the kernel's scratch (what TFLite Micro does at every
+    /// invoke: the int8 kernels and their fast paths then run on them).
+    pub(crate) fn int8<'b, S: crate::interp::OpSet>(
+        self,
+        carved: Carved<'b>,
+        weights: usize,
+        idx: u32,
+    ) -> Result<(&'b [i8], Carved<'b>), Error>
+    where
+        'm: 'b,
+    {
+        match self {
+            Filter::I8(f) => Ok((f, carved)),
+            Filter::I4(packed) => {
+                int4_gate::<S>(true, idx)?;
+                let (out, scratch, ro) = carved;
+                let Some((unpacked, rest)) = scratch.split_at_mut_checked(int4::unpacked_scratch_len(weights)) else {
+                    return Err(Error::BadOp { index: idx, reason: "scratch smaller than the unpacked int4 filter" });
+                };
+                let unpacked: &mut [i8] = bytemuck::cast_slice_mut(unpacked);
+                let Some(unpacked) = unpacked.get_mut(..weights) else {
+                    return Err(Error::BadOp { index: idx, reason: "scratch smaller than the unpacked int4 filter" });
+                };
+                int4::unpack(packed, unpacked)
+                    .map_err(|_| Error::BadOp { index: idx, reason: "int4 filter length does not match its shape" })?;
+                Ok((unpacked, (out, rest, ro)))
+            }
+        }
+    }
+}
+
+/// Checks at load that an op whose filter of `weights` values is `f` has scratch for it
+/// ([`Filter::scratch_len`]) before `more` bytes for its kernel.
+pub(crate) fn check_filter_scratch(ctx: &Ctx, f: &Filter, weights: usize, more: usize) -> Result<(), Error> {
+    if (ctx.op.scratch_len as usize) < f.scratch_len(weights).saturating_add(more) {
+        return Err(ctx.bad("scratch smaller than the unpacked int4 filter"));
+    }
+    Ok(())
+}
+
 /// A constant weight tensor as a [`Filter`] (int8, or packed int4 with int8 activations only).
 pub(crate) fn const_filter<'m>(
     ctx: &Ctx<'_, 'm>,
@@ -595,6 +648,8 @@ pub(crate) struct ConvLikeOp<'m, P> {
     pub(crate) x: Src<'m>,
     pub(crate) dtype: ElementType,
     pub(crate) filter: Filter<'m>,
+    /// The filter's values (its four extents' product).
+    pub(crate) weights: usize,
     pub(crate) bias: Option<(ElementType, Src<'m>)>,
     pub(crate) quant: PerChannelQuant<'m>,
     /// Its in-place layout, when it runs over its input by chunks of rows.
@@ -611,7 +666,17 @@ impl<P> ConvLikeOp<'_, P> {
 /// The prepared form of a conv-like op, from its kernel's parameters and checked operands.
 pub(crate) fn conv_like_op<'m, P>(params: P, o: Operands<'m>) -> Result<ConvLikeOp<'m, P>, Error> {
     let bias = o.bias.map(|b| Ok((b.dtype, b.src()?))).transpose()?;
-    Ok(ConvLikeOp { params, x: o.x.src()?, dtype: o.x.dtype, filter: o.filter, bias, quant: o.quant, in_place: None })
+    let weights = o.filter_dims.checked_len().ok_or(Error::InvalidArgument { reason: "filter shape overflows" })?;
+    Ok(ConvLikeOp {
+        params,
+        x: o.x.src()?,
+        dtype: o.x.dtype,
+        filter: o.filter,
+        weights,
+        bias,
+        quant: o.quant,
+        in_place: None,
+    })
 }
 
 /// [`conv_like_op`] for a CONV_2D or DEPTHWISE_CONV_2D, with its in-place layout when the op
@@ -622,7 +687,9 @@ pub(crate) fn conv_like_op_in_place<'m, P: ChunkedWindow>(
     o: Operands<'m>,
 ) -> Result<ConvLikeOp<'m, P>, Error> {
     let mut op = conv_like_op(params, o)?;
-    op.in_place = in_place::prepare(ctx, &op.params, op.dtype)?;
+    let filter_scratch = op.filter.scratch_len(op.weights);
+    check_filter_scratch(ctx, &op.filter, op.weights, 0)?;
+    op.in_place = in_place::prepare(ctx, &op.params, op.dtype, filter_scratch)?;
     Ok(op)
 }
 
@@ -643,21 +710,6 @@ pub(crate) fn run_in_place<P: ChunkedWindow>(
     };
     in_place::run(ip, &o.params, region, scratch, idx, |p, x, y, s| kernel(p, &o.quant, x, bias, y, s))
 }
-
-/// Runs a conv-like kernel with int4 weights (`$s4`: int8 activations, bias int32 or none).
-macro_rules! run_conv_s4 {
-    ($op:expr, $carved:expr, $idx:expr, $filter:expr, $s4:ident) => {{
-        let (o, idx) = ($op, $idx);
-        let (out, _scratch, ro) = $carved;
-        let x = o.x.bytes(&ro, idx)?;
-        let bias = match Src::bytes_opt(o.bias, &ro, idx)? {
-            Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
-            None => None,
-        };
-        $s4(&o.params, &o.quant, as_i8(x), $filter, bias, bytemuck::cast_slice_mut(out))
-    }};
-}
-pub(crate) use run_conv_s4;
 
 /// Runs a conv-like kernel with int8 weights `$filter`: `$s8` for int8, `$s16` for 16x8 (bias
 /// i64 or i32).

@@ -4,12 +4,11 @@
 //! Parameter words: [`ConvWords`](crate::model::words::ConvWords).
 
 use super::common::{
-    Carved, ConvLikeOp, Ctx, Filter, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op_in_place,
-    operands, read_window, run_conv, run_conv_s4,
+    Carved, ConvLikeOp, Ctx, Operands, Src, as_i8, as_pod, as_pod_mut, check_output, conv_like_op_in_place, operands,
+    read_window, run_conv,
 };
 use crate::Error;
 use crate::kernels::conv::{ConvParams, conv_s8, conv_s16};
-use crate::kernels::conv_s4::conv_s4;
 use crate::model::ElementType;
 
 /// A CONV_2D, prepared.
@@ -46,21 +45,9 @@ pub(crate) fn prepare<'m>(ctx: &Ctx<'_, 'm>) -> Result<ConvOp<'m>, Error> {
 
 pub(crate) fn run<S: crate::interp::OpSet>(o: &ConvOp, carved: Carved, idx: u32) -> Result<(), Error> {
     super::common::int16_gate::<S>(o.dtype != ElementType::I8, idx)?;
-    match o.filter {
-        Filter::I4(f) => {
-            super::common::int4_gate::<S>(true, idx)?;
-            if let Some(ip) = &o.in_place {
-                return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, _| conv_s4(p, q, x, f, b, y));
-            }
-            run_conv_s4!(o, carved, idx, f, conv_s4)
-        }
-        Filter::I8(f) => {
-            if let Some(ip) = &o.in_place {
-                return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, s| {
-                    conv_s8(p, q, x, f, b, y, s)
-                });
-            }
-            run_conv!(o, carved, idx, f, conv_s8, conv_s16)
-        }
+    let (f, carved) = o.filter.int8::<S>(carved, o.weights, idx)?;
+    if let Some(ip) = &o.in_place {
+        return super::common::run_in_place(o, ip, carved, idx, |p, q, x, b, y, s| conv_s8(p, q, x, f, b, y, s));
     }
+    run_conv!(o, carved, idx, f, conv_s8, conv_s16)
 }

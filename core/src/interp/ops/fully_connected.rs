@@ -133,6 +133,7 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
     let filter = match p.filter {
         Filter::I8(f) => f,
         Filter::I4(f) => {
+            // Read packed (each weight once per input row: unpacking would cost as much).
             super::common::int4_gate::<S>(true, idx)?;
             let b = match bias {
                 Some((_, b)) => Some(as_pod::<i32>(b, idx)?),
@@ -140,10 +141,10 @@ pub(crate) fn run<S: crate::interp::OpSet>(p: &FullyConnectedOp, carved: Carved,
             };
             let out = bytemuck::cast_slice_mut(out);
             return match &p.quant {
-                Quant::Tensor(q) => fully_connected_s4(prm, q, as_i8(x), f, b, out),
+                Quant::Tensor(q) => fully_connected_s4(prm, q, as_i8(x), f, b, out, scratch),
                 Quant::Channel(fixed, exact) => {
                     let q = FullyConnectedPerChannelQuant { fixed: *fixed, exact };
-                    fully_connected_per_channel_s4(prm, &q, as_i8(x), f, b, out)
+                    fully_connected_per_channel_s4(prm, &q, as_i8(x), f, b, out, scratch)
                 }
             };
         }

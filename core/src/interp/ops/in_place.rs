@@ -32,8 +32,13 @@ pub(crate) fn span(x: ArenaRange, y: ArenaRange) -> Option<ArenaRange> {
 /// The in-place layout of the conv-like op in `ctx` with parameters `p`, checked (`None` when
 /// the op does not run in place): int8, one image, the chunks' windows inside the image, no
 /// chunk reading an input row after an earlier one wrote over it, the row buffer inside the
-/// scratch.
-pub(crate) fn prepare<P: ChunkedWindow>(ctx: &Ctx, p: &P, dtype: ElementType) -> Result<Option<InPlace>, Error> {
+/// scratch after its first `reserved` bytes (an int4 filter's unpacked values).
+pub(crate) fn prepare<P: ChunkedWindow>(
+    ctx: &Ctx,
+    p: &P,
+    dtype: ElementType,
+    reserved: usize,
+) -> Result<Option<InPlace>, Error> {
     let rows = usize::from(ctx.op.chunk_rows());
     if rows == 0 {
         return Ok(None);
@@ -55,7 +60,7 @@ pub(crate) fn prepare<P: ChunkedWindow>(ctx: &Ctx, p: &P, dtype: ElementType) ->
         return bad("an in-place convolution's output would overwrite input rows before they are read");
     }
     let buf_len = row_buffer_len(&chunks, in_row);
-    if (ctx.op.scratch_len as usize) < buf_len {
+    if (ctx.op.scratch_len as usize) < buf_len.saturating_add(reserved) {
         return bad("an in-place convolution's scratch is smaller than its row buffer");
     }
     let start = x.0.min(y.0);

@@ -130,6 +130,20 @@ impl RightShiftRequant {
                 || multiplier.iter().zip(shift).all(|(&m, &s)| Self::new(m, s).is_some()))
     }
 
+    /// Whether every channel's `(multiplier, shift)` is in the domain of the `SMMLAR` epilogue
+    /// (`arm_dsp`'s `smmlar_requant!`, which reads the raw multipliers and shifts): this form's,
+    /// and also a shift of -1. That epilogue computes `((h - s) >> (e - 1) + 1 + 2 z) >> 1`,
+    /// which is TFLite's `RoundingDivideByPOT(h, e) + z` for every `e >= 1` (with `e = 1` the
+    /// shift by `e - 1` is by 0); only this form's portable [`Self::apply`] needs `e >= 2` (its
+    /// rounding term `2^(e-2)`). Shifts of -1 come with effective scales in `[0.5, 1)`, common
+    /// with int4 weights (16 times coarser scales).
+    #[cfg_attr(not(mq_dsp), allow(dead_code))]
+    pub(crate) fn all_valid_smmlar(multiplier: &[i32], shift: &[i32]) -> bool {
+        multiplier.len() == shift.len()
+            && (Self::all_common(multiplier, shift)
+                || multiplier.iter().zip(shift).all(|(&m, &s)| (m >= 0 && s == -1) || Self::new(m, s).is_some()))
+    }
+
     /// Whether every channel has a multiplier `>= 0` and a shift in `[-31, -2]` (all of this form),
     /// with sign bits only: those of every `m` and `s + 31` (set for `s < -31`) OR-ed must be
     /// clear, those of every `s + 1` (clear for `s > -2`) AND-ed set; the sums wrap, and a

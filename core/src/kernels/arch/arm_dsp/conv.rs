@@ -284,7 +284,7 @@ pub(super) static ZERO_BIAS: i32 = 0;
 /// block ([`conv_tile_asm`]: MACs, requantization and stores, 44 instructions per filter
 /// besides the 13 per 16 MACs). A clamp narrower than int8 is applied afterwards to the tile's
 /// output bytes, 4 at a time (`SSUB8` + `SEL`). Layers outside this path's preconditions (a
-/// requantization other than [`RightShiftRequant`]'s form, fewer than 4 output pixels per image,
+/// requantization outside the `SMMLAR` epilogue's domain ([`RightShiftRequant::all_valid_smmlar`]), fewer than 4 output pixels per image,
 /// a last filter too long to copy, a scratch without the gathering buffers that follow the
 /// im2col block, [`conv_extra_words`]: edge rows, raw patches, the last filter) run the shared
 /// tiled path (`conv_s8_tiled`); grouped convolutions and too little scratch return `false`
@@ -315,7 +315,7 @@ pub(crate) fn conv_s8(a: &ConvOperands<'_>, output: &mut [i8], cols: &mut [u32])
         && bias.is_none_or(|b| b.len() == out_c)
         && filter.len() >= out_c * k
         && (!last_pad || 4 * groups <= LAST_FILTER_MAX)
-        && RightShiftRequant::all_valid(multiplier, shift);
+        && RightShiftRequant::all_valid_smmlar(multiplier, shift);
     if !fits {
         return conv_tiled(a, output, cols);
     }

@@ -18,6 +18,7 @@
 //! kernel uses and the `asm!` text shared by several kernels; one file per kernel:
 //! `im2col` (the conv im2col block), `conv`, `fully_connected` (entry points and the general
 //! path) with `fully_connected_expanded` and `fully_connected_raw` (its two lean paths),
+//! `fully_connected_s4` (int4 weights unpacked in registers),
 //! `depthwise`, `depthwise_3x3` and `depthwise_3x3_s1`.
 #![allow(unsafe_code)]
 
@@ -28,6 +29,7 @@ mod depthwise_3x3_s1;
 mod fully_connected;
 mod fully_connected_expanded;
 mod fully_connected_raw;
+mod fully_connected_s4;
 mod fully_connected_wide;
 mod im2col;
 mod raw_patches;
@@ -35,6 +37,7 @@ mod raw_patches;
 pub(crate) use conv::conv_s8;
 pub(crate) use depthwise::depthwise_conv_s8;
 pub(crate) use fully_connected::{FcArgs, fully_connected_right_shift, fully_connected_s8};
+pub(crate) use fully_connected_s4::fully_connected_s4;
 
 use crate::kernels::arch::requant::{ChannelRequant, RightShiftRequant};
 use core::arch::asm;
