@@ -11,8 +11,8 @@
 //! row, so unpacking the whole filter first would cost about as much as the products, and as
 //! much RAM as the filter has weights):
 //! - the reference reads a nibble at a time;
-//! - with an even `input_depth` (every row starts at a byte), the portable path takes a byte's
-//!   two weights against two inputs;
+//! - the portable path takes a byte's two weights against two inputs (a row that starts in a
+//!   high nibble, with an odd `input_depth`, takes that one alone first);
 //! - on the Arm DSP path (`arch::arm_dsp::fully_connected_s4`), depths that are multiples of 8 run
 //!   `SMLAD` on weights unpacked in registers, two rows per pass, over the input row expanded
 //!   once into the scratch ([`fully_connected_s8_scratch_len`] bytes, as the int8 kernels).
@@ -92,8 +92,37 @@ fn fully_connected_s4_reference(
     }
 }
 
-/// The portable path for an even `input_depth`: each packed byte's two weights against two
-/// inputs, rows starting at bytes.
+/// The sum of one filter row (starting at weight `start` of the packed `filter`) with the input
+/// row `x`, two weights per byte: a row that starts in a high nibble takes that one alone first,
+/// and an odd remainder the low nibble after the last whole byte.
+#[inline(always)]
+fn row_sum_pairs(filter: &[u8], start: usize, x: &[i8], offset: i32) -> i32 {
+    let lo = |b: u8| i32::from(((b << 4) as i8) >> 4);
+    let hi = |b: u8| i32::from((b as i8) >> 4);
+    let mut acc = 0i32;
+    let (mut x, mut start) = (x, start);
+    if start % 2 == 1 {
+        if let (Some(&b), Some((&x0, rest))) = (filter.get(start / 2), x.split_first()) {
+            acc = acc.add_product(hi(b) * (i32::from(x0) + offset));
+            x = rest;
+            start += 1;
+        }
+    }
+    let bytes = filter.get(start / 2..).unwrap_or(&[]);
+    let mut pairs = x.chunks_exact(2);
+    for (&b, xs) in bytes.iter().zip(&mut pairs) {
+        if let [x0, x1] = *xs {
+            acc = acc.add_product(lo(b) * (i32::from(x0) + offset));
+            acc = acc.add_product(hi(b) * (i32::from(x1) + offset));
+        }
+    }
+    if let ([last], Some(&b)) = (pairs.remainder(), bytes.get(x.len() / 2)) {
+        acc = acc.add_product(lo(b) * (i32::from(*last) + offset));
+    }
+    acc
+}
+
+/// The portable path: each packed byte's two weights against two inputs ([`row_sum_pairs`]).
 #[inline(never)]
 fn fully_connected_s4_pairs(
     p: &FullyConnectedParams,
@@ -103,19 +132,10 @@ fn fully_connected_s4_pairs(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) {
-    let depth = p.input_depth.max(2);
-    let row_bytes = depth / 2;
+    let depth = p.input_depth.max(1);
     for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth.max(1))) {
-        for (c, (out, w_row)) in out_row.iter_mut().zip(filter.chunks_exact(row_bytes)).enumerate() {
-            let mut acc = 0i32;
-            for (&b, x) in w_row.iter().zip(in_row.chunks_exact(2)) {
-                let lo = i32::from(((b << 4) as i8) >> 4);
-                let hi = i32::from((b as i8) >> 4);
-                if let [x0, x1] = *x {
-                    acc = acc.add_product(lo * (i32::from(x0) + p.input_offset));
-                    acc = acc.add_product(hi * (i32::from(x1) + p.input_offset));
-                }
-            }
+        for (c, out) in out_row.iter_mut().enumerate() {
+            let acc = row_sum_pairs(filter, c * depth, in_row, p.input_offset);
             *out = output_s4(p, requant, c, acc, bias);
         }
     }
@@ -145,7 +165,7 @@ fn fully_connected_s4_dispatch(
     }
     let _ = scratch;
     // The fast paths' cfgs (none with `force-reference`: the reference then runs).
-    if !cfg!(any(mq_dsp, mq_wasm_simd, mq_portable)) || p.input_depth % 2 != 0 {
+    if !cfg!(any(mq_dsp, mq_wasm_simd, mq_portable)) {
         fully_connected_s4_reference(p, requant, input, filter, bias, output);
     } else {
         fully_connected_s4_pairs(p, requant, input, filter, bias, output);
