@@ -540,7 +540,8 @@ fn walk(g: &Graph, first: usize, relu6_as_relu: bool) -> Walk {
                 "Mean"
             }
             Op::Reshape { .. } | Op::Squeeze { .. } => n.op.name(),
-            Op::Clip { .. } => return Walk::None,
+            // Clips other than ReLU6 (no homogeneous replacement), adds, concatenations,
+            // transposes, anything else.
             _ => return Walk::None,
         };
         through.push(step);

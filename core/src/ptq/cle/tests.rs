@@ -376,3 +376,35 @@ fn carried_quantization_is_left_alone() -> Result<(), ConvertError> {
     assert_eq!(g, before);
     Ok(())
 }
+
+/// A depthwise layer with depth multiplier 2 as the second layer: its input channel i feeds its
+/// output channels 2i and 2i + 1, so both are multiplied by s_i. conv rows r1 = [4, 1]; the
+/// depthwise channels' ranges [1, 0.5 | 4, 2] give input channel ranges r2 = [1, 4]:
+/// s = √(r1 / r2) = [2, 1/2].
+#[test]
+fn a_depthwise_multiplier_scales_each_input_channels_outputs() -> Result<(), ConvertError> {
+    let mut b = Build::new();
+    let x = b.input(&[1, 3, 3, 2])?;
+    let w1 = b.constant("w1", &[2, 1, 1, 2], &[4.0, -1.0, 0.5, 1.0])?;
+    let h = b.node("conv", conv(FusedActivation::Relu), &[Some(x), Some(w1), None])?;
+    let op = Op::DepthwiseConv2d(DepthwiseConv2d {
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        depth_multiplier: 2,
+        padding: Padding::Valid,
+        activation: FusedActivation::None,
+    });
+    let w2 = b.constant("w2", &[1, 1, 1, 4], &[1.0, -0.5, 4.0, 2.0])?;
+    let b2 = b.constant("b2", &[4], &[0.5, 0.25, -0.5, 1.0])?;
+    let y = b.node("dw", op, &[Some(h), Some(w2), Some(b2)])?;
+    let before = b.finish(&[y])?;
+    let mut g = before.clone();
+    let r = equalize(&mut g, &CleOptions::default())?;
+    assert_eq!(r.pairs.len(), 1, "{r}");
+    assert_eq!(data(&g, "conv", 1)?, [2.0, -0.5, 1.0, 2.0]);
+    assert_eq!(data(&g, "dw", 1)?, [2.0, -1.0, 2.0, 1.0]);
+    assert_eq!(data(&g, "dw", 2)?, [0.5, 0.25, -0.5, 1.0], "the second layer's bias stays");
+    same_function(&before, &g, 1e-5)
+}
