@@ -303,8 +303,21 @@ enum Walk {
     None,
 }
 
-/// Equalizes every pair of consecutive conv / depthwise / fully-connected layers of the float
-/// graph `g` joined by positively homogeneous ops (see the [module docs](self)), in place.
+/// Cross-layer equalization (Nagel et al., "Data-Free Quantization Through Weight Equalization
+/// and Bias Correction", 2019), in place: every pair of consecutive conv / depthwise /
+/// fully-connected layers of the float graph `g` joined by positively homogeneous ops gets output
+/// channel `i` of the first divided and input channel `i` of the second multiplied by
+/// `s_i = √(r1_i / r2_i)` (`r` the largest `|w|` of the channel), so both ranges become
+/// `√(r1_i · r2_i)`; chains (`conv → depthwise → conv`) are swept until the scales settle. The
+/// float function is unchanged (within float rounding).
+///
+/// Crossed between the layers: the first one's fused activation `none` or `relu`, and
+/// single-reader chains of ReLU, leaky ReLU, PReLU, max / average pooling (activation `none` or
+/// `relu`), zero padding and means off the channel axis, reshapes keeping the channels innermost.
+/// ReLU6 and other clips are not homogeneous and are not crossed (the pairs a ReLU6 separates are
+/// listed in [`CleReport::skipped`]) unless [`CleOptions::relu6_as_relu`] replaces ReLU6 with
+/// ReLU, which changes the float model. Layers with carried quantization (QDQ) are left alone;
+/// shared weights are copied first.
 ///
 /// # Errors
 /// [`ConvertErrorKind::InvalidGraph`](crate::graph::ConvertErrorKind::InvalidGraph) if the
