@@ -11,7 +11,7 @@ use microquant::graph::Graph;
 use microquant::kernels::Rounding;
 use microquant::onnx::{ImportOptions, IoInfo, QdqExportOptions};
 use microquant::ptq::{
-    ActivationType, CalibrationOptions, HybridOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions,
+    ActivationType, CalibrationOptions, CleOptions, HybridOptions, ObserverKind, Progress, PtqOptions, QuantizeOptions,
     SampleSource, StreamError, convert_source,
 };
 
@@ -67,6 +67,19 @@ pub struct QuantizeArgs {
     /// One weight scale per tensor instead of per output channel.
     #[arg(long)]
     pub per_tensor: bool,
+    /// Cross-layer equalization before calibration (Nagel et al. 2019): consecutive conv /
+    /// depthwise / fully-connected layers joined by ReLU or no activation (pooling, zero padding
+    /// and reshapes between them too) get their per-channel weight ranges evened out, the float
+    /// function unchanged; helps `--per-tensor` most, on depthwise-separable models. Layers
+    /// joined by a ReLU6 are left alone (see `--cle-relu6-as-relu`). The output lists the pairs
+    /// equalized and each layer's weight ranges before and after.
+    #[arg(long)]
+    pub cle: bool,
+    /// With `--cle`: equalize across ReLU6 too, by replacing it with ReLU first, as the paper
+    /// and AIMET do. This changes the float model (values above 6 are no longer clipped); the
+    /// report then measures the int8 model against the changed float model.
+    #[arg(long, requires = "cle")]
+    pub cle_relu6_as_relu: bool,
     /// Bits of the conv, depthwise and fully-connected weights: 8 or 4 (W4A8: symmetric int4 in
     /// [-7, 7] as TFLite's, packed two per byte: half the weights' flash; activations stay int8).
     /// With 4, every such layer gets 4-bit weights, the first and the last included; keep the
@@ -280,6 +293,11 @@ fn load(path: &Path, a: &QuantizeArgs) -> Result<Source, CliError> {
 pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
     match a.mode {
         Mode::Static => {}
+        Mode::WeightOnly | Mode::Dynamic if a.cle => {
+            return Err(CliError::Invalid(
+                "--cle applies to --mode static (it rewrites the graph before calibration)".into(),
+            ));
+        }
         Mode::WeightOnly | Mode::Dynamic => return run_hybrid(a, o),
     }
     if a.calib.is_empty() {
@@ -320,6 +338,7 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
             .collect(),
             ..Default::default()
         },
+        cle: a.cle.then(|| CleOptions { relu6_as_relu: a.cle_relu6_as_relu, ..Default::default() }),
     };
     let bar = progress_bar(a.quiet)?;
     let mut last_pass = u32::MAX;
@@ -345,7 +364,12 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
 
     std::fs::write(&a.output, &out.compiled.bytes).map_err(|e| CliError::io(&a.output, e))?;
     if let Some(p) = &a.report {
-        std::fs::write(p, out.report.to_json()).map_err(|e| CliError::io(p, e))?;
+        let mut json = out.report.to_json();
+        // `--cle`: what the equalization did, as the report's last key.
+        if let (Some(cle), Some(body)) = (&out.cle, json.strip_suffix('}')) {
+            json = format!("{body},\"cle\":{}}}", cle.to_json());
+        }
+        std::fs::write(p, json).map_err(|e| CliError::io(p, e))?;
     }
     let qdq_targets = [(&a.qdq, true), (&a.qdq_portable, false)];
     for (p, exact) in qdq_targets.iter().filter_map(|(p, e)| p.as_ref().map(|p| (p, *e))) {
@@ -378,6 +402,9 @@ pub fn run(a: &QuantizeArgs, o: &mut Stdout) -> Result<(), CliError> {
             n => format!(" ({n} of {} layers with 4-bit weights)", out.quantized.weight_bits.iter().flatten().count()),
         }
     )?;
+    if let Some(cle) = &out.cle {
+        write!(o, "{cle}")?;
+    }
     write!(o, "{}", out.report)?;
     if let Some(p) = &a.report {
         writeln!(o, "report: {}", p.display())?;

@@ -625,3 +625,66 @@ fn weight_bits_4_with_a_layer_kept_in_8_bits() {
     ]);
     assert!(e.contains("/nope"), "{e}");
 }
+
+/// `--cle` on the digits DS-CNN (depthwise-separable, ReLUs): the pairs equalized and each
+/// layer's weight ranges are printed and land in the JSON report under `cle`; without `--cle`
+/// nothing is said; `--cle-relu6-as-relu` needs `--cle`; the hybrid modes refuse `--cle`.
+#[test]
+fn cle_lists_the_pairs_equalized() {
+    let (mq, report) = (tmp("dscnn_cle.mq"), tmp("dscnn_cle.json"));
+    let (model, calib) = (peers("dscnn_nhwc.onnx"), peers("calib_nhwc.npy"));
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&OsStr> = vec![
+            "quantize".as_ref(),
+            model.as_os_str(),
+            "--calib".as_ref(),
+            calib.as_os_str(),
+            "--per-tensor".as_ref(),
+            "-o".as_ref(),
+            mq.as_os_str(),
+            "--report".as_ref(),
+            report.as_os_str(),
+        ];
+        args.extend(extra.iter().map(|s| OsStr::new(*s)));
+        ok(&args)
+    };
+    let out = run(&["--cle"]);
+    let summary = out.lines().find(|l| l.starts_with("cross-layer equalization: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(summary.contains("(converged)"), "{summary}");
+    assert!(out.lines().any(|l| l.contains(" -> #") && l.contains("channels, through")), "{out}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let pairs = json["cle"]["pairs"].as_array().unwrap();
+    assert!(!pairs.is_empty(), "{json}");
+    let pair_lines = out.lines().filter(|l| l.contains("channels, through")).count();
+    assert_eq!(pairs.len(), pair_lines);
+    for l in json["cle"]["layers"].as_array().unwrap() {
+        let (before, after) = (l["precision_before"].as_f64().unwrap(), l["precision_after"].as_f64().unwrap());
+        assert!((0.0..=1.0).contains(&before) && (0.0..=1.0).contains(&after), "{l}");
+    }
+    let plain = run(&[]);
+    assert!(!plain.contains("cross-layer equalization"), "{plain}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(json.get("cle").is_none());
+
+    let out = microquant(&[
+        "quantize".as_ref(),
+        peers("dscnn_nhwc.onnx").as_os_str(),
+        "--calib".as_ref(),
+        peers("calib_nhwc.npy").as_os_str(),
+        "--cle-relu6-as-relu".as_ref(),
+        "-o".as_ref(),
+        mq.as_os_str(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cle"));
+    let err = fails(&[
+        "quantize".as_ref(),
+        peers("dscnn_nhwc.onnx").as_os_str(),
+        "--mode".as_ref(),
+        "weight-only".as_ref(),
+        "--cle".as_ref(),
+        "-o".as_ref(),
+        tmp("dscnn_cle.onnx").as_os_str(),
+    ]);
+    assert!(err.contains("--cle applies to --mode static"), "{err}");
+}

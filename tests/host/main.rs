@@ -6,6 +6,7 @@
 mod bad_input;
 mod batch_matmul_models;
 mod binary_ops;
+mod cle;
 mod float_exec;
 mod fuzz_regressions;
 mod golden_format;

@@ -191,6 +191,13 @@ export interface QuantizeOptions extends ProgressOptions {
   ignoreQdq?: boolean;
   /** Correct each layer's bias for the mean error its quantized weights add (default true). */
   biasCorrection?: boolean;
+  /**
+   * Cross-layer equalization before calibration (as the CLI's --cle; calibrateAndQuantize only:
+   * quantize() throws, its calibration being done already; or call equalize() and calibrate the
+   * copy): true, or { relu6AsRelu: true } to equalize across ReLU6 by replacing it with ReLU,
+   * which changes the float model.
+   */
+  cle?: boolean | { relu6AsRelu?: boolean };
   /** Name for the exports (default: the model's). */
   name?: string;
   /** Entries added to (or replacing) the .mq metadata. */

@@ -781,3 +781,30 @@ fn a_calibration_for_another_model_or_with_other_options_is_refused() {
     let e = cal.merge("nope".into()).unwrap_err();
     assert!(is_type_error(&e), "{}", message(&e));
 }
+
+/// `cle` (the CLI's `--cle`): `calibrateAndQuantize` with it gives the bytes of the model
+/// `equalize()` returns, quantized without it; that copy's `cleReport` says what was done (the
+/// loaded model has none); `quantize()`, whose calibration is done already, refuses it; a `cle`
+/// of the wrong kind is a `TypeError`.
+#[wasm_bindgen_test]
+async fn cle_quantizes_the_equalized_model() {
+    let m = digits();
+    assert!(m.cle_report().unwrap().is_undefined());
+    let with_cle = obj(&[("perChannel", false.into()), ("cle", true.into())]);
+    let a = quantized(m.calibrate_and_quantize(bytes(CALIB), Some(with_cle))).await.unwrap();
+    let e = m.equalize(None).unwrap();
+    let report = e.cle_report().unwrap();
+    assert_eq!(Reflect::get(&report, &"converged".into()).unwrap().as_bool(), Some(true));
+    let pairs = Array::from(&Reflect::get(&report, &"pairs".into()).unwrap());
+    let layers = Array::from(&Reflect::get(&report, &"layers".into()).unwrap());
+    assert_eq!(layers.length() > 0, pairs.length() > 0);
+    let b =
+        quantized(e.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("perChannel", false.into())])))).await.unwrap();
+    assert_same_bytes("cle.mq", &b.to_bytes().to_vec(), &a.to_bytes().to_vec());
+    let cal = m.create_calibration(None).unwrap();
+    let err = JsFuture::from(m.quantize(&cal, Some(obj(&[("cle", true.into())])))).await.unwrap_err();
+    assert!(message(&err).contains("options.cle"), "{}", message(&err));
+    let err =
+        JsFuture::from(m.calibrate_and_quantize(bytes(CALIB), Some(obj(&[("cle", "yes".into())])))).await.unwrap_err();
+    assert!(is_type_error(&err) && message(&err).contains("options.cle"), "{}", message(&err));
+}

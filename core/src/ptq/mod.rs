@@ -58,6 +58,7 @@
 
 pub mod auto;
 mod calibrate;
+mod cle;
 mod hybrid;
 mod observer;
 mod pipeline;
@@ -71,6 +72,7 @@ mod source;
 #[cfg(feature = "std")]
 pub use calibrate::KEPT_ACTIVATION_BYTES;
 pub use calibrate::{CalibrationOptions, Calibrator, Progress, REPLAY_BYTES, ReplaySamples, SELECTION_SAMPLES};
+pub use cle::{CleOptions, CleReport, EqualizedPair, LayerRanges, SkippedPair, equalize};
 pub use hybrid::{Hybrid, HybridMode, HybridOptions, quantize_dynamic, quantize_weight_only};
 pub use observer::ObserverKind;
 pub use pipeline::{PtqOptions, PtqOutput, convert, convert_source};

@@ -4,6 +4,7 @@
 use alloc::format;
 
 use super::calibrate::{CalibrationOptions, Calibrator, Progress};
+use super::cle::{CleOptions, CleReport, equalize};
 use super::prepare::{Prepared, prepare};
 use super::quantize::{QuantizeOptions, Quantized, quantize};
 use super::report::{Evaluator, Report};
@@ -20,15 +21,21 @@ pub struct PtqOptions {
     pub quantize: QuantizeOptions,
     /// Rounding (TFLite Micro's double rounding by default) and `.mq` metadata.
     pub compile: CompileOptions,
+    /// Cross-layer equalization of the prepared float graph before calibration
+    /// ([`equalize`]); `None` (the default): none.
+    pub cle: Option<CleOptions>,
 }
 
 /// Everything [`convert`] made.
 #[derive(Debug, Clone)]
 pub struct PtqOutput {
-    /// The float graph after [`prepare`] (what was calibrated, and the reference of the report).
+    /// The float graph after [`prepare`] (and [`equalize`] with [`PtqOptions::cle`]): what was
+    /// calibrated, and the reference of the report.
     pub float: Graph,
     /// What [`prepare`] rewrote.
     pub prepared: Prepared,
+    /// What cross-layer equalization did ([`PtqOptions::cle`]).
+    pub cle: Option<CleReport>,
     /// The quantized graph (also what [`crate::onnx::export_qdq`] writes).
     pub quantized: Quantized,
     /// The `.mq` model.
@@ -110,6 +117,7 @@ pub fn convert_source(
     }
     let mut float = graph.clone();
     let prepared = prepare(&mut float)?;
+    let cle = options.cle.as_ref().map(|o| equalize(&mut float, o)).transpose()?;
     let (quantized, compiled, report) = {
         let mut cal = Calibrator::new(&float, &options.calibration)?;
         let passes = cal.passes() + 1;
@@ -142,5 +150,5 @@ pub fn convert_source(
         let report = ev.finish()?;
         (quantized, compiled, report)
     };
-    Ok(PtqOutput { float, prepared, quantized, compiled, report, calibration: options.calibration.clone() })
+    Ok(PtqOutput { float, prepared, cle, quantized, compiled, report, calibration: options.calibration.clone() })
 }

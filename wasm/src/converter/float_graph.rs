@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use js_sys::{Array, Float32Array, Object, Uint8Array};
 use microquant::float::FloatExecutor;
 use microquant::graph::{DType, Graph};
-use microquant::ptq::prepare;
+use microquant::ptq::{CleOptions, CleReport, equalize, prepare};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{Context, error, type_error};
@@ -27,6 +27,8 @@ pub(crate) struct FloatGraph {
     pub(crate) name: String,
     /// Bytes of float constants before preparation.
     pub(crate) source_weight_bytes: usize,
+    /// What cross-layer equalization did, for a model made by [`FloatGraph::equalized`].
+    pub(crate) cle: Option<CleReport>,
 }
 
 fn identity_io(g: &Graph, ids: &[microquant::graph::TensorId]) -> Vec<Io> {
@@ -59,7 +61,22 @@ impl FloatGraph {
             io.unwrap_or_else(|| (identity_io(&graph, &graph.inputs), identity_io(&graph, &graph.outputs)));
         prepare(&mut graph).ctx("preparing the model for quantization")?;
         FloatExecutor::new(&graph).ctx("the float model cannot run")?;
-        Ok(Self { graph, inputs, outputs, format, name, source_weight_bytes })
+        Ok(Self { graph, inputs, outputs, format, name, source_weight_bytes, cle: None })
+    }
+
+    /// The same model with its layers equalized (`microquant::ptq::equalize`).
+    pub(crate) fn equalized(&self, options: &CleOptions) -> Result<Self, JsValue> {
+        let mut graph = self.graph.clone();
+        let report = equalize(&mut graph, options).ctx("cross-layer equalization")?;
+        Ok(Self {
+            graph,
+            inputs: self.inputs.clone(),
+            outputs: self.outputs.clone(),
+            format: self.format,
+            name: self.name.clone(),
+            source_weight_bytes: self.source_weight_bytes,
+            cle: Some(report),
+        })
     }
 
     /// Runs `ex` (this model's float executor, or a hybrid form's): `inputs` is a

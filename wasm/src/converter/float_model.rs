@@ -16,7 +16,7 @@ use super::calibration::{CalState, Calibration, calibrate_task};
 use super::control::{Control, promise};
 use super::float_graph::{FloatGraph, io_info_list};
 use super::hybrid::hybrid_task;
-use super::options::calibration_options;
+use super::options::{calibration_options, cle_option};
 use super::quantize::{quantize_task, quantize_with_data};
 use crate::error::{Context, error};
 use crate::js::{self, get, set, usize_array};
@@ -70,6 +70,38 @@ impl FloatModel {
     #[wasm_bindgen(getter, js_name = weightBytes)]
     pub fn weight_bytes(&self) -> usize {
         self.inner.source_weight_bytes
+    }
+
+    /// A copy of this model with cross-layer equalization (Nagel et al. 2019) applied: the
+    /// per-channel weight ranges of consecutive layers joined by ReLU or no activation evened
+    /// out, the float function unchanged, so that per-tensor weights (`perChannel: false`)
+    /// lose less. Calibrate and quantize the copy. `options.relu6AsRelu` (default false) also
+    /// equalizes across ReLU6 by replacing it with ReLU, which changes the float model.
+    /// `cleReport` on the copy says what was done.
+    pub fn equalize(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ relu6AsRelu?: boolean }")] options: Option<JsValue>,
+    ) -> Result<FloatModel, JsValue> {
+        let options = options.unwrap_or(JsValue::UNDEFINED);
+        let options = js::options(&options, "equalize options")?;
+        let cle = microquant::ptq::CleOptions {
+            relu6_as_relu: js::opt_bool(&options, "relu6AsRelu", false)?,
+            ..Default::default()
+        };
+        Ok(FloatModel { inner: Rc::new(self.inner.equalized(&cle)?) })
+    }
+
+    /// For a model made by `equalize()` (or quantized with `cle`): the pairs of layers
+    /// equalized (`first`, `second`, `channels`, `through`, `scale_min`, `scale_max`), each
+    /// layer's weight ranges before and after (`precision_before`, `precision_after`: the mean
+    /// channel range over the largest; `max_before`, `max_after`), the pairs `skipped` for a
+    /// ReLU6 between them, `relu6_replaced`, `sweeps`, `converged`. `undefined` otherwise.
+    #[wasm_bindgen(getter, js_name = cleReport)]
+    pub fn cle_report(&self) -> Result<JsValue, JsValue> {
+        match &self.inner.cle {
+            Some(r) => js_sys::JSON::parse(&r.to_json()),
+            None => Ok(JsValue::UNDEFINED),
+        }
     }
 
     /// The layers after preparation (what gets quantized): `{index, name, op, output, shape}`.
@@ -150,6 +182,11 @@ impl FloatModel {
                 return Err(error("this calibration belongs to another model"));
             }
             let options = js::options(&options, "quantize options")?;
+            if cle_option(&options)?.is_some() {
+                return Err(error(
+                    "options.cle changes the model before calibration: quantize the model equalize() returns (calibrated itself), or call calibrateAndQuantize(samples, { cle: true })",
+                ));
+            }
             let mut ctl = Control::from_options(&options)?;
             let bytes = {
                 let s = state.borrow();
@@ -197,7 +234,9 @@ impl FloatModel {
     }
 
     /// Calibrates on `samples` (every pass), then quantizes: a `Promise` of a `QuantizedModel`.
-    /// `options` are those of `createCalibration` and `quantize`; the report evaluates on
+    /// `options` are those of `createCalibration` and `quantize`, and `cle` (`true` or
+    /// `{relu6AsRelu: true}`: calibrate and quantize the model `equalize()` makes, as the CLI's
+    /// `--cle`); the report evaluates on
     /// `evalSamples` if given, else on the calibration samples. `onProgress` receives
     /// `{stage: "calibrate" | "evaluate", pass, passes, done, total}`.
     #[wasm_bindgen(js_name = calibrateAndQuantize, unchecked_return_type = "Promise<QuantizedModel>")]
@@ -213,6 +252,10 @@ impl FloatModel {
         promise(async move {
             let options = js::options(&options, "options")?;
             let opts = calibration_options(&options)?;
+            let model = match cle_option(&options)? {
+                Some(cle) => Rc::new(model.equalized(&cle)?),
+                None => model,
+            };
             let mut ctl = Control::from_options(&options)?;
             let data = model.samples(&samples, "samples")?;
             let state = calibrate_task(&model, &opts, None, &data, true, None, &mut ctl).await?;

@@ -6,7 +6,9 @@ use alloc::vec::Vec;
 
 use js_sys::{Array, Object, Uint8Array};
 use microquant::kernels::Rounding;
-use microquant::ptq::{ActivationType, CalibrationOptions, ObserverKind, QuantizeOptions, SELECTION_SAMPLES};
+use microquant::ptq::{
+    ActivationType, CalibrationOptions, CleOptions, ObserverKind, QuantizeOptions, SELECTION_SAMPLES,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{error, range_error, type_error};
@@ -67,6 +69,25 @@ pub(super) fn calibration_options(options: &JsValue) -> Result<CalibrationOption
             }
         },
     })
+}
+
+/// `options.cle`: absent or `false` (none), `true` (cross-layer equalization with the default
+/// options) or `{relu6AsRelu: boolean}`.
+pub(super) fn cle_option(options: &JsValue) -> Result<Option<CleOptions>, JsValue> {
+    let v = get(options, "cle");
+    if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) {
+        return Ok(None);
+    }
+    if v.as_bool() == Some(true) {
+        return Ok(Some(CleOptions::default()));
+    }
+    if !v.is_object() || Array::is_array(&v) {
+        return Err(type_error(format!(
+            "options.cle must be a boolean or {{relu6AsRelu: boolean}}, got {}",
+            describe(&v)
+        )));
+    }
+    Ok(Some(CleOptions { relu6_as_relu: js::opt_bool(&v, "relu6AsRelu", false)?, ..CleOptions::default() }))
 }
 
 pub(super) fn rounding_option(options: &JsValue) -> Result<Rounding, JsValue> {

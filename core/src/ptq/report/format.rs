@@ -7,7 +7,7 @@ use core::fmt::Write as _;
 
 use super::{IoQuant, Report};
 
-fn json_str(out: &mut String, s: &str) {
+pub(crate) fn json_str(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -34,7 +34,7 @@ fn json_f64(out: &mut String, v: Option<f64>) {
     }
 }
 
-fn json_f32(out: &mut String, v: f32) {
+pub(crate) fn json_f32(out: &mut String, v: f32) {
     // f32 Display is the shortest string that reads back to the same f32.
     if v.is_finite() {
         let _ = write!(out, "{v}");

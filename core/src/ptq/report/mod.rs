@@ -14,7 +14,7 @@ use crate::graph::{ConvertError, ConvertErrorKind as Kind, DType, Graph, Op, Ten
 use crate::interp::Interpreter;
 use crate::model::AlignedBytes;
 
-mod format;
+pub(crate) mod format;
 pub(crate) mod measure;
 mod sample;
 
