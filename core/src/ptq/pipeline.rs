@@ -3,6 +3,7 @@
 
 use alloc::format;
 
+use super::adaround::{AdaRoundOptions, AdaRounding, adaround_source};
 use super::calibrate::{CalibrationOptions, Calibrator, Progress};
 use super::prepare::{Prepared, prepare};
 use super::quantize::{QuantizeOptions, Quantized, quantize};
@@ -20,6 +21,9 @@ pub struct PtqOptions {
     pub quantize: QuantizeOptions,
     /// Rounding (TFLite Micro's double rounding by default) and `.mq` metadata.
     pub compile: CompileOptions,
+    /// AdaRound the weights ([`super::adaround`]) between calibration and quantization
+    /// (`None`, the default: round to nearest).
+    pub adaround: Option<AdaRoundOptions>,
 }
 
 /// Everything [`convert`] made.
@@ -37,6 +41,8 @@ pub struct PtqOutput {
     pub report: Report,
     /// The calibration options used (the observer names of [`PtqOutput::evaluate`]'s report).
     pub calibration: CalibrationOptions,
+    /// What AdaRound chose, with [`PtqOptions::adaround`].
+    pub adaround: Option<AdaRounding>,
 }
 
 impl PtqOutput {
@@ -63,7 +69,9 @@ impl PtqOutput {
 /// an ONNX model in NCHW, convert with [`crate::onnx::IoInfo::to_graph_layout`]).
 ///
 /// `progress` is called after each sample of each calibration pass and of the evaluation; the
-/// evaluation is the last pass (`pass == passes - 1`).
+/// evaluation is the last pass (`pass == passes - 1`). With [`PtqOptions::adaround`], two passes
+/// come before it: AdaRound's run of the samples, then its optimization (reported in samples'
+/// worth of its iterations).
 ///
 /// # Errors
 /// The errors of [`prepare`], [`Calibrator`], [`quantize`], [`compile`] and
@@ -110,10 +118,18 @@ pub fn convert_source(
     }
     let mut float = graph.clone();
     let prepared = prepare(&mut float)?;
-    let (quantized, compiled, report) = {
+    let (quantized, compiled, report, adaround) = {
         let mut cal = Calibrator::new(&float, &options.calibration)?;
-        let passes = cal.passes() + 1;
+        let passes = cal.passes() + 1 + if options.adaround.is_some() { 2 } else { 0 };
         cal.calibrate_source(source, &mut |p| progress(Progress { passes, ..p }))?;
+        let adaround = match &options.adaround {
+            Some(o) => {
+                let r = adaround_source(&float, source, &options.quantize, o, (cal.passes(), passes), progress)?;
+                cal.use_adaround(&r);
+                Some(r)
+            }
+            None => None,
+        };
         let quantized = quantize(&cal, &options.quantize)?;
         let compiled = compile(&quantized.graph, &options.compile)?;
         let mut ev = Evaluator::new(&cal, &quantized, &compiled, labels)?;
@@ -140,7 +156,7 @@ pub fn convert_source(
             .into());
         }
         let report = ev.finish()?;
-        (quantized, compiled, report)
+        (quantized, compiled, report, adaround)
     };
-    Ok(PtqOutput { float, prepared, quantized, compiled, report, calibration: options.calibration.clone() })
+    Ok(PtqOutput { float, prepared, quantized, compiled, report, calibration: options.calibration.clone(), adaround })
 }
