@@ -20,7 +20,7 @@
 //! samples' (all of them if fewer), so the result depends on the seed and the samples alone.
 //!
 //! The reconstruction term is `Σ_rows (w - w̃)ᵀ G (w - w̃)` with `G` the mean of the patches'
-//! `x xᵀ` ([`problem`]): every step sees every chosen patch at a cost of `rows × k²`, not
+//! `x xᵀ`: every step sees every chosen patch at a cost of `rows × k²`, not
 //! `rows × k × patches`, and the steps are deterministic. Layers whose Gram matrices would take
 //! more than [`MAX_GRAM_VALUES`] values keep round-to-nearest (listed as skipped).
 //!
