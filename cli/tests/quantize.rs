@@ -688,3 +688,59 @@ fn cle_lists_the_pairs_equalized() {
     ]);
     assert!(err.contains("--cle applies to --mode static"), "{err}");
 }
+
+#[test]
+fn adaround_lists_its_layers_and_is_deterministic_given_the_seed() {
+    let run = |name: &str, seed: &str| -> (String, Vec<u8>) {
+        let mq = tmp(name);
+        let out = ok(&[
+            "quantize".as_ref(),
+            peers("dscnn_nchw.onnx").as_os_str(),
+            "--calib".as_ref(),
+            peers("calib_nchw.npy").as_os_str(),
+            "--weight-bits".as_ref(),
+            "4".as_ref(),
+            "--adaround".as_ref(),
+            "--adaround-iters".as_ref(),
+            "200".as_ref(),
+            "--adaround-patches".as_ref(),
+            "40".as_ref(),
+            "--seed".as_ref(),
+            seed.as_ref(),
+            "-o".as_ref(),
+            mq.as_os_str(),
+        ]);
+        (out, std::fs::read(&mq).unwrap())
+    };
+    let (out, a) = run("ada_a.mq", "7");
+    assert!(out.contains("AdaRound: ") && out.contains("200 iterations, up to 40 patches, seed 7"), "{out}");
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains(" dB -> ") && l.contains(" w4 ")).collect();
+    assert!(rows.len() >= 3, "{out}");
+    assert!(rows.iter().all(|l| l.contains("40 patches")), "{out}");
+    let (_, b) = run("ada_b.mq", "7");
+    assert_eq!(a, b, "the same seed gave another model");
+    let (_, c) = run("ada_c.mq", "8");
+    assert_ne!(a, c, "another seed drew the same patches");
+    // The AdaRound options need --adaround (a usage error); weight-only mode has no AdaRound.
+    let bad = microquant(&[
+        "quantize".as_ref(),
+        peers("dscnn_nchw.onnx").as_os_str(),
+        "--calib".as_ref(),
+        peers("calib_nchw.npy").as_os_str(),
+        "--adaround-iters".as_ref(),
+        "5".as_ref(),
+        "-o".as_ref(),
+        tmp("ada_d.mq").as_os_str(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    let e = fails(&[
+        "quantize".as_ref(),
+        peers("dscnn_nchw.onnx").as_os_str(),
+        "--mode".as_ref(),
+        "weight-only".as_ref(),
+        "--adaround".as_ref(),
+        "-o".as_ref(),
+        tmp("ada_e.onnx").as_os_str(),
+    ]);
+    assert!(e.contains("--adaround"), "{e}");
+}

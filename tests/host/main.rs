@@ -3,6 +3,7 @@
 //! folder, all in one test binary: `cargo test -p microquant-tests --test host`, or one module
 //! with a filter, e.g. `cargo test -p microquant-tests --test host kernels_fc::`.
 
+mod adaround;
 mod bad_input;
 mod batch_matmul_models;
 mod binary_ops;

@@ -119,6 +119,8 @@ pub(crate) struct Extras {
     /// graph's own).
     pub(crate) inputs: Vec<microquant::onnx::IoInfo>,
     pub(crate) outputs: Vec<microquant::onnx::IoInfo>,
+    /// What AdaRound chose (the `adaround` option).
+    pub(crate) adaround: Option<microquant::ptq::AdaRounding>,
 }
 
 /// The state of a `QuantizedModel`.

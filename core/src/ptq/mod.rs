@@ -56,6 +56,7 @@
 //! [`crate::onnx::export_qdq`] writes them as ONNX and [`evaluate_hybrid`] measures them. The
 //! `.mq` runtime has int8 and 16x8 kernels only, so they have no `.mq` form.
 
+pub mod adaround;
 pub mod auto;
 mod calibrate;
 mod cle;
@@ -69,6 +70,7 @@ pub(crate) mod report;
 mod shared_quant;
 mod source;
 
+pub use adaround::{AdaRoundOptions, AdaRounding};
 #[cfg(feature = "std")]
 pub use calibrate::KEPT_ACTIVATION_BYTES;
 pub use calibrate::{CalibrationOptions, Calibrator, Progress, REPLAY_BYTES, ReplaySamples, SELECTION_SAMPLES};

@@ -3,6 +3,7 @@
 
 use alloc::format;
 
+use super::adaround::{AdaRoundOptions, AdaRounding, adaround_source};
 use super::calibrate::{CalibrationOptions, Calibrator, Progress};
 use super::cle::{CleOptions, CleReport, equalize};
 use super::prepare::{Prepared, prepare};
@@ -24,6 +25,9 @@ pub struct PtqOptions {
     /// Cross-layer equalization of the prepared float graph before calibration
     /// ([`equalize`]); `None` (the default): none.
     pub cle: Option<CleOptions>,
+    /// AdaRound the weights ([`super::adaround`]) between calibration and quantization
+    /// (`None`, the default: round to nearest).
+    pub adaround: Option<AdaRoundOptions>,
 }
 
 /// Everything [`convert`] made.
@@ -44,6 +48,8 @@ pub struct PtqOutput {
     pub report: Report,
     /// The calibration options used (the observer names of [`PtqOutput::evaluate`]'s report).
     pub calibration: CalibrationOptions,
+    /// What AdaRound chose, with [`PtqOptions::adaround`].
+    pub adaround: Option<AdaRounding>,
 }
 
 impl PtqOutput {
@@ -70,7 +76,9 @@ impl PtqOutput {
 /// an ONNX model in NCHW, convert with [`crate::onnx::IoInfo::to_graph_layout`]).
 ///
 /// `progress` is called after each sample of each calibration pass and of the evaluation; the
-/// evaluation is the last pass (`pass == passes - 1`).
+/// evaluation is the last pass (`pass == passes - 1`). With [`PtqOptions::adaround`], two passes
+/// come before it: AdaRound's run of the samples, then its optimization (reported in samples'
+/// worth of its iterations).
 ///
 /// # Errors
 /// The errors of [`prepare`], [`Calibrator`], [`quantize`], [`compile`] and
@@ -118,10 +126,18 @@ pub fn convert_source(
     let mut float = graph.clone();
     let prepared = prepare(&mut float)?;
     let cle = options.cle.as_ref().map(|o| equalize(&mut float, o)).transpose()?;
-    let (quantized, compiled, report) = {
+    let (quantized, compiled, report, adaround) = {
         let mut cal = Calibrator::new(&float, &options.calibration)?;
-        let passes = cal.passes() + 1;
+        let passes = cal.passes() + 1 + if options.adaround.is_some() { 2 } else { 0 };
         cal.calibrate_source(source, &mut |p| progress(Progress { passes, ..p }))?;
+        let adaround = match &options.adaround {
+            Some(o) => {
+                let r = adaround_source(&float, source, &options.quantize, o, (cal.passes(), passes), progress)?;
+                cal.use_adaround(&r);
+                Some(r)
+            }
+            None => None,
+        };
         let quantized = quantize(&cal, &options.quantize)?;
         let compiled = compile(&quantized.graph, &options.compile)?;
         let mut ev = Evaluator::new(&cal, &quantized, &compiled, labels)?;
@@ -148,7 +164,16 @@ pub fn convert_source(
             .into());
         }
         let report = ev.finish()?;
-        (quantized, compiled, report)
+        (quantized, compiled, report, adaround)
     };
-    Ok(PtqOutput { float, prepared, cle, quantized, compiled, report, calibration: options.calibration.clone() })
+    Ok(PtqOutput {
+        float,
+        prepared,
+        cle,
+        quantized,
+        compiled,
+        report,
+        calibration: options.calibration.clone(),
+        adaround,
+    })
 }

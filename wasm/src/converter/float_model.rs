@@ -19,7 +19,7 @@ use super::hybrid::hybrid_task;
 use super::options::{calibration_options, cle_option};
 use super::quantize::{quantize_task, quantize_with_data};
 use crate::error::{Context, error};
-use crate::js::{self, get, set, usize_array};
+use crate::js::{self, set, usize_array};
 
 /// A float model (ONNX or TFLite) ready to calibrate, quantize and run in float.
 #[wasm_bindgen]
@@ -259,9 +259,7 @@ impl FloatModel {
             let mut ctl = Control::from_options(&options)?;
             let data = model.samples(&samples, "samples")?;
             let state = calibrate_task(&model, &opts, None, &data, true, None, &mut ctl).await?;
-            let eval = get(&options, "evalSamples");
-            let eval_data = if eval.is_undefined() || eval.is_null() { Some(data) } else { None };
-            let q = quantize_with_data(&model, &opts, Some(&state.bytes), &options, &mut ctl, eval_data).await?;
+            let q = quantize_with_data(&model, &opts, Some(&state.bytes), &options, &mut ctl, Some(&data)).await?;
             Ok(JsValue::from(q))
         })
     }

@@ -14,11 +14,13 @@
 //! | `report.rs` | the per-layer report as a JS object |
 //! | `float_graph.rs` | `FloatGraph`: the prepared graph, IO layouts, samples from JS |
 //! | `calibration.rs` | `Calibration` (JS class) and the calibration task |
+//! | `adaround.rs` | the `adaround` option: AdaRound's steps with progress and abort |
 //! | `quantize.rs` | static quantization into a `QuantizedModel`; its report and QDQ export |
 //! | `hybrid.rs` | `HybridModel` (JS class): weight-only and dynamic quantization |
 //! | `float_model.rs` | `FloatModel` (JS class): the entry points of all of the above |
 //! | `inputs.rs` | `modelInputs`: a model's declared inputs (dynamic extents, element types) before loading |
 
+mod adaround;
 mod calibration;
 mod control;
 mod float_graph;

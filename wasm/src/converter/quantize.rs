@@ -13,6 +13,7 @@ use microquant::graph::DType;
 use microquant::ptq::{CalibrationOptions, Report, evaluate_with_progress, quantize};
 use wasm_bindgen::prelude::*;
 
+use super::adaround::{adaround_option, adaround_task};
 use super::calibration::calibrator;
 use super::control::{Control, now_ms};
 use super::float_graph::FloatGraph;
@@ -33,28 +34,56 @@ pub(super) async fn quantize_task(
     quantize_with_data(model, cal_opts, state, options, ctl, None).await
 }
 
-/// Quantizes, compiles and evaluates. `eval` overrides `options.evalSamples`.
+/// Quantizes, compiles and evaluates. `calib` (the calibration samples, when at hand) overrides
+/// `options.adaroundSamples` and, without `options.evalSamples`, is what the report evaluates.
 pub(super) async fn quantize_with_data(
     model: &FloatGraph,
     cal_opts: &CalibrationOptions,
     state: Option<&[u8]>,
     options: &JsValue,
     ctl: &mut Control,
-    eval: Option<Vec<Vec<Vec<f32>>>>,
+    calib: Option<&[Vec<Vec<f32>>]>,
 ) -> Result<QuantizedModel, JsValue> {
     let q_opts = quantize_options(options)?;
     let rounding = rounding_option(options)?;
+    let adaround = adaround_option(options)?;
     let name = js::opt_string(options, "name")?.unwrap_or_else(|| model.name.clone());
-    let eval = match eval {
-        Some(e) => e,
-        None => {
-            let e = get(options, "evalSamples");
-            if e.is_undefined() || e.is_null() { Vec::new() } else { model.samples(&e, "options.evalSamples")? }
+    let given = get(options, "evalSamples");
+    let own_eval;
+    let eval: &[Vec<Vec<f32>>] = match calib {
+        Some(c) if given.is_undefined() || given.is_null() => c,
+        _ => {
+            own_eval = if given.is_undefined() || given.is_null() {
+                Vec::new()
+            } else {
+                model.samples(&given, "options.evalSamples")?
+            };
+            &own_eval
         }
     };
     let labels = labels(options)?;
     ctl.check_abort()?;
-    let cal = calibrator(&model.graph, cal_opts, state)?;
+    let mut cal = calibrator(&model.graph, cal_opts, state)?;
+    let mut adarounding = None;
+    if let Some(ada_opts) = &adaround {
+        let own_samples;
+        let samples = match calib {
+            Some(c) => c,
+            None => {
+                let s = get(options, "adaroundSamples");
+                if s.is_undefined() || s.is_null() {
+                    return Err(crate::error::type_error(
+                        "options.adaround needs samples: options.adaroundSamples (the calibration samples; calibrateAndQuantize() uses its own)",
+                    ));
+                }
+                own_samples = model.samples(&s, "options.adaroundSamples")?;
+                &own_samples
+            }
+        };
+        let rounding = adaround_task(&model.graph, &q_opts, ada_opts, samples, ctl).await?;
+        cal.use_adaround(&rounding);
+        adarounding = Some(rounding);
+    }
     let samples = js::opt_number(options, "calibrationSamples")?.map_or(cal.samples(), |n| n as usize);
     let meta = metadata(
         options,
@@ -77,7 +106,7 @@ pub(super) async fn quantize_with_data(
     // reach the page meanwhile), the signal is checked after it.
     let mut failed: Option<JsValue> = None;
     let mut last = now_ms();
-    let report = evaluate_with_progress(&cal, &q, &compiled, &eval, labels.as_deref(), &mut |done| {
+    let report = evaluate_with_progress(&cal, &q, &compiled, eval, labels.as_deref(), &mut |done| {
         if failed.is_none() && (done == total || now_ms() - last >= ctl.chunk_ms()) {
             last = now_ms();
             if let Err(e) = ctl.report("evaluate", 0, 1, done, total) {
@@ -96,6 +125,7 @@ pub(super) async fn quantize_with_data(
         report: Some(report),
         inputs: model.io_infos(false),
         outputs: model.io_infos(true),
+        adaround: adarounding,
     });
     Ok(QuantizedModel { inner: c })
 }
@@ -148,6 +178,40 @@ impl QuantizedModel {
         )
         .ctx("QDQ export")?;
         Ok(Uint8Array::from(bytes.as_slice()))
+    }
+
+    /// What AdaRound did (the `adaround` option; `null` without it): per layer `{name, bits,
+    /// patches, nearestSqnrDb, adaroundSqnrDb, flipped, weights, keptNearest}` (the layer's
+    /// output reconstruction SQNR over the sampled patches, with round-to-nearest and with the
+    /// weights AdaRound chose), and the layers it `skipped` (`{name, reason}`).
+    #[wasm_bindgen(getter, unchecked_return_type = "AdaRoundReport | null")]
+    pub fn adaround(&self) -> JsValue {
+        let Some(r) = self.inner.extras.as_ref().and_then(|e| e.adaround.as_ref()) else { return JsValue::NULL };
+        let layers = js_sys::Array::new();
+        for l in &r.layers {
+            let (near, ada) = l.sqnr_db();
+            let o = js_sys::Object::new();
+            crate::js::set(&o, "name", l.name.as_str());
+            crate::js::set(&o, "bits", u32::from(l.bits));
+            crate::js::set(&o, "patches", l.patches as f64);
+            crate::js::set(&o, "nearestSqnrDb", near);
+            crate::js::set(&o, "adaroundSqnrDb", ada);
+            crate::js::set(&o, "flipped", l.flipped as f64);
+            crate::js::set(&o, "weights", l.weights.len() as f64);
+            crate::js::set(&o, "keptNearest", l.kept_nearest);
+            layers.push(&o);
+        }
+        let skipped = js_sys::Array::new();
+        for s in &r.skipped {
+            let o = js_sys::Object::new();
+            crate::js::set(&o, "name", s.name.as_str());
+            crate::js::set(&o, "reason", s.reason.as_str());
+            skipped.push(&o);
+        }
+        let o = js_sys::Object::new();
+        crate::js::set(&o, "layers", layers);
+        crate::js::set(&o, "skipped", skipped);
+        o.into()
     }
 
     /// The report as JSON, exactly as `microquant quantize --report` writes it (snake_case), or

@@ -111,6 +111,9 @@ pub struct Calibrator<'g> {
     /// The weights [`quantize`](super::quantize) computed from this calibration (quantized
     /// once for the model-level range choice's several quantizations).
     memo: RefCell<WeightMemo>,
+    /// Weights rounded elsewhere (AdaRound), by the [`WeightMemo`] key: what
+    /// [`memo_weights`](Self::memo_weights) returns for them.
+    rounded: BTreeMap<(usize, bool, u8), QuantizedWeights>,
 }
 
 /// Quantized weights and their scales.
@@ -350,6 +353,7 @@ impl<'g> Calibrator<'g> {
             activations: None,
             keep,
             memo: RefCell::default(),
+            rounded: BTreeMap::new(),
         })
     }
 
@@ -504,9 +508,19 @@ impl<'g> Calibrator<'g> {
         if let Some((w, _)) = self.memo.borrow().0.get(&(node, per_channel, bits)) {
             return w.clone();
         }
-        let w = quantize();
+        let w = match self.rounded.get(&(node, per_channel, bits)) {
+            Some(w) => w.clone(),
+            None => quantize(),
+        };
         self.memo.borrow_mut().0.insert((node, per_channel, bits), (w.clone(), None));
         w
+    }
+
+    /// Node `node`'s weights (per channel or not, `bits` wide) as rounded elsewhere (AdaRound):
+    /// [`memo_weights`](Self::memo_weights) returns them from now on.
+    pub(crate) fn set_rounded_weights(&mut self, node: usize, per_channel: bool, bits: u8, w: QuantizedWeights) {
+        self.memo.get_mut().0.remove(&(node, per_channel, bits));
+        self.rounded.insert((node, per_channel, bits), w);
     }
 
     /// Node `node`'s bias correction for the weights of [`memo_weights`](Self::memo_weights):

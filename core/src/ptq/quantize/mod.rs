@@ -19,8 +19,10 @@ mod ties;
 mod weights;
 
 use ties::{const_operand, ties_share};
-pub(in crate::ptq) use weights::{channel_layout, quantize_values, quantize_weights, quantize_weights_bits};
-use weights::{quantize_weights_carried, weight_axis, weight_error};
+use weights::weight_error;
+pub(in crate::ptq) use weights::{
+    channel_layout, quantize_values, quantize_weights, quantize_weights_bits, quantize_weights_carried, weight_axis,
+};
 
 /// The integer type of the activations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -286,6 +288,16 @@ fn layer_types(g: &Graph, options: &QuantizeOptions) -> Result<Vec<DType>, Conve
         }
     }
     Ok(types)
+}
+
+/// The weight bits of every node of `g` under `options` (0 for nodes without weights), as
+/// [`quantize`] chooses them.
+///
+/// # Errors
+/// As [`quantize`]'s for the int16 layers and weight bits options.
+pub(in crate::ptq) fn node_weight_bits(g: &Graph, options: &QuantizeOptions) -> Result<Vec<u8>, ConvertError> {
+    let layer = layer_types(g, options)?;
+    bits::weight_bits(g, options, &layer)
 }
 
 /// The carried per-tensor parameters of an f32 activation, if any.

@@ -71,7 +71,7 @@ pub(in crate::ptq) fn quantize_weights_bits(
 /// The weights quantized with carried scales, if those scales represent them exactly (every
 /// `w / s` within 1e-3 of an integer in [-128, 127]); `None` otherwise (e.g. a graph pass
 /// changed the weights since the parameters were chosen).
-pub(super) fn quantize_weights_carried(w: &[f32], shape: &[usize], q: &TensorQuant) -> Option<Vec<i8>> {
+pub(in crate::ptq) fn quantize_weights_carried(w: &[f32], shape: &[usize], q: &TensorQuant) -> Option<Vec<i8>> {
     if q.zero_points.iter().any(|&z| z != 0) {
         return None;
     }
@@ -147,7 +147,7 @@ pub(super) fn weight_error(
 }
 
 /// The output-channel axis of a weighted op's filter.
-pub(super) fn weight_axis(op: &Op) -> usize {
+pub(in crate::ptq) fn weight_axis(op: &Op) -> usize {
     if matches!(op, Op::DepthwiseConv2d(_)) { 3 } else { 0 }
 }
 
