@@ -204,6 +204,7 @@ export interface QuantizeOptions extends ProgressOptions {
    * which changes the float model.
    */
   cle?: boolean | { relu6AsRelu?: boolean };
+  /**
    * AdaRound the weights (Nagel et al., 2020): each conv, depthwise and fully-connected weight
    * rounded up or down as best reconstructs its layer's output on the calibration samples,
    * instead of to nearest; worth most with weightBits 4. true for the defaults (1000 Adam steps

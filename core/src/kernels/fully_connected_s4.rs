@@ -67,8 +67,27 @@ fn exact_requant(requant: &Requant<'_>, c: usize, acc: i32) -> i32 {
     requant.apply(c, acc)
 }
 
-/// The reference kernel, after validation. Each path is out of line, so that only the frame of
-/// the one that runs is on the device's stack.
+/// Every output of every input row: `row_sum(c, x)` the sum of filter row `c` with input row
+/// `x`, then the shared epilogue ([`output_s4`]).
+#[inline(always)]
+fn each_output(
+    p: &FullyConnectedParams,
+    requant: &Requant<'_>,
+    input: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    row_sum: impl Fn(usize, &[i8]) -> i32,
+) {
+    let depth = p.input_depth.max(1);
+    for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth.max(1))) {
+        for (c, out) in out_row.iter_mut().enumerate() {
+            *out = output_s4(p, requant, c, row_sum(c, in_row), bias);
+        }
+    }
+}
+
+/// The reference kernel, after validation: a nibble per product. Each path is out of line, so
+/// that only the frame of the one that runs is on the device's stack.
 #[inline(never)]
 fn fully_connected_s4_reference(
     p: &FullyConnectedParams,
@@ -79,17 +98,12 @@ fn fully_connected_s4_reference(
     output: &mut [i8],
 ) {
     let depth = p.input_depth.max(1);
-    let out_depth = p.output_depth.max(1);
-    for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(out_depth)) {
-        for (c, out) in out_row.iter_mut().enumerate() {
-            let row = c * depth;
-            let mut acc = 0i32;
-            for (i, &x) in in_row.iter().enumerate() {
-                acc = acc.add_product(weight(filter, row + i) * (x.to_i32() + p.input_offset));
-            }
-            *out = output_s4(p, requant, c, acc, bias);
-        }
-    }
+    each_output(p, requant, input, bias, output, |c, x| {
+        let row = c * depth;
+        x.iter()
+            .enumerate()
+            .fold(0i32, |acc, (i, &x)| acc.add_product(weight(filter, row + i) * (x.to_i32() + p.input_offset)))
+    });
 }
 
 /// The sum of one filter row (starting at weight `start` of the packed `filter`) with the input
@@ -133,12 +147,7 @@ fn fully_connected_s4_pairs(
     output: &mut [i8],
 ) {
     let depth = p.input_depth.max(1);
-    for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth.max(1))) {
-        for (c, out) in out_row.iter_mut().enumerate() {
-            let acc = row_sum_pairs(filter, c * depth, in_row, p.input_offset);
-            *out = output_s4(p, requant, c, acc, bias);
-        }
-    }
+    each_output(p, requant, input, bias, output, |c, x| row_sum_pairs(filter, c * depth, x, p.input_offset));
 }
 
 /// The fastest path of the target that takes the layer (validated).
