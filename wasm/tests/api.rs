@@ -161,6 +161,21 @@ async fn same_bytes_as_the_cli_int16_layers() {
     .await;
 }
 
+/// 4-bit weights rounded by AdaRound (`weightBits: 4, adaround: true`, the CLI's `--weight-bits 4
+/// --adaround`): the optimization (Grams through the float GEMM, Adam) gives the CLI's weights
+/// bit for bit, so the same `.mq`, report and INT4 QDQ ONNX.
+#[wasm_bindgen_test]
+async fn same_bytes_as_the_cli_w4_adaround() {
+    check_cli_case(
+        "digits_w4_adaround",
+        include_bytes!("data/digits_w4_adaround.mq"),
+        include_str!("data/digits_w4_adaround.report.json"),
+        include_bytes!("data/digits_w4_adaround.qdq.onnx"),
+        &[("weightBits", 4.into()), ("adaround", true.into())],
+    )
+    .await;
+}
+
 /// A QDQ ONNX model (the CLI's portable export of the default case, `--qdq-portable`, which
 /// `toQdqOnnx({ portable: true })` reproduces byte for byte) loads as a float model that carries
 /// its quantization: quantizing it keeps every scale and zero point (those of the model it was

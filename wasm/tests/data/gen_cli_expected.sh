@@ -21,6 +21,8 @@ run digits_default --qdq-portable "$OUT/portable/digits_default.qdq.onnx"
 run digits_entropy_per_tensor --observer entropy --per-tensor
 run digits_percentile_single --observer percentile:99.9 --layer-observer /fc2/Gemm=histogram --rounding single
 run digits_int16_layers --observer histogram --int16 /pw/Conv /fc1/Gemm
+# 4-bit weights rounded by AdaRound (its default steps, patches and seed).
+run digits_w4_adaround --weight-bits 4 --adaround
 # A QDQ ONNX model as input (the CLI's own portable QDQ export of the first case; --qdq writes
 # the exact form, integer arithmetic for ONNX Runtime): its scales are kept.
 MODEL=$OUT/portable/digits_default.qdq.onnx run digits_qdq_input
