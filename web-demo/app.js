@@ -125,7 +125,7 @@ function canQuantize() {
 /** Static-only options are disabled in the hybrid modes, with the reason shown. */
 function showMode() {
   const hybrid = isHybrid();
-  for (const id of ['observer', 'percentile', 'activations', 'rounding', 'producer']) $(id).disabled = hybrid;
+  for (const id of ['observer', 'percentile', 'activations', 'rounding', 'producer', 'weight-bits', 'adaround']) $(id).disabled = hybrid;
   for (const c of document.querySelectorAll('#layer-options select, #layer-options input')) {
     c.disabled = hybrid || (c.type === 'checkbox' && c.dataset.int16 === 'no');
   }
@@ -360,6 +360,9 @@ function options() {
     overrides: {},
     int16Layers: [],
   };
+  const bits = Number($('weight-bits').value);
+  if (bits !== 8 && !isHybrid()) o.weightBits = bits;
+  if ($('adaround').checked && !isHybrid()) o.adaround = true;
   if (o.observer === 'percentile' || [...document.querySelectorAll('#layer-options select')].some((s) => s.value === 'percentile')) {
     o.percentile = Number($('percentile').value);
   }
@@ -372,6 +375,13 @@ function options() {
 
 let passes = 1;
 function onProgress(p) {
+  if (p.stage === 'adaround') {
+    // Between calibration and the report: pass 0 gathers each layer's inputs, pass 1 optimizes.
+    setStatus(p.pass === 0
+      ? `AdaRound: gathering layer inputs, ${p.done} / ${p.total} samples`
+      : `AdaRound: optimizing the rounding, ${p.done} / ${p.total} steps`);
+    return;
+  }
   if (p.stage === 'calibrate') passes = p.passes;
   else if (!state.calibrating) passes = 0;
   const f = p.stage === 'calibrate' ? (p.pass + p.done / p.total) / (passes + 1) : (passes + p.done / Math.max(1, p.total)) / (passes + 1);

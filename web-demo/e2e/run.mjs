@@ -5,6 +5,7 @@
 //    report for the same model, samples and options (`microquant quantize`, committed by
 //    wasm/tests/data/gen_cli_expected.sh), and the downloaded .mq, QDQ ONNX and report are
 //    byte-identical to the CLI's. Then again with the entropy observer and per-tensor weights, with
+//    4-bit weights and AdaRound,
 //    two layers in 16x8 chosen in the per-layer table, and with a QDQ ONNX model dropped on the page
 //    (its scales kept).
 // 2. The user's own files: a float TFLite model (MLPerf Tiny KWS) with a generated .npy; the page
@@ -206,6 +207,20 @@ try {
   await checkAgainstCli(page, 'digits_int16_layers');
   for (const l of ['/pw/Conv', '/fc1/Gemm']) await page.uncheck(`#layer-options input[data-layer="${l}"]`);
   await page.click('#per-layer summary');
+  // 4-bit weights rounded by AdaRound (the CLI's --weight-bits 4 --adaround): its progress is
+  // shown while it optimizes, and the result is the CLI's.
+  await page.selectOption('#observer', 'auto');
+  await page.selectOption('#weight-bits', '4');
+  await page.check('#adaround');
+  await page.click('#quantize-model');
+  await page.waitForFunction(() => /AdaRound: /.test(document.getElementById('model-status').textContent), null, { timeout: 120000 });
+  await page.waitForFunction(() => /Quantized in|Failed|Cancelled/.test(document.getElementById('model-status').textContent),
+    null, { timeout: 120000 });
+  status = await page.textContent('#model-status');
+  expect(/Quantized in/.test(status), `W4 AdaRound: status "${status}"`);
+  await checkAgainstCli(page, 'digits_w4_adaround');
+  await page.selectOption('#weight-bits', '8');
+  await page.uncheck('#adaround');
   // A QDQ ONNX model (the CLI's portable export of the first case, --qdq-portable) dropped with
   // the example's data: its scales are kept, and the result is the CLI's for the same file.
   await page.selectOption('#observer', 'auto');
