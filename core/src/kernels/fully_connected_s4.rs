@@ -35,53 +35,52 @@ use crate::kernels::fully_connected::{
 use crate::kernels::int4::{packed_len, weight};
 pub use crate::kernels::params::FullyConnectedParams;
 
-/// The output of channel `c` from its sum `acc`: bias, requantization, offset and clamp (every
-/// path's epilogue, the reference's).
-#[inline(always)]
-pub(crate) fn output_s4(
-    p: &FullyConnectedParams,
-    requant: &Requant<'_>,
-    c: usize,
-    acc: i32,
-    bias: Option<&[i32]>,
-) -> i8 {
-    let acc = match bias.and_then(|b| b.get(c)) {
-        Some(&b) => acc.add_bias(b),
-        None => acc,
-    };
-    let scaled = match *requant {
-        Requant::TensorFixed(q) => acc.requantize(q.multiplier, q.shift),
-        Requant::ChannelFixed(m, s) => match (m.get(c), s.get(c)) {
-            (Some(&m), Some(&s)) => acc.requantize(m, s),
-            _ => 0, // unreachable: lengths validated
-        },
-        _ => exact_requant(requant, c, acc),
-    };
-    i8::from_clamped(p.activation.apply(scaled.wrapping_add(p.output_offset)))
+/// A validated int4 fully connected layer: what every path reads (the output and scratch
+/// apart).
+pub(crate) struct S4Layer<'a> {
+    pub(crate) p: &'a FullyConnectedParams,
+    pub(crate) requant: &'a Requant<'a>,
+    pub(crate) input: &'a [i8],
+    pub(crate) filter: &'a [u8],
+    pub(crate) bias: Option<&'a [i32]>,
+}
+
+impl S4Layer<'_> {
+    /// The output of channel `c` from its sum `acc`: bias, requantization, offset and clamp
+    /// (every path's epilogue, the reference's).
+    #[inline(always)]
+    pub(crate) fn output(&self, c: usize, acc: i32) -> i8 {
+        let acc = match self.bias.and_then(|b| b.get(c)) {
+            Some(&b) => acc.add_bias(b),
+            None => acc,
+        };
+        let scaled = match *self.requant {
+            Requant::TensorFixed(q) => acc.requantize(q.multiplier, q.shift),
+            Requant::ChannelFixed(m, s) => match (m.get(c), s.get(c)) {
+                (Some(&m), Some(&s)) => acc.requantize(m, s),
+                _ => 0, // unreachable: lengths validated
+            },
+            _ => exact_requant(self.requant, c, acc),
+        };
+        i8::from_clamped(self.p.activation.apply(scaled.wrapping_add(self.p.output_offset)))
+    }
 }
 
 /// The single-rounding requantization (64-bit exact multipliers), out of line: its frame is
-/// large, and the paths' loops, which inline [`output_s4`], stay lean on the device's stack.
+/// large, and the paths' loops, which inline [`S4Layer::output`], stay lean on the device's stack.
 #[inline(never)]
 fn exact_requant(requant: &Requant<'_>, c: usize, acc: i32) -> i32 {
     requant.apply(c, acc)
 }
 
 /// Every output of every input row: `row_sum(c, x)` the sum of filter row `c` with input row
-/// `x`, then the shared epilogue ([`output_s4`]).
+/// `x`, then the shared epilogue ([`S4Layer::output`]).
 #[inline(always)]
-fn each_output(
-    p: &FullyConnectedParams,
-    requant: &Requant<'_>,
-    input: &[i8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-    row_sum: impl Fn(usize, &[i8]) -> i32,
-) {
-    let depth = p.input_depth.max(1);
-    for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth.max(1))) {
+fn each_output(l: &S4Layer<'_>, output: &mut [i8], row_sum: impl Fn(usize, &[i8]) -> i32) {
+    let depth = l.p.input_depth.max(1);
+    for (in_row, out_row) in l.input.chunks_exact(depth).zip(output.chunks_exact_mut(l.p.output_depth.max(1))) {
         for (c, out) in out_row.iter_mut().enumerate() {
-            *out = output_s4(p, requant, c, row_sum(c, in_row), bias);
+            *out = l.output(c, row_sum(c, in_row));
         }
     }
 }
@@ -89,20 +88,13 @@ fn each_output(
 /// The reference kernel, after validation: a nibble per product. Each path is out of line, so
 /// that only the frame of the one that runs is on the device's stack.
 #[inline(never)]
-fn fully_connected_s4_reference(
-    p: &FullyConnectedParams,
-    requant: &Requant<'_>,
-    input: &[i8],
-    filter: &[u8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-) {
-    let depth = p.input_depth.max(1);
-    each_output(p, requant, input, bias, output, |c, x| {
+fn fully_connected_s4_reference(l: &S4Layer<'_>, output: &mut [i8]) {
+    let depth = l.p.input_depth.max(1);
+    each_output(l, output, |c, x| {
         let row = c * depth;
         x.iter()
             .enumerate()
-            .fold(0i32, |acc, (i, &x)| acc.add_product(weight(filter, row + i) * (x.to_i32() + p.input_offset)))
+            .fold(0i32, |acc, (i, &x)| acc.add_product(weight(l.filter, row + i) * (x.to_i32() + l.p.input_offset)))
     });
 }
 
@@ -138,35 +130,16 @@ fn row_sum_pairs(filter: &[u8], start: usize, x: &[i8], offset: i32) -> i32 {
 
 /// The portable path: each packed byte's two weights against two inputs ([`row_sum_pairs`]).
 #[inline(never)]
-fn fully_connected_s4_pairs(
-    p: &FullyConnectedParams,
-    requant: &Requant<'_>,
-    input: &[i8],
-    filter: &[u8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-) {
-    let depth = p.input_depth.max(1);
-    each_output(p, requant, input, bias, output, |c, x| row_sum_pairs(filter, c * depth, x, p.input_offset));
+fn fully_connected_s4_pairs(l: &S4Layer<'_>, output: &mut [i8]) {
+    let depth = l.p.input_depth.max(1);
+    each_output(l, output, |c, x| row_sum_pairs(l.filter, c * depth, x, l.p.input_offset));
 }
 
 /// The fastest path of the target that takes the layer (validated).
-fn fully_connected_s4_dispatch(
-    p: &FullyConnectedParams,
-    requant: &Requant<'_>,
-    input: &[i8],
-    filter: &[u8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-    scratch: &mut [u8],
-) {
+fn fully_connected_s4_dispatch(l: &S4Layer<'_>, output: &mut [i8], scratch: &mut [u8]) {
     #[cfg(mq_dsp)]
     if crate::kernels::arch::arm_dsp::fully_connected_s4(
-        p,
-        requant,
-        input,
-        filter,
-        bias,
+        l,
         output,
         crate::kernels::arch::scratch::scratch_words(scratch),
     ) {
@@ -175,9 +148,9 @@ fn fully_connected_s4_dispatch(
     let _ = scratch;
     // The fast paths' cfgs (none with `force-reference`: the reference then runs).
     if !cfg!(any(mq_dsp, mq_wasm_simd, mq_portable)) {
-        fully_connected_s4_reference(p, requant, input, filter, bias, output);
+        fully_connected_s4_reference(l, output);
     } else {
-        fully_connected_s4_pairs(p, requant, input, filter, bias, output);
+        fully_connected_s4_pairs(l, output);
     }
 }
 
@@ -216,7 +189,9 @@ pub fn fully_connected_s4(
     const K: &str = "fully_connected_s4";
     let elements = check_filter(K, params, filter)?;
     validate(K, params, input, elements, bias, output)?;
-    fully_connected_s4_dispatch(params, &per_tensor(params, quant), input, filter, bias, output, scratch);
+    let requant = per_tensor(params, quant);
+    let l = S4Layer { p: params, requant: &requant, input, filter, bias };
+    fully_connected_s4_dispatch(&l, output, scratch);
     Ok(())
 }
 
@@ -238,7 +213,8 @@ pub fn fully_connected_per_channel_s4(
     let elements = check_filter(K, params, filter)?;
     validate(K, params, input, elements, bias, output)?;
     let requant = per_channel(K, params, quant)?;
-    fully_connected_s4_dispatch(params, &requant, input, filter, bias, output, scratch);
+    let l = S4Layer { p: params, requant: &requant, input, filter, bias };
+    fully_connected_s4_dispatch(&l, output, scratch);
     Ok(())
 }
 
@@ -260,7 +236,7 @@ pub fn fully_connected_per_channel_s4_reference(
     let elements = check_filter(K, params, filter)?;
     validate(K, params, input, elements, bias, output)?;
     let requant = per_channel(K, params, quant)?;
-    fully_connected_s4_reference(params, &requant, input, filter, bias, output);
+    fully_connected_s4_reference(&S4Layer { p: params, requant: &requant, input, filter, bias }, output);
     Ok(())
 }
 

@@ -14,9 +14,7 @@
 //! `|x + offset| <= 255`), so no partial sum wraps where the reference's would not.
 
 use super::{smlad, sxtb16, sxtb16_ror8};
-use crate::kernels::fully_connected::Requant;
-use crate::kernels::fully_connected_s4::output_s4;
-use crate::kernels::params::FullyConnectedParams;
+use crate::kernels::fully_connected_s4::S4Layer;
 
 /// Largest input depth this path takes: `16 * 8 * 255 * 65_536 < 2^31`.
 const MAX_DEPTH: usize = 65_536;
@@ -54,15 +52,8 @@ fn word(bytes: &[u8]) -> u32 {
 /// not take the layer (an input depth not a multiple of 8 or above [`MAX_DEPTH`], or a scratch
 /// shorter than `input_depth / 2` words). Out of line: its frame is on the stack only while it runs.
 #[inline(never)]
-pub(crate) fn fully_connected_s4(
-    p: &FullyConnectedParams,
-    requant: &Requant<'_>,
-    input: &[i8],
-    filter: &[u8],
-    bias: Option<&[i32]>,
-    output: &mut [i8],
-    scratch: &mut [u32],
-) -> bool {
+pub(crate) fn fully_connected_s4(l: &S4Layer<'_>, output: &mut [i8], scratch: &mut [u32]) -> bool {
+    let (p, input, filter) = (l.p, l.input, l.filter);
     let depth = p.input_depth;
     if depth == 0 || depth % 8 != 0 || depth > MAX_DEPTH || p.output_depth == 0 {
         return false;
@@ -84,8 +75,8 @@ pub(crate) fn fully_connected_s4(
                 a1 = mac8(a1, word(b1), x);
             }
             if let [o0, o1] = pair {
-                *o0 = output_s4(p, requant, c, a0 >> 4, bias);
-                *o1 = output_s4(p, requant, c + 1, a1 >> 4, bias);
+                *o0 = l.output(c, a0 >> 4);
+                *o1 = l.output(c + 1, a1 >> 4);
             }
             c += 2;
         }
@@ -96,7 +87,7 @@ pub(crate) fn fully_connected_s4(
                 let Ok(x) = <&[u32; 4]>::try_from(x) else { continue };
                 a = mac8(a, word(b), x);
             }
-            *o = output_s4(p, requant, c, a >> 4, bias);
+            *o = l.output(c, a >> 4);
         }
     }
     true
